@@ -1,0 +1,89 @@
+/**
+ * A p-queue `queueClass` that is fair between sessions: higher priority runs
+ * first; among equal priorities the sessions take turns, so one client that
+ * floods the queue cannot starve the others. FIFO within a session.
+ */
+import type { QueueAddOptions } from 'p-queue';
+
+type RunFunction = () => Promise<unknown>;
+
+/** Options p-queue passes through from `add(fn, options)`, plus the session. */
+export type FairQueueOptions = QueueAddOptions & {
+  /** Whose task this is; sessions take turns. */
+  readonly session?: string;
+};
+
+interface Item {
+  readonly run: RunFunction;
+  readonly id: string | undefined;
+  priority: number;
+}
+
+export class FairQueue {
+  /** Per-session FIFO lists, in the order sessions take turns. */
+  private readonly sessions = new Map<string, Item[]>();
+  private total = 0;
+
+  get size(): number {
+    return this.total;
+  }
+
+  enqueue(run: RunFunction, options?: Partial<FairQueueOptions>): void {
+    const session = options?.session ?? '';
+    let list = this.sessions.get(session);
+    if (!list) {
+      list = [];
+      this.sessions.set(session, list);
+    }
+    const item: Item = { run, id: options?.id, priority: options?.priority ?? 0 };
+    // Insert after every item of the same or higher priority: FIFO among equals.
+    let at = list.length;
+    while (at > 0 && list[at - 1]!.priority < item.priority) at--;
+    list.splice(at, 0, item);
+    this.total++;
+  }
+
+  dequeue(): RunFunction | undefined {
+    let best: [string, Item[]] | undefined;
+    for (const entry of this.sessions) {
+      if (!best || entry[1][0]!.priority > best[1][0]!.priority) best = entry;
+    }
+    if (!best) return undefined;
+    const [session, list] = best;
+    const item = list.shift()!;
+    this.total--;
+    // The session that just ran goes to the back of the rotation.
+    this.sessions.delete(session);
+    if (list.length > 0) this.sessions.set(session, list);
+    return item.run;
+  }
+
+  filter(options: Readonly<Partial<FairQueueOptions>>): RunFunction[] {
+    const out: RunFunction[] = [];
+    for (const list of this.sessions.values()) for (const item of list) if (item.priority === options.priority) out.push(item.run);
+    return out;
+  }
+
+  setPriority(id: string, priority: number): void {
+    for (const [session, list] of this.sessions) {
+      const index = list.findIndex((item) => item.id === id);
+      if (index === -1) continue;
+      const [item] = list.splice(index, 1);
+      this.total--;
+      this.enqueue(item!.run, { id, priority, session });
+      return;
+    }
+    throw new ReferenceError(`No queued task with the id "${id}".`);
+  }
+
+  remove(id: string): void {
+    for (const [session, list] of this.sessions) {
+      const index = list.findIndex((item) => item.id === id);
+      if (index === -1) continue;
+      list.splice(index, 1);
+      this.total--;
+      if (list.length === 0) this.sessions.delete(session);
+      return;
+    }
+  }
+}

@@ -1,0 +1,434 @@
+/**
+ * The executor: in-flight registry → admission queue → worker pool, with the
+ * shared state word deciding every race between completion and cancellation.
+ */
+import { availableParallelism } from 'node:os';
+import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
+import { pathToFileURL } from 'node:url';
+import PQueue from 'p-queue';
+import { z } from 'zod';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { FairQueue, type FairQueueOptions } from './admission/fair-queue.js';
+import { WorkerPool, type PoolOutcome } from './pool/pool.js';
+import type { MainMessage, WorkerMessage } from './pool/protocol.js';
+import { InFlightRegistry, type InFlightEntry, type RequestId } from './registry/registry.js';
+import { JobState, StateSlab, type JobStateName, type SlotRef } from './state/job-state.js';
+import { toolsOfModule, type ClientRequestMethod, type ToolDefinition } from './stages/tool.js';
+
+/** The built-in tools module, compiled next to the runtime. */
+export const BUILTIN_TOOLS = new URL('../workers/tools/index.js', import.meta.url).href;
+
+/** Options for {@link Executor.create}. */
+export interface ExecutorOptions {
+  /** Worker threads. Default: the machine's available parallelism. */
+  readonly threads?: number;
+  /** Jobs allowed to wait for a worker; one more fails at once with a queue-full error. Default 256. */
+  readonly queueLimit?: number;
+  /** How long a stopped job may ignore its checkpoints before its worker is terminated and replaced. Default 1000 ms. */
+  readonly graceMs?: number;
+  /** Tool modules (paths or file URLs), loaded on the main thread for metadata and in every worker for the stages. */
+  readonly toolModules?: readonly (string | URL)[];
+  /** Include the built-in tools. Default true. */
+  readonly builtins?: boolean;
+  /** Per-worker memory limits (Piscina `resourceLimits`); a job that exceeds them fails alone. */
+  readonly resourceLimits?: ResourceLimits;
+  /** Settings every stage sees as `ctx.settings`; must be cloneable. The built-in file tools read `root`. */
+  readonly toolSettings?: Readonly<Record<string, unknown>>;
+  /** Minimum gap between two progress reports of one job. Default 50 ms. */
+  readonly progressIntervalMs?: number;
+}
+
+/** One progress report from a running job. */
+export interface ProgressReport {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** Answers a stage's `ctx.requestClient` call; `signal` fires if the job stops first. */
+export type ClientRequestHandler = (
+  method: ClientRequestMethod,
+  params: Record<string, unknown>,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
+
+/** What to run, for {@link Job.start}. */
+export interface StartOptions {
+  readonly tool: string;
+  /** Arguments; validated against the tool's schema before the job is queued. */
+  readonly args: unknown;
+  /** Higher runs first. Default 0. */
+  readonly priority?: number;
+  /** Overrides the tool's own deadline. */
+  readonly timeoutMs?: number;
+  /** Receives throttled progress; never called once the job left `running`. */
+  readonly onProgress?: (report: ProgressReport) => void;
+  /** Needed for tools declared with `usesClient`. */
+  readonly onClientRequest?: ClientRequestHandler;
+}
+
+/** How a job ended. Only `cancelled` means "send nothing". */
+export type JobOutcome =
+  | { readonly kind: 'completed'; readonly result: CallToolResult }
+  | { readonly kind: 'failed'; readonly message: string; readonly stage?: string; readonly code: 'stage' | 'crash' | 'queue_full' | 'unknown_tool' | 'invalid_arguments' }
+  | { readonly kind: 'timedOut'; readonly timeoutMs: number; readonly hardKilled: boolean }
+  | { readonly kind: 'cancelled'; readonly from: 'queued' | 'running'; readonly hardKilled: boolean };
+
+/** Counters for observability. Gauges: `running`, `queued`, `inFlight`. */
+export interface ExecutorStats {
+  completed: number;
+  cancelled: number;
+  failed: number;
+  timedOut: number;
+  running: number;
+  queued: number;
+  hardKilled: number;
+  lateCancelsIgnored: number;
+  unknownCancelsIgnored: number;
+  inFlight: number;
+  threads: number;
+}
+
+/** Result of a cancellation request. */
+export type CancelResult =
+  /** Cancellation won before the job reached a worker. */
+  | 'cancelled-queued'
+  /** Cancellation won while a worker ran the job; it stops at its next boundary. */
+  | 'cancelled-running'
+  /** Completion (or the deadline) had already won; nothing changes. */
+  | 'too-late'
+  /** No such inbound request in that session. */
+  | 'unknown';
+
+/** Thrown by {@link Executor.reserve} when the same session already has that id in flight. */
+export class DuplicateRequestError extends Error {
+  constructor(readonly session: string, readonly id: RequestId) {
+    super(`request id ${JSON.stringify(id)} is already in flight in this session`);
+    this.name = 'DuplicateRequestError';
+  }
+}
+
+export class Executor {
+  /** Inbound jobs and outbound requests, keyed by direction, session and id. */
+  readonly registry = new InFlightRegistry<InFlightEntry>();
+  /** Tools by name. */
+  readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /** @internal */ readonly slab: StateSlab;
+  /** @internal */ readonly pool: WorkerPool;
+  /** @internal */ readonly admission: PQueue<FairQueue, FairQueueOptions>;
+  /** @internal */ readonly counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0 };
+  /** @internal */ readonly graceMs: number;
+  /** @internal */ readonly progressIntervalMs: number;
+  readonly threads: number;
+  readonly queueLimit: number;
+  private closed = false;
+
+  private constructor(options: ExecutorOptions, tools: Map<string, ToolDefinition>, moduleUrls: string[]) {
+    this.threads = options.threads ?? availableParallelism();
+    this.queueLimit = options.queueLimit ?? 256;
+    this.graceMs = options.graceMs ?? 1000;
+    this.progressIntervalMs = options.progressIntervalMs ?? 50;
+    this.tools = tools;
+    // Every job holding a slot is queued or running: the queue limit plus one per thread bounds them.
+    this.slab = new StateSlab(this.queueLimit + this.threads + 1);
+    this.pool = new WorkerPool({
+      threads: this.threads,
+      init: { stateBuffer: this.slab.buffer, toolModules: moduleUrls, settings: options.toolSettings ?? {} },
+      ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
+    });
+    this.admission = new PQueue<FairQueue, FairQueueOptions>({ concurrency: this.threads, queueClass: FairQueue });
+  }
+
+  /** Loads the tool modules and starts the pool. */
+  static async create(options: ExecutorOptions = {}): Promise<Executor> {
+    const urls = [
+      ...(options.builtins === false ? [] : [BUILTIN_TOOLS]),
+      ...(options.toolModules ?? []).map((m) => (m instanceof URL ? m.href : m.startsWith('file:') ? m : pathToFileURL(m).href)),
+    ];
+    const tools = new Map<string, ToolDefinition>();
+    for (const url of urls) {
+      for (const tool of toolsOfModule((await import(url)) as Record<string, unknown>, url)) {
+        if (tools.has(tool.name)) throw new Error(`tool '${tool.name}' is defined twice (again in ${url})`);
+        tools.set(tool.name, tool);
+      }
+    }
+    return new Executor(options, tools, urls);
+  }
+
+  /**
+   * Registers an inbound request before anything expensive happens, so a
+   * cancellation that arrives at once already finds it. Start it with
+   * {@link Job.start}, or {@link Job.abandon} it if it will not run.
+   */
+  reserve(session: string, id: RequestId): Job {
+    if (this.closed) throw new Error('executor is closed');
+    const job = new Job(this, session, id);
+    if (!this.registry.add(job)) throw new DuplicateRequestError(session, id);
+    return job;
+  }
+
+  /** Reserves and starts in one step. */
+  submit(session: string, id: RequestId, options: StartOptions): Job {
+    const job = this.reserve(session, id);
+    job.start(options);
+    return job;
+  }
+
+  /**
+   * A peer's cancellation. Looks only at inbound requests of that session;
+   * whatever it does not find or cannot stop is ignored, and nothing is ever
+   * sent back for a cancellation.
+   */
+  cancel(session: string, id: RequestId, reason?: string): CancelResult {
+    const entry = this.registry.get('inbound', session, id);
+    if (!entry) {
+      this.counters.unknownCancelsIgnored++;
+      return 'unknown';
+    }
+    return entry instanceof Job ? entry.cancel(reason) : entry.stop(reason) ? 'cancelled-running' : 'too-late';
+  }
+
+  /** Cancels every inbound request of a session (its transport closed). */
+  cancelSession(session: string, reason = 'session closed'): number {
+    let n = 0;
+    for (const entry of this.registry.inSession('inbound', session)) if (entry.stop(reason)) n++;
+    for (const entry of this.registry.inSession('outbound', session)) entry.stop(reason);
+    return n;
+  }
+
+  /** A snapshot of the counters. */
+  stats(): ExecutorStats {
+    return {
+      ...this.counters,
+      queued: this.admission.size,
+      inFlight: this.registry.size,
+      threads: this.pool.threads,
+    };
+  }
+
+  /** Cancels everything and stops the workers. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.admission.clear();
+    await this.pool.close();
+  }
+}
+
+/** One inbound tool call, from reservation until it leaves the registry. */
+export class Job implements InFlightEntry {
+  readonly direction = 'inbound' as const;
+  /** Settles when the job has ended and its worker is free (or replaced). */
+  readonly outcome: Promise<JobOutcome>;
+  private settle!: (outcome: JobOutcome) => void;
+  private slot: SlotRef | undefined;
+  private phase: 'reserved' | 'started' | 'settled' = 'reserved';
+  private finalState: JobStateName = 'queued';
+  private readonly queuedAbort = new AbortController();
+  private readonly hardStop = new AbortController();
+  private readonly stopped = new AbortController();
+  private timers: NodeJS.Timeout[] = [];
+
+  /** @internal */
+  constructor(
+    private readonly executor: Executor,
+    readonly session: string,
+    readonly id: RequestId,
+  ) {
+    this.outcome = new Promise((resolve) => (this.settle = resolve));
+  }
+
+  /** The job's state, read from the shared word while it holds a slot. */
+  get state(): JobStateName {
+    if (this.phase === 'settled' || !this.slot) return this.finalState;
+    return this.executor.slab.read(this.slot);
+  }
+
+  /** Fires when cancellation or the deadline wins; used to cascade to the job's own outbound requests. */
+  get stopSignal(): AbortSignal {
+    return this.stopped.signal;
+  }
+
+  /** {@link InFlightEntry.stop}: a cancellation. */
+  stop(reason?: string): boolean {
+    const r = this.cancel(reason);
+    return r === 'cancelled-queued' || r === 'cancelled-running';
+  }
+
+  /** Queues the job. Never throws: a full queue or unknown tool settles the outcome as failed. */
+  start(options: StartOptions): Promise<JobOutcome> {
+    if (this.phase !== 'reserved') return this.outcome;
+    this.phase = 'started';
+    const ex = this.executor;
+    const tool = ex.tools.get(options.tool);
+    if (!tool) return this.finish({ kind: 'failed', code: 'unknown_tool', message: `unknown tool '${options.tool}'` }, 'completed');
+    const parsed = tool.input.safeParse(options.args ?? {});
+    if (!parsed.success) {
+      return this.finish({ kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for '${tool.name}': ${z.prettifyError(parsed.error)}` }, 'completed');
+    }
+    if (ex.admission.size >= ex.queueLimit) {
+      return this.finish({ kind: 'failed', code: 'queue_full', message: `server busy: ${ex.admission.size} calls already waiting (queue limit ${ex.queueLimit}); try again later` }, 'completed');
+    }
+    this.slot = ex.slab.allocate();
+    ex.admission
+      .add(() => this.run(tool, parsed.data, options), { signal: this.queuedAbort.signal, id: `${this.session}\u0000${String(this.id)}\u0000${this.slot.index}`, session: this.session, priority: options.priority ?? 0 })
+      .catch(() => undefined); // a queued cancel rejects p-queue's promise; the outcome was settled by cancel()
+    return this.outcome;
+  }
+
+  /** Drops a reserved job that will never start (e.g. its arguments were invalid). True if no cancellation had won. */
+  abandon(): boolean {
+    if (this.phase !== 'reserved') return false;
+    this.phase = 'settled';
+    this.executor.registry.remove(this);
+    return true;
+  }
+
+  /** @internal The cancellation's side of the race. */
+  cancel(_reason?: string): CancelResult {
+    const ex = this.executor;
+    if (this.phase === 'reserved') {
+      // Not yet started: single-threaded, no worker can race us.
+      this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false }, 'cancelled');
+      return 'cancelled-queued';
+    }
+    const won = this.phase === 'started' && this.slot ? ex.slab.cancel(this.slot) : undefined;
+    if (!won) {
+      ex.counters.lateCancelsIgnored++;
+      return 'too-late';
+    }
+    this.stopped.abort();
+    if (won === 'queued') {
+      this.queuedAbort.abort(); // p-queue removes it: it never reaches a worker
+      this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false }, 'cancelled');
+      return 'cancelled-queued';
+    }
+    this.armGrace();
+    return 'cancelled-running';
+  }
+
+  private async run(tool: ToolDefinition, args: unknown, options: StartOptions): Promise<void> {
+    const ex = this.executor;
+    const slot = this.slot!;
+    if (!ex.slab.transition(slot, JobState.queued, JobState.running)) return; // cancelled while queued
+    ex.counters.running++;
+    const wantsProgress = options.onProgress !== undefined;
+    const channel = wantsProgress || tool.usesClient ? new MessageChannel() : undefined;
+    if (channel) this.listen(channel.port1, options);
+    const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
+    if (timeoutMs !== undefined && timeoutMs > 0) {
+      this.timers.push(
+        setTimeout(() => {
+          if (ex.slab.transition(slot, JobState.running, JobState.timedOut)) {
+            this.stopped.abort();
+            this.armGrace();
+          }
+        }, timeoutMs),
+      );
+    }
+    const result = await ex.pool.run({ tool: tool.name, args, slot, wantsProgress, ...(channel && { port: channel.port2 }) }, this.hardStop.signal);
+    ex.counters.running--;
+    channel?.port1.close();
+    this.conclude(result, timeoutMs ?? 0);
+  }
+
+  /** Turns what the pool reported into the outcome, trusting the state word for who won. */
+  private conclude(result: PoolOutcome, timeoutMs: number): void {
+    const ex = this.executor;
+    const slot = this.slot!;
+    const hardKilled = this.hardStop.signal.aborted;
+    if (result.kind === 'crashed' && !hardKilled) {
+      // The worker died before claiming: claim the response on its behalf, unless a stop already won.
+      if (ex.slab.transition(slot, JobState.running, JobState.responding)) {
+        this.finish({ kind: 'failed', code: 'crash', message: `worker failed while running the tool: ${result.message}` }, 'completed');
+        return;
+      }
+    }
+    switch (ex.slab.read(slot)) {
+      case 'responding':
+        if (result.kind === 'result') this.finish({ kind: 'completed', result: result.result }, 'completed');
+        else if (result.kind === 'error') this.finish({ kind: 'failed', code: 'stage', stage: result.stage, message: `stage '${result.stage}' failed: ${result.message}` }, 'completed');
+        else this.finish({ kind: 'failed', code: 'crash', message: 'worker ended without a result' }, 'completed');
+        return;
+      case 'timedOut':
+        this.finish({ kind: 'timedOut', timeoutMs, hardKilled }, 'timedOut');
+        return;
+      default:
+        this.finish({ kind: 'cancelled', from: 'running', hardKilled }, 'cancelled');
+    }
+  }
+
+  private finish(outcome: JobOutcome, finalState: JobStateName): Promise<JobOutcome> {
+    const ex = this.executor;
+    if (this.phase === 'settled') return this.outcome;
+    this.phase = 'settled';
+    for (const t of this.timers) clearTimeout(t);
+    this.timers = [];
+    if (this.slot) {
+      if (finalState === 'completed') ex.slab.transition(this.slot, JobState.responding, JobState.completed);
+      ex.slab.release(this.slot);
+    }
+    this.finalState = finalState;
+    if (outcome.kind === 'completed') ex.counters.completed++;
+    else if (outcome.kind === 'failed') ex.counters.failed++;
+    else if (outcome.kind === 'timedOut') ex.counters.timedOut++;
+    else ex.counters.cancelled++;
+    if ((outcome.kind === 'cancelled' || outcome.kind === 'timedOut') && outcome.hardKilled) ex.counters.hardKilled++;
+    this.stopped.abort(); // releases the job's outbound requests, if any are still pending
+    ex.registry.remove(this);
+    this.settle(outcome);
+    return this.outcome;
+  }
+
+  /** A stopped job gets `graceMs` to reach a boundary; then its worker is terminated and replaced. */
+  private armGrace(): void {
+    this.timers.push(setTimeout(() => this.hardStop.abort(), this.executor.graceMs));
+  }
+
+  /** Progress (throttled) and client requests from the worker. */
+  private listen(port: MessagePort, options: StartOptions): void {
+    const ex = this.executor;
+    let last = 0;
+    let trailing: ProgressReport | undefined;
+    let trailingTimer: NodeJS.Timeout | undefined;
+    const emit = (report: ProgressReport) => {
+      if (this.state !== 'running') return;
+      last = performance.now();
+      options.onProgress?.(report);
+    };
+    port.on('message', (message: WorkerMessage) => {
+      if (message.type === 'progress') {
+        const { type: _type, ...report } = message;
+        const due = last + ex.progressIntervalMs - performance.now();
+        if (due <= 0 || (report.total !== undefined && report.progress >= report.total)) {
+          trailing = undefined;
+          emit(report);
+        } else {
+          trailing = report;
+          trailingTimer ??= setTimeout(() => {
+            trailingTimer = undefined;
+            if (trailing) emit(trailing);
+            trailing = undefined;
+          }, due);
+        }
+        return;
+      }
+      const reply = (m: MainMessage) => {
+        try {
+          port.postMessage(m);
+        } catch {
+          /* the job ended; its port is closed */
+        }
+      };
+      if (!options.onClientRequest) {
+        reply({ type: 'error', rid: message.rid, message: 'no client channel for this job' });
+        return;
+      }
+      options
+        .onClientRequest(message.method, message.params, this.stopped.signal)
+        .then((result) => reply({ type: 'response', rid: message.rid, result }))
+        .catch((error: unknown) => reply({ type: 'error', rid: message.rid, message: error instanceof Error ? error.message : String(error) }));
+    });
+    port.on('close', () => clearTimeout(trailingTimer));
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * The worker pool: Piscina running workers/runtime.js. A cooperative stop
+ * never touches the thread; only the hard stop (grace expired) aborts the
+ * task through Piscina, which terminates and replaces that one worker.
+ */
+import { Piscina } from 'piscina';
+import type { ResourceLimits } from 'node:worker_threads';
+import type { WorkerInit, WorkerOutcome, WorkerTask } from './protocol.js';
+
+/** Where the compiled worker runtime lives, relative to this compiled file. */
+const RUNTIME = new URL('../../workers/runtime.js', import.meta.url).href;
+
+/** How a pool run ended, from the main thread's point of view. */
+export type PoolOutcome =
+  | WorkerOutcome
+  /** The worker died under the job: crash, out of memory, or a hard stop. */
+  | { readonly kind: 'crashed'; readonly message: string; readonly hardStopped: boolean };
+
+export interface WorkerPoolOptions {
+  readonly threads: number;
+  readonly init: WorkerInit;
+  readonly resourceLimits?: ResourceLimits;
+}
+
+export class WorkerPool {
+  private readonly piscina: Piscina<WorkerTask, WorkerOutcome>;
+
+  constructor(options: WorkerPoolOptions) {
+    this.piscina = new Piscina({
+      filename: RUNTIME,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      // Admission (p-queue) already limits work to one job per thread; Piscina's own queue stays empty.
+      concurrentTasksPerWorker: 1,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData: options.init,
+      ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
+    });
+    // A worker that dies between tasks must not take the process down.
+    this.piscina.on('error', (error: unknown) => process.emitWarning(`worker error: ${String(error)}`));
+  }
+
+  /**
+   * Runs one job. `hardStop` aborts the Piscina task, which terminates the
+   * worker running it: used only when a stopped job ignored its checkpoints.
+   */
+  async run(task: WorkerTask, hardStop: AbortSignal): Promise<PoolOutcome> {
+    try {
+      return await this.piscina.run(task, {
+        signal: hardStop,
+        ...(task.port && { transferList: [task.port] }),
+      });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: 'crashed', message, hardStopped: hardStop.aborted };
+    }
+  }
+
+  /** Worker threads currently alive. */
+  get threads(): number {
+    return this.piscina.threads.length;
+  }
+
+  /** Stops every worker. Running jobs are not waited for. */
+  async close(): Promise<void> {
+    await this.piscina.close({ force: true });
+  }
+}

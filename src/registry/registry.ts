@@ -1,0 +1,74 @@
+/**
+ * The in-flight registry: every request that is still being worked on, keyed
+ * by direction, session and id. A peer's cancellation is only ever looked up
+ * among the inbound entries of its own session, so it cannot reach a request
+ * we issued, nor one from another session that happens to share the id.
+ */
+
+/** A JSON-RPC request id. `7` and `"7"` are different ids. */
+export type RequestId = string | number;
+
+/** Inbound: the peer asked us. Outbound: we asked the peer. */
+export type Direction = 'inbound' | 'outbound';
+
+/** What every registry entry carries. */
+export interface InFlightEntry {
+  readonly direction: Direction;
+  /** The session or connection the request belongs to. */
+  readonly session: string;
+  readonly id: RequestId;
+  /** A human-readable state, for stats and debugging. */
+  readonly state: string;
+  /**
+   * Asks the underlying operation to stop. Returns true if this call won the
+   * right to stop it (the request will get no response from us), false if it
+   * was already past the point of cancelling.
+   */
+  stop(reason?: string): boolean;
+}
+
+/** A map of in-flight requests with direction and session in every key. */
+export class InFlightRegistry<E extends InFlightEntry = InFlightEntry> {
+  private readonly bySession: Record<Direction, Map<string, Map<RequestId, E>>> = {
+    inbound: new Map(),
+    outbound: new Map(),
+  };
+  private count = 0;
+
+  /** Adds an entry. False if a live entry already has the same direction, session and id. */
+  add(entry: E): boolean {
+    let ids = this.bySession[entry.direction].get(entry.session);
+    if (!ids) {
+      ids = new Map();
+      this.bySession[entry.direction].set(entry.session, ids);
+    }
+    if (ids.has(entry.id)) return false;
+    ids.set(entry.id, entry);
+    this.count++;
+    return true;
+  }
+
+  /** The live entry for this exact key, if any. */
+  get(direction: Direction, session: string, id: RequestId): E | undefined {
+    return this.bySession[direction].get(session)?.get(id);
+  }
+
+  /** Removes this entry (and not another that reused its key). */
+  remove(entry: E): void {
+    const ids = this.bySession[entry.direction].get(entry.session);
+    if (ids?.get(entry.id) !== entry) return;
+    ids.delete(entry.id);
+    this.count--;
+    if (ids.size === 0) this.bySession[entry.direction].delete(entry.session);
+  }
+
+  /** A snapshot of one session's entries in one direction. */
+  inSession(direction: Direction, session: string): E[] {
+    return [...(this.bySession[direction].get(session)?.values() ?? [])];
+  }
+
+  /** How many entries are live, both directions. */
+  get size(): number {
+    return this.count;
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * The stages API: how a tool is written. A tool is an ordered list of stages;
+ * each stage's output is the next stage's input. The worker runtime checks the
+ * job's state word before every stage, and a long stage checks inside its own
+ * loops with `ctx.checkpoint()`.
+ */
+import type { z } from 'zod';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+
+/** What a stage can do besides computing: notice cancellation, report progress, ask the client. */
+export interface StageContext {
+  /** Fires as soon as the job is cancelled or hits its deadline; pass it to timers, fetch, streams. */
+  readonly signal: AbortSignal;
+  /**
+   * Throws a {@link StopError} if the job was stopped. One atomic load: call it
+   * freely inside hot loops.
+   */
+  checkpoint(): void;
+  /** True once the job was stopped (cancelled or timed out). */
+  readonly stopped: boolean;
+  /**
+   * Reports progress. It reaches the client as `notifications/progress` only
+   * if the request asked for it with a progress token; otherwise it costs nothing.
+   */
+  progress(progress: number, total?: number, message?: string): void;
+  /**
+   * Sends a request to the connected client (sampling, elicitation, roots)
+   * and awaits its answer. Only tools declared with `usesClient: true` have a
+   * channel for it. The request is cancelled towards the client if the job stops.
+   */
+  requestClient(method: ClientRequestMethod, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Server-wide settings for tools (e.g. `root`, the directory file tools may read), from {@link ExecutorOptions.toolSettings}. */
+  readonly settings: Readonly<Record<string, unknown>>;
+  /** The tool being run. */
+  readonly tool: string;
+  /** The stage being run. */
+  readonly stage: string;
+}
+
+/** Requests a stage may send to the client through {@link StageContext.requestClient}. */
+export type ClientRequestMethod = 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
+
+/**
+ * A stage as a plain function. The parameter type is the previous stage's
+ * output (the first stage gets the validated arguments).
+ */
+export type StageFn<I = never, O = unknown> = (input: I, ctx: StageContext) => O | Promise<O>;
+
+/** A stage with an explicit name, used in error messages. */
+export interface NamedStage {
+  /** Shown in errors: "stage 'parse' failed: …". */
+  readonly name: string;
+  /** The work. */
+  readonly run: StageFn;
+}
+
+/** Either form of a stage. A plain function's own name is used as the stage name. */
+export type StageLike = StageFn | NamedStage;
+
+/** A tool: its MCP metadata, its input schema and its stages. */
+export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject> {
+  /** The MCP tool name. */
+  readonly name: string;
+  /** Shown to people. */
+  readonly title?: string;
+  /** Shown to the model: say what it does and what it costs. */
+  readonly description: string;
+  /** Arguments, validated on the main thread before the job is queued. */
+  readonly input: Input;
+  /** Run in order inside a worker. */
+  readonly stages: readonly StageLike[];
+  /** A deadline for one call; past it the job is stopped and the caller gets an error. */
+  readonly timeoutMs?: number;
+  /** Give stages a channel to the client (`ctx.requestClient`). */
+  readonly usesClient?: boolean;
+  /** MCP tool annotations. */
+  readonly annotations?: ToolAnnotations;
+}
+
+/** Declares a tool; the identity function, there for type checking. */
+export function defineTool<Input extends z.ZodObject>(tool: ToolDefinition<Input>): ToolDefinition<Input> {
+  return tool;
+}
+
+/** Names a stage. */
+export function stage<I, O>(name: string, run: StageFn<I, O>): NamedStage {
+  return { name, run: run as StageFn };
+}
+
+/** The name a stage reports in errors. */
+export function stageName(s: StageLike, index: number): string {
+  if (typeof s === 'function') return s.name || `#${index + 1}`;
+  return s.name;
+}
+
+/**
+ * Thrown by `ctx.checkpoint()` when the job was stopped. The runtime
+ * recognises it; a stage that catches errors should rethrow it.
+ */
+export class StopError extends Error {
+  constructor() {
+    super('job stopped');
+    this.name = 'StopError';
+  }
+}
+
+/** What a tool module exports: one tool, a list, or `{ tools: [...] }`. */
+export type ToolModule = ToolDefinition | readonly ToolDefinition[] | { readonly tools: readonly ToolDefinition[] };
+
+/** Reads the tools out of an imported module. */
+export function toolsOfModule(mod: Record<string, unknown>, where: string): ToolDefinition[] {
+  const candidate = (mod.default ?? mod.tools ?? mod) as unknown;
+  const list = Array.isArray(candidate)
+    ? candidate
+    : isTool(candidate)
+      ? [candidate]
+      : candidate && typeof candidate === 'object' && Array.isArray((candidate as { tools?: unknown }).tools)
+        ? (candidate as { tools: unknown[] }).tools
+        : [];
+  const tools = list.filter(isTool);
+  if (tools.length === 0) throw new Error(`${where} exports no tools (expected a default export of defineTool(...) or an array of them)`);
+  return tools;
+}
+
+function isTool(value: unknown): value is ToolDefinition {
+  if (!value || typeof value !== 'object') return false;
+  const t = value as Partial<ToolDefinition>;
+  return typeof t.name === 'string' && Array.isArray(t.stages) && t.input !== undefined;
+}
+
+/** Turns what the last stage returned into an MCP tool result. */
+export function toCallToolResult(value: unknown): CallToolResult {
+  if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
+  if (value && typeof value === 'object' && Array.isArray((value as CallToolResult).content)) return value as CallToolResult;
+  return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) ?? 'null' }] };
+}
