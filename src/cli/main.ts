@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+/**
+ * The command line: `mcp-cancel-pool serve` runs the MCP server. Everything
+ * human-readable goes to stderr; over stdio, stdout carries only JSON-RPC.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { Executor } from '../executor.js';
+import type { WireStats } from '../transport/guard.js';
+import { serveHttp } from '../transport/http.js';
+import { serveStdio } from '../transport/serve.js';
+
+const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+function log(message: string): void {
+  process.stderr.write(`[mcp-cancel-pool] ${message}\n`);
+}
+
+function int(min: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    return n;
+  };
+}
+
+interface ServeFlags {
+  transport: 'stdio' | 'http';
+  threads?: number;
+  queueLimit: number;
+  graceMs: number;
+  host: string;
+  port: number;
+  tools: string[];
+  builtins: boolean;
+  root: string;
+  maxMessageBytes: number;
+  workerMemoryMb?: number;
+  sessionIdleMs: number;
+  allowedHost: string[];
+  allowedOrigin: string[];
+}
+
+const program = new Command()
+  .name('mcp-cancel-pool')
+  .description('An MCP server that runs CPU-heavy tools on a worker pool, with cancellation that stops the work and never answers a cancelled call.')
+  .version(version);
+
+program
+  .command('serve')
+  .description('Run the MCP server (stdio by default).')
+  .addOption(new Option('--transport <kind>', 'stdio or http (Streamable HTTP at /mcp)').choices(['stdio', 'http']).default('stdio'))
+  .option('--threads <n>', 'worker threads (default: available CPUs)', int(1))
+  .option('--queue-limit <n>', 'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"', int(0), 256)
+  .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), 1000)
+  .option('--host <host>', 'HTTP: interface to bind (Host/Origin checks apply on localhost)', '127.0.0.1')
+  .option('--port <port>', 'HTTP: port (0 = any free port)', int(0), 3000)
+  .option('--tools <module>', 'load tools from this module (repeatable); see README "Writing tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
+  .option('--no-builtins', 'do not load the built-in tools')
+  .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
+  .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), 4 * 1024 * 1024)
+  .option('--worker-memory-mb <n>', 'old-generation heap limit per worker; a call that exceeds it fails alone', int(16))
+  .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), 600_000)
+  .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable; needed when not bound to localhost)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+  .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+  .action(async (flags: ServeFlags) => {
+    const executor = await Executor.create({
+      ...(flags.threads !== undefined && { threads: flags.threads }),
+      queueLimit: flags.queueLimit,
+      graceMs: flags.graceMs,
+      toolModules: flags.tools.map((m) => resolve(m)),
+      builtins: flags.builtins,
+      toolSettings: { root: resolve(flags.root) },
+      ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
+    });
+    const wire: WireStats = { responsesDropped: 0, progressDropped: 0 };
+    let stopping = false;
+    const stop = async (why: string, close: () => Promise<void>) => {
+      if (stopping) return;
+      stopping = true;
+      log(`shutting down (${why})`);
+      await close(); // cancels every in-flight call of every session
+      await executor.close();
+      process.exit(0);
+    };
+    if (flags.transport === 'http') {
+      const http = await serveHttp(executor, {
+        host: flags.host,
+        port: flags.port,
+        maxMessageBytes: flags.maxMessageBytes,
+        sessionIdleMs: flags.sessionIdleMs,
+        allowedHosts: flags.allowedHost,
+        allowedOrigins: flags.allowedOrigin,
+        version,
+        wire,
+      });
+      log(`listening on ${http.url} with ${executor.threads} worker threads; tools: ${[...executor.tools.keys()].join(', ')}`);
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
+    } else {
+      const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, version, wire });
+      log(`serving on stdio with ${executor.threads} worker threads; tools: ${[...executor.tools.keys()].join(', ')}`);
+      // The MCP lifecycle: closing stdin is how a stdio client shuts the server down.
+      void stdio.closed.then(() => stop('stdin closed', async () => undefined));
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => stdio.close()));
+    }
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});

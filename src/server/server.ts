@@ -1,0 +1,121 @@
+/**
+ * The MCP server object for one connection: tools/list from the tool
+ * definitions, tools/call through the guard's reserved job, and the
+ * `executor://stats` resource.
+ */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListRootsResultSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { z } from 'zod';
+import type { ClientRequestHandler, Executor, ExecutorStats, ProgressReport } from '../executor.js';
+import type { GuardedTransport, WireStats } from '../transport/guard.js';
+
+/** The stats resource's URI. */
+export const STATS_URI = 'executor://stats';
+/** JSON-RPC error code for a full admission queue (implementation-defined server error range). */
+export const SERVER_BUSY = -32000;
+
+/** Everything `executor://stats` reports. */
+export type ServerStats = ExecutorStats & WireStats;
+
+/** Reads the combined counters. */
+export function serverStats(executor: Executor, wire: WireStats): ServerStats {
+  return { ...executor.stats(), ...wire };
+}
+
+/** Raised for a cancelled call; the SDK suppresses it and the guard would drop it. Never reaches the wire. */
+class CancelledCall extends Error {}
+
+const RESULT_SCHEMAS = {
+  'sampling/createMessage': CreateMessageResultSchema,
+  'elicitation/create': ElicitResultSchema,
+  'roots/list': ListRootsResultSchema,
+} as const;
+
+/** Builds the SDK server for one connection; connect it to `guard`. */
+export function createMcpServer(executor: Executor, guard: GuardedTransport, wire: WireStats, version: string): Server {
+  const server = new Server(
+    { name: 'mcp-cancel-pool', version },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions: 'CPU-heavy tools run on a worker pool. Cancel a call with notifications/cancelled and its work stops at the next checkpoint; no response is sent for it.',
+    },
+  );
+  const listed: Tool[] = [...executor.tools.values()].map((tool) => ({
+    name: tool.name,
+    ...(tool.title !== undefined && { title: tool.title }),
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as Tool['inputSchema'],
+    ...(tool.annotations && { annotations: tool.annotations }),
+  }));
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const job = guard.jobFor(extra.requestId);
+    if (!job) throw new McpError(ErrorCode.InternalError, 'tool call was not registered');
+    try {
+      const progressToken = request.params._meta?.progressToken;
+      const outcome = await job.start({
+        tool: request.params.name,
+        args: request.params.arguments ?? {},
+        ...(progressToken !== undefined && {
+          onProgress: (report: ProgressReport) =>
+            void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined),
+        }),
+        onClientRequest: clientRequester(extra),
+      });
+      switch (outcome.kind) {
+        case 'completed':
+          return outcome.result;
+        case 'timedOut':
+          return errorResult(`tool '${request.params.name}' timed out after ${outcome.timeoutMs} ms and was stopped`);
+        case 'cancelled':
+          throw new CancelledCall();
+        case 'failed':
+          if (outcome.code === 'unknown_tool') throw new McpError(ErrorCode.InvalidParams, outcome.message);
+          if (outcome.code === 'queue_full') throw new McpError(SERVER_BUSY, outcome.message);
+          return errorResult(outcome.message);
+      }
+    } finally {
+      guard.settled(extra.requestId);
+    }
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: [{ uri: STATS_URI, name: 'stats', title: 'Executor counters', mimeType: 'application/json', description: 'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …' }],
+  }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+    if (request.params.uri !== STATS_URI) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
+    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(executor, wire)) }] };
+  });
+
+  return server;
+}
+
+function errorResult(text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }] };
+}
+
+/** Lets a stage's `ctx.requestClient` reach the client; the job's stop signal cancels the request towards the client. */
+function clientRequester(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): ClientRequestHandler {
+  return async (method, params, signal) => {
+    const result = await extra.sendRequest({ method, params } as ServerRequest, RESULT_SCHEMAS[method], { signal });
+    return result as Record<string, unknown>;
+  };
+}

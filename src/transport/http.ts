@@ -1,0 +1,177 @@
+/**
+ * Streamable HTTP: one SDK transport, guard and server per MCP session.
+ * Cancellation reaches a job through the process-wide registry, whichever
+ * request carried it; a client that drops the response stream of a pending
+ * POST has cancelled the requests in it; DELETE or idle expiry closes the
+ * session and cancels what it still runs.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { hostHeaderValidation, localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Executor } from '../executor.js';
+import type { RequestId } from '../registry/registry.js';
+import { createMcpServer } from '../server/server.js';
+import { GuardedTransport, type WireStats } from './guard.js';
+
+/** Options for {@link serveHttp}. */
+export interface HttpOptions {
+  /** Interface to bind. Default 127.0.0.1. */
+  readonly host?: string;
+  /** Port; 0 picks a free one. Default 3000. */
+  readonly port?: number;
+  /** Largest accepted request body. Default 4 MiB. */
+  readonly maxMessageBytes?: number;
+  /** A session with nothing in flight and no request for this long is closed. Default 10 minutes. */
+  readonly sessionIdleMs?: number;
+  /** Host names accepted in the Host header when not bound to localhost. */
+  readonly allowedHosts?: readonly string[];
+  /** Origins accepted from browsers, besides same-host localhost origins. */
+  readonly allowedOrigins?: readonly string[];
+  readonly version: string;
+  readonly wire: WireStats;
+}
+
+/** A running HTTP server. */
+export interface HttpMcpServer {
+  /** The MCP endpoint, e.g. http://127.0.0.1:3000/mcp. */
+  readonly url: string;
+  /** Live sessions. */
+  readonly sessionCount: () => number;
+  /** Closes every session (cancelling their calls) and the listener. */
+  close(): Promise<void>;
+}
+
+interface Session {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly guard: GuardedTransport;
+  lastSeen: number;
+}
+
+const LOCAL_HOSTS = ['127.0.0.1', 'localhost', '::1', '[::1]'];
+
+/** Serves MCP over Streamable HTTP at `/mcp`. */
+export async function serveHttp(executor: Executor, options: HttpOptions): Promise<HttpMcpServer> {
+  const host = options.host ?? '127.0.0.1';
+  const sessions = new Map<string, Session>();
+  const app = express();
+  app.disable('x-powered-by');
+
+  // DNS rebinding: a page on another origin must not reach a localhost server through a name it controls.
+  if (options.allowedHosts?.length) app.use(hostHeaderValidation([...options.allowedHosts]));
+  else if (LOCAL_HOSTS.includes(host)) app.use(localhostHostValidation());
+  app.use(originCheck(options.allowedOrigins ?? []));
+  app.use(express.json({ limit: options.maxMessageBytes ?? 4 * 1024 * 1024 }));
+  app.use(bodyErrors);
+
+  app.post('/mcp', async (req: Request, res: Response) => {
+    const sid = req.header('mcp-session-id');
+    let session = sid ? sessions.get(sid) : undefined;
+    if (!session) {
+      if (sid) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
+      if (!isInitializeRequest(req.body)) return void rpcError(res, 400, ErrorCode.InvalidRequest, 'no session: send initialize first, without mcp-session-id');
+      session = await openSession();
+    }
+    session.lastSeen = Date.now();
+    cancelOnDisconnect(req, res, session.guard);
+    await session.transport.handleRequest(req, res, req.body);
+  });
+
+  const existing = async (req: Request, res: Response) => {
+    const session = sessions.get(req.header('mcp-session-id') ?? '');
+    if (!session) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
+    session.lastSeen = Date.now();
+    await session.transport.handleRequest(req, res);
+  };
+  app.get('/mcp', existing);
+  app.delete('/mcp', existing);
+
+  async function openSession(): Promise<Session> {
+    const id = randomUUID();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, onsessioninitialized: () => undefined });
+    const guard = new GuardedTransport(transport, id, executor, options.wire);
+    const server = createMcpServer(executor, guard, options.wire, options.version);
+    const session: Session = { transport, guard, lastSeen: Date.now() };
+    sessions.set(id, session);
+    server.onclose = () => sessions.delete(id);
+    await server.connect(guard);
+    return session;
+  }
+
+  const idleMs = options.sessionIdleMs ?? 10 * 60_000;
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [id, s] of sessions) {
+      if (now - s.lastSeen > idleMs && executor.registry.inSession('inbound', id).length === 0) void s.transport.close();
+    }
+  }, Math.min(idleMs, 30_000));
+  sweeper.unref();
+
+  const listener: HttpServer = await new Promise((resolve, reject) => {
+    const srv = app.listen(options.port ?? 3000, host, () => resolve(srv));
+    srv.once('error', reject);
+  });
+  const { port } = listener.address() as AddressInfo;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${shownHost}:${port}/mcp`,
+    sessionCount: () => sessions.size,
+    async close() {
+      clearInterval(sweeper);
+      await Promise.all([...sessions.values()].map((s) => s.transport.close()));
+      await new Promise<void>((resolve) => {
+        listener.close(() => resolve());
+        listener.closeAllConnections();
+      });
+    },
+  };
+}
+
+/**
+ * The newer MCP revision: a client that disconnects the response stream of a
+ * pending POST has cancelled the requests it carried.
+ */
+function cancelOnDisconnect(req: Request, res: Response, guard: GuardedTransport): void {
+  const body: unknown = req.body;
+  const ids: RequestId[] = [];
+  for (const m of Array.isArray(body) ? body : [body]) {
+    const msg = m as { method?: unknown; id?: unknown } | null;
+    if (msg?.method === 'tools/call' && (typeof msg.id === 'string' || typeof msg.id === 'number')) ids.push(msg.id);
+  }
+  if (ids.length === 0) return;
+  res.once('close', () => {
+    if (res.writableFinished) return;
+    for (const id of ids) guard.cancel(id, 'client disconnected');
+  });
+}
+
+function originCheck(allowed: readonly string[]) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const origin = req.header('origin');
+    if (!origin) return next(); // not a browser, or same-origin navigation
+    let hostname: string;
+    try {
+      hostname = new URL(origin).hostname;
+    } catch {
+      return void rpcError(res, 403, ErrorCode.InvalidRequest, `invalid Origin ${origin}`);
+    }
+    if (allowed.includes(origin) || LOCAL_HOSTS.includes(hostname)) return next();
+    rpcError(res, 403, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed`);
+  };
+}
+
+function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunction): void {
+  if (!error) return next();
+  const e = error as { type?: string; status?: number; message?: string };
+  if (e.type === 'entity.too.large') return void rpcError(res, 413, ErrorCode.InvalidRequest, `message too large: ${e.message ?? ''}`);
+  if (e.type === 'entity.parse.failed') return void rpcError(res, 400, ErrorCode.ParseError, `parse error: ${e.message ?? ''}`);
+  rpcError(res, e.status ?? 400, ErrorCode.InvalidRequest, e.message ?? 'bad request');
+}
+
+function rpcError(res: Response, status: number, code: number, message: string): void {
+  if (res.headersSent) return;
+  res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
+}
