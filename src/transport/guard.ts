@@ -32,6 +32,12 @@ export class GuardedTransport implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   /** Tool calls of this connection from arrival until their response left (or was dropped). */
   private readonly jobs = new Map<RequestId, Job>();
+  /**
+   * Runs once the handler of a cancelled call has settled. Streamable HTTP
+   * uses it to end that POST's response stream, which would otherwise wait
+   * forever for a response that must never come.
+   */
+  afterCancelled?: (id: RequestId) => void;
 
   constructor(
     private readonly inner: Transport,
@@ -67,7 +73,12 @@ export class GuardedTransport implements Transport {
   /** Called when the tool-call handler has settled; the SDK has sent (or suppressed) its response by the next macrotask. */
   settled(id: RequestId): void {
     const job = this.jobs.get(id);
-    if (job) setImmediate(() => this.jobs.get(id) === job && this.jobs.delete(id));
+    if (!job) return;
+    setImmediate(() => {
+      if (this.jobs.get(id) !== job) return;
+      this.jobs.delete(id);
+      if (job.state === 'cancelled') this.afterCancelled?.(id);
+    });
   }
 
   /**

@@ -94,6 +94,7 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, onsessioninitialized: () => undefined });
     const guard = new GuardedTransport(transport, id, executor, options.wire);
     const server = createMcpServer(executor, guard, options.wire, options.version);
+    guard.afterCancelled = (requestId) => transport.closeSSEStream(requestId);
     const session: Session = { transport, guard, lastSeen: Date.now() };
     sessions.set(id, session);
     server.onclose = () => sessions.delete(id);

@@ -1,0 +1,158 @@
+/** Spawning the real server and talking to it, for the wire tests. */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+export const CLI = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
+export const CLIENT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/client-tools.js', import.meta.url));
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** An SDK client connected to a server subprocess over stdio, recording every message on the wire. */
+export interface WiredClient {
+  client: Client;
+  transport: StdioClientTransport;
+  /** Everything the server sent, in order. */
+  received: JSONRPCMessage[];
+  /** Everything the client sent, in order. */
+  sent: JSONRPCMessage[];
+  /** Errors the SDK client reported (e.g. responses for unknown ids). */
+  errors: Error[];
+  close(): Promise<void>;
+}
+
+export async function stdioClient(args: string[] = [], capabilities: Record<string, unknown> = {}): Promise<WiredClient> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', ...args], stderr: 'pipe' });
+  const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
+  const received: JSONRPCMessage[] = [];
+  const sent: JSONRPCMessage[] = [];
+  const errors: Error[] = [];
+  client.onerror = (e) => errors.push(e);
+  await client.connect(transport);
+  const onmessage = transport.onmessage!;
+  transport.onmessage = (m) => {
+    received.push(m);
+    onmessage(m);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (m, o) => {
+    sent.push(m);
+    return send(m, o);
+  };
+  return { client, transport, received, sent, errors, close: () => client.close() };
+}
+
+/** Reads `executor://stats`. */
+export async function stats(client: Client): Promise<Record<string, number>> {
+  const r = await client.readResource({ uri: 'executor://stats' });
+  const first = r.contents[0] as { text: string };
+  return JSON.parse(first.text) as Record<string, number>;
+}
+
+/** Waits until `check` is true, polling; fails after `ms`. */
+export async function until(check: () => boolean | Promise<boolean>, ms = 5000, what = 'condition'): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+/** A server subprocess spoken to in raw JSON-RPC lines, for what an SDK client would never send. */
+export class RawServer {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly lines: unknown[] = [];
+  readonly exited: Promise<number | null>;
+  stderr = '';
+  private waiters: (() => void)[] = [];
+
+  constructor(args: string[] = []) {
+    this.child = spawn(process.execPath, [CLI, 'serve', ...args], { stdio: 'pipe' });
+    this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    createInterface({ input: this.child.stdout }).on('line', (line) => {
+      this.lines.push(JSON.parse(line));
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.exited = new Promise((resolve) => this.child.once('exit', (code) => resolve(code)));
+  }
+
+  send(message: unknown): void {
+    this.child.stdin.write((typeof message === 'string' ? message : JSON.stringify(message)) + '\n');
+  }
+
+  /** Waits for the first line (from `from` on) that matches. */
+  async next(match: (m: Record<string, unknown>) => boolean, ms = 5000, from = 0): Promise<Record<string, unknown>> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const found = this.lines.slice(from).find((m) => match(m as Record<string, unknown>));
+      if (found) return found as Record<string, unknown>;
+      const left = end - Date.now();
+      if (left <= 0) throw new Error(`no matching message within ${ms} ms; got ${JSON.stringify(this.lines.slice(from)).slice(0, 500)}; stderr: ${this.stderr.slice(-500)}`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Performs the initialize handshake. */
+  async initialize(capabilities: Record<string, unknown> = {}): Promise<void> {
+    this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'raw', version: '1' } } });
+    await this.next((m) => m.id === 'init');
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
+
+  /** Reads the stats resource over the raw wire. */
+  async stats(): Promise<Record<string, number>> {
+    const id = `stats-${Math.random()}`;
+    this.send({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'executor://stats' } });
+    const m = (await this.next((x) => x.id === id)) as { result: { contents: { text: string }[] } };
+    return JSON.parse(m.result.contents[0]!.text) as Record<string, number>;
+  }
+
+  kill(): void {
+    this.child.kill('SIGKILL');
+  }
+}
+
+/** The server subprocess over Streamable HTTP on 127.0.0.1, with its URL read from its log. */
+export interface HttpServerProcess {
+  url: URL;
+  child: ChildProcessWithoutNullStreams;
+  stderr: () => string;
+  stop(): Promise<void>;
+}
+
+export async function startHttpServer(args: string[] = []): Promise<HttpServerProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...args], { stdio: 'pipe' });
+  let stderr = '';
+  const url = await new Promise<URL>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 15_000);
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve(new URL(m[1]!));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+  return {
+    url,
+    child,
+    stderr: () => stderr,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * Raw JSON-RPC over stdio, for what an SDK client would never send:
+ * cancellations that must be ignored in silence, malformed input, and the
+ * process lifecycle.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLIENT_TOOLS, RawServer, sleep } from './helpers.js';
+
+let servers: RawServer[] = [];
+afterEach(() => {
+  for (const s of servers) s.kill();
+  servers = [];
+});
+function start(args: string[] = []): RawServer {
+  const s = new RawServer(args);
+  servers.push(s);
+  return s;
+}
+const call = (id: unknown, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args, ...(meta && { _meta: meta }) },
+});
+const cancel = (params: unknown) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', ...(params !== undefined && { params }) });
+
+describe('raw JSON-RPC over stdio', () => {
+  it('ignores cancels for unknown, completed, initialize and malformed ids, and never writes anything back', async () => {
+    const s = start(['--threads', '1']);
+    await s.initialize();
+    s.send(call(1, 'spin', { ms: 1 }));
+    await s.next((m) => m.id === 1 && 'result' in m);
+    const quiet = s.lines.length;
+    s.send(cancel({ requestId: 1 })); // completed
+    s.send(cancel({ requestId: 'nope', reason: 'unknown' }));
+    s.send(cancel({ requestId: 'init' })); // the initialize request
+    s.send(cancel(undefined)); // no params
+    s.send(cancel({ requestId: null }));
+    s.send(cancel({ requestId: { nested: 1 } }));
+    s.send(cancel({}));
+    s.send({ jsonrpc: '2.0', id: 99, method: 'notifications/cancelled', params: { requestId: 1 } }); // a "cancel" sent as a request
+    await sleep(300);
+    // The last one carries an id, so it is a request to an unknown method: it alone gets an error.
+    const after = s.lines.slice(quiet) as { id?: unknown; error?: { code: number } }[];
+    expect(after.filter((m) => m.id !== 99)).toEqual([]);
+    const stats = await s.stats();
+    expect(stats).toMatchObject({ completed: 1, cancelled: 0, inFlight: 0 });
+  });
+
+  it('a cancel naming the id of a request the server sent to the client does not touch it', async () => {
+    const s = start(['--threads', '1', '--tools', CLIENT_TOOLS]);
+    await s.initialize({ roots: { listChanged: false } });
+    s.send(call('c1', 'ask_roots', {}));
+    const ask = (await s.next((m) => m.method === 'roots/list')) as { id: number | string };
+    const quiet = s.lines.length;
+    // Wrong direction: the client names the server's own outbound id.
+    s.send(cancel({ requestId: ask.id, reason: 'wrong direction' }));
+    await sleep(200);
+    expect(s.lines.length).toBe(quiet);
+    // The outbound request is still pending: answering it completes the tool call.
+    s.send({ jsonrpc: '2.0', id: ask.id, result: { roots: [{ uri: 'file:///tmp', name: 'tmp' }] } });
+    const done = (await s.next((m) => m.id === 'c1')) as { result: { content: { text: string }[] } };
+    expect(done.result.content[0]!.text).toBe('client has 1 roots');
+  });
+
+  it('ids keep their type: a cancel for "5" leaves request 5 running', async () => {
+    const s = start(['--threads', '2']);
+    await s.initialize();
+    s.send(call(5, 'spin', { ms: 300 }));
+    s.send(call('5', 'spin', { ms: 5000 }));
+    await sleep(50);
+    s.send(cancel({ requestId: '5' }));
+    const five = await s.next((m) => m.id === 5);
+    expect(five).toHaveProperty('result');
+    await sleep(100);
+    expect(s.lines.filter((m) => (m as { id?: unknown }).id === '5')).toEqual([]);
+    expect(await s.stats()).toMatchObject({ completed: 1, cancelled: 1 });
+  });
+
+  it('answers bad input with clear errors and keeps serving what is in flight', async () => {
+    const s = start(['--threads', '2', '--queue-limit', '1', '--max-message-bytes', '65536']);
+    await s.initialize();
+    s.send(call('long', 'spin', { ms: 800 }));
+    s.send('{ this is not json');
+    const parse = (await s.next((m) => (m.error as { code?: number } | undefined)?.code === -32700)) as { id: unknown };
+    expect(parse.id).toBeNull();
+    s.send(JSON.stringify(call('big', 'spin', { ms: 1, pad: 'x'.repeat(200_000) })));
+    const big = (await s.next((m) => /too large/.test(String((m.error as { message?: string } | undefined)?.message)))) as { error: { code: number } };
+    expect(big.error.code).toBe(-32600);
+    s.send(call('unknown', 'no_such_tool', {}));
+    expect(((await s.next((m) => m.id === 'unknown')).error as { code: number }).code).toBe(-32602);
+    s.send(call('invalid', 'spin', { ms: 'soon' }));
+    const invalid = (await s.next((m) => m.id === 'invalid')) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(invalid.result.isError).toBe(true);
+    expect(invalid.result.content[0]!.text).toMatch(/invalid arguments.*ms/s);
+    // Two threads, a queue of one: the third long call waits, the fourth is refused at once.
+    s.send(call('long2', 'spin', { ms: 800 }));
+    s.send(call('queued', 'spin', { ms: 1 }));
+    s.send(call('refused', 'spin', { ms: 1 }));
+    const refused = (await s.next((m) => m.id === 'refused', 500)) as { error: { code: number; message: string } };
+    expect(refused.error.code).toBe(-32000);
+    expect(refused.error.message).toMatch(/busy/);
+    for (const id of ['long', 'long2', 'queued']) expect(await s.next((m) => m.id === id)).toHaveProperty('result');
+    s.send({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'spin', arguments: { ms: 300 } } });
+    s.send({ jsonrpc: '2.0', id: 'dup', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } });
+    const dupError = (await s.next((m) => m.id === 'dup' && 'error' in m)) as { error: { message: string } };
+    expect(dupError.error.message).toMatch(/already in flight/);
+    expect(await s.next((m) => m.id === 'dup' && 'result' in m)).toBeTruthy();
+  });
+
+  it('progress goes out only with a progress token, carries that token, and stops at cancellation', async () => {
+    const s = start(['--threads', '1']);
+    await s.initialize();
+    s.send(call('plain', 'spin', { ms: 200, stageMs: 1 }));
+    await s.next((m) => m.id === 'plain');
+    expect(s.lines.some((m) => (m as { method?: string }).method === 'notifications/progress')).toBe(false);
+    s.send(call('tracked', 'spin', { ms: 5000, stageMs: 1 }, { progressToken: 'tok-1' }));
+    const first = (await s.next((m) => m.method === 'notifications/progress')) as { params: { progressToken: unknown; progress: number; total: number } };
+    expect(first.params.progressToken).toBe('tok-1');
+    expect(first.params.total).toBe(5000);
+    await sleep(200);
+    const seen = s.lines.filter((m) => (m as { method?: string }).method === 'notifications/progress').length;
+    expect(seen).toBeGreaterThan(1);
+    expect(seen).toBeLessThan(30); // throttled, not one per slice
+    s.send(cancel({ requestId: 'tracked' }));
+    await sleep(50);
+    const atCancel = s.lines.length;
+    await sleep(300);
+    expect(s.lines.length).toBe(atCancel);
+  });
+
+  it('exits promptly when stdin closes, cancelling what runs', async () => {
+    const s = start(['--threads', '1', '--grace-ms', '100']);
+    await s.initialize();
+    s.send(call('busy', 'spin', { ms: 60_000, cooperative: false }));
+    await sleep(200);
+    const t = performance.now();
+    s.child.stdin.end();
+    expect(await s.exited).toBe(0);
+    expect(performance.now() - t).toBeLessThan(5_000);
+    expect(s.lines.filter((m) => (m as { id?: unknown }).id === 'busy')).toEqual([]);
+  });
+
+  it('exits on SIGTERM', async () => {
+    const s = start(['--threads', '1']);
+    await s.initialize();
+    s.send(call('busy', 'spin', { ms: 60_000 }));
+    await sleep(200);
+    s.child.kill('SIGTERM');
+    expect(await s.exited).toBe(0);
+    expect(s.stderr).toMatch(/shutting down \(SIGTERM\)/);
+  });
+});
