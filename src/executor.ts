@@ -206,11 +206,11 @@ export class Executor {
     };
   }
 
-  /** Cancels everything and stops the workers. */
+  /** Cancels everything (each outcome settles as cancelled) and stops the workers. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.admission.clear();
+    for (const entry of this.registry.all()) entry.stop('executor closed');
     await this.pool.close();
   }
 }

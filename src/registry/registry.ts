@@ -67,6 +67,13 @@ export class InFlightRegistry<E extends InFlightEntry = InFlightEntry> {
     return [...(this.bySession[direction].get(session)?.values() ?? [])];
   }
 
+  /** A snapshot of every live entry. */
+  all(): E[] {
+    const out: E[] = [];
+    for (const byId of [...this.bySession.inbound.values(), ...this.bySession.outbound.values()]) out.push(...byId.values());
+    return out;
+  }
+
   /** How many entries are live, both directions. */
   get size(): number {
     return this.count;
