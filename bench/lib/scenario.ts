@@ -1,0 +1,78 @@
+/** What a scenario is given and what it hands back to the report. */
+import type { TopLevelSpec } from 'vega-lite';
+import type { Progress } from './progress.js';
+import { serverCommand, specLabel, type ServerSpec } from './servers.js';
+
+export interface RunContext {
+  readonly quick: boolean;
+  readonly progress: Progress;
+  /** A line for the log (stderr, above the bar). */
+  readonly log: (line: string) => void;
+}
+
+export interface Table {
+  readonly title: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly (string | number)[])[];
+  readonly note?: string;
+}
+
+export interface Chart {
+  /** File name without extension. */
+  readonly file: string;
+  readonly title: string;
+  readonly spec: TopLevelSpec;
+}
+
+export interface Target {
+  readonly name: string;
+  readonly goal: string;
+  readonly measured: string;
+  readonly met: boolean;
+}
+
+export interface ServerInfo {
+  readonly label: string;
+  readonly command: string;
+}
+
+export interface ScenarioResult {
+  readonly id: string;
+  readonly title: string;
+  /** Markdown: what was measured and what the numbers mean. */
+  readonly method: string;
+  readonly params: Record<string, unknown>;
+  readonly servers: readonly ServerInfo[];
+  readonly tables: readonly Table[];
+  /** A few rows for the summary printed at the end of the run. */
+  readonly headline?: Table;
+  readonly charts: readonly Chart[];
+  readonly targets: readonly Target[];
+  /** Every sample, for the JSON. */
+  readonly samples: unknown;
+  durationMs?: number;
+}
+
+export interface Scenario {
+  readonly id: string;
+  readonly title: string;
+  /** Progress-bar steps the scenario will report. */
+  steps(quick: boolean): number;
+  run(ctx: RunContext): Promise<ScenarioResult>;
+}
+
+export function serverInfo(spec: ServerSpec): ServerInfo {
+  return { label: specLabel(spec), command: ['node', ...serverCommand(spec).map((a) => a.replace(/^.*\/dist\//, 'dist/'))].join(' ') };
+}
+
+/** A small seeded PRNG (mulberry32), so every server sees the same random pattern. */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,182 @@
+/**
+ * Starting the servers under test as real child processes and connecting a
+ * real SDK client to each: ours over stdio or Streamable HTTP, and the
+ * baselines (stdio). Every scenario gets its connections from here.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+
+/** dist/ root (this file is dist/bench/lib/servers.js). */
+const DIST = new URL('../../', import.meta.url);
+const path = (rel: string) => fileURLToPath(new URL(rel, DIST));
+
+export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'workerpool';
+export type TransportKind = 'stdio' | 'http';
+
+export interface ServerSpec {
+  readonly kind: ServerKind;
+  readonly transport: TransportKind;
+  readonly threads: number;
+  /** Ours only: `--grace-ms`. */
+  readonly graceMs?: number;
+}
+
+/** Human names for the report. */
+export const KIND_LABEL: Record<ServerKind, string> = {
+  ours: 'ours',
+  'main-thread': '(a) main thread',
+  'main-thread-yield': "(a') main thread, yielding",
+  'piscina-abort': '(b) Piscina + abort',
+  workerpool: '(c) workerpool cancel',
+};
+
+export function specLabel(spec: ServerSpec): string {
+  return spec.kind === 'ours' ? `ours (${spec.transport})` : KIND_LABEL[spec.kind];
+}
+
+/** The command line that starts a server, for the report. */
+export function serverCommand(spec: ServerSpec): string[] {
+  switch (spec.kind) {
+    case 'ours':
+      return [
+        path('src/cli/main.js'), 'serve', '--transport', spec.transport, '--threads', String(spec.threads),
+        ...(spec.graceMs !== undefined ? ['--grace-ms', String(spec.graceMs)] : []),
+        ...(spec.transport === 'http' ? ['--port', '0'] : []),
+      ];
+    case 'main-thread':
+      return [path('bench/baselines/main-thread.js')];
+    case 'main-thread-yield':
+      return [path('bench/baselines/main-thread.js'), '--yield'];
+    case 'piscina-abort':
+      return [path('bench/baselines/piscina-abort.js'), '--threads', String(spec.threads)];
+    case 'workerpool':
+      return [path('bench/baselines/workerpool.js'), '--threads', String(spec.threads)];
+  }
+}
+
+export interface SpinArgs {
+  ms: number;
+  stageMs?: number;
+  cooperative?: boolean;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  onprogress?: (p: Progress) => void;
+}
+
+/** A connected client and the server process behind it. */
+export class Connection {
+  /** Responses the client got for requests it had already cancelled (the SDK reports them as errors). */
+  lateResponses = 0;
+  private constructor(
+    readonly spec: ServerSpec,
+    readonly client: Client,
+    private readonly child: ChildProcess | undefined,
+  ) {}
+
+  get label(): string {
+    return specLabel(this.spec);
+  }
+
+  static async open(spec: ServerSpec): Promise<Connection> {
+    if (spec.transport === 'http' && spec.kind !== 'ours') throw new Error('the baselines serve stdio only');
+    const [script, ...args] = serverCommand(spec);
+    const client = new Client({ name: 'mcp-cancel-pool-bench', version: '0.0.0' });
+    let transport: Transport;
+    let child: ChildProcess | undefined;
+    if (spec.transport === 'stdio') {
+      transport = new StdioClientTransport({ command: process.execPath, args: [script!, ...args], stderr: 'ignore' });
+    } else {
+      child = spawn(process.execPath, [script!, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const url = await listeningUrl(child);
+      transport = new StreamableHTTPClientTransport(new URL(url));
+    }
+    const conn = new Connection(spec, client, child);
+    client.onerror = (error) => {
+      if (/unknown message ID/i.test(error.message)) conn.lateResponses++;
+    };
+    await client.connect(transport);
+    return conn;
+  }
+
+  callSpin(args: SpinArgs, options: CallOptions = {}): Promise<CallToolResult> {
+    return this.client.callTool({ name: 'spin', arguments: { ...args } }, undefined, {
+      timeout: 600_000,
+      ...(options.signal && { signal: options.signal }),
+      ...(options.onprogress && { onprogress: options.onprogress }),
+    }) as Promise<CallToolResult>;
+  }
+
+  /**
+   * How many cancelled calls have stopped burning CPU so far: ours counts a
+   * cancelled job when its worker returned from it (`cancelled` in
+   * executor://stats); the baselines count it when their loop left or their
+   * worker was terminated (`stopped` in bench://stats).
+   */
+  async stoppedCount(): Promise<number> {
+    const uri = this.spec.kind === 'ours' ? 'executor://stats' : 'bench://stats';
+    const r = await this.client.readResource({ uri });
+    const content = r.contents[0];
+    const stats = JSON.parse(content && 'text' in content ? content.text : '{}') as Record<string, number>;
+    return (this.spec.kind === 'ours' ? stats.cancelled : stats.stopped) ?? 0;
+  }
+
+  /** Waits until the server answers a zero-work call: its pool is up and a worker is free. */
+  async warm(): Promise<void> {
+    await this.callSpin({ ms: 0 });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close().catch(() => undefined);
+    if (this.child && this.child.exitCode === null) {
+      const exited = new Promise((resolve) => this.child!.once('exit', resolve));
+      this.child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))]);
+      if (this.child.exitCode === null) this.child.kill('SIGKILL');
+    }
+  }
+}
+
+/** Reads the HTTP server's "listening on <url>" line from its stderr. */
+function listeningUrl(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`server did not report its URL in 15 s:\n${text}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const m = /listening on (http:\/\/\S+)/.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        child.stderr!.off('data', onData);
+        child.stderr!.resume(); // keep draining whatever it logs later
+        resolve(m[1]!);
+      }
+    };
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code}) before listening:\n${text}`));
+    });
+  });
+}
+
+/** Opens several connections; closes all of them after `body`, whatever happens. */
+export async function withConnections<T>(specs: readonly ServerSpec[], body: (conns: Connection[]) => Promise<T>): Promise<T> {
+  const conns: Connection[] = [];
+  try {
+    for (const spec of specs) {
+      const c = await Connection.open(spec);
+      conns.push(c);
+      await c.warm();
+    }
+    return await body(conns);
+  } finally {
+    await Promise.all(conns.map((c) => c.close()));
+  }
+}

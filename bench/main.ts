@@ -1,0 +1,76 @@
+/**
+ * `npm run bench`: runs the scenarios from this (client) process against real
+ * server processes, then writes every sample and the environment as JSON, a
+ * Markdown report with SVG charts, and prints a short summary.
+ *
+ *   node dist/bench/main.js [--quick] [--out bench/results] [--only cancel-latency,overhead]
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Command } from 'commander';
+import { environment } from './lib/env.js';
+import { Progress } from './lib/progress.js';
+import type { Scenario, ScenarioResult } from './lib/scenario.js';
+import { renderSvg } from './report/charts.js';
+import { markdownReport, targetsTable, textTable } from './report/markdown.js';
+import { cancelLatency } from './scenarios/cancel-latency.js';
+
+const SCENARIOS: readonly Scenario[] = [cancelLatency];
+
+interface Flags {
+  quick?: boolean;
+  out: string;
+  only?: string;
+}
+
+const program = new Command()
+  .name('bench')
+  .description('Cancellation latency, overhead, cancel storms and responsiveness, against the baselines.')
+  .option('--quick', 'a smoke run: few samples, short windows (under a minute)')
+  .option('--out <dir>', 'where results go (a subfolder per run kind)', 'bench/results')
+  .option('--only <ids>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}`)
+  .action(async (flags: Flags) => {
+    const wanted = flags.only?.split(',').map((s) => s.trim());
+    const unknown = wanted?.filter((w) => !SCENARIOS.some((s) => s.id === w));
+    if (unknown?.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')}`);
+    const chosen = SCENARIOS.filter((s) => !wanted || wanted.includes(s.id));
+    const quick = flags.quick === true;
+    const dir = resolve(flags.out, `${quick ? 'quick' : 'full'}${wanted ? `-${wanted.join('+')}` : ''}`);
+    await mkdir(dir, { recursive: true });
+
+    const env = environment();
+    const progress = new Progress();
+    const log = (line: string) => process.stderr.write(`\r\x1b[K${line}\n`);
+    const started = performance.now();
+    progress.start(chosen.reduce((n, s) => n + s.steps(quick), 0));
+    const results: ScenarioResult[] = [];
+    try {
+      for (const scenario of chosen) {
+        progress.phase(scenario.id);
+        const t0 = performance.now();
+        const result = await scenario.run({ quick, progress, log });
+        result.durationMs = performance.now() - t0;
+        results.push(result);
+      }
+    } finally {
+      progress.stop();
+    }
+    const totalMs = performance.now() - started;
+
+    for (const r of results) for (const c of r.charts) await writeFile(join(dir, `${c.file}.svg`), await renderSvg(c.spec));
+    const command = `node dist/bench/main.js ${process.argv.slice(2).join(' ')}`.trim();
+    await writeFile(join(dir, 'results.json'), JSON.stringify({ env, quick, command, totalMs, scenarios: results.map(({ charts: _c, ...r }) => r) }, null, 1));
+    await writeFile(join(dir, 'report.md'), markdownReport({ env, quick, command, totalMs, results }));
+
+    const out: string[] = [''];
+    for (const r of results) if (r.headline) out.push(textTable(r.headline), '');
+    const targets = results.flatMap((r) => r.targets);
+    if (targets.length) out.push(textTable(targetsTable(targets)), '');
+    out.push(`${(totalMs / 1000).toFixed(1)} s. Report: ${join(dir, 'report.md')}; samples: ${join(dir, 'results.json')}`);
+    process.stderr.write(out.join('\n') + '\n');
+  });
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
