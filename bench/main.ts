@@ -14,8 +14,11 @@ import type { Scenario, ScenarioResult } from './lib/scenario.js';
 import { renderSvg } from './report/charts.js';
 import { markdownReport, targetsTable, textTable } from './report/markdown.js';
 import { cancelLatency } from './scenarios/cancel-latency.js';
+import { overhead } from './scenarios/overhead.js';
+import { responsiveness } from './scenarios/responsiveness.js';
+import { cancelStorm } from './scenarios/storm.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency];
+const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, cancelStorm, responsiveness];
 
 interface Flags {
   quick?: boolean;

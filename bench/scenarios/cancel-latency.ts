@@ -25,6 +25,8 @@ const LEAD_MS = 15;
 const GRACE_MS = 100;
 
 type Mode = 'reused' | 'stopped';
+/** `idle`: the zero-work call that opens a "reused" sample, on an idle server: the floor under "reused". */
+type Measure = Mode | 'idle';
 
 interface Config {
   readonly key: string;
@@ -37,7 +39,7 @@ interface Config {
 
 interface Sample {
   readonly config: string;
-  readonly mode: Mode;
+  readonly mode: Measure;
   readonly ms: number;
 }
 
@@ -48,13 +50,13 @@ function configs(quick: boolean): Config[] {
   const both: Mode[] = ['reused', 'stopped'];
   for (const transport of ['stdio', 'http'] as const) {
     for (const stageMs of STAGES) {
-      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 30 : 300 });
+      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 20 : 300 });
       out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20 });
     }
   }
   for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 10 : 100 });
-  out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 2 : 8 });
-  out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 2 : 6 });
+  out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8 });
+  out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6 });
   // Yielding between slices interleaves B with A on the one thread: there is no slot to reuse, only "stopped".
   out.push({ key: 'main-thread-yield-1', spec: base('main-thread-yield'), stageMs: 1, cooperative: true, modes: ['stopped'], samples: quick ? 4 : 30 });
   return out;
@@ -65,8 +67,10 @@ function configLabel(c: Config): string {
   return c.spec.kind === 'ours' ? `${label}, ${c.cooperative ? 'cooperative' : `hard stop (grace ${GRACE_MS} ms)`}` : label;
 }
 
-async function sample(conn: Connection, c: Config, mode: Mode, random: () => number): Promise<number> {
+async function sample(conn: Connection, c: Config, mode: Mode, random: () => number): Promise<{ ms: number; idleMs: number }> {
+  const w0 = performance.now();
   await conn.warm();
+  const idleMs = performance.now() - w0;
   const before = mode === 'stopped' ? await conn.stoppedCount() : 0;
   const controller = new AbortController();
   const a = conn.callSpin({ ms: A_MS, stageMs: c.stageMs, cooperative: c.cooperative }, { signal: controller.signal }).catch(() => undefined);
@@ -82,7 +86,7 @@ async function sample(conn: Connection, c: Config, mode: Mode, random: () => num
   else while ((await conn.stoppedCount()) <= before);
   const elapsed = performance.now() - t0;
   await a;
-  return elapsed;
+  return { ms: elapsed, idleMs };
 }
 
 export const cancelLatency: Scenario = {
@@ -105,8 +109,9 @@ export const cancelLatency: Scenario = {
       const random = rng(1);
       await alternate(all, (c) => c.samples, async (c, round) => {
         const mode = c.modes[round % c.modes.length]!;
-        const ms = await sample(conns.get(JSON.stringify(c.spec))!, c, mode, random);
-        samples.push({ config: c.key, mode, ms: us(ms) });
+        const r = await sample(conns.get(JSON.stringify(c.spec))!, c, mode, random);
+        samples.push({ config: c.key, mode, ms: us(r.ms) });
+        if (mode === 'reused') samples.push({ config: c.key, mode: 'idle', ms: us(r.idleMs) });
         ctx.progress.tick();
       });
     } finally {
@@ -114,14 +119,15 @@ export const cancelLatency: Scenario = {
     }
     const late = Object.fromEntries([...conns.values()].map((c) => [c.label, c.lateResponses]));
 
-    const of = (key: string, mode: Mode) => samples.filter((s) => s.config === key && s.mode === mode).map((s) => s.ms);
+    const of = (key: string, mode: Measure) => samples.filter((s) => s.config === key && s.mode === mode).map((s) => s.ms);
     const stats = new Map<string, Summary>();
     const rows: (string | number)[][] = [];
+    const measureName: Record<Measure, string> = { reused: 'cancel → slot reused', stopped: 'cancel → stopped', idle: 'zero-work call, idle server' };
     for (const c of all) {
-      for (const mode of c.modes) {
+      for (const mode of [...c.modes, ...(c.modes.includes('reused') ? (['idle'] as const) : [])]) {
         const s = summarize(of(c.key, mode));
         stats.set(`${c.key}/${mode}`, s);
-        rows.push([configLabel(c), String(c.stageMs), mode === 'reused' ? 'cancel → slot reused' : 'cancel → stopped', s.n, fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max)]);
+        rows.push([configLabel(c), String(c.stageMs), measureName[mode], s.n, fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max)]);
       }
     }
     const tables: Table[] = [
@@ -164,12 +170,24 @@ export const cancelLatency: Scenario = {
       { name: 'Cancel → slot reused, 1 ms stages, stdio: p50 vs (b)', goal: '≥ 25× faster', measured: `${(pis.p50 / ours.p50).toFixed(1)}× (${fmt(pis.p50)} / ${fmt(ours.p50)} ms)`, met: pis.p50 / ours.p50 >= 25 },
     ];
 
+    const headKeys = ['ours-stdio-1-coop', 'ours-http-1-coop', 'ours-stdio-1-hard', 'piscina-1', 'workerpool-1', 'main-thread-1'];
+    const headline: Table = {
+      title: 'Cancel → slot reused, 1 ms stages (ms)',
+      columns: ['server', 'n', 'p50', 'p99', 'max'],
+      rows: all.filter((c) => headKeys.includes(c.key)).map((c) => {
+        const s = stats.get(`${c.key}/reused`)!;
+        return [configLabel(c), s.n, fmt(s.p50), fmt(s.p99), fmt(s.max)];
+      }),
+    };
+
     return {
       id: this.id,
+      headline,
       title: this.title,
       method: [
         `Each server runs with one worker thread (the main-thread baselines with their one thread). One sample: a zero-work call to make sure the server is idle with a live worker; a call A = spin(${A_MS} ms, stage s) that is cancelled ${LEAD_MS} ms + a random 0–max(2, 2s) ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
         '- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and queues behind A; the time is from sending the cancellation to receiving B\'s response. It includes stopping A, handing the worker to B, B\'s (zero) work and B\'s response on the wire.',
+        '- **zero-work call, idle server**: the round trip of that opening zero-work call, timed in the "reused" samples; it is the floor under "cancel → slot reused", which contains one such call (B).',
         '- **cancel → stopped**: the client polls the server\'s counters (`executor://stats` `cancelled` for ours, `bench://stats` `stopped` for the baselines) back to back until A is reported stopped; the time is from sending the cancellation to the first poll that sees it, so it overstates by up to one poll round trip (~0.1–0.5 ms). Ours counts a job when its worker has returned from it (or was terminated); (a) when its loop has ended; (b) when Piscina destroys the worker (terminate requested); (c) when workerpool reports the worker terminated.',
         `- Ours runs with \`--grace-ms ${GRACE_MS}\` (the default is 1000): in the hard-stop rows (\`cooperative: false\`, the tool never checks) a stopped call's worker is terminated after that grace and replaced.`,
         '- (b) and (c) have no cooperative path, so their rows are the same whatever `cooperative` says; (a) and (c) are sampled less because each sample takes seconds.',

@@ -1,0 +1,123 @@
+/**
+ * Scenario 3: what the pool costs on a call that does nothing. Zero-work
+ * `spin` (ms: 0) calls, ours against (a) (no pool at all) and (b) (a bare
+ * Piscina pool): per-call latency one call at a time, and calls per second
+ * with many calls in flight. Rounds alternate between the servers.
+ */
+import { barChart, cdfChart } from '../report/charts.js';
+import { type RunContext, type Scenario, type ScenarioResult, type Target, serverInfo } from '../lib/scenario.js';
+import { Connection, specLabel, type ServerSpec } from '../lib/servers.js';
+import { alternate, fmt, median, summarize, us } from '../lib/stats.js';
+
+const THREADS = 2;
+const CONCURRENCY = 16;
+
+interface Params {
+  rounds: number;
+  sequentialCalls: number;
+  windowMs: number;
+}
+
+const params = (quick: boolean): Params => (quick ? { rounds: 2, sequentialCalls: 100, windowMs: 1000 } : { rounds: 6, sequentialCalls: 300, windowMs: 3000 });
+
+const SPECS: readonly ServerSpec[] = [
+  { kind: 'ours', transport: 'stdio', threads: THREADS },
+  { kind: 'piscina-abort', transport: 'stdio', threads: THREADS },
+  { kind: 'main-thread', transport: 'stdio', threads: THREADS },
+  { kind: 'ours', transport: 'http', threads: THREADS },
+];
+
+/** Closed loop: `concurrency` callers, each sending its next call when the last one is answered, for `windowMs`. */
+async function throughput(conn: Connection, concurrency: number, windowMs: number): Promise<{ calls: number; seconds: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  const start = performance.now();
+  const end = start + windowMs;
+  let last = start;
+  const caller = async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      await conn.callSpin({ ms: 0 });
+      last = performance.now();
+      latencies.push(last - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, caller));
+  return { calls: latencies.length, seconds: (last - start) / 1000, latencies };
+}
+
+export const overhead: Scenario = {
+  id: 'overhead',
+  title: '3. Overhead of a zero-work call',
+  steps: (quick) => params(quick).rounds * SPECS.length,
+
+  async run(ctx: RunContext): Promise<ScenarioResult> {
+    const p = params(ctx.quick);
+    const conns: Connection[] = [];
+    const sequential = new Map<string, number[]>();
+    const loaded = new Map<string, number[]>();
+    const windows: { server: string; round: number; calls: number; seconds: number; callsPerSecond: number }[] = [];
+    try {
+      for (const spec of SPECS) {
+        const c = await Connection.open(spec);
+        await c.warm();
+        conns.push(c);
+        sequential.set(c.label, []);
+        loaded.set(c.label, []);
+      }
+      await alternate(conns, () => p.rounds, async (conn, round) => {
+        for (let i = 0; i < 20; i++) await conn.warm(); // JIT and pool warm before timing
+        for (let i = 0; i < p.sequentialCalls; i++) {
+          const t0 = performance.now();
+          await conn.callSpin({ ms: 0 });
+          sequential.get(conn.label)!.push(us(performance.now() - t0));
+        }
+        const t = await throughput(conn, CONCURRENCY, p.windowMs);
+        loaded.get(conn.label)!.push(...t.latencies.map(us));
+        windows.push({ server: conn.label, round, calls: t.calls, seconds: us(t.seconds), callsPerSecond: Math.round(t.calls / t.seconds) });
+        ctx.progress.tick();
+      });
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+    }
+
+    const labels = SPECS.map(specLabel);
+    const cps = (label: string) => windows.filter((w) => w.server === label).map((w) => w.callsPerSecond);
+    const rows = labels.map((label) => {
+      const s = summarize(sequential.get(label)!);
+      const l = summarize(loaded.get(label)!);
+      const rates = cps(label);
+      return [label, fmt(s.p50), fmt(s.p99), Math.round(median(rates)), `${Math.min(...rates)}–${Math.max(...rates)}`, fmt(l.p50), fmt(l.p99)];
+    });
+    const ours = median(cps(specLabel(SPECS[0]!)));
+    const pis = median(cps(specLabel(SPECS[1]!)));
+    const targets: Target[] = [{ name: 'Zero-work calls per second vs (b)', goal: '≥ 0.9×', measured: `${(ours / pis).toFixed(2)}× (${Math.round(ours)} / ${Math.round(pis)} calls/s, medians of ${p.rounds} windows)`, met: ours / pis >= 0.9 }];
+    const table = {
+      title: `Zero-work calls: latency (ms) and throughput (${THREADS} threads, ${CONCURRENCY} calls in flight)`,
+      columns: ['server', 'one at a time p50', 'one at a time p99', 'calls/s (median)', 'calls/s (range)', `loaded p50`, `loaded p99`],
+      rows,
+    };
+    return {
+      id: this.id,
+      title: this.title,
+      method: [
+        `Servers run with ${THREADS} worker threads ((a) runs the call on its main thread). Each round, per server in turn: 20 untimed warm-up calls; ${p.sequentialCalls} zero-work calls one at a time (latency = send → response at the client); then ${CONCURRENCY} concurrent callers in a closed loop for ${p.windowMs / 1000} s (calls/s = answered calls / time to the last answer, and each call's latency under that load). ${p.rounds} rounds, servers alternating. No progress token is sent.`,
+        'The client is one Node process on the same 2 cores: at these rates it is a large part of the cost, the same for every server.',
+      ].join('\n'),
+      params: { threads: THREADS, concurrency: CONCURRENCY, ...p },
+      servers: SPECS.map(serverInfo),
+      tables: [table],
+      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'p50 ms', 'p99 ms', 'calls/s', 'range', 'loaded p50', 'loaded p99'] },
+      charts: [
+        { file: 'overhead-latency-cdf', title: 'Zero-work call latency, one at a time', spec: cdfChart('Zero-work call latency, one call at a time', labels.map((label) => ({ label, values: sequential.get(label)! }))) },
+        { file: 'overhead-loaded-cdf', title: `Zero-work call latency, ${CONCURRENCY} in flight`, spec: cdfChart(`Zero-work call latency, ${CONCURRENCY} calls in flight`, labels.map((label) => ({ label, values: loaded.get(label)! }))) },
+        {
+          file: 'overhead-throughput',
+          title: 'Zero-work calls per second',
+          spec: barChart('Zero-work calls per second (each bar: one window)', windows.map((w) => ({ group: w.server, series: `round ${w.round + 1}`, value: w.callsPerSecond })), 'calls per second', 'server'),
+        },
+      ],
+      targets,
+      samples: { sequential: Object.fromEntries(sequential), loaded: Object.fromEntries(loaded), windows },
+    };
+  },
+};

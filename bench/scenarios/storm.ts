@@ -1,0 +1,156 @@
+/**
+ * Scenario 4: cancel storms. Two callers keep both workers busy with
+ * spin(W ms, 1 ms stages); a seeded share of the calls is cancelled a random
+ * 20–80 % of W after it was sent. Useful work = calls that completed. Ours
+ * against (b) and (c); windows alternate between servers, and every server
+ * sees the same sequence of cancel decisions.
+ */
+import { barChart } from '../report/charts.js';
+import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
+import { Connection, specLabel, type ServerSpec } from '../lib/servers.js';
+import { alternate, median, sleep } from '../lib/stats.js';
+
+const THREADS = 2;
+/** Work per call. */
+const WORK_MS = 50;
+const STAGE_MS = 1;
+const SHARES = [0, 0.25, 0.5, 0.9] as const;
+
+const params = (quick: boolean) => (quick ? { rounds: 1, windowMs: 1000 } : { rounds: 3, windowMs: 4000 });
+
+const SPECS: readonly ServerSpec[] = [
+  { kind: 'ours', transport: 'stdio', threads: THREADS },
+  { kind: 'piscina-abort', transport: 'stdio', threads: THREADS },
+  { kind: 'workerpool', transport: 'stdio', threads: THREADS },
+];
+
+interface Window {
+  server: string;
+  share: number;
+  round: number;
+  seconds: number;
+  sent: number;
+  completed: number;
+  cancelled: number;
+  /** Completed work as a share of what the pool could have done in the window. */
+  usefulUtilisation: number;
+  completedPerSecond: number;
+}
+
+async function storm(conn: Connection, share: number, round: number, windowMs: number): Promise<Window> {
+  const start = performance.now();
+  const end = start + windowMs;
+  let sent = 0;
+  let completed = 0;
+  let cancelled = 0;
+  const inFlight = new Set<AbortController>();
+  const caller = async (index: number) => {
+    const random = rng(1_000_003 * (index + 1) + 1009 * Math.round(share * 100) + round);
+    while (performance.now() < end) {
+      const cancel = random() < share;
+      const delay = WORK_MS * (0.2 + 0.6 * random());
+      const controller = new AbortController();
+      inFlight.add(controller);
+      const timer = cancel ? setTimeout(() => controller.abort(), delay) : undefined;
+      sent++;
+      try {
+        await conn.callSpin({ ms: WORK_MS, stageMs: STAGE_MS }, { signal: controller.signal });
+        if (performance.now() <= end) completed++;
+      } catch {
+        if (cancel) cancelled++;
+      } finally {
+        clearTimeout(timer);
+        inFlight.delete(controller);
+      }
+    }
+  };
+  const stopper = setTimeout(() => {
+    for (const c of inFlight) c.abort(); // calls still running at the end of the window are not counted
+  }, windowMs);
+  await Promise.all(Array.from({ length: THREADS }, (_, i) => caller(i)));
+  clearTimeout(stopper);
+  const seconds = windowMs / 1000;
+  // Let the server recover (replace terminated workers) before the next window.
+  await sleep(50);
+  await Promise.all(Array.from({ length: THREADS }, () => conn.warm()));
+  return {
+    server: conn.label,
+    share,
+    round,
+    seconds,
+    sent,
+    completed,
+    cancelled,
+    usefulUtilisation: (completed * WORK_MS) / (windowMs * THREADS),
+    completedPerSecond: completed / seconds,
+  };
+}
+
+export const cancelStorm: Scenario = {
+  id: 'storm',
+  title: '4. Cancel storms: useful throughput',
+  steps: (quick) => params(quick).rounds * SHARES.length * SPECS.length,
+
+  async run(ctx: RunContext): Promise<ScenarioResult> {
+    const p = params(ctx.quick);
+    const windows: Window[] = [];
+    const conns: Connection[] = [];
+    try {
+      for (const spec of SPECS) {
+        const c = await Connection.open(spec);
+        await c.warm();
+        conns.push(c);
+      }
+      const runs = SHARES.flatMap((share) => conns.map((conn) => ({ share, conn })));
+      // Rounds outermost, so every (server, share) window is spread over the run.
+      await alternate(runs, () => p.rounds, async ({ share, conn }, round) => {
+        windows.push(await storm(conn, share, round, p.windowMs));
+        ctx.progress.tick();
+      });
+    } finally {
+      await Promise.all(conns.map((c) => c.close()));
+    }
+
+    const labels = SPECS.map(specLabel);
+    const med = (label: string, share: number, f: (w: Window) => number) => median(windows.filter((w) => w.server === label && w.share === share).map(f));
+    const table: Table = {
+      title: `Useful throughput under cancel storms (${THREADS} threads, spin ${WORK_MS} ms in ${STAGE_MS} ms stages; medians of ${p.rounds} windows of ${p.windowMs / 1000} s)`,
+      columns: ['cancelled', ...labels.map((l) => `${l}: completed/s`), ...labels.map((l) => `${l}: useful %`), 'ours ÷ (b)', 'ours ÷ (c)'],
+      rows: SHARES.map((share) => {
+        const cps = labels.map((l) => med(l, share, (w) => w.completedPerSecond));
+        const util = labels.map((l) => med(l, share, (w) => w.usefulUtilisation));
+        return [`${share * 100} %`, ...cps.map((v) => v.toFixed(1)), ...util.map((v) => `${(v * 100).toFixed(0)} %`), `${(cps[0]! / cps[1]!).toFixed(2)}×`, `${(cps[0]! / cps[2]!).toFixed(2)}×`];
+      }),
+    };
+    const ours50 = med(labels[0]!, 0.5, (w) => w.completedPerSecond);
+    const pis50 = med(labels[1]!, 0.5, (w) => w.completedPerSecond);
+    const targets: Target[] = [{ name: '50 % cancel storm: useful throughput vs (b)', goal: '≥ 3×', measured: `${(ours50 / pis50).toFixed(2)}× (${ours50.toFixed(1)} / ${pis50.toFixed(1)} completed calls/s)`, met: ours50 / pis50 >= 3 }];
+    return {
+      id: this.id,
+      title: this.title,
+      method: [
+        `Servers run with ${THREADS} worker threads. ${THREADS} callers each keep one call in flight: spin(${WORK_MS} ms, ${STAGE_MS} ms stages); when a call ends (answered, or cancelled by the client) the caller sends the next at once. A seeded share of the calls is cancelled ${0.2 * WORK_MS}–${0.8 * WORK_MS} ms after it was sent (the SDK client aborts it). Windows of ${p.windowMs / 1000} s; calls still running when a window ends are cancelled and not counted; the server is given time to recover (replace workers) before the next window.`,
+        `**Useful throughput** = calls completed within the window per second; **useful %** = completed work (${WORK_MS} ms per call) ÷ (window × ${THREADS} threads).`,
+        'The cancel delay is counted from sending, as a user would: if a baseline is still replacing a worker, the call may be cancelled while it waits in the queue, which costs that baseline nothing (it favours the baselines).',
+      ].join('\n'),
+      params: { threads: THREADS, workMs: WORK_MS, stageMs: STAGE_MS, shares: SHARES, ...p },
+      servers: SPECS.map(serverInfo),
+      tables: [table],
+      headline: { title: 'Cancel storms: completed calls/s (medians)', columns: ['cancelled', ...labels], rows: table.rows.map((r) => r.slice(0, 1 + labels.length)) },
+      charts: [
+        {
+          file: 'storm-throughput',
+          title: 'Useful throughput under cancel storms',
+          spec: barChart(
+            `Completed calls per second (spin ${WORK_MS} ms, ${THREADS} threads, medians)`,
+            SHARES.flatMap((share) => labels.map((l) => ({ group: `${share * 100} % cancelled`, series: l, value: med(l, share, (w) => w.completedPerSecond) }))),
+            'completed calls / s',
+            'share of calls cancelled mid-run',
+          ),
+        },
+      ],
+      targets,
+      samples: { windows },
+    };
+  },
+};
