@@ -34,7 +34,7 @@ export type ServerStats = ExecutorStats & WireStats;
 
 /** Reads the combined counters. */
 export function serverStats(executor: Executor, wire: WireStats): ServerStats {
-  return { ...executor.stats(), ...wire };
+  return { clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0, ...executor.stats(), ...wire };
 }
 
 /** Raised for a cancelled call; the SDK suppresses it and the guard would drop it. Never reaches the wire. */
@@ -112,10 +112,23 @@ function errorResult(text: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text }] };
 }
 
-/** Lets a stage's `ctx.requestClient` reach the client; the job's stop signal cancels the request towards the client. */
+/**
+ * Lets a stage's `ctx.requestClient` reach the client. While the request is
+ * pending, the job's stop signal cancels it towards the client (the guard
+ * sends that cancellation only if it is still pending); once it is answered,
+ * the job's later stop has nothing to cancel.
+ */
 function clientRequester(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): ClientRequestHandler {
   return async (method, params, signal) => {
-    const result = await extra.sendRequest({ method, params } as ServerRequest, RESULT_SCHEMAS[method], { signal });
-    return result as Record<string, unknown>;
+    const request = new AbortController();
+    const cascade = () => request.abort(`tool call ${JSON.stringify(extra.requestId)} stopped`);
+    if (signal.aborted) cascade();
+    signal.addEventListener('abort', cascade, { once: true });
+    try {
+      const result = await extra.sendRequest({ method, params } as ServerRequest, RESULT_SCHEMAS[method], { signal: request.signal });
+      return result as Record<string, unknown>;
+    } finally {
+      signal.removeEventListener('abort', cascade);
+    }
   };
 }

@@ -4,6 +4,12 @@
  * dispatches it and decides `notifications/cancelled` through the executor's
  * state machine; outbound, it drops any response for a request whose
  * cancellation won, whatever code path produced it.
+ *
+ * It also keeps the server's outbound side of the registry: every request the
+ * server sends to the client (sampling, elicitation, roots from a tool) is an
+ * outbound entry linked to the tool call that caused it. A cancellation for
+ * it leaves only while it is pending; a late answer to a cancelled one is
+ * absorbed here instead of reaching the SDK as an "unknown message ID".
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -16,7 +22,7 @@ import {
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
 import { DuplicateRequestError, type Executor, type Job } from '../executor.js';
-import type { RequestId } from '../registry/registry.js';
+import type { InFlightEntry, RequestId } from '../registry/registry.js';
 
 /** Counted at the wire, shared by every connection of a server. */
 export interface WireStats {
@@ -24,6 +30,43 @@ export interface WireStats {
   responsesDropped: number;
   /** Progress notifications stopped because their request had ended. */
   progressDropped: number;
+  /** Requests to the client (sampling, elicitation, roots) cancelled towards it. Starts at 0 when absent. */
+  clientRequestsCancelled?: number;
+  /** Client answers that arrived after we cancelled their request: accepted, never used. Starts at 0 when absent. */
+  lateClientResponsesIgnored?: number;
+  /** Cancellations of requests the client had already answered (or already cancelled): not sent. Starts at 0 when absent. */
+  staleClientCancelsSuppressed?: number;
+}
+
+/** Options for {@link GuardedTransport}. */
+export interface GuardOptions {
+  /**
+   * How long a request to the client that we cancelled stays in the registry
+   * (state `cancellationRequested`) to absorb a late answer. Default 30 s.
+   */
+  readonly cancelledTtlMs?: number;
+}
+
+/** A request the server sent to the client, from send until its answer (or, once cancelled, until its TTL ends). */
+export class ClientRequestEntry implements InFlightEntry {
+  readonly direction = 'outbound' as const;
+  state: 'pending' | 'cancellationRequested' = 'pending';
+  /** @internal */ timer: NodeJS.Timeout | undefined;
+
+  /** @internal */
+  constructor(
+    private readonly guard: GuardedTransport,
+    readonly session: string,
+    readonly id: RequestId,
+    readonly method: string,
+    /** The inbound request (a tool call) this one was sent for, if any. */
+    readonly relatedRequestId: RequestId | undefined,
+  ) {}
+
+  /** Cancels towards the client if still pending, and settles the SDK's wait for it. */
+  stop(reason?: string): boolean {
+    return this.guard.cancelClientRequest(this, reason);
+  }
 }
 
 export class GuardedTransport implements Transport {
@@ -39,13 +82,19 @@ export class GuardedTransport implements Transport {
    */
   afterCancelled?: (id: RequestId) => void;
 
+  private readonly cancelledTtlMs: number;
+  private closed = false;
+
   constructor(
     private readonly inner: Transport,
     /** The registry's session key for this connection. */
     readonly session: string,
     private readonly executor: Executor,
     private readonly wire: WireStats,
-  ) {}
+    options: GuardOptions = {},
+  ) {
+    this.cancelledTtlMs = options.cancelledTtlMs ?? 30_000;
+  }
 
   get sessionId(): string | undefined {
     return this.inner.sessionId;
@@ -59,7 +108,9 @@ export class GuardedTransport implements Transport {
     this.inner.onmessage = (message, extra) => this.receive(message, extra);
     this.inner.onerror = (error) => this.onerror?.(error);
     this.inner.onclose = () => {
+      this.closed = true; // the cascade below has no one left to tell
       this.executor.cancelSession(this.session, 'transport closed');
+      for (const entry of this.executor.registry.inSession('outbound', this.session)) if (entry instanceof ClientRequestEntry) this.forget(entry);
       this.onclose?.();
     };
     await this.inner.start();
@@ -94,7 +145,58 @@ export class GuardedTransport implements Transport {
     return true;
   }
 
+  /** The request to the client with this id, while pending or waiting out its TTL after cancellation. */
+  clientRequest(id: RequestId): ClientRequestEntry | undefined {
+    const entry = this.executor.registry.get('outbound', this.session, id);
+    return entry instanceof ClientRequestEntry ? entry : undefined;
+  }
+
+  /**
+   * {@link ClientRequestEntry.stop}: for a stop the SDK does not know about
+   * (e.g. the executor closing). Sends the cancellation and settles the SDK's
+   * pending request with a local error.
+   */
+  cancelClientRequest(entry: ClientRequestEntry, reason?: string): boolean {
+    if (!this.mayCancel(entry)) return false;
+    if (!this.closed) {
+      void this.inner
+        .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: entry.id, ...(reason !== undefined && { reason }) } })
+        .catch((error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))));
+    }
+    this.onmessage?.({ jsonrpc: '2.0', id: entry.id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
+    return true;
+  }
+
+  /** Lets one cancellation of a pending request to the client through, and marks it. */
+  private mayCancel(entry: ClientRequestEntry | undefined): entry is ClientRequestEntry {
+    if (!entry || entry.state !== 'pending') {
+      this.wire.staleClientCancelsSuppressed = (this.wire.staleClientCancelsSuppressed ?? 0) + 1;
+      return false;
+    }
+    entry.state = 'cancellationRequested';
+    this.wire.clientRequestsCancelled = (this.wire.clientRequestsCancelled ?? 0) + 1;
+    entry.timer = setTimeout(() => this.forget(entry), this.cancelledTtlMs);
+    entry.timer.unref();
+    return true;
+  }
+
+  private forget(entry: ClientRequestEntry): void {
+    clearTimeout(entry.timer);
+    this.executor.registry.remove(entry);
+  }
+
   private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      // An answer to one of our requests to the client.
+      const entry = message.id === undefined ? undefined : this.clientRequest(message.id);
+      if (entry) {
+        this.forget(entry);
+        if (entry.state === 'cancellationRequested') {
+          this.wire.lateClientResponsesIgnored = (this.wire.lateClientResponsesIgnored ?? 0) + 1;
+          return;
+        }
+      }
+    }
     if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const params = message.params as { requestId?: unknown; reason?: unknown } | undefined;
@@ -119,6 +221,24 @@ export class GuardedTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCRequest(message)) {
+      // A request to the client, linked to the tool call it was sent for.
+      const entry = new ClientRequestEntry(this, this.session, message.id, message.method, options?.relatedRequestId);
+      const added = this.executor.registry.add(entry);
+      try {
+        return await this.inner.send(message, options);
+      } catch (error) {
+        if (added) this.forget(entry);
+        throw error;
+      }
+    }
+    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
+      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof id !== 'string' && typeof id !== 'number') return;
+      if (!this.mayCancel(this.clientRequest(id)) || this.closed) return;
+      return this.inner.send(message, options);
+    }
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
       const id = message.id as RequestId;
       const job = this.jobs.get(id);
