@@ -22,8 +22,8 @@ export { InFlightRegistry } from './registry/registry.js';
 export type { InFlightEntry, RequestId, Direction } from './registry/registry.js';
 export { JobState } from './state/job-state.js';
 export type { JobStateName } from './state/job-state.js';
-export { GuardedTransport } from './transport/guard.js';
-export type { WireStats } from './transport/guard.js';
+export { GuardedTransport, ClientRequestEntry } from './transport/guard.js';
+export type { WireStats, GuardOptions } from './transport/guard.js';
 export { LineTransport } from './transport/stdio.js';
 export type { LineTransportOptions } from './transport/stdio.js';
 export { serveStdio } from './transport/serve.js';
@@ -32,4 +32,19 @@ export { serveHttp } from './transport/http.js';
 export type { HttpOptions, HttpMcpServer } from './transport/http.js';
 export { createMcpServer, serverStats, STATS_URI, SERVER_BUSY } from './server/server.js';
 export type { ServerStats } from './server/server.js';
+export { CancelAwareClient, CallAbortedError, ClientGuard, OutboundRequest, InboundRequest, DEFAULT_CANCELLED_TTL_MS } from './client/index.js';
+export type {
+  CancelAwareClientOptions,
+  CancelAwareClientStats,
+  CallOptions,
+  ConnectOptions,
+  ServerRequestContext,
+  SamplingHandler,
+  ElicitationHandler,
+  RootsHandler,
+  ClientGuardOptions,
+  ClientCancelStats,
+  OutboundState,
+  InboundState,
+} from './client/index.js';
 export { z } from 'zod';

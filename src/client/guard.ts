@@ -1,0 +1,360 @@
+/**
+ * The client's end of the wire: a Transport wrapper that keeps the client's
+ * in-flight registry, the mirror of the server's {@link GuardedTransport}.
+ *
+ * Outbound (we asked the server): every request is registered when it is
+ * sent. A `notifications/cancelled` leaves only for an entry that is still
+ * pending and is not `initialize`; the entry then waits in
+ * `cancellationRequested` for a bounded time, and a response that arrives
+ * meanwhile is accepted here and discarded instead of reaching the SDK (which
+ * would report "unknown message ID").
+ *
+ * Inbound (the server asked us: sampling, elicitation, roots): every request
+ * gets an entry with its own AbortController. A server cancellation is only
+ * ever looked up among these inbound entries, so it cannot touch one of our
+ * own requests that happens to share the id; once it wins, our answer to
+ * that request is never sent.
+ */
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
+import { InFlightRegistry, type InFlightEntry, type RequestId } from '../registry/registry.js';
+
+/** Default for {@link ClientGuardOptions.cancelledTtlMs}. */
+export const DEFAULT_CANCELLED_TTL_MS = 30_000;
+
+/** Counters kept at the client's end of the wire. */
+export interface ClientCancelStats {
+  /** `notifications/cancelled` sent for our own requests that were still pending. */
+  cancelsSent: number;
+  /** Cancellations not sent because the request had already been answered (or was never ours). */
+  staleCancelsSuppressed: number;
+  /** Cancellations of `initialize` not sent: a client must not cancel it. */
+  initializeCancelsSuppressed: number;
+  /** Responses that arrived after we had requested cancellation: accepted on the wire, never used. */
+  lateResponsesIgnored: number;
+  /** Progress notifications for requests we had cancelled, discarded. */
+  lateProgressIgnored: number;
+  /** Server requests (sampling, elicitation, roots) that the server cancelled while we worked on them. */
+  serverCancelsApplied: number;
+  /** Server cancellations naming no request of the server's that we still work on (unknown, answered, or one of our own ids). */
+  serverCancelsIgnored: number;
+  /** Our answers to server requests the server had cancelled: not sent. */
+  responsesDropped: number;
+}
+
+/** A fresh set of zeroed counters. */
+export function emptyClientStats(): ClientCancelStats {
+  return {
+    cancelsSent: 0,
+    staleCancelsSuppressed: 0,
+    initializeCancelsSuppressed: 0,
+    lateResponsesIgnored: 0,
+    lateProgressIgnored: 0,
+    serverCancelsApplied: 0,
+    serverCancelsIgnored: 0,
+    responsesDropped: 0,
+  };
+}
+
+/** Options for {@link ClientGuard}. */
+export interface ClientGuardOptions {
+  /**
+   * How long an outbound entry whose cancellation we requested (and an
+   * inbound one the server cancelled) is kept to recognise a late message
+   * for it. After that it is dropped, so memory stays flat however many
+   * requests are cancelled. Default 30 s.
+   */
+  readonly cancelledTtlMs?: number;
+  /** The registry to record entries in. Default: a registry of this guard's own. */
+  readonly registry?: InFlightRegistry;
+  /** This connection's session key in the registry. Default: a fresh `client-<n>`. */
+  readonly session?: string;
+  /** Counters to add to (shared across reconnections). Default: fresh ones. */
+  readonly stats?: ClientCancelStats;
+}
+
+/** State of a request we sent. */
+export type OutboundState = 'pending' | 'cancellationRequested';
+
+/** A request we sent to the server, from send until its response (or, once cancelled, until its TTL ends). */
+export class OutboundRequest implements InFlightEntry {
+  readonly direction = 'outbound' as const;
+  state: OutboundState = 'pending';
+  /** @internal */ timer: NodeJS.Timeout | undefined;
+
+  /** @internal */
+  constructor(
+    private readonly guard: ClientGuard,
+    readonly session: string,
+    readonly id: RequestId,
+    readonly method: string,
+    readonly progressToken: string | number | undefined,
+  ) {}
+
+  /** Cancels towards the server if still pending; see {@link ClientGuard.cancel}. */
+  stop(reason?: string): boolean {
+    return this.guard.cancel(this.id, reason);
+  }
+}
+
+/** State of a request the server sent us. */
+export type InboundState = 'running' | 'cancelled';
+
+/** A request the server sent us, from arrival until our answer left (or was dropped). */
+export class InboundRequest implements InFlightEntry {
+  readonly direction = 'inbound' as const;
+  state: InboundState = 'running';
+  /** @internal */ readonly controller = new AbortController();
+  /** @internal */ timer: NodeJS.Timeout | undefined;
+
+  /** @internal */
+  constructor(
+    readonly session: string,
+    readonly id: RequestId,
+    readonly method: string,
+  ) {}
+
+  /** Fires when the server cancels this request (or the connection closes). */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Marks the request cancelled and fires its signal. True if it was still running. */
+  stop(reason?: string): boolean {
+    if (this.state !== 'running') return false;
+    this.state = 'cancelled';
+    this.controller.abort(reason ?? 'cancelled by the server');
+    return true;
+  }
+}
+
+let nextSession = 1;
+
+/**
+ * Wraps a client transport (stdio, Streamable HTTP, in-memory) to keep the
+ * client's in-flight registry at the wire. Works under a plain SDK `Client`
+ * too: stale cancellations and errors for late responses go away, whatever
+ * code path caused them. {@link CancelAwareClient} builds on it.
+ */
+export class ClientGuard implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  readonly registry: InFlightRegistry;
+  readonly session: string;
+  readonly stats: ClientCancelStats;
+  private readonly ttlMs: number;
+  private readonly byProgressToken = new Map<string | number, OutboundRequest>();
+  private capture: ((id: RequestId) => void) | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly inner: Transport,
+    options: ClientGuardOptions = {},
+  ) {
+    this.registry = options.registry ?? new InFlightRegistry();
+    this.session = options.session ?? `client-${nextSession++}`;
+    this.stats = options.stats ?? emptyClientStats();
+    this.ttlMs = options.cancelledTtlMs ?? DEFAULT_CANCELLED_TTL_MS;
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (message, extra) => this.receive(message, extra);
+    this.inner.onerror = (error) => this.onerror?.(error);
+    this.inner.onclose = () => {
+      this.release('connection closed');
+      this.onclose?.();
+    };
+    await this.inner.start();
+  }
+
+  /** Our request with this id, if it is pending or waiting out its TTL after cancellation. */
+  outbound(id: RequestId): OutboundRequest | undefined {
+    return this.registry.get('outbound', this.session, id) as OutboundRequest | undefined;
+  }
+
+  /** The server's request with this id, while we work on it. */
+  inbound(id: RequestId): InboundRequest | undefined {
+    return this.registry.get('inbound', this.session, id) as InboundRequest | undefined;
+  }
+
+  /**
+   * Runs `send` (which must send exactly one request synchronously, as the
+   * SDK's `request()` does) and reports the id that request got.
+   */
+  captureRequestId<T>(send: () => T): { result: T; id: RequestId | undefined } {
+    let id: RequestId | undefined;
+    const previous = this.capture;
+    this.capture = (sent) => (id ??= sent);
+    try {
+      return { result: send(), id };
+    } finally {
+      this.capture = previous;
+    }
+  }
+
+  /**
+   * Cancels one of our requests towards the server: only if its entry is
+   * still pending and it is not `initialize`. Sends `notifications/cancelled`
+   * with the original id and the reason, marks the entry
+   * `cancellationRequested`, and settles the SDK's own waiter for it with a
+   * local error so nothing leaks. True if the notification was sent.
+   */
+  cancel(id: RequestId, reason?: string): boolean {
+    const entry = this.outbound(id);
+    if (!this.mayCancel(entry)) return false;
+    void this.inner.send(cancelled(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
+    // The SDK still waits for this id: settle it here, the real response (if any) is absorbed in receive().
+    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
+    return true;
+  }
+
+  /** Outbound entries in each state, for stats. */
+  counts(): { pending: number; cancelling: number } {
+    let pending = 0;
+    let cancelling = 0;
+    for (const e of this.registry.inSession('outbound', this.session) as OutboundRequest[]) {
+      if (e.state === 'pending') pending++;
+      else cancelling++;
+    }
+    return { pending, cancelling };
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCRequest(message)) {
+      const token = message.params?._meta?.progressToken;
+      const entry = new OutboundRequest(this, this.session, message.id, message.method, token);
+      const added = this.registry.add(entry);
+      if (added && token !== undefined) this.byProgressToken.set(token, entry);
+      this.capture?.(message.id);
+      try {
+        return await this.inner.send(message, options);
+      } catch (error) {
+        if (added) this.forget(entry); // never left: nothing to wait for
+        throw error;
+      }
+    } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      // The SDK's own cancellation (its signal or timeout): the same check as ours.
+      const id = requestIdOf(message);
+      if (id === undefined || !this.mayCancel(this.outbound(id))) return;
+    } else if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      const entry = message.id === undefined ? undefined : this.inbound(message.id);
+      if (entry) {
+        this.forget(entry);
+        if (entry.state === 'cancelled') {
+          this.stats.responsesDropped++;
+          return;
+        }
+      }
+    }
+    return this.inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  /** The gate for every cancellation we send; marks the entry when it lets one through. */
+  private mayCancel(entry: OutboundRequest | undefined): entry is OutboundRequest {
+    if (this.closed) return false;
+    if (!entry || entry.state !== 'pending') {
+      this.stats.staleCancelsSuppressed++;
+      return false;
+    }
+    if (entry.method === 'initialize') {
+      this.stats.initializeCancelsSuppressed++;
+      return false;
+    }
+    entry.state = 'cancellationRequested';
+    this.stats.cancelsSent++;
+    entry.timer = setTimeout(() => this.forget(entry), this.ttlMs);
+    entry.timer.unref();
+    return true;
+  }
+
+  private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      const entry = message.id === undefined ? undefined : this.outbound(message.id);
+      if (entry) {
+        this.forget(entry);
+        if (entry.state === 'cancellationRequested') {
+          // Completion may have won the race before our notice arrived: accept, do not use.
+          this.stats.lateResponsesIgnored++;
+          return;
+        }
+      }
+    } else if (isJSONRPCRequest(message)) {
+      // A cancelled entry waiting out its TTL must not capture the answer to a new request that reuses its id.
+      const old = this.inbound(message.id);
+      if (old?.state === 'cancelled') this.forget(old);
+      this.registry.add(new InboundRequest(this.session, message.id, message.method));
+    } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      // Only the server's own requests can be cancelled by the server: inbound entries only.
+      const id = requestIdOf(message);
+      const entry = id === undefined ? undefined : this.inbound(id);
+      const reason = (message.params as { reason?: unknown } | undefined)?.reason;
+      if (!entry?.stop(typeof reason === 'string' ? reason : undefined)) {
+        this.stats.serverCancelsIgnored++;
+        return;
+      }
+      this.stats.serverCancelsApplied++;
+      entry.timer = setTimeout(() => this.forget(entry), this.ttlMs);
+      entry.timer.unref();
+    } else if (isJSONRPCNotification(message) && message.method === 'notifications/progress') {
+      const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
+      const entry = typeof token === 'string' || typeof token === 'number' ? this.byProgressToken.get(token) : undefined;
+      if (entry?.state === 'cancellationRequested') {
+        this.stats.lateProgressIgnored++;
+        return;
+      }
+    }
+    this.onmessage?.(message, extra);
+  }
+
+  private forget(entry: OutboundRequest | InboundRequest): void {
+    clearTimeout(entry.timer);
+    this.registry.remove(entry);
+    if (entry instanceof OutboundRequest && entry.progressToken !== undefined && this.byProgressToken.get(entry.progressToken) === entry) {
+      this.byProgressToken.delete(entry.progressToken);
+    }
+  }
+
+  /** The connection closed: nothing more can arrive or leave; stop what the server asked of us. */
+  private release(reason: string): void {
+    this.closed = true;
+    for (const entry of this.registry.inSession('inbound', this.session) as InboundRequest[]) {
+      entry.stop(reason);
+      this.forget(entry);
+    }
+    for (const entry of this.registry.inSession('outbound', this.session) as OutboundRequest[]) this.forget(entry);
+  }
+}
+
+function cancelled(requestId: RequestId, reason: string | undefined): JSONRPCMessage {
+  return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined && { reason }) } };
+}
+
+function requestIdOf(message: JSONRPCMessage): RequestId | undefined {
+  const id = (message as { params?: { requestId?: unknown } }).params?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
