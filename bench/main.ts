@@ -6,6 +6,7 @@
  *   node dist/bench/main.js [--quick] [--out bench/results] [--only cancel-latency,overhead]
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { environment } from './lib/env.js';
@@ -59,11 +60,12 @@ const program = new Command()
       progress.stop();
     }
     const totalMs = performance.now() - started;
+    const loadAvgAtEnd = loadavg();
 
     for (const r of results) for (const c of r.charts) await writeFile(join(dir, `${c.file}.svg`), await renderSvg(c.spec));
     const command = `node dist/bench/main.js ${process.argv.slice(2).join(' ')}`.trim();
-    await writeFile(join(dir, 'results.json'), JSON.stringify({ env, quick, command, totalMs, scenarios: results.map(({ charts: _c, ...r }) => r) }, null, 1));
-    await writeFile(join(dir, 'report.md'), markdownReport({ env, quick, command, totalMs, results }));
+    await writeFile(join(dir, 'results.json'), JSON.stringify({ env, loadAvgAtEnd, quick, command, totalMs, scenarios: results.map(({ charts: _c, ...r }) => r) }));
+    await writeFile(join(dir, 'report.md'), markdownReport({ env, loadAvgAtEnd, quick, command, totalMs, results }));
 
     const out: string[] = [''];
     for (const r of results) if (r.headline) out.push(textTable(r.headline), '');

@@ -4,6 +4,7 @@
  * baselines (stdio). Every scenario gets its connections from here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -78,7 +79,24 @@ export class Connection {
     readonly spec: ServerSpec,
     readonly client: Client,
     private readonly child: ChildProcess | undefined,
+    private readonly transport: Transport,
   ) {}
+
+  /** The server process's id. */
+  get pid(): number | undefined {
+    return this.child?.pid ?? (this.transport instanceof StdioClientTransport ? (this.transport.pid ?? undefined) : undefined);
+  }
+
+  /** CPU time the server has used so far (Linux /proc; undefined elsewhere): the whole process and its main thread alone. */
+  cpuTimes(): { processMs: number; mainThreadMs: number } | undefined {
+    const pid = this.pid;
+    if (pid === undefined) return undefined;
+    try {
+      return { processMs: procCpuMs(`/proc/${pid}/stat`), mainThreadMs: procCpuMs(`/proc/${pid}/task/${pid}/stat`) };
+    } catch {
+      return undefined;
+    }
+  }
 
   get label(): string {
     return specLabel(this.spec);
@@ -97,7 +115,7 @@ export class Connection {
       const url = await listeningUrl(child);
       transport = new StreamableHTTPClientTransport(new URL(url));
     }
-    const conn = new Connection(spec, client, child);
+    const conn = new Connection(spec, client, child, transport);
     client.onerror = (error) => {
       if (/unknown message ID/i.test(error.message)) conn.lateResponses++;
     };
@@ -141,6 +159,13 @@ export class Connection {
       if (this.child.exitCode === null) this.child.kill('SIGKILL');
     }
   }
+}
+
+/** utime + stime from a /proc stat file, in ms (assumes the usual 100 ticks per second). */
+function procCpuMs(file: string): number {
+  const text = readFileSync(file, 'utf8');
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10; // fields 14 and 15 of stat(5), counted after the command name
 }
 
 /** Reads the HTTP server's "listening on <url>" line from its stderr. */

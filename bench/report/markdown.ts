@@ -14,6 +14,7 @@ export function targetsTable(targets: readonly Target[]): Table {
 
 export interface ReportInput {
   readonly env: Environment;
+  readonly loadAvgAtEnd: readonly number[];
   readonly quick: boolean;
   readonly command: string;
   readonly totalMs: number;
@@ -34,7 +35,7 @@ export function markdownReport(input: ReportInput): string {
         ['CPU', `${env.cpus} × ${env.cpuModel} (available parallelism ${env.availableParallelism})`],
         ['Memory', `${env.totalMemMb} MiB`],
         ['OS', `${env.platform} ${env.arch}`],
-        ['Load average at start', env.loadAvgAtStart.map((l) => l.toFixed(2)).join(' ')],
+        ['Load average (1, 5, 15 min) at start / end', `${env.loadAvgAtStart.map((l) => l.toFixed(2)).join(' ')} / ${input.loadAvgAtEnd.map((l) => l.toFixed(2)).join(' ')}`],
         ['Node flags', [...env.execArgv, env.nodeOptions ?? ''].join(' ').trim() || 'none'],
         ['Commit', `${env.gitCommit ?? 'unknown'}${env.gitDirty ? ' (work tree had uncommitted changes)' : ''}`],
       ],

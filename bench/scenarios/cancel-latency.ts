@@ -50,11 +50,11 @@ function configs(quick: boolean): Config[] {
   const both: Mode[] = ['reused', 'stopped'];
   for (const transport of ['stdio', 'http'] as const) {
     for (const stageMs of STAGES) {
-      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 20 : 300 });
+      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 12 : 300 });
       out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20 });
     }
   }
-  for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 10 : 100 });
+  for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 6 : 100 });
   out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8 });
   out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6 });
   // Yielding between slices interleaves B with A on the one thread: there is no slot to reuse, only "stopped".

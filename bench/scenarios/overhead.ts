@@ -16,9 +16,10 @@ interface Params {
   rounds: number;
   sequentialCalls: number;
   windowMs: number;
+  warmupMs: number;
 }
 
-const params = (quick: boolean): Params => (quick ? { rounds: 2, sequentialCalls: 100, windowMs: 1000 } : { rounds: 6, sequentialCalls: 300, windowMs: 3000 });
+const params = (quick: boolean): Params => (quick ? { rounds: 2, sequentialCalls: 100, windowMs: 750, warmupMs: 400 } : { rounds: 6, sequentialCalls: 300, windowMs: 3000, warmupMs: 1500 });
 
 const SPECS: readonly ServerSpec[] = [
   { kind: 'ours', transport: 'stdio', threads: THREADS },
@@ -28,8 +29,10 @@ const SPECS: readonly ServerSpec[] = [
 ];
 
 /** Closed loop: `concurrency` callers, each sending its next call when the last one is answered, for `windowMs`. */
-async function throughput(conn: Connection, concurrency: number, windowMs: number): Promise<{ calls: number; seconds: number; latencies: number[] }> {
+async function throughput(conn: Connection, concurrency: number, windowMs: number): Promise<{ calls: number; seconds: number; latencies: number[]; serverCpuMs?: number; serverMainCpuMs?: number; clientCpuMs: number }> {
   const latencies: number[] = [];
+  const cpu0 = conn.cpuTimes();
+  const client0 = process.cpuUsage();
   const start = performance.now();
   const end = start + windowMs;
   let last = start;
@@ -42,7 +45,15 @@ async function throughput(conn: Connection, concurrency: number, windowMs: numbe
     }
   };
   await Promise.all(Array.from({ length: concurrency }, caller));
-  return { calls: latencies.length, seconds: (last - start) / 1000, latencies };
+  const cpu1 = conn.cpuTimes();
+  const client = process.cpuUsage(client0);
+  return {
+    calls: latencies.length,
+    seconds: (last - start) / 1000,
+    latencies,
+    ...(cpu0 && cpu1 && { serverCpuMs: cpu1.processMs - cpu0.processMs, serverMainCpuMs: cpu1.mainThreadMs - cpu0.mainThreadMs }),
+    clientCpuMs: (client.user + client.system) / 1000,
+  };
 }
 
 export const overhead: Scenario = {
@@ -55,7 +66,7 @@ export const overhead: Scenario = {
     const conns: Connection[] = [];
     const sequential = new Map<string, number[]>();
     const loaded = new Map<string, number[]>();
-    const windows: { server: string; round: number; calls: number; seconds: number; callsPerSecond: number }[] = [];
+    const windows: { server: string; round: number; calls: number; seconds: number; callsPerSecond: number; serverCpuUsPerCall?: number; serverMainCpuUsPerCall?: number; clientCpuUsPerCall: number }[] = [];
     try {
       for (const spec of SPECS) {
         const c = await Connection.open(spec);
@@ -64,6 +75,8 @@ export const overhead: Scenario = {
         sequential.set(c.label, []);
         loaded.set(c.label, []);
       }
+      // Untimed: let both the server and this client JIT-compile their hot paths under load.
+      for (const c of conns) await throughput(c, CONCURRENCY, p.warmupMs);
       await alternate(conns, () => p.rounds, async (conn, round) => {
         for (let i = 0; i < 20; i++) await conn.warm(); // JIT and pool warm before timing
         for (let i = 0; i < p.sequentialCalls; i++) {
@@ -73,7 +86,17 @@ export const overhead: Scenario = {
         }
         const t = await throughput(conn, CONCURRENCY, p.windowMs);
         loaded.get(conn.label)!.push(...t.latencies.map(us));
-        windows.push({ server: conn.label, round, calls: t.calls, seconds: us(t.seconds), callsPerSecond: Math.round(t.calls / t.seconds) });
+        const perCall = (ms: number | undefined) => (ms === undefined ? undefined : Math.round((1000 * ms) / t.calls));
+        windows.push({
+          server: conn.label,
+          round,
+          calls: t.calls,
+          seconds: us(t.seconds),
+          callsPerSecond: Math.round(t.calls / t.seconds),
+          serverCpuUsPerCall: perCall(t.serverCpuMs),
+          serverMainCpuUsPerCall: perCall(t.serverMainCpuMs),
+          clientCpuUsPerCall: perCall(t.clientCpuMs)!,
+        });
         ctx.progress.tick();
       });
     } finally {
@@ -86,27 +109,32 @@ export const overhead: Scenario = {
       const s = summarize(sequential.get(label)!);
       const l = summarize(loaded.get(label)!);
       const rates = cps(label);
-      return [label, fmt(s.p50), fmt(s.p99), Math.round(median(rates)), `${Math.min(...rates)}–${Math.max(...rates)}`, fmt(l.p50), fmt(l.p99)];
+      const mine = windows.filter((w) => w.server === label);
+      const cpu = (f: (w: (typeof windows)[number]) => number | undefined) => {
+        const v = mine.map(f).filter((x): x is number => x !== undefined);
+        return v.length ? Math.round(median(v)) : '–';
+      };
+      return [label, fmt(s.p50), fmt(s.p99), Math.round(median(rates)), `${Math.min(...rates)}–${Math.max(...rates)}`, fmt(l.p50), fmt(l.p99), cpu((w) => w.serverCpuUsPerCall), cpu((w) => w.serverMainCpuUsPerCall), cpu((w) => w.clientCpuUsPerCall)];
     });
     const ours = median(cps(specLabel(SPECS[0]!)));
     const pis = median(cps(specLabel(SPECS[1]!)));
     const targets: Target[] = [{ name: 'Zero-work calls per second vs (b)', goal: '≥ 0.9×', measured: `${(ours / pis).toFixed(2)}× (${Math.round(ours)} / ${Math.round(pis)} calls/s, medians of ${p.rounds} windows)`, met: ours / pis >= 0.9 }];
     const table = {
       title: `Zero-work calls: latency (ms) and throughput (${THREADS} threads, ${CONCURRENCY} calls in flight)`,
-      columns: ['server', 'one at a time p50', 'one at a time p99', 'calls/s (median)', 'calls/s (range)', `loaded p50`, `loaded p99`],
+      columns: ['server', 'one at a time p50', 'one at a time p99', 'calls/s (median)', 'calls/s (range)', 'loaded p50', 'loaded p99', 'server CPU µs/call', 'server main thread µs/call', 'client CPU µs/call'],
       rows,
     };
     return {
       id: this.id,
       title: this.title,
       method: [
-        `Servers run with ${THREADS} worker threads ((a) runs the call on its main thread). Each round, per server in turn: 20 untimed warm-up calls; ${p.sequentialCalls} zero-work calls one at a time (latency = send → response at the client); then ${CONCURRENCY} concurrent callers in a closed loop for ${p.windowMs / 1000} s (calls/s = answered calls / time to the last answer, and each call's latency under that load). ${p.rounds} rounds, servers alternating. No progress token is sent.`,
-        'The client is one Node process on the same 2 cores: at these rates it is a large part of the cost, the same for every server.',
+        `Servers run with ${THREADS} worker threads ((a) runs the call on its main thread). First an untimed ${p.warmupMs / 1000} s loaded warm-up per server (JIT). Each round, per server in turn: 20 untimed warm-up calls; ${p.sequentialCalls} zero-work calls one at a time (latency = send → response at the client); then ${CONCURRENCY} concurrent callers in a closed loop for ${p.windowMs / 1000} s (calls/s = answered calls / time to the last answer, and each call's latency under that load). ${p.rounds} rounds, servers alternating. No progress token is sent.`,
+        'The client is one Node process on the same 2 cores: at these rates it is a large part of the cost, the same for every server. CPU per call is read from /proc during the loaded windows (10 ms ticks): the server process (all threads), its main thread alone, and the client process.',
       ].join('\n'),
       params: { threads: THREADS, concurrency: CONCURRENCY, ...p },
       servers: SPECS.map(serverInfo),
       tables: [table],
-      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'p50 ms', 'p99 ms', 'calls/s', 'range', 'loaded p50', 'loaded p99'] },
+      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'p50 ms', 'p99 ms', 'calls/s', 'range', 'loaded p50', 'loaded p99', 'srv µs/call', 'main µs/call', 'client µs/call'] },
       charts: [
         { file: 'overhead-latency-cdf', title: 'Zero-work call latency, one at a time', spec: cdfChart('Zero-work call latency, one call at a time', labels.map((label) => ({ label, values: sequential.get(label)! }))) },
         { file: 'overhead-loaded-cdf', title: `Zero-work call latency, ${CONCURRENCY} in flight`, spec: cdfChart(`Zero-work call latency, ${CONCURRENCY} calls in flight`, labels.map((label) => ({ label, values: loaded.get(label)! }))) },
