@@ -11,7 +11,12 @@ const HEIGHT = 300;
 
 /** Latency CDFs, one line per series, log-scaled time axis. */
 export function cdfChart(title: string, series: readonly { label: string; values: readonly number[] }[], xTitle = 'latency (ms, log scale)'): TopLevelSpec {
-  const values = series.flatMap((s) => cdf(s.values).map((p) => ({ series: `${s.label} (n=${s.values.length})`, ms: Math.max(p.ms, 0.01), fraction: p.fraction })));
+  const values = series.flatMap((s) => {
+    const points = cdf(s.values);
+    const name = `${s.label} (n=${s.values.length})`;
+    // Start each curve at 0 so that a series with a single sample still draws its step.
+    return [...(points.length ? [{ ...points[0]!, fraction: 0 }] : []), ...points].map((p) => ({ series: name, ms: Math.max(p.ms, 0.01), fraction: p.fraction }));
+  });
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title,
@@ -40,7 +45,26 @@ export function barChart(title: string, rows: readonly { group: string; series: 
       x: { field: 'group', type: 'nominal', title: groupTitle, sort: null, axis: { labelAngle: 0 } },
       xOffset: { field: 'series', type: 'nominal', sort: null },
       y: { field: 'value', type: 'quantitative', title: yTitle },
-      color: { field: 'series', type: 'nominal', title: null, sort: null, legend: { orient: 'bottom', labelLimit: 360 } },
+      color: { field: 'series', type: 'nominal', title: null, sort: null, legend: { orient: 'bottom', columns: 3, labelLimit: 360 } },
+    },
+  };
+}
+
+/** Points on a log scale: one column per `group`, one colour per `series` (for values spanning decades). */
+export function logDotChart(title: string, rows: readonly { group: string; series: string; value: number }[], yTitle: string, groupTitle: string): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title,
+    width: WIDTH,
+    height: HEIGHT,
+    data: { values: rows.map((r) => ({ ...r })) },
+    mark: { type: 'point', filled: true, size: 90, opacity: 0.9 },
+    encoding: {
+      x: { field: 'group', type: 'nominal', title: groupTitle, sort: null, axis: { labelAngle: 0 } },
+      xOffset: { field: 'series', type: 'nominal', sort: null },
+      y: { field: 'value', type: 'quantitative', title: yTitle, scale: { type: 'log' }, axis: { grid: true } },
+      color: { field: 'series', type: 'nominal', title: null, sort: null, legend: { orient: 'bottom', columns: 2, labelLimit: 360 } },
+      shape: { field: 'series', type: 'nominal', title: null, sort: null },
     },
   };
 }

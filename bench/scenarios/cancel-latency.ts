@@ -11,7 +11,7 @@
  *    reported stopped; time cancel sent → the first poll that sees it.
  * Modes alternate sample by sample, and configurations round-robin.
  */
-import { barChart, cdfChart } from '../report/charts.js';
+import { cdfChart, logDotChart } from '../report/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
 import { Connection, specLabel, type ServerKind, type ServerSpec, type TransportKind } from '../lib/servers.js';
 import { alternate, fmt, sleep, summarize, us, type Summary } from '../lib/stats.js';
@@ -152,15 +152,13 @@ export const cancelLatency: Scenario = {
     charts.push({
       file: 'cancel-reused-p50-bars',
       title: 'Cancel → slot reused, p50 by stage size',
-      spec: barChart(
+      spec: logDotChart(
         'Cancel → slot reused, p50 (ms, log scale)',
         all.filter((c) => c.modes.includes('reused')).map((c) => ({ group: `${c.stageMs} ms`, series: configLabel(c), value: stats.get(`${c.key}/reused`)!.p50 })),
         'p50 (ms)',
         'stage size',
       ),
     });
-    const bars = charts[charts.length - 1]!.spec as { encoding: { y: { scale?: unknown } } };
-    bars.encoding.y.scale = { type: 'log' };
 
     const ours = stats.get('ours-stdio-1-coop/reused')!;
     const pis = stats.get('piscina-1/reused')!;
