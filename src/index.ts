@@ -22,7 +22,7 @@ export { InFlightRegistry } from './registry/registry.js';
 export type { InFlightEntry, RequestId, Direction } from './registry/registry.js';
 export { JobState } from './state/job-state.js';
 export type { JobStateName } from './state/job-state.js';
-export { GuardedTransport, ClientRequestEntry } from './transport/guard.js';
+export { GuardedTransport, ClientRequestEntry, newWireStats } from './transport/guard.js';
 export type { WireStats, GuardOptions } from './transport/guard.js';
 export { LineTransport } from './transport/stdio.js';
 export type { LineTransportOptions } from './transport/stdio.js';

@@ -9,7 +9,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { createMcpServer, Executor, GuardedTransport, type WireStats } from '../dist/src/index.js';
+import { createMcpServer, Executor, GuardedTransport, newWireStats, type WireStats } from '../dist/src/index.js';
 import { CLI, CLIENT_TOOLS } from './helpers.js';
 
 export type Kind = 'memory' | 'stdio';
@@ -145,7 +145,7 @@ export async function openConnection(kind: Kind, setup: ServerSetup = {}): Promi
     return { kind, tap: new Tap(transport), dispose: async () => transport.close() };
   }
   const executor = await Executor.create({ threads, toolModules: [CLIENT_TOOLS] });
-  const wire: WireStats = { responsesDropped: 0, progressDropped: 0 };
+  const wire: WireStats = newWireStats();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const guard = new GuardedTransport(serverSide, 'memory', executor, wire, setup.cancelledTtlMs === undefined ? {} : { cancelledTtlMs: setup.cancelledTtlMs });
   const server = createMcpServer(executor, guard, wire, 'test');

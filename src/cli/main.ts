@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { Executor } from '../executor.js';
-import type { WireStats } from '../transport/guard.js';
+import { newWireStats } from '../transport/guard.js';
 import { serveHttp } from '../transport/http.js';
 import { serveStdio } from '../transport/serve.js';
 
@@ -74,7 +74,7 @@ program
       toolSettings: { root: resolve(flags.root) },
       ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
     });
-    const wire: WireStats = { responsesDropped: 0, progressDropped: 0 };
+    const wire = newWireStats();
     let stopping = false;
     const stop = async (why: string, close: () => Promise<void>) => {
       if (stopping) return;

@@ -34,7 +34,7 @@ export type ServerStats = ExecutorStats & WireStats;
 
 /** Reads the combined counters. */
 export function serverStats(executor: Executor, wire: WireStats): ServerStats {
-  return { clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0, ...executor.stats(), ...wire };
+  return { ...executor.stats(), ...wire };
 }
 
 /** Raised for a cancelled call; the SDK suppresses it and the guard would drop it. Never reaches the wire. */

@@ -24,18 +24,23 @@ import {
 import { DuplicateRequestError, type Executor, type Job } from '../executor.js';
 import type { InFlightEntry, RequestId } from '../registry/registry.js';
 
-/** Counted at the wire, shared by every connection of a server. */
+/** Counted at the wire, shared by every connection of a server (start from {@link newWireStats}). */
 export interface WireStats {
   /** Responses produced for a cancelled request and stopped here. */
   responsesDropped: number;
   /** Progress notifications stopped because their request had ended. */
   progressDropped: number;
-  /** Requests to the client (sampling, elicitation, roots) cancelled towards it. Starts at 0 when absent. */
-  clientRequestsCancelled?: number;
-  /** Client answers that arrived after we cancelled their request: accepted, never used. Starts at 0 when absent. */
-  lateClientResponsesIgnored?: number;
-  /** Cancellations of requests the client had already answered (or already cancelled): not sent. Starts at 0 when absent. */
-  staleClientCancelsSuppressed?: number;
+  /** Requests to the client (sampling, elicitation, roots) cancelled towards it. */
+  clientRequestsCancelled: number;
+  /** Client answers that arrived after we cancelled their request: accepted, never used. */
+  lateClientResponsesIgnored: number;
+  /** Cancellations of requests the client had already answered (or already cancelled): not sent. */
+  staleClientCancelsSuppressed: number;
+}
+
+/** All wire counters at zero. */
+export function newWireStats(): WireStats {
+  return { responsesDropped: 0, progressDropped: 0, clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0 };
 }
 
 /** Options for {@link GuardedTransport}. */
@@ -170,11 +175,11 @@ export class GuardedTransport implements Transport {
   /** Lets one cancellation of a pending request to the client through, and marks it. */
   private mayCancel(entry: ClientRequestEntry | undefined): entry is ClientRequestEntry {
     if (!entry || entry.state !== 'pending') {
-      this.wire.staleClientCancelsSuppressed = (this.wire.staleClientCancelsSuppressed ?? 0) + 1;
+      this.wire.staleClientCancelsSuppressed++;
       return false;
     }
     entry.state = 'cancellationRequested';
-    this.wire.clientRequestsCancelled = (this.wire.clientRequestsCancelled ?? 0) + 1;
+    this.wire.clientRequestsCancelled++;
     entry.timer = setTimeout(() => this.forget(entry), this.cancelledTtlMs);
     entry.timer.unref();
     return true;
@@ -192,7 +197,7 @@ export class GuardedTransport implements Transport {
       if (entry) {
         this.forget(entry);
         if (entry.state === 'cancellationRequested') {
-          this.wire.lateClientResponsesIgnored = (this.wire.lateClientResponsesIgnored ?? 0) + 1;
+          this.wire.lateClientResponsesIgnored++;
           return;
         }
       }
