@@ -70,7 +70,7 @@ export interface StartOptions {
 /** How a job ended. Only `cancelled` means "send nothing". */
 export type JobOutcome =
   | { readonly kind: 'completed'; readonly result: CallToolResult }
-  | { readonly kind: 'failed'; readonly message: string; readonly stage?: string; readonly code: 'stage' | 'crash' | 'queue_full' | 'unknown_tool' | 'invalid_arguments' }
+  | { readonly kind: 'failed'; readonly message: string; readonly stage?: string; readonly code: 'stage' | 'crash' | 'queue_full' | 'unknown_tool' | 'invalid_arguments' | 'rejected' }
   | { readonly kind: 'timedOut'; readonly timeoutMs: number; readonly hardKilled: boolean }
   | { readonly kind: 'cancelled'; readonly from: 'queued' | 'running'; readonly hardKilled: boolean };
 
@@ -129,8 +129,9 @@ export class Executor {
     this.graceMs = options.graceMs ?? 1000;
     this.progressIntervalMs = options.progressIntervalMs ?? 50;
     this.tools = tools;
-    // Every job holding a slot is queued or running: the queue limit plus one per thread bounds them.
-    this.slab = new StateSlab(this.queueLimit + this.threads + 1);
+    // Every job holding a slot is queued or running. Admission lets the queue overshoot its limit by at most
+    // the threads that are about to free up (see Job.start), so this bounds them.
+    this.slab = new StateSlab(this.queueLimit + 2 * this.threads + 1);
     this.pool = new WorkerPool({
       threads: this.threads,
       init: { stateBuffer: this.slab.buffer, toolModules: moduleUrls, settings: options.toolSettings ?? {} },
@@ -152,7 +153,9 @@ export class Executor {
         tools.set(tool.name, tool);
       }
     }
-    return new Executor(options, tools, urls);
+    const executor = new Executor(options, tools, urls);
+    await executor.pool.warmup(executor.threads);
+    return executor;
   }
 
   /**
@@ -185,7 +188,10 @@ export class Executor {
       this.counters.unknownCancelsIgnored++;
       return 'unknown';
     }
-    return entry instanceof Job ? entry.cancel(reason) : entry.stop(reason) ? 'cancelled-running' : 'too-late';
+    if (entry instanceof Job) return entry.cancel(reason);
+    if (entry.stop(reason)) return 'cancelled-running';
+    this.counters.lateCancelsIgnored++;
+    return 'too-late';
   }
 
   /** Cancels every inbound request of a session (its transport closed). */
@@ -266,7 +272,9 @@ export class Job implements InFlightEntry {
     if (!parsed.success) {
       return this.finish({ kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for '${tool.name}': ${z.prettifyError(parsed.error)}` }, 'completed');
     }
-    if (ex.admission.size >= ex.queueLimit) {
+    // A thread whose job just settled is free a microtask before p-queue starts the next one; count it as free.
+    const freeThreads = ex.threads - ex.counters.running;
+    if (ex.admission.size - freeThreads >= ex.queueLimit) {
       return this.finish({ kind: 'failed', code: 'queue_full', message: `server busy: ${ex.admission.size} calls already waiting (queue limit ${ex.queueLimit}); try again later` }, 'completed');
     }
     this.slot = ex.slab.allocate();
@@ -276,11 +284,14 @@ export class Job implements InFlightEntry {
     return this.outcome;
   }
 
-  /** Drops a reserved job that will never start (e.g. its arguments were invalid). True if no cancellation had won. */
-  abandon(): boolean {
+  /**
+   * Ends a reserved job that will never start, e.g. because the request was
+   * answered with an error before it got here. Its outcome settles as failed.
+   * False if it had already started or been cancelled.
+   */
+  abandon(message = 'request rejected before it started'): boolean {
     if (this.phase !== 'reserved') return false;
-    this.phase = 'settled';
-    this.executor.registry.remove(this);
+    this.finish({ kind: 'failed', code: 'rejected', message }, 'completed');
     return true;
   }
 

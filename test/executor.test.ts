@@ -432,6 +432,20 @@ describe('close', () => {
   }, 30_000);
 });
 
+describe('close with a stage that ignores cancellation', () => {
+  it('does not hang: the stuck worker is destroyed and its outcome settles', async () => {
+    const ex = await Executor.create({ threads: 1, toolModules: [FIXTURES], graceMs: 100 });
+    const stuck = ex.submit('s', 'tight', { tool: 'tight', args: { ms: 60_000 } });
+    await delay(200);
+    ex.cancel('s', 'tight');
+    await delay(300); // past the grace period: the hard stop has removed its worker
+    const t0 = performance.now();
+    await within(ex.close(), 10_000, 'close after a hard stop');
+    expect(performance.now() - t0).toBeLessThan(3_000);
+    expect((await within(stuck.outcome, 1_000, 'stuck job')).kind).toBe('cancelled');
+  }, 30_000);
+});
+
 // ---- queueing ------------------------------------------------------------
 
 describe('queue', () => {
@@ -484,6 +498,14 @@ describe('queue', () => {
     for (const j of [waiting[1]!, admitted]) expect((await within(j.outcome, 10_000, 'queued quick')).kind).toBe('completed');
     expect(ex.stats().inFlight).toBe(0);
   }, 30_000);
+
+  it('a call submitted right after the previous one settled is not refused: the freed thread counts as free', async () => {
+    const ex = await make({ threads: 1, queueLimit: 1 });
+    for (let i = 0; i < 5; i++) {
+      const outcome = await within(ex.submit('s', `seq${i}`, { tool: 'quick', args: {} }).outcome, 10_000, 'sequential quick job');
+      expect(outcome.kind).toBe('completed');
+    }
+  });
 
   it('is fair between sessions: B does not wait behind all of A', async () => {
     const ex = await make({ threads: 1 });

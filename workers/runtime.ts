@@ -29,6 +29,11 @@ async function loadTools(modules: readonly string[]): Promise<Map<string, ToolDe
   return byName;
 }
 
+/** Resolves once this worker has loaded every tool module; the pool calls it on each thread at start. */
+export async function warmup(): Promise<number> {
+  return (await tools).size;
+}
+
 /** Runs one job. Never throws for a stage's failure: the outcome says what happened. */
 export default async function runJob(task: WorkerTask): Promise<WorkerOutcome> {
   const tool = (await tools).get(task.tool);
