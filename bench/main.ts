@@ -46,7 +46,7 @@ const program = new Command()
     const progress = new Progress();
     const log = (line: string) => process.stderr.write(`\r\x1b[K${line}\n`);
     const started = performance.now();
-    progress.start(chosen.reduce((n, s) => n + s.steps(quick), 0));
+    progress.start(chosen.reduce((n, s) => n + s.estimateMs(quick), 0));
     const results: ScenarioResult[] = [];
     try {
       for (const scenario of chosen) {

@@ -5,11 +5,11 @@ export class Progress {
   private readonly bar = new cliProgress.SingleBar(
     {
       stream: process.stderr,
-      format: ' {bar} {percentage}% | {value}/{total} steps | {scenario} | elapsed {duration_formatted} | eta {eta_formatted}',
+      format: ' {bar} {percentage}% | {scenario} | elapsed {duration_formatted} | eta {eta_formatted}',
       hideCursor: true,
       noTTYOutput: true,
       notTTYSchedule: 5000,
-      etaBuffer: 50,
+      etaBuffer: 20,
     },
     cliProgress.Presets.shades_classic,
   );
@@ -24,7 +24,8 @@ export class Progress {
     this.bar.update({ scenario: name });
   }
 
-  tick(n = 1): void {
+  /** Advances by `n` units of estimated work (milliseconds). */
+  tick(n: number): void {
     this.bar.increment(n, { scenario: this.scenario });
   }
 

@@ -56,8 +56,8 @@ export interface ScenarioResult {
 export interface Scenario {
   readonly id: string;
   readonly title: string;
-  /** Progress-bar steps the scenario will report. */
-  steps(quick: boolean): number;
+  /** Estimated run time in ms: the progress bar's total; the scenario ticks the estimate of each step as it ends. */
+  estimateMs(quick: boolean): number;
   run(ctx: RunContext): Promise<ScenarioResult>;
 }
 

@@ -25,6 +25,8 @@ export interface ServerSpec {
   readonly threads: number;
   /** Ours only: `--grace-ms`. */
   readonly graceMs?: number;
+  /** Told apart in labels, e.g. "1 thread". */
+  readonly tag?: string;
 }
 
 /** Human names for the report. */
@@ -37,7 +39,8 @@ export const KIND_LABEL: Record<ServerKind, string> = {
 };
 
 export function specLabel(spec: ServerSpec): string {
-  return spec.kind === 'ours' ? `ours (${spec.transport})` : KIND_LABEL[spec.kind];
+  const tag = spec.tag ? `, ${spec.tag}` : '';
+  return spec.kind === 'ours' ? `ours (${spec.transport}${tag})` : `${KIND_LABEL[spec.kind]}${tag}`;
 }
 
 /** The command line that starts a server, for the report. */
@@ -75,6 +78,10 @@ export interface CallOptions {
 export class Connection {
   /** Responses the client got for requests it had already cancelled (the SDK reports them as errors). */
   lateResponses = 0;
+  /** The last few KB the server wrote to stderr, to explain a server that went away. */
+  stderrTail = '';
+  private closing = false;
+  private lost: Error | undefined;
   private constructor(
     readonly spec: ServerSpec,
     readonly client: Client,
@@ -109,13 +116,18 @@ export class Connection {
     let transport: Transport;
     let child: ChildProcess | undefined;
     if (spec.transport === 'stdio') {
-      transport = new StdioClientTransport({ command: process.execPath, args: [script!, ...args], stderr: 'ignore' });
+      transport = new StdioClientTransport({ command: process.execPath, args: [script!, ...args], stderr: 'pipe' });
     } else {
       child = spawn(process.execPath, [script!, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
       const url = await listeningUrl(child);
       transport = new StreamableHTTPClientTransport(new URL(url));
     }
     const conn = new Connection(spec, client, child, transport);
+    const stderr = transport instanceof StdioClientTransport ? transport.stderr : child?.stderr;
+    stderr?.on('data', (chunk: Buffer) => (conn.stderrTail = (conn.stderrTail + chunk.toString('utf8')).slice(-4096)));
+    client.onclose = () => {
+      if (!conn.closing) conn.lost = new Error(`${conn.label}: the server went away; its stderr ended with:\n${conn.stderrTail}`);
+    };
     client.onerror = (error) => {
       if (/unknown message ID/i.test(error.message)) conn.lateResponses++;
     };
@@ -124,6 +136,7 @@ export class Connection {
   }
 
   callSpin(args: SpinArgs, options: CallOptions = {}): Promise<CallToolResult> {
+    if (this.lost) return Promise.reject(this.lost);
     return this.client.callTool({ name: 'spin', arguments: { ...args } }, undefined, {
       timeout: 600_000,
       ...(options.signal && { signal: options.signal }),
@@ -151,6 +164,7 @@ export class Connection {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await this.client.close().catch(() => undefined);
     if (this.child && this.child.exitCode === null) {
       const exited = new Promise((resolve) => this.child!.once('exit', resolve));
@@ -179,7 +193,6 @@ function listeningUrl(child: ChildProcess): Promise<string> {
       if (m) {
         clearTimeout(timer);
         child.stderr!.off('data', onData);
-        child.stderr!.resume(); // keep draining whatever it logs later
         resolve(m[1]!);
       }
     };

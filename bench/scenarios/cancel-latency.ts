@@ -35,6 +35,8 @@ interface Config {
   readonly cooperative: boolean;
   readonly modes: readonly Mode[];
   readonly samples: number;
+  /** Rough time one sample takes, for the progress bar. */
+  readonly estimateMs: number;
 }
 
 interface Sample {
@@ -50,15 +52,15 @@ function configs(quick: boolean): Config[] {
   const both: Mode[] = ['reused', 'stopped'];
   for (const transport of ['stdio', 'http'] as const) {
     for (const stageMs of STAGES) {
-      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 12 : 300 });
-      out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20 });
+      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 12 : 300, estimateMs: transport === 'http' ? 45 : 35 });
+      out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20, estimateMs: 350 });
     }
   }
-  for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 6 : 100 });
-  out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8 });
-  out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6 });
+  for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 6 : 100, estimateMs: 70 });
+  out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8, estimateMs: 2100 });
+  out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6, estimateMs: 3100 });
   // Yielding between slices interleaves B with A on the one thread: there is no slot to reuse, only "stopped".
-  out.push({ key: 'main-thread-yield-1', spec: base('main-thread-yield'), stageMs: 1, cooperative: true, modes: ['stopped'], samples: quick ? 4 : 30 });
+  out.push({ key: 'main-thread-yield-1', spec: base('main-thread-yield'), stageMs: 1, cooperative: true, modes: ['stopped'], samples: quick ? 4 : 30, estimateMs: 35 });
   return out;
 }
 
@@ -92,7 +94,7 @@ async function sample(conn: Connection, c: Config, mode: Mode, random: () => num
 export const cancelLatency: Scenario = {
   id: 'cancel-latency',
   title: '1. Cancel → stopped and cancel → slot reused',
-  steps: (quick) => configs(quick).reduce((n, c) => n + c.samples, 0),
+  estimateMs: (quick) => configs(quick).reduce((n, c) => n + c.samples * c.estimateMs, 0),
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const all = configs(ctx.quick);
@@ -112,7 +114,7 @@ export const cancelLatency: Scenario = {
         const r = await sample(conns.get(JSON.stringify(c.spec))!, c, mode, random);
         samples.push({ config: c.key, mode, ms: us(r.ms) });
         if (mode === 'reused') samples.push({ config: c.key, mode: 'idle', ms: us(r.idleMs) });
-        ctx.progress.tick();
+        ctx.progress.tick(c.estimateMs);
       });
     } finally {
       await Promise.all([...conns.values()].map((c) => c.close()));

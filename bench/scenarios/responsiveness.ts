@@ -18,6 +18,8 @@ const params = (quick: boolean) => (quick ? { rounds: 1, busyMs: 1000 } : { roun
 const SPECS: readonly ServerSpec[] = [
   { kind: 'ours', transport: 'stdio', threads: THREADS },
   { kind: 'ours', transport: 'http', threads: THREADS },
+  // One worker on two cores: the main thread has a core of its own. Shows how much of the ping time is CPU oversubscription.
+  { kind: 'ours', transport: 'stdio', threads: 1, tag: '1 thread' },
   { kind: 'main-thread', transport: 'stdio', threads: 1 },
   { kind: 'main-thread-yield', transport: 'stdio', threads: 1 },
 ];
@@ -55,7 +57,7 @@ async function round(conn: Connection, index: number, busyMs: number): Promise<{
 export const responsiveness: Scenario = {
   id: 'responsiveness',
   title: '5. Responsiveness while every worker is busy',
-  steps: (quick) => params(quick).rounds * SPECS.length,
+  estimateMs: (quick) => params(quick).rounds * SPECS.length * (params(quick).busyMs + 150),
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const p = params(ctx.quick);
@@ -72,7 +74,7 @@ export const responsiveness: Scenario = {
         const result = await round(conn, r, p.busyMs);
         pings.push(...result.pings);
         busyCalls.push({ server: conn.label, round: r, ms: us(result.busyCallMs) });
-        ctx.progress.tick();
+        ctx.progress.tick(p.busyMs + 150);
       });
     } finally {
       await Promise.all(conns.map((c) => c.close()));
@@ -93,8 +95,9 @@ export const responsiveness: Scenario = {
       rows,
     };
     const ours = summarize(rtts(labels[0]!));
-    const a = summarize(rtts(labels[2]!));
-    const aDuring = pings.filter((x) => x.server === labels[2] && x.answeredWhileBusy).length;
+    const aLabel = specLabel(SPECS.find((s) => s.kind === 'main-thread')!);
+    const a = summarize(rtts(aLabel));
+    const aDuring = pings.filter((x) => x.server === aLabel && x.answeredWhileBusy).length;
     const targets: Target[] = [
       { name: 'Ping p99 with all workers busy (stdio)', goal: '< 10 ms', measured: `${fmt(ours.p99)} ms`, met: ours.p99 < 10 },
       {
@@ -108,7 +111,7 @@ export const responsiveness: Scenario = {
       id: this.id,
       title: this.title,
       method: [
-        `Ours runs ${THREADS} worker threads and gets ${THREADS} busy calls; (a) and (a') get one (their main thread is their only worker). Busy calls are spin(${p.busyMs} ms, ${STAGE_MS} ms stages), no progress token. 20 ms after sending them, the client sends a ping every ${PING_EVERY_MS} ms without waiting for answers, until the busy calls are answered; RTT = ping sent → pong received. "Answered while busy" counts pongs received before the last busy call's response. ${p.rounds} rounds, servers alternating.`,
+        `Ours runs ${THREADS} worker threads and gets ${THREADS} busy calls (and, to show the effect of oversubscribing the cores, once more with 1 thread and 1 busy call); (a) and (a') get one (their main thread is their only worker). Busy calls are spin(${p.busyMs} ms, ${STAGE_MS} ms stages), no progress token. 20 ms after sending them, the client sends a ping every ${PING_EVERY_MS} ms without waiting for answers, until the busy calls are answered; RTT = ping sent → pong received. "Answered while busy" counts pongs received before the last busy call's response. ${p.rounds} rounds, servers alternating.`,
         `On 2 cores, ours has ${THREADS} spinning workers, its main thread and the client process competing for CPU: the ping time includes waiting for the OS scheduler.`,
       ].join('\n'),
       params: { threads: THREADS, pingEveryMs: PING_EVERY_MS, stageMs: STAGE_MS, ...p },

@@ -91,7 +91,10 @@ async function storm(conn: Connection, workMs: number, share: number, round: num
 export const cancelStorm: Scenario = {
   id: 'storm',
   title: '4. Cancel storms: useful throughput',
-  steps: (quick) => params(quick).rounds * WORKS.length * params(quick).shares.length * SPECS.length,
+  estimateMs: (quick) => {
+    const p = params(quick);
+    return p.rounds * WORKS.length * p.shares.length * SPECS.length * (p.windowMs + 700);
+  },
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const p = params(ctx.quick);
@@ -107,7 +110,7 @@ export const cancelStorm: Scenario = {
       // Rounds outermost, so every (server, work, share) window is spread over the run.
       await alternate(runs, () => p.rounds, async ({ workMs, share, conn }, round) => {
         windows.push(await storm(conn, workMs, share, round, p.windowMs));
-        ctx.progress.tick();
+        ctx.progress.tick(p.windowMs + 700);
       });
     } finally {
       await Promise.all(conns.map((c) => c.close()));
