@@ -32,19 +32,5 @@ export { serveHttp } from './transport/http.js';
 export type { HttpOptions, HttpMcpServer } from './transport/http.js';
 export { createMcpServer, serverStats, STATS_URI, SERVER_BUSY } from './server/server.js';
 export type { ServerStats } from './server/server.js';
-export { CancelAwareClient, CallAbortedError, ClientGuard, OutboundRequest, InboundRequest, DEFAULT_CANCELLED_TTL_MS } from './client/index.js';
-export type {
-  CancelAwareClientOptions,
-  CancelAwareClientStats,
-  CallOptions,
-  ConnectOptions,
-  ServerRequestContext,
-  SamplingHandler,
-  ElicitationHandler,
-  RootsHandler,
-  ClientGuardOptions,
-  ClientCancelStats,
-  OutboundState,
-  InboundState,
-} from './client/index.js';
+export * from './client/index.js';
 export { z } from 'zod';

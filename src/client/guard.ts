@@ -26,6 +26,7 @@ import {
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlightRegistry, type InFlightEntry, type RequestId } from '../registry/registry.js';
+import { TransportWrapper } from '../transport/wrapper.js';
 
 /** Default for {@link ClientGuardOptions.cancelledTtlMs}. */
 export const DEFAULT_CANCELLED_TTL_MS = 30_000;
@@ -144,10 +145,7 @@ let nextSession = 1;
  * too: stale cancellations and errors for late responses go away, whatever
  * code path caused them. {@link CancelAwareClient} builds on it.
  */
-export class ClientGuard implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+export class ClientGuard extends TransportWrapper {
   readonly registry: InFlightRegistry;
   readonly session: string;
   readonly stats: ClientCancelStats;
@@ -157,31 +155,18 @@ export class ClientGuard implements Transport {
   private closed = false;
 
   constructor(
-    private readonly inner: Transport,
+    inner: Transport,
     options: ClientGuardOptions = {},
   ) {
+    super(inner);
     this.registry = options.registry ?? new InFlightRegistry();
     this.session = options.session ?? `client-${nextSession++}`;
     this.stats = options.stats ?? emptyClientStats();
     this.ttlMs = options.cancelledTtlMs ?? DEFAULT_CANCELLED_TTL_MS;
   }
 
-  get sessionId(): string | undefined {
-    return this.inner.sessionId;
-  }
-
-  setProtocolVersion(version: string): void {
-    this.inner.setProtocolVersion?.(version);
-  }
-
-  async start(): Promise<void> {
-    this.inner.onmessage = (message, extra) => this.receive(message, extra);
-    this.inner.onerror = (error) => this.onerror?.(error);
-    this.inner.onclose = () => {
-      this.release('connection closed');
-      this.onclose?.();
-    };
-    await this.inner.start();
+  protected innerClosed(): void {
+    this.release('connection closed');
   }
 
   /** Our request with this id, if it is pending or waiting out its TTL after cancellation. */
@@ -266,10 +251,6 @@ export class ClientGuard implements Transport {
     return this.inner.send(message, options);
   }
 
-  close(): Promise<void> {
-    return this.inner.close();
-  }
-
   /** The gate for every cancellation we send; marks the entry when it lets one through. */
   private mayCancel(entry: OutboundRequest | undefined): entry is OutboundRequest {
     if (this.closed) return false;
@@ -288,7 +269,7 @@ export class ClientGuard implements Transport {
     return true;
   }
 
-  private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+  protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
       const entry = message.id === undefined ? undefined : this.outbound(message.id);
       if (entry) {

@@ -21,6 +21,7 @@ import {
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
+import { TransportWrapper } from './wrapper.js';
 import { DuplicateRequestError, type Executor, type Job } from '../executor.js';
 import type { InFlightEntry, RequestId } from '../registry/registry.js';
 
@@ -74,10 +75,7 @@ export class ClientRequestEntry implements InFlightEntry {
   }
 }
 
-export class GuardedTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+export class GuardedTransport extends TransportWrapper {
   /** Tool calls of this connection from arrival until their response left (or was dropped). */
   private readonly jobs = new Map<RequestId, Job>();
   /**
@@ -91,34 +89,21 @@ export class GuardedTransport implements Transport {
   private closed = false;
 
   constructor(
-    private readonly inner: Transport,
+    inner: Transport,
     /** The registry's session key for this connection. */
     readonly session: string,
     private readonly executor: Executor,
     private readonly wire: WireStats,
     options: GuardOptions = {},
   ) {
+    super(inner);
     this.cancelledTtlMs = options.cancelledTtlMs ?? 30_000;
   }
 
-  get sessionId(): string | undefined {
-    return this.inner.sessionId;
-  }
-
-  setProtocolVersion(version: string): void {
-    this.inner.setProtocolVersion?.(version);
-  }
-
-  async start(): Promise<void> {
-    this.inner.onmessage = (message, extra) => this.receive(message, extra);
-    this.inner.onerror = (error) => this.onerror?.(error);
-    this.inner.onclose = () => {
-      this.closed = true; // the cascade below has no one left to tell
-      this.executor.cancelSession(this.session, 'transport closed');
-      for (const entry of this.executor.registry.inSession('outbound', this.session)) if (entry instanceof ClientRequestEntry) this.forget(entry);
-      this.onclose?.();
-    };
-    await this.inner.start();
+  protected innerClosed(): void {
+    this.closed = true; // the cascade below has no one left to tell
+    this.executor.cancelSession(this.session, 'transport closed');
+    for (const entry of this.executor.registry.inSession('outbound', this.session)) if (entry instanceof ClientRequestEntry) this.forget(entry);
   }
 
   /** The job reserved for an inbound tool call, for the request handler. */
@@ -190,7 +175,7 @@ export class GuardedTransport implements Transport {
     this.executor.registry.remove(entry);
   }
 
-  private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+  protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
       // An answer to one of our requests to the client.
       const entry = message.id === undefined ? undefined : this.clientRequest(message.id);
@@ -263,9 +248,5 @@ export class GuardedTransport implements Transport {
       }
     }
     return this.inner.send(message, options);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
