@@ -26,6 +26,7 @@ import {
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlightRegistry, type InFlightEntry, type RequestId } from '../registry/registry.js';
+import { OutboundLedger, type OutboundRequest } from '../registry/outbound.js';
 import { TransportWrapper } from '../transport/wrapper.js';
 
 /** Default for {@link ClientGuardOptions.cancelledTtlMs}. */
@@ -82,30 +83,6 @@ export interface ClientGuardOptions {
   readonly stats?: ClientCancelStats;
 }
 
-/** State of a request we sent. */
-export type OutboundState = 'pending' | 'cancellationRequested';
-
-/** A request we sent to the server, from send until its response (or, once cancelled, until its TTL ends). */
-export class OutboundRequest implements InFlightEntry {
-  readonly direction = 'outbound' as const;
-  state: OutboundState = 'pending';
-  /** @internal */ timer: NodeJS.Timeout | undefined;
-
-  /** @internal */
-  constructor(
-    private readonly guard: ClientGuard,
-    readonly session: string,
-    readonly id: RequestId,
-    readonly method: string,
-    readonly progressToken: string | number | undefined,
-  ) {}
-
-  /** Cancels towards the server if still pending; see {@link ClientGuard.cancel}. */
-  stop(reason?: string): boolean {
-    return this.guard.cancel(this.id, reason);
-  }
-}
-
 /** State of a request the server sent us. */
 export type InboundState = 'running' | 'cancelled';
 
@@ -150,9 +127,9 @@ export class ClientGuard extends TransportWrapper {
   readonly session: string;
   readonly stats: ClientCancelStats;
   private readonly ttlMs: number;
-  private readonly byProgressToken = new Map<string | number, OutboundRequest>();
+  /** Our requests to the server. */
+  private readonly outboundLedger: OutboundLedger;
   private capture: ((id: RequestId) => void) | undefined;
-  private closed = false;
 
   constructor(
     inner: Transport,
@@ -163,6 +140,22 @@ export class ClientGuard extends TransportWrapper {
     this.session = options.session ?? `client-${nextSession++}`;
     this.stats = options.stats ?? emptyClientStats();
     this.ttlMs = options.cancelledTtlMs ?? DEFAULT_CANCELLED_TTL_MS;
+    const stats = this.stats;
+    this.outboundLedger = new OutboundLedger({
+      registry: this.registry,
+      session: this.session,
+      ttlMs: this.ttlMs,
+      counters: {
+        cancelSent: () => stats.cancelsSent++,
+        cancelSuppressed: (why) => (why === 'initialize' ? stats.initializeCancelsSuppressed++ : stats.staleCancelsSuppressed++),
+        lateResponse: () => stats.lateResponsesIgnored++,
+      },
+      sendCancel: (id, reason) => {
+        void this.inner.send(cancelled(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
+        // The SDK still waits for this id: settle it here; the real response (if any) is absorbed in receive().
+        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
+      },
+    });
   }
 
   protected innerClosed(): void {
@@ -171,7 +164,7 @@ export class ClientGuard extends TransportWrapper {
 
   /** Our request with this id, if it is pending or waiting out its TTL after cancellation. */
   outbound(id: RequestId): OutboundRequest | undefined {
-    return this.registry.get('outbound', this.session, id) as OutboundRequest | undefined;
+    return this.outboundLedger.get(id);
   }
 
   /** The server's request with this id, while we work on it. */
@@ -202,42 +195,28 @@ export class ClientGuard extends TransportWrapper {
    * local error so nothing leaks. True if the notification was sent.
    */
   cancel(id: RequestId, reason?: string): boolean {
-    const entry = this.outbound(id);
-    if (!this.mayCancel(entry)) return false;
-    void this.inner.send(cancelled(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
-    // The SDK still waits for this id: settle it here, the real response (if any) is absorbed in receive().
-    this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
-    return true;
+    return this.outboundLedger.cancel(id, reason);
   }
 
   /** Outbound entries in each state, for stats. */
   counts(): { pending: number; cancelling: number } {
-    let pending = 0;
-    let cancelling = 0;
-    for (const e of this.registry.inSession('outbound', this.session) as OutboundRequest[]) {
-      if (e.state === 'pending') pending++;
-      else cancelling++;
-    }
-    return { pending, cancelling };
+    return this.outboundLedger.counts();
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isJSONRPCRequest(message)) {
-      const token = message.params?._meta?.progressToken;
-      const entry = new OutboundRequest(this, this.session, message.id, message.method, token);
-      const added = this.registry.add(entry);
-      if (added && token !== undefined) this.byProgressToken.set(token, entry);
+      const entry = this.outboundLedger.record(message);
       this.capture?.(message.id);
       try {
         return await this.inner.send(message, options);
       } catch (error) {
-        if (added) this.forget(entry); // never left: nothing to wait for
+        if (entry) this.outboundLedger.forget(entry); // never left: nothing to wait for
         throw error;
       }
     } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       // The SDK's own cancellation (its signal or timeout): the same check as ours.
       const id = requestIdOf(message);
-      if (id === undefined || !this.mayCancel(this.outbound(id))) return;
+      if (id === undefined || !this.outboundLedger.mayCancel(id)) return;
     } else if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
       const entry = message.id === undefined ? undefined : this.inbound(message.id);
       if (entry) {
@@ -251,35 +230,10 @@ export class ClientGuard extends TransportWrapper {
     return this.inner.send(message, options);
   }
 
-  /** The gate for every cancellation we send; marks the entry when it lets one through. */
-  private mayCancel(entry: OutboundRequest | undefined): entry is OutboundRequest {
-    if (this.closed) return false;
-    if (!entry || entry.state !== 'pending') {
-      this.stats.staleCancelsSuppressed++;
-      return false;
-    }
-    if (entry.method === 'initialize') {
-      this.stats.initializeCancelsSuppressed++;
-      return false;
-    }
-    entry.state = 'cancellationRequested';
-    this.stats.cancelsSent++;
-    entry.timer = setTimeout(() => this.forget(entry), this.ttlMs);
-    entry.timer.unref();
-    return true;
-  }
-
   protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
-      const entry = message.id === undefined ? undefined : this.outbound(message.id);
-      if (entry) {
-        this.forget(entry);
-        if (entry.state === 'cancellationRequested') {
-          // Completion may have won the race before our notice arrived: accept, do not use.
-          this.stats.lateResponsesIgnored++;
-          return;
-        }
-      }
+      // Completion may have won the race before our notice arrived: accept, do not use.
+      if (this.outboundLedger.absorbResponse(message.id as RequestId)) return;
     } else if (isJSONRPCRequest(message)) {
       // A cancelled entry waiting out its TTL must not capture the answer to a new request that reuses its id.
       const old = this.inbound(message.id);
@@ -298,9 +252,7 @@ export class ClientGuard extends TransportWrapper {
       entry.timer = setTimeout(() => this.forget(entry), this.ttlMs);
       entry.timer.unref();
     } else if (isJSONRPCNotification(message) && message.method === 'notifications/progress') {
-      const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
-      const entry = typeof token === 'string' || typeof token === 'number' ? this.byProgressToken.get(token) : undefined;
-      if (entry?.state === 'cancellationRequested') {
+      if (this.outboundLedger.cancelledProgress((message.params as { progressToken?: unknown } | undefined)?.progressToken)) {
         this.stats.lateProgressIgnored++;
         return;
       }
@@ -308,22 +260,18 @@ export class ClientGuard extends TransportWrapper {
     this.onmessage?.(message, extra);
   }
 
-  private forget(entry: OutboundRequest | InboundRequest): void {
+  private forget(entry: InboundRequest): void {
     clearTimeout(entry.timer);
     this.registry.remove(entry);
-    if (entry instanceof OutboundRequest && entry.progressToken !== undefined && this.byProgressToken.get(entry.progressToken) === entry) {
-      this.byProgressToken.delete(entry.progressToken);
-    }
   }
 
   /** The connection closed: nothing more can arrive or leave; stop what the server asked of us. */
   private release(reason: string): void {
-    this.closed = true;
     for (const entry of this.registry.inSession('inbound', this.session) as InboundRequest[]) {
       entry.stop(reason);
       this.forget(entry);
     }
-    for (const entry of this.registry.inSession('outbound', this.session) as OutboundRequest[]) this.forget(entry);
+    this.outboundLedger.close();
   }
 }
 

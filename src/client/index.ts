@@ -14,6 +14,8 @@ export type {
   ElicitationHandler,
   RootsHandler,
 } from './client.js';
-export { ClientGuard, OutboundRequest, InboundRequest, DEFAULT_CANCELLED_TTL_MS } from './guard.js';
-export type { ClientGuardOptions, ClientCancelStats, OutboundState, InboundState } from './guard.js';
+export { ClientGuard, InboundRequest, DEFAULT_CANCELLED_TTL_MS } from './guard.js';
+export { OutboundRequest } from '../registry/outbound.js';
+export type { OutboundState } from '../registry/outbound.js';
+export type { ClientGuardOptions, ClientCancelStats, InboundState } from './guard.js';
 export type { RequestId } from '../registry/registry.js';

@@ -23,7 +23,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { TransportWrapper } from './wrapper.js';
 import { DuplicateRequestError, type Executor, type Job } from '../executor.js';
-import type { InFlightEntry, RequestId } from '../registry/registry.js';
+import { OutboundLedger } from '../registry/outbound.js';
+import type { RequestId } from '../registry/registry.js';
 
 /** Counted at the wire, shared by every connection of a server (start from {@link newWireStats}). */
 export interface WireStats {
@@ -53,28 +54,6 @@ export interface GuardOptions {
   readonly cancelledTtlMs?: number;
 }
 
-/** A request the server sent to the client, from send until its answer (or, once cancelled, until its TTL ends). */
-export class ClientRequestEntry implements InFlightEntry {
-  readonly direction = 'outbound' as const;
-  state: 'pending' | 'cancellationRequested' = 'pending';
-  /** @internal */ timer: NodeJS.Timeout | undefined;
-
-  /** @internal */
-  constructor(
-    private readonly guard: GuardedTransport,
-    readonly session: string,
-    readonly id: RequestId,
-    readonly method: string,
-    /** The inbound request (a tool call) this one was sent for, if any. */
-    readonly relatedRequestId: RequestId | undefined,
-  ) {}
-
-  /** Cancels towards the client if still pending, and settles the SDK's wait for it. */
-  stop(reason?: string): boolean {
-    return this.guard.cancelClientRequest(this, reason);
-  }
-}
-
 export class GuardedTransport extends TransportWrapper {
   /** Tool calls of this connection from arrival until their response left (or was dropped). */
   private readonly jobs = new Map<RequestId, Job>();
@@ -85,7 +64,8 @@ export class GuardedTransport extends TransportWrapper {
    */
   afterCancelled?: (id: RequestId) => void;
 
-  private readonly cancelledTtlMs: number;
+  /** The server's requests to the client (sampling, elicitation, roots), each linked to its tool call. */
+  readonly clientRequests: OutboundLedger;
   private closed = false;
 
   constructor(
@@ -97,13 +77,27 @@ export class GuardedTransport extends TransportWrapper {
     options: GuardOptions = {},
   ) {
     super(inner);
-    this.cancelledTtlMs = options.cancelledTtlMs ?? 30_000;
+    this.clientRequests = new OutboundLedger({
+      registry: executor.registry,
+      session,
+      ttlMs: options.cancelledTtlMs ?? 30_000,
+      counters: {
+        cancelSent: () => wire.clientRequestsCancelled++,
+        cancelSuppressed: () => wire.staleClientCancelsSuppressed++,
+        lateResponse: () => wire.lateClientResponsesIgnored++,
+      },
+      // A stop the SDK does not know about (e.g. the executor closing): tell the client, and settle the SDK's wait.
+      sendCancel: (id, reason) => {
+        if (!this.closed) void this.inner.send(cancelledNotification(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
+        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
+      },
+    });
   }
 
   protected innerClosed(): void {
     this.closed = true; // the cascade below has no one left to tell
     this.executor.cancelSession(this.session, 'transport closed');
-    for (const entry of this.executor.registry.inSession('outbound', this.session)) if (entry instanceof ClientRequestEntry) this.forget(entry);
+    this.clientRequests.close();
   }
 
   /** The job reserved for an inbound tool call, for the request handler. */
@@ -131,62 +125,13 @@ export class GuardedTransport extends TransportWrapper {
   cancel(id: RequestId, reason?: string): boolean {
     const r = this.executor.cancel(this.session, id, reason);
     if (r !== 'cancelled-queued' && r !== 'cancelled-running') return false;
-    this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, ...(reason !== undefined && { reason }) } });
+    this.onmessage?.(cancelledNotification(id, reason));
     return true;
-  }
-
-  /** The request to the client with this id, while pending or waiting out its TTL after cancellation. */
-  clientRequest(id: RequestId): ClientRequestEntry | undefined {
-    const entry = this.executor.registry.get('outbound', this.session, id);
-    return entry instanceof ClientRequestEntry ? entry : undefined;
-  }
-
-  /**
-   * {@link ClientRequestEntry.stop}: for a stop the SDK does not know about
-   * (e.g. the executor closing). Sends the cancellation and settles the SDK's
-   * pending request with a local error.
-   */
-  cancelClientRequest(entry: ClientRequestEntry, reason?: string): boolean {
-    if (!this.mayCancel(entry)) return false;
-    if (!this.closed) {
-      void this.inner
-        .send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: entry.id, ...(reason !== undefined && { reason }) } })
-        .catch((error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))));
-    }
-    this.onmessage?.({ jsonrpc: '2.0', id: entry.id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
-    return true;
-  }
-
-  /** Lets one cancellation of a pending request to the client through, and marks it. */
-  private mayCancel(entry: ClientRequestEntry | undefined): entry is ClientRequestEntry {
-    if (!entry || entry.state !== 'pending') {
-      this.wire.staleClientCancelsSuppressed++;
-      return false;
-    }
-    entry.state = 'cancellationRequested';
-    this.wire.clientRequestsCancelled++;
-    entry.timer = setTimeout(() => this.forget(entry), this.cancelledTtlMs);
-    entry.timer.unref();
-    return true;
-  }
-
-  private forget(entry: ClientRequestEntry): void {
-    clearTimeout(entry.timer);
-    this.executor.registry.remove(entry);
   }
 
   protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
-      // An answer to one of our requests to the client.
-      const entry = message.id === undefined ? undefined : this.clientRequest(message.id);
-      if (entry) {
-        this.forget(entry);
-        if (entry.state === 'cancellationRequested') {
-          this.wire.lateClientResponsesIgnored++;
-          return;
-        }
-      }
-    }
+    // An answer to one of our requests to the client that we had cancelled: accepted, never used.
+    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && this.clientRequests.absorbResponse(message.id as RequestId)) return;
     if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const params = message.params as { requestId?: unknown; reason?: unknown } | undefined;
@@ -213,12 +158,11 @@ export class GuardedTransport extends TransportWrapper {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isJSONRPCRequest(message)) {
       // A request to the client, linked to the tool call it was sent for.
-      const entry = new ClientRequestEntry(this, this.session, message.id, message.method, options?.relatedRequestId);
-      const added = this.executor.registry.add(entry);
+      const entry = this.clientRequests.record(message, options?.relatedRequestId);
       try {
         return await this.inner.send(message, options);
       } catch (error) {
-        if (added) this.forget(entry);
+        if (entry) this.clientRequests.forget(entry); // never left: nothing to wait for
         throw error;
       }
     }
@@ -226,7 +170,7 @@ export class GuardedTransport extends TransportWrapper {
       // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
       if (typeof id !== 'string' && typeof id !== 'number') return;
-      if (!this.mayCancel(this.clientRequest(id)) || this.closed) return;
+      if (!this.clientRequests.mayCancel(id) || this.closed) return;
       return this.inner.send(message, options);
     }
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
@@ -249,4 +193,12 @@ export class GuardedTransport extends TransportWrapper {
     }
     return this.inner.send(message, options);
   }
+}
+
+function cancelledNotification(requestId: RequestId, reason: string | undefined): JSONRPCMessage {
+  return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined && { reason }) } };
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
