@@ -135,6 +135,11 @@ export class Connection {
     return conn;
   }
 
+  /** The server process went away without being closed (it crashed). */
+  get isLost(): boolean {
+    return this.lost !== undefined;
+  }
+
   callSpin(args: SpinArgs, options: CallOptions = {}): Promise<CallToolResult> {
     if (this.lost) return Promise.reject(this.lost);
     return this.client.callTool({ name: 'spin', arguments: { ...args } }, undefined, {

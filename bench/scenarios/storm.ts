@@ -47,7 +47,7 @@ async function storm(conn: Connection, workMs: number, share: number, round: num
   const inFlight = new Set<AbortController>();
   const caller = async (index: number) => {
     const random = rng(1_000_003 * (index + 1) + 1009 * Math.round(share * 100) + 17 * workMs + round);
-    while (performance.now() < end) {
+    while (performance.now() < end && !conn.isLost) {
       const cancel = random() < share;
       const delay = workMs * (0.2 + 0.6 * random());
       const controller = new AbortController();
@@ -99,6 +99,8 @@ export const cancelStorm: Scenario = {
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const p = params(ctx.quick);
     const windows: Window[] = [];
+    /** Server processes that died during a window: recorded, restarted, and the window left out. */
+    const crashes: { server: string; workMs: number; share: number; round: number; stderr: string }[] = [];
     const conns: Connection[] = [];
     try {
       for (const spec of SPECS) {
@@ -106,10 +108,21 @@ export const cancelStorm: Scenario = {
         await c.warm();
         conns.push(c);
       }
-      const runs = WORKS.flatMap((workMs) => p.shares.flatMap((share) => conns.map((conn) => ({ workMs, share, conn }))));
+      const runs = WORKS.flatMap((workMs) => p.shares.flatMap((share) => SPECS.map((_, server) => ({ workMs, share, server }))));
       // Rounds outermost, so every (server, work, share) window is spread over the run.
-      await alternate(runs, () => p.rounds, async ({ workMs, share, conn }, round) => {
-        windows.push(await storm(conn, workMs, share, round, p.windowMs));
+      await alternate(runs, () => p.rounds, async ({ workMs, share, server }, round) => {
+        const conn = conns[server]!;
+        try {
+          windows.push(await storm(conn, workMs, share, round, p.windowMs));
+        } catch (error) {
+          if (!conn.isLost) throw error;
+          crashes.push({ server: conn.label, workMs, share, round, stderr: conn.stderrTail });
+          ctx.log(`${conn.label} crashed during the ${workMs} ms / ${share * 100} % window; restarting it`);
+          await conn.close();
+          const fresh = await Connection.open(conn.spec);
+          await fresh.warm();
+          conns[server] = fresh;
+        }
         ctx.progress.tick(p.windowMs + 700);
       });
     } finally {
@@ -127,6 +140,9 @@ export const cancelStorm: Scenario = {
         const util = labels.map((l) => med(l, workMs, share, (w) => w.usefulUtilisation));
         const paired = (other: string) => pairedRatio(windows, (w) => w.server === labels[0] && w.workMs === workMs && w.share === share, (w) => w.server === other && w.workMs === workMs && w.share === share, (w) => w.completedPerSecond);
         return [`${share * 100} %`, ...cps.map((v) => v.toFixed(1)), ...util.map((v) => `${(v * 100).toFixed(0)} %`), `${paired(labels[1]!).toFixed(2)}×`, `${paired(labels[2]!).toFixed(2)}×`];
+      }),
+      ...(crashes.length > 0 && {
+        note: `Server crashes (process gone; restarted, window not counted): ${crashes.map((c) => `${c.server} at ${c.workMs} ms / ${c.share * 100} % round ${c.round + 1}: \`${(/Assertion failed: .*|Error: .*/.exec(c.stderr)?.[0] ?? c.stderr.trim().split('\n').pop() ?? '').trim()}\``).join('; ')}. Full stderr in results.json.`,
       }),
     }));
     const targets: Target[] = WORKS.map((workMs) => {
@@ -162,7 +178,7 @@ export const cancelStorm: Scenario = {
         ),
       })),
       targets,
-      samples: { windows },
+      samples: { windows, crashes },
     };
   },
 };
