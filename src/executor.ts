@@ -347,7 +347,8 @@ export class Job implements InFlightEntry {
   private conclude(result: PoolOutcome, timeoutMs: number): void {
     const ex = this.executor;
     const slot = this.slot!;
-    const hardKilled = this.hardStop.signal.aborted;
+    // A hard stop of a job still waiting in Piscina for a (replacement) thread only dequeues it: nothing was killed.
+    const hardKilled = this.hardStop.signal.aborted && ex.slab.started(slot);
     if (result.kind === 'crashed' && !hardKilled) {
       // The worker died before claiming: claim the response on its behalf, unless a stop already won.
       if (ex.slab.transition(slot, JobState.running, JobState.responding)) {

@@ -569,6 +569,26 @@ describe('hard stop, deadlines, ctx.signal', () => {
     await quick(ex);
   }, 30_000);
 
+  it('survives many hard stops in a row, each worker replaced while others start up', async () => {
+    const ex = await make({ threads: 2, graceMs: 20 });
+    const rounds = 24;
+    let killed = 0;
+    for (let i = 0; i < rounds; i += 2) {
+      const jobs = [0, 1].map((k) => ex.submit('hk', `hk${i + k}`, { tool: 'tight', args: { ms: 60_000 } }));
+      await delay(5 + (i % 7));
+      for (const k of [0, 1]) ex.cancel('hk', `hk${i + k}`);
+      for (const j of jobs) {
+        const outcome = await within(j.outcome, 10_000, 'hard-stopped job');
+        expect(outcome.kind).toBe('cancelled');
+        // A job still waiting for a replacement thread is only dequeued: hardKilled counts real terminations.
+        if (outcome.kind === 'cancelled' && outcome.hardKilled) killed++;
+      }
+    }
+    expect(killed).toBeGreaterThan(0);
+    expect(ex.stats().hardKilled).toBe(killed);
+    expect((await quick(ex)).echo).toBeDefined();
+  }, 60_000);
+
   it('spin with cooperative:false is hard-killed too', async () => {
     const ex = await make({ threads: 1, graceMs: 200 });
     await quick(ex); // the worker is up

@@ -7,6 +7,16 @@ import { Piscina } from 'piscina';
 import type { ResourceLimits } from 'node:worker_threads';
 import type { WorkerInit, WorkerOutcome, WorkerTask } from './protocol.js';
 
+/**
+ * Piscina loads a worker file with require() first. On Node versions where
+ * require() of ES modules is on, that path has aborted whole processes with a
+ * native assertion (CreateRequiredModuleFacade) while workers were being
+ * replaced; turning it off in the workers makes Piscina fall back to import().
+ */
+const WORKER_EXEC_ARGV = process.allowedNodeEnvironmentFlags.has('--experimental-require-module')
+  ? [...process.execArgv, '--no-experimental-require-module']
+  : process.execArgv;
+
 /** Where the compiled worker runtime lives, relative to this compiled file. */
 const RUNTIME = new URL('../../workers/runtime.js', import.meta.url).href;
 
@@ -34,6 +44,7 @@ export class WorkerPool {
       concurrentTasksPerWorker: 1,
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: options.init,
+      execArgv: WORKER_EXEC_ARGV,
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
     });
     // A worker that dies between tasks must not take the process down.

@@ -82,7 +82,8 @@ export class StateSlab {
    *   awaiting their response); allocation beyond it throws.
    */
   constructor(readonly capacity: number) {
-    this.buffer = new SharedArrayBuffer(capacity * Int32Array.BYTES_PER_ELEMENT);
+    // Two words per slot: the state words first, then each slot's "started in a worker" generation.
+    this.buffer = new SharedArrayBuffer(2 * capacity * Int32Array.BYTES_PER_ELEMENT);
     this.words = new Int32Array(this.buffer);
     this.generations = new Int32Array(capacity);
     for (let i = capacity - 1; i >= 0; i--) this.freeSlots.push(i);
@@ -109,6 +110,11 @@ export class StateSlab {
     Atomics.store(this.words, ref.index, word(ref.generation, JobState.free));
     this.generations[ref.index] = (ref.generation + 1) & GENERATION_MASK;
     this.freeSlots.push(ref.index);
+  }
+
+  /** Whether a worker has begun running this job (its code is on a thread, not just handed to the pool). */
+  started(ref: SlotRef): boolean {
+    return Atomics.load(this.words, this.capacity + ref.index) === ref.generation;
   }
 
   /** The current state of a job (`free` if its slot moved on). */
@@ -147,8 +153,9 @@ export interface WorkerSlot {
   readonly runningWord: number;
 }
 
-/** Builds the worker's handle for a slot. */
+/** Builds the worker's handle for a slot and records that a worker has begun the job. */
 export function workerSlot(words: Int32Array, ref: SlotRef): WorkerSlot {
+  Atomics.store(words, words.length / 2 + ref.index, ref.generation);
   return { words, index: ref.index, runningWord: word(ref.generation, JobState.running) };
 }
 
