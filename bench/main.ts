@@ -43,6 +43,13 @@ const program = new Command()
     await mkdir(dir, { recursive: true });
 
     const env = environment();
+    // Print each kind of warning once (the SDK's HTTP client trips MaxListenersExceededWarning thousands of times); count them all.
+    const warnings: Record<string, number> = {};
+    process.removeAllListeners('warning');
+    process.on('warning', (w) => {
+      warnings[w.name] = (warnings[w.name] ?? 0) + 1;
+      if (warnings[w.name] === 1) process.stderr.write(`\r\x1b[Kwarning (shown once, counted in results.json): ${w.name}: ${w.message}\n`);
+    });
     const progress = new Progress();
     const log = (line: string) => process.stderr.write(`\r\x1b[K${line}\n`);
     const started = performance.now();
@@ -64,7 +71,7 @@ const program = new Command()
 
     for (const r of results) for (const c of r.charts) await writeFile(join(dir, `${c.file}.svg`), await renderSvg(c.spec));
     const command = `node dist/bench/main.js ${process.argv.slice(2).join(' ')}`.trim();
-    await writeFile(join(dir, 'results.json'), JSON.stringify({ env, loadAvgAtEnd, quick, command, totalMs, scenarios: results.map(({ charts: _c, ...r }) => r) }));
+    await writeFile(join(dir, 'results.json'), JSON.stringify({ env, loadAvgAtEnd, warnings, quick, command, totalMs, scenarios: results.map(({ charts: _c, ...r }) => r) }));
     await writeFile(join(dir, 'report.md'), markdownReport({ env, loadAvgAtEnd, quick, command, totalMs, results }));
 
     const out: string[] = [''];
