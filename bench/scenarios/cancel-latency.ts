@@ -21,6 +21,8 @@ const STAGES = [0.1, 1, 10] as const;
 const A_MS = 3000;
 /** Time between sending A and cancelling it (plus a random phase). */
 const LEAD_MS = 15;
+/** Zero-work calls before each sample (the last one timed as the idle-server call). */
+const WARM_CALLS = 10;
 /** Ours: how long a cancelled call may ignore its checkpoints before the hard stop. */
 const GRACE_MS = 100;
 
@@ -70,6 +72,9 @@ function configLabel(c: Config): string {
 }
 
 async function sample(conn: Connection, c: Config, mode: Mode, random: () => number): Promise<{ ms: number; idleMs: number }> {
+  // A hard stop or a baseline's cancel replaced the worker in the previous sample: heat the new one
+  // (JIT, lazy paths) so that A, B and the idle call do not pay for a cold worker. Only the last call is timed.
+  for (let i = 1; i < WARM_CALLS; i++) await conn.warm();
   const w0 = performance.now();
   await conn.warm();
   const idleMs = performance.now() - w0;
@@ -185,9 +190,9 @@ export const cancelLatency: Scenario = {
       headline,
       title: this.title,
       method: [
-        `Each server runs with one worker thread (the main-thread baselines with their one thread). One sample: a zero-work call to make sure the server is idle with a live worker; a call A = spin(${A_MS} ms, stage s) that is cancelled ${LEAD_MS} ms + a random 0–max(2, 2s) ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
+        `Each server runs with one worker thread (the main-thread baselines with their one thread). One sample: ${WARM_CALLS} zero-work calls one after another, so the server is idle with a live, warmed-up worker (the previous sample may have replaced it); a call A = spin(${A_MS} ms, stage s) that is cancelled ${LEAD_MS} ms + a random 0–max(2, 2s) ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
         '- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and queues behind A; the time is from sending the cancellation to receiving B\'s response. It includes stopping A, handing the worker to B, B\'s (zero) work and B\'s response on the wire.',
-        '- **zero-work call, idle server**: the round trip of that opening zero-work call, timed in the "reused" samples; it is the floor under "cancel → slot reused", which contains one such call (B).',
+        '- **zero-work call, idle server**: the round trip of the last of those zero-work calls, timed in the "reused" samples; it is the floor under "cancel → slot reused", which contains one such call (B).',
         '- **cancel → stopped**: the client polls the server\'s counters (`executor://stats` `cancelled` for ours, `bench://stats` `stopped` for the baselines) back to back until A is reported stopped; the time is from sending the cancellation to the first poll that sees it, so it overstates by up to one poll round trip (~0.1–0.5 ms). Ours counts a job when its worker has returned from it (or was terminated); (a) when its loop has ended; (b) when Piscina destroys the worker (terminate requested); (c) when workerpool reports the worker terminated.',
         `- Ours runs with \`--grace-ms ${GRACE_MS}\` (the default is 1000): in the hard-stop rows (\`cooperative: false\`, the tool never checks) a stopped call's worker is terminated after that grace and replaced.`,
         '- (b) and (c) have no cooperative path, so their rows are the same whatever `cooperative` says; (a) and (c) are sampled less because each sample takes seconds.',
