@@ -100,6 +100,9 @@ export type CancelResult =
   /** No such inbound request in that session. */
   | 'unknown';
 
+/** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
+const STOPPED = 'job stopped';
+
 /** Thrown by {@link Executor.reserve} when the same session already has that id in flight. */
 export class DuplicateRequestError extends Error {
   constructor(readonly session: string, readonly id: RequestId) {
@@ -116,6 +119,7 @@ export class Executor {
   /** @internal */ readonly slab: StateSlab;
   /** @internal */ readonly pool: WorkerPool;
   /** @internal */ readonly admission: PQueue<FairQueue, FairQueueOptions>;
+  /** @internal The admission queue's own instance, so a cancelled job can be taken out of it directly. */ readonly queue: FairQueue;
   /** @internal */ readonly counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0 };
   /** @internal */ readonly graceMs: number;
   /** @internal */ readonly progressIntervalMs: number;
@@ -137,7 +141,16 @@ export class Executor {
       init: { stateBuffer: this.slab.buffer, toolModules: moduleUrls, settings: options.toolSettings ?? {} },
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
     });
-    this.admission = new PQueue<FairQueue, FairQueueOptions>({ concurrency: this.threads, queueClass: FairQueue });
+    let queue: FairQueue | undefined;
+    // p-queue builds its queue itself; this subclass hands the instance back.
+    class OwnQueue extends FairQueue {
+      constructor() {
+        super();
+        queue = this;
+      }
+    }
+    this.admission = new PQueue<FairQueue, FairQueueOptions>({ concurrency: this.threads, queueClass: OwnQueue });
+    this.queue = queue!;
   }
 
   /** Loads the tool modules and starts the pool. */
@@ -230,9 +243,9 @@ export class Job implements InFlightEntry {
   private slot: SlotRef | undefined;
   private phase: 'reserved' | 'started' | 'settled' = 'reserved';
   private finalState: JobStateName = 'queued';
-  private readonly queuedAbort = new AbortController();
-  private readonly hardStop = new AbortController();
-  private readonly stopped = new AbortController();
+  /** Created only when someone needs to hear of the stop (a tool's requests to the client): most jobs never do. */
+  private stopped: AbortController | undefined;
+  private hardStopRequested = false;
   private timers: NodeJS.Timeout[] = [];
 
   /** @internal */
@@ -252,6 +265,8 @@ export class Job implements InFlightEntry {
 
   /** Fires when cancellation or the deadline wins; used to cascade to the job's own outbound requests. */
   get stopSignal(): AbortSignal {
+    this.stopped ??= new AbortController();
+    if (this.phase === 'settled' || this.state === 'cancelled' || this.state === 'timedOut') this.stopped.abort(STOPPED);
     return this.stopped.signal;
   }
 
@@ -279,7 +294,7 @@ export class Job implements InFlightEntry {
     }
     this.slot = ex.slab.allocate();
     ex.admission
-      .add(() => this.run(tool, parsed.data, options), { signal: this.queuedAbort.signal, id: `${this.session}\u0000${String(this.id)}\u0000${this.slot.index}`, session: this.session, priority: options.priority ?? 0 })
+      .add(() => this.run(tool, parsed.data, options), { id: this.queueId(), session: this.session, priority: options.priority ?? 0 })
       .catch(() => undefined); // a queued cancel rejects p-queue's promise; the outcome was settled by cancel()
     return this.outcome;
   }
@@ -308,9 +323,9 @@ export class Job implements InFlightEntry {
       ex.counters.lateCancelsIgnored++;
       return 'too-late';
     }
-    this.stopped.abort();
+    this.stopped?.abort(STOPPED);
     if (won === 'queued') {
-      this.queuedAbort.abort(); // p-queue removes it: it never reaches a worker
+      ex.queue.remove(this.queueId()); // it never reaches a worker
       this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false }, 'cancelled');
       return 'cancelled-queued';
     }
@@ -331,13 +346,13 @@ export class Job implements InFlightEntry {
       this.timers.push(
         setTimeout(() => {
           if (ex.slab.transition(slot, JobState.running, JobState.timedOut)) {
-            this.stopped.abort();
+            this.stopped?.abort(STOPPED);
             this.armGrace();
           }
         }, timeoutMs),
       );
     }
-    const result = await ex.pool.run({ tool: tool.name, args, slot, wantsProgress, ...(channel && { port: channel.port2 }) }, this.hardStop.signal);
+    const result = await ex.pool.run({ tool: tool.name, args, slot, wantsProgress, ...(channel && { port: channel.port2 }) });
     ex.counters.running--;
     channel?.port1.close();
     this.conclude(result, timeoutMs ?? 0);
@@ -347,8 +362,7 @@ export class Job implements InFlightEntry {
   private conclude(result: PoolOutcome, timeoutMs: number): void {
     const ex = this.executor;
     const slot = this.slot!;
-    // A hard stop of a job still waiting in Piscina for a (replacement) thread only dequeues it: nothing was killed.
-    const hardKilled = this.hardStop.signal.aborted && ex.slab.started(slot);
+    const hardKilled = this.hardStopRequested && result.kind === 'crashed';
     if (result.kind === 'crashed' && !hardKilled) {
       // The worker died before claiming: claim the response on its behalf, unless a stop already won.
       if (ex.slab.transition(slot, JobState.running, JobState.responding)) {
@@ -386,15 +400,27 @@ export class Job implements InFlightEntry {
     else if (outcome.kind === 'timedOut') ex.counters.timedOut++;
     else ex.counters.cancelled++;
     if ((outcome.kind === 'cancelled' || outcome.kind === 'timedOut') && outcome.hardKilled) ex.counters.hardKilled++;
-    this.stopped.abort(); // releases the job's outbound requests, if any are still pending
+    this.stopped?.abort(STOPPED); // releases the job's outbound requests, if any are still pending
     ex.registry.remove(this);
     this.settle(outcome);
     return this.outcome;
   }
 
+  private queueId(): string {
+    return String(this.slot!.index);
+  }
+
   /** A stopped job gets `graceMs` to reach a boundary; then its worker is terminated and replaced. */
   private armGrace(): void {
-    this.timers.push(setTimeout(() => this.hardStop.abort(), this.executor.graceMs));
+    this.timers.push(
+      setTimeout(() => {
+        const slot = this.slot!;
+        // Only a job that is on a thread can be stuck; one still waiting for a replacement thread will stop at its first check.
+        if (!this.executor.slab.started(slot)) return this.armGrace();
+        this.hardStopRequested = true;
+        this.executor.pool.terminate(this.executor.slab.threadOf(slot));
+      }, this.executor.graceMs),
+    );
   }
 
   /** Progress (throttled) and client requests from the worker. */
@@ -437,7 +463,7 @@ export class Job implements InFlightEntry {
         return;
       }
       options
-        .onClientRequest(message.method, message.params, this.stopped.signal)
+        .onClientRequest(message.method, message.params, this.stopSignal)
         .then((result) => reply({ type: 'response', rid: message.rid, result }))
         .catch((error: unknown) => reply({ type: 'error', rid: message.rid, message: error instanceof Error ? error.message : String(error) }));
     });

@@ -3,7 +3,7 @@
  * tool's stages in order, checking the job's shared state word before each
  * stage, and claims the right to respond with one compare-and-swap.
  */
-import { workerData, type MessagePort } from 'node:worker_threads';
+import { threadId, workerData, type MessagePort } from 'node:worker_threads';
 import type { WorkerInit, WorkerTask, WorkerOutcome, WorkerMessage, MainMessage } from '../src/pool/protocol.js';
 import {
   StopError,
@@ -37,7 +37,7 @@ export async function warmup(): Promise<number> {
 /** Runs one job. Never throws for a stage's failure: the outcome says what happened. */
 export default async function runJob(task: WorkerTask): Promise<WorkerOutcome> {
   const tool = (await tools).get(task.tool);
-  const slot = workerSlot(words, task.slot);
+  const slot = workerSlot(words, task.slot, threadId);
   const job = new JobContext(slot, task);
   let current = 'start';
   try {
@@ -67,7 +67,8 @@ export default async function runJob(task: WorkerTask): Promise<WorkerOutcome> {
 
 /** Per-job state behind every stage's `ctx`. */
 class JobContext {
-  private readonly controller = new AbortController();
+  /** Made on first use of `ctx.signal`: CPU stages that only checkpoint never pay for a waiter. */
+  private controller: AbortController | undefined;
   private readonly pending = new Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }>();
   private nextRid = 1;
   private closed = false;
@@ -76,11 +77,18 @@ class JobContext {
     private readonly slot: WorkerSlot,
     private readonly task: WorkerTask,
   ) {
-    // The main thread's Atomics.notify wakes this waiter; no polling timer.
-    void leftRunning(slot).then(() => {
-      if (!this.closed) this.controller.abort(new StopError());
-    });
     task.port?.on('message', (m: MainMessage) => this.onMain(m));
+  }
+
+  /** The job's AbortSignal. The main thread's Atomics.notify wakes its waiter; no polling timer. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      const controller = (this.controller = new AbortController());
+      void leftRunning(this.slot).then(() => {
+        if (!this.closed) controller.abort(new StopError());
+      });
+    }
+    return this.controller.signal;
   }
 
   checkpoint(): void {
@@ -90,7 +98,9 @@ class JobContext {
   forStage(tool: string, stage: string): StageContext {
     const job = this;
     return {
-      signal: this.controller.signal,
+      get signal() {
+        return job.signal;
+      },
       settings: init.settings,
       tool,
       stage,
@@ -113,7 +123,7 @@ class JobContext {
     return new Promise((resolve, reject) => {
       this.pending.set(rid, { resolve, reject });
       this.post({ type: 'request', rid, method, params });
-      this.controller.signal.addEventListener('abort', () => reject(new StopError()), { once: true });
+      this.signal.addEventListener('abort', () => reject(new StopError()), { once: true });
     });
   }
 
@@ -131,8 +141,8 @@ class JobContext {
 
   close(): void {
     this.closed = true;
-    // Releases this job's waiter if the job ended without leaving `running` (it never does, but a stuck waiter would leak).
-    Atomics.notify(this.slot.words, this.slot.index);
+    // Releases this job's waiter, if it has one, should the job ever end without leaving `running`.
+    if (this.controller) Atomics.notify(this.slot.words, this.slot.index);
     this.task.port?.close();
   }
 }

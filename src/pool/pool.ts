@@ -1,7 +1,7 @@
 /**
  * The worker pool: Piscina running workers/runtime.js. A cooperative stop
- * never touches the thread; only the hard stop (grace expired) aborts the
- * task through Piscina, which terminates and replaces that one worker.
+ * never touches the thread; only the hard stop (grace expired) terminates the
+ * one worker that runs the stuck job, and Piscina replaces it.
  */
 import { Piscina } from 'piscina';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -24,7 +24,7 @@ const RUNTIME = new URL('../../workers/runtime.js', import.meta.url).href;
 export type PoolOutcome =
   | WorkerOutcome
   /** The worker died under the job: crash, out of memory, or a hard stop. */
-  | { readonly kind: 'crashed'; readonly message: string; readonly hardStopped: boolean };
+  | { readonly kind: 'crashed'; readonly message: string };
 
 export interface WorkerPoolOptions {
   readonly threads: number;
@@ -51,20 +51,22 @@ export class WorkerPool {
     this.piscina.on('error', (error: unknown) => process.emitWarning(`worker error: ${String(error)}`));
   }
 
-  /**
-   * Runs one job. `hardStop` aborts the Piscina task, which terminates the
-   * worker running it: used only when a stopped job ignored its checkpoints.
-   */
-  async run(task: WorkerTask, hardStop: AbortSignal): Promise<PoolOutcome> {
+  /** Runs one job. A worker that dies under it (crash, out of memory, {@link terminate}) settles it as crashed. */
+  async run(task: WorkerTask): Promise<PoolOutcome> {
     try {
-      return await this.piscina.run(task, {
-        signal: hardStop,
-        ...(task.port && { transferList: [task.port] }),
-      });
+      return await this.piscina.run(task, task.port ? { transferList: [task.port] } : {});
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      return { kind: 'crashed', message, hardStopped: hardStop.aborted };
+      return { kind: 'crashed', message: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  /**
+   * The hard stop: terminates one worker thread. Piscina fails the task it was
+   * running and starts a replacement. Used only for a stopped job that ignored
+   * its checkpoints past the grace period; a cooperative stop never gets here.
+   */
+  terminate(threadId: number): void {
+    void this.piscina.threads.find((w) => w.threadId === threadId)?.terminate();
   }
 
   /**

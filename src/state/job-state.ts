@@ -82,8 +82,8 @@ export class StateSlab {
    *   awaiting their response); allocation beyond it throws.
    */
   constructor(readonly capacity: number) {
-    // Two words per slot: the state words first, then each slot's "started in a worker" generation.
-    this.buffer = new SharedArrayBuffer(2 * capacity * Int32Array.BYTES_PER_ELEMENT);
+    // Three regions of one word per slot: the state words, the generation a worker started, and that worker's threadId.
+    this.buffer = new SharedArrayBuffer(3 * capacity * Int32Array.BYTES_PER_ELEMENT);
     this.words = new Int32Array(this.buffer);
     this.generations = new Int32Array(capacity);
     for (let i = capacity - 1; i >= 0; i--) this.freeSlots.push(i);
@@ -115,6 +115,11 @@ export class StateSlab {
   /** Whether a worker has begun running this job (its code is on a thread, not just handed to the pool). */
   started(ref: SlotRef): boolean {
     return Atomics.load(this.words, this.capacity + ref.index) === ref.generation;
+  }
+
+  /** The threadId of the worker that started this job (valid once {@link started} is true). */
+  threadOf(ref: SlotRef): number {
+    return Atomics.load(this.words, 2 * this.capacity + ref.index);
   }
 
   /** The current state of a job (`free` if its slot moved on). */
@@ -153,9 +158,11 @@ export interface WorkerSlot {
   readonly runningWord: number;
 }
 
-/** Builds the worker's handle for a slot and records that a worker has begun the job. */
-export function workerSlot(words: Int32Array, ref: SlotRef): WorkerSlot {
-  Atomics.store(words, words.length / 2 + ref.index, ref.generation);
+/** Builds the worker's handle for a slot and records which worker has begun the job (so a hard stop can find its thread). */
+export function workerSlot(words: Int32Array, ref: SlotRef, threadId: number): WorkerSlot {
+  const capacity = words.length / 3;
+  Atomics.store(words, 2 * capacity + ref.index, threadId);
+  Atomics.store(words, capacity + ref.index, ref.generation);
   return { words, index: ref.index, runningWord: word(ref.generation, JobState.running) };
 }
 
