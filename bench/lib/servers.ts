@@ -209,7 +209,11 @@ function listeningUrl(child: ChildProcess): Promise<string> {
   });
 }
 
-/** Opens several connections; closes all of them after `body`, whatever happens. */
+/**
+ * Opens a connection per spec (each warmed up), runs `body`, then closes every
+ * connection in the array, whatever happens; `body` may replace entries (a
+ * restarted server) and the replacement is what gets closed.
+ */
 export async function withConnections<T>(specs: readonly ServerSpec[], body: (conns: Connection[]) => Promise<T>): Promise<T> {
   const conns: Connection[] = [];
   try {

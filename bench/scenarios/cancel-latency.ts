@@ -13,7 +13,7 @@
  */
 import { cdfChart, logDotChart } from '../report/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
-import { Connection, specLabel, type ServerKind, type ServerSpec, type TransportKind } from '../lib/servers.js';
+import { type Connection, specLabel, type ServerKind, type ServerSpec, type TransportKind, withConnections } from '../lib/servers.js';
 import { alternate, fmt, sleep, summarize, us, type Summary } from '../lib/stats.js';
 
 const STAGES = [0.1, 1, 10] as const;
@@ -103,28 +103,21 @@ export const cancelLatency: Scenario = {
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const all = configs(ctx.quick);
-    const specs = new Map<string, ServerSpec>();
-    for (const c of all) specs.set(JSON.stringify(c.spec), c.spec);
-    const conns = new Map<string, Connection>();
+    const specs = [...new Map(all.map((c) => [JSON.stringify(c.spec), c.spec])).values()];
     const samples: Sample[] = [];
-    try {
-      for (const [key, spec] of specs) {
-        const conn = await Connection.open(spec);
-        await conn.warm();
-        conns.set(key, conn);
-      }
+    const late = await withConnections(specs, async (conns) => {
+      const index = new Map(specs.map((s, i) => [JSON.stringify(s), i]));
+      const connOf = (c: Config) => conns[index.get(JSON.stringify(c.spec))!]!;
       const random = rng(1);
       await alternate(all, (c) => c.samples, async (c, round) => {
         const mode = c.modes[round % c.modes.length]!;
-        const r = await sample(conns.get(JSON.stringify(c.spec))!, c, mode, random);
+        const r = await sample(connOf(c), c, mode, random);
         samples.push({ config: c.key, mode, ms: us(r.ms) });
         if (mode === 'reused') samples.push({ config: c.key, mode: 'idle', ms: us(r.idleMs) });
         ctx.progress.tick(c.estimateMs);
       });
-    } finally {
-      await Promise.all([...conns.values()].map((c) => c.close()));
-    }
-    const late = Object.fromEntries([...conns.values()].map((c) => [c.label, c.lateResponses]));
+      return Object.fromEntries(conns.map((c) => [c.label, c.lateResponses]));
+    });
 
     const of = (key: string, mode: Measure) => samples.filter((s) => s.config === key && s.mode === mode).map((s) => s.ms);
     const stats = new Map<string, Summary>();
@@ -199,7 +192,7 @@ export const cancelLatency: Scenario = {
         `- (a') yields to the event loop before every slice, so B runs interleaved with A and there is no slot to reuse: only "stopped" is measured.`,
       ].join('\n'),
       params: { stages: STAGES, aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, configs: all.map((c) => ({ key: c.key, label: configLabel(c), stageMs: c.stageMs, cooperative: c.cooperative, samples: c.samples })) },
-      servers: [...specs.values()].map(serverInfo),
+      servers: specs.map(serverInfo),
       tables,
       charts,
       targets,

@@ -6,7 +6,7 @@
  */
 import { barChart, cdfChart } from '../report/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
-import { Connection, specLabel, type ServerSpec } from '../lib/servers.js';
+import { type Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
 import { alternate, fmt, median, pairedRatio, summarize, us } from '../lib/stats.js';
 
 const THREADS = 2;
@@ -68,18 +68,10 @@ export const overhead: Scenario = {
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const p = params(ctx.quick);
-    const conns: Connection[] = [];
-    const sequential = new Map<string, number[]>();
-    const loaded = new Map<string, number[]>();
+    const sequential = new Map<string, number[]>(SPECS.map((s) => [specLabel(s), []]));
+    const loaded = new Map<string, number[]>(SPECS.map((s) => [specLabel(s), []]));
     const windows: { server: string; round: number; concurrency: number; calls: number; seconds: number; callsPerSecond: number; serverCpuUsPerCall?: number; serverMainCpuUsPerCall?: number; clientCpuUsPerCall: number }[] = [];
-    try {
-      for (const spec of SPECS) {
-        const c = await Connection.open(spec);
-        await c.warm();
-        conns.push(c);
-        sequential.set(c.label, []);
-        loaded.set(c.label, []);
-      }
+    await withConnections(SPECS, async (conns) => {
       // Untimed: let both the server and this client JIT-compile their hot paths under load.
       for (const c of conns) await throughput(c, CONCURRENCY, p.warmupMs);
       ctx.progress.tick(SPECS.length * p.warmupMs);
@@ -108,9 +100,7 @@ export const overhead: Scenario = {
         }
         ctx.progress.tick(p.windowMs + p.pairWindowMs + p.sequentialCalls * 1.5);
       });
-    } finally {
-      await Promise.all(conns.map((c) => c.close()));
-    }
+    });
 
     const labels = SPECS.map(specLabel);
     const cps = (label: string, concurrency: number = CONCURRENCY) => windows.filter((w) => w.server === label && w.concurrency === concurrency).map((w) => w.callsPerSecond);

@@ -6,7 +6,7 @@
  */
 import { cdfChart } from '../report/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
-import { Connection, specLabel, type ServerSpec } from '../lib/servers.js';
+import { type Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
 import { alternate, fmt, sleep, summarize, us } from '../lib/stats.js';
 
 const THREADS = 2;
@@ -61,24 +61,16 @@ export const responsiveness: Scenario = {
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const p = params(ctx.quick);
-    const conns: Connection[] = [];
     const pings: Ping[] = [];
     const busyCalls: { server: string; round: number; ms: number }[] = [];
-    try {
-      for (const spec of SPECS) {
-        const c = await Connection.open(spec);
-        await c.warm();
-        conns.push(c);
-      }
-      await alternate(conns, () => p.rounds, async (conn, r) => {
+    await withConnections(SPECS, (conns) =>
+      alternate(conns, () => p.rounds, async (conn, r) => {
         const result = await round(conn, r, p.busyMs);
         pings.push(...result.pings);
         busyCalls.push({ server: conn.label, round: r, ms: us(result.busyCallMs) });
         ctx.progress.tick(p.busyMs + 150);
-      });
-    } finally {
-      await Promise.all(conns.map((c) => c.close()));
-    }
+      }),
+    );
 
     const labels = SPECS.map(specLabel);
     const rtts = (label: string) => pings.filter((x) => x.server === label).map((x) => x.rttMs);

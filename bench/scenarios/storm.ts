@@ -7,7 +7,7 @@
  */
 import { barChart } from '../report/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
-import { Connection, specLabel, type ServerSpec } from '../lib/servers.js';
+import { Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
 import { alternate, median, pairedRatio, sleep } from '../lib/stats.js';
 
 const THREADS = 2;
@@ -101,13 +101,7 @@ export const cancelStorm: Scenario = {
     const windows: Window[] = [];
     /** Server processes that died during a window: recorded, restarted, and the window left out. */
     const crashes: { server: string; workMs: number; share: number; round: number; stderr: string }[] = [];
-    const conns: Connection[] = [];
-    try {
-      for (const spec of SPECS) {
-        const c = await Connection.open(spec);
-        await c.warm();
-        conns.push(c);
-      }
+    await withConnections(SPECS, async (conns) => {
       const runs = WORKS.flatMap((workMs) => p.shares.flatMap((share) => SPECS.map((_, server) => ({ workMs, share, server }))));
       // Rounds outermost, so every (server, work, share) window is spread over the run.
       await alternate(runs, () => p.rounds, async ({ workMs, share, server }, round) => {
@@ -125,9 +119,7 @@ export const cancelStorm: Scenario = {
         }
         ctx.progress.tick(p.windowMs + 700);
       });
-    } finally {
-      await Promise.all(conns.map((c) => c.close()));
-    }
+    });
 
     const labels = SPECS.map(specLabel);
     const med = (label: string, workMs: number, share: number, f: (w: Window) => number) =>
