@@ -28,7 +28,7 @@ export function environment(): Environment {
       return undefined;
     }
   };
-  const status = git('git status --porcelain');
+  const status = git('git status --porcelain --untracked-files=no'); // tracked changes only: an untracked file does not change what was measured
   return {
     node: process.version,
     v8: process.versions.v8,
