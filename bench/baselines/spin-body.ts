@@ -3,11 +3,11 @@
  * the SDK so that a worker which loads it starts as fast as it can (a fair
  * respawn cost for the baselines that terminate workers).
  *
- * `burn` and the slice loop are the same as workers/tools/spin.ts; `burn` is
- * a verbatim copy because importing it from there would drag zod and the
- * stage machinery into every baseline worker start.
+ * `burn` is the one workers/tools/spin.ts uses (its module imports nothing),
+ * and the slice loop is the same as spin's.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { burn } from '../../workers/tools/burn.js';
 
 export interface SpinArgs {
   readonly ms: number;
@@ -18,14 +18,6 @@ export interface SpinArgs {
 export interface SpinReport {
   readonly sliceCount: number;
   readonly elapsedMs: number;
-}
-
-/** Busy-waits for `ms` milliseconds on this thread (same as workers/tools/spin.ts). */
-export function burn(ms: number): void {
-  const end = performance.now() + ms;
-  while (performance.now() < end) {
-    /* spinning is the point */
-  }
 }
 
 function sliceCount(args: SpinArgs): number {

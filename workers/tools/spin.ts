@@ -5,14 +5,7 @@
  */
 import { z } from 'zod';
 import { defineTool, stage } from '../../src/stages/tool.js';
-
-/** Busy-waits for `ms` milliseconds on this thread. */
-export function burn(ms: number): void {
-  const end = performance.now() + ms;
-  while (performance.now() < end) {
-    /* spinning is the point */
-  }
-}
+import { burn } from './burn.js';
 
 export const spin = defineTool({
   name: 'spin',
