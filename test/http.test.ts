@@ -200,3 +200,27 @@ describe('over Streamable HTTP', () => {
     expect(change.completed! + change.cancelled!).toBe(n);
   });
 });
+
+describe('session expiry', () => {
+  it('closes a session idle past --session-idle-ms; its id is then refused', async () => {
+    const short = await startHttpServer(['--threads', '1', '--session-idle-ms', '1000']);
+    try {
+      const transport = new StreamableHTTPClientTransport(short.url);
+      const client = new Client({ name: 'idle', version: '1.0.0' });
+      await client.connect(transport);
+      const sessionId = transport.sessionId!;
+      expect((await client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
+      const post = () =>
+        fetch(short.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 'late', method: 'tools/list' }),
+        });
+      // Every request refreshes the session, so stay away for a while, then ask once.
+      await sleep(2_500);
+      expect((await post()).status).toBe(404);
+    } finally {
+      await short.stop();
+    }
+  });
+});
