@@ -27,7 +27,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlightRegistry, type InFlightEntry, type RequestId } from '../registry/registry.js';
 import { OutboundLedger, type OutboundRequest } from '../registry/outbound.js';
-import { TransportWrapper } from '../transport/wrapper.js';
+import { asError, cancelledNotification, cancelledRequestId, TransportWrapper } from '../transport/wrapper.js';
 
 /** Default for {@link ClientGuardOptions.cancelledTtlMs}. */
 export const DEFAULT_CANCELLED_TTL_MS = 30_000;
@@ -151,7 +151,7 @@ export class ClientGuard extends TransportWrapper {
         lateResponse: () => stats.lateResponsesIgnored++,
       },
       sendCancel: (id, reason) => {
-        void this.inner.send(cancelled(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
+        void this.inner.send(cancelledNotification(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
         // The SDK still waits for this id: settle it here; the real response (if any) is absorbed in receive().
         this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
       },
@@ -215,7 +215,7 @@ export class ClientGuard extends TransportWrapper {
       }
     } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       // The SDK's own cancellation (its signal or timeout): the same check as ours.
-      const id = requestIdOf(message);
+      const id = cancelledRequestId(message);
       if (id === undefined || !this.outboundLedger.mayCancel(id)) return;
     } else if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
       const entry = message.id === undefined ? undefined : this.inbound(message.id);
@@ -241,7 +241,7 @@ export class ClientGuard extends TransportWrapper {
       this.registry.add(new InboundRequest(this.session, message.id, message.method));
     } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       // Only the server's own requests can be cancelled by the server: inbound entries only.
-      const id = requestIdOf(message);
+      const id = cancelledRequestId(message);
       const entry = id === undefined ? undefined : this.inbound(id);
       const reason = (message.params as { reason?: unknown } | undefined)?.reason;
       if (!entry?.stop(typeof reason === 'string' ? reason : undefined)) {
@@ -273,17 +273,4 @@ export class ClientGuard extends TransportWrapper {
     }
     this.outboundLedger.close();
   }
-}
-
-function cancelled(requestId: RequestId, reason: string | undefined): JSONRPCMessage {
-  return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined && { reason }) } };
-}
-
-function requestIdOf(message: JSONRPCMessage): RequestId | undefined {
-  const id = (message as { params?: { requestId?: unknown } }).params?.requestId;
-  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

@@ -21,7 +21,7 @@ import {
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
-import { TransportWrapper } from './wrapper.js';
+import { asError, cancelledNotification, cancelledRequestId, TransportWrapper } from './wrapper.js';
 import { DuplicateRequestError, type Executor, type Job } from '../executor.js';
 import { OutboundLedger } from '../registry/outbound.js';
 import type { RequestId } from '../registry/registry.js';
@@ -134,9 +134,9 @@ export class GuardedTransport extends TransportWrapper {
     if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && this.clientRequests.absorbResponse(message.id as RequestId)) return;
     if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
-      const params = message.params as { requestId?: unknown; reason?: unknown } | undefined;
-      const id = params?.requestId;
-      if (typeof id === 'string' || typeof id === 'number') this.cancel(id, typeof params?.reason === 'string' ? params.reason : undefined);
+      const id = cancelledRequestId(message);
+      const reason = (message.params as { reason?: unknown } | undefined)?.reason;
+      if (id !== undefined) this.cancel(id, typeof reason === 'string' ? reason : undefined);
       return;
     }
     if (isJSONRPCRequest(message) && message.method === 'tools/call') {
@@ -168,9 +168,8 @@ export class GuardedTransport extends TransportWrapper {
     }
     if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
       // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
-      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
-      if (typeof id !== 'string' && typeof id !== 'number') return;
-      if (!this.clientRequests.mayCancel(id) || this.closed) return;
+      const id = cancelledRequestId(message);
+      if (id === undefined || !this.clientRequests.mayCancel(id) || this.closed) return;
       return this.inner.send(message, options);
     }
     if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
@@ -193,12 +192,4 @@ export class GuardedTransport extends TransportWrapper {
     }
     return this.inner.send(message, options);
   }
-}
-
-function cancelledNotification(requestId: RequestId, reason: string | undefined): JSONRPCMessage {
-  return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined && { reason }) } };
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

@@ -5,7 +5,7 @@
  * callbacks. It imports nothing of the server, so the client can use it.
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 export abstract class TransportWrapper implements Transport {
   onclose?: () => void;
@@ -44,4 +44,19 @@ export abstract class TransportWrapper implements Transport {
 
   /** A message to the peer. */
   abstract send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void>;
+}
+
+/** A `notifications/cancelled` for `requestId` (a notification: no top-level id). */
+export function cancelledNotification(requestId: RequestId, reason: string | undefined): JSONRPCMessage {
+  return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined && { reason }) } };
+}
+
+/** The `requestId` of a cancellation, or undefined if it is missing or malformed (null, an object, …). */
+export function cancelledRequestId(message: JSONRPCMessage): RequestId | undefined {
+  const id = (message as { params?: { requestId?: unknown } }).params?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
