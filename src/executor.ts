@@ -22,6 +22,16 @@ export const BUILTIN_TOOLS = new URL('../workers/tools/index.js', import.meta.ur
 export interface ExecutorOptions {
   /** Worker threads. Default: the machine's available parallelism. */
   readonly threads?: number;
+  /**
+   * Warm standby threads beyond `threads`. When a running job is cancelled (or
+   * times out), its admission slot passes to the next queued job at once, on a
+   * standby thread, instead of after the stopped job reaches its next
+   * checkpoint (or its grace period ends). The stopped job's remaining partial
+   * stage overlaps the next job, so for that moment up to
+   * `threads + spareThreads` threads are busy. 0 keeps strictly `threads` jobs
+   * on threads. Default 1.
+   */
+  readonly spareThreads?: number;
   /** Jobs allowed to wait for a worker; one more fails at once with a queue-full error. Default 256. */
   readonly queueLimit?: number;
   /** How long a stopped job may ignore its checkpoints before its worker is terminated and replaced. Default 1000 ms. */
@@ -124,20 +134,24 @@ export class Executor {
   /** @internal */ readonly graceMs: number;
   /** @internal */ readonly progressIntervalMs: number;
   readonly threads: number;
+  readonly spareThreads: number;
   readonly queueLimit: number;
+  /** Stopped jobs whose worker has not returned yet; each lends its slot to a standby thread, up to `spareThreads`. */
+  private stopping = 0;
   private closed = false;
 
   private constructor(options: ExecutorOptions, tools: Map<string, ToolDefinition>, moduleUrls: string[]) {
     this.threads = options.threads ?? availableParallelism();
+    this.spareThreads = options.spareThreads ?? 1;
     this.queueLimit = options.queueLimit ?? 256;
     this.graceMs = options.graceMs ?? 1000;
     this.progressIntervalMs = options.progressIntervalMs ?? 50;
     this.tools = tools;
     // Every job holding a slot is queued or running. Admission lets the queue overshoot its limit by at most
     // the threads that are about to free up (see Job.start), so this bounds them.
-    this.slab = new StateSlab(this.queueLimit + 2 * this.threads + 1);
+    this.slab = new StateSlab(this.queueLimit + 2 * (this.threads + this.spareThreads) + 1);
     this.pool = new WorkerPool({
-      threads: this.threads,
+      threads: this.threads + this.spareThreads,
       init: { stateBuffer: this.slab.buffer, toolModules: moduleUrls, settings: options.toolSettings ?? {} },
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
     });
@@ -167,7 +181,7 @@ export class Executor {
       }
     }
     const executor = new Executor(options, tools, urls);
-    await executor.pool.warmup(executor.threads);
+    await executor.pool.warmup(executor.threads + executor.spareThreads);
     return executor;
   }
 
@@ -210,9 +224,19 @@ export class Executor {
   /** Cancels every inbound request of a session (its transport closed). */
   cancelSession(session: string, reason = 'session closed'): number {
     let n = 0;
-    for (const entry of this.registry.inSession('inbound', session)) if (entry.stop(reason)) n++;
+    for (const entry of waitingFirst(this.registry.inSession('inbound', session))) if (entry.stop(reason)) n++;
     for (const entry of this.registry.inSession('outbound', session)) entry.stop(reason);
     return n;
+  }
+
+  /**
+   * @internal A running job was stopped (+1) or its worker has returned (-1):
+   * admission may run that many extra jobs, at most `spareThreads`, so the
+   * next job need not wait for the stopped one to reach a boundary.
+   */
+  lendSlot(delta: 1 | -1): void {
+    this.stopping += delta;
+    this.admission.concurrency = this.threads + Math.min(this.stopping, this.spareThreads);
   }
 
   /** A snapshot of the counters. */
@@ -229,9 +253,20 @@ export class Executor {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const entry of this.registry.all()) entry.stop('executor closed');
+    this.admission.pause();
+    for (const entry of waitingFirst(this.registry.all())) entry.stop('executor closed');
     await this.pool.close();
   }
+}
+
+/**
+ * Orders entries so jobs that have not reached a worker come first: stopping a
+ * running job lends its slot on, and the next queued job must not start just
+ * to be stopped a moment later.
+ */
+function waitingFirst<E extends InFlightEntry>(entries: E[]): E[] {
+  const waiting = (e: E) => e instanceof Job && e.state === 'queued';
+  return [...entries.filter(waiting), ...entries.filter((e) => !waiting(e))];
 }
 
 /** One inbound tool call, from reservation until it leaves the registry. */
@@ -246,6 +281,8 @@ export class Job implements InFlightEntry {
   /** Created only when someone needs to hear of the stop (a tool's requests to the client): most jobs never do. */
   private stopped: AbortController | undefined;
   private hardStopRequested = false;
+  /** Whether this job, stopped while running, has lent its admission slot on (see {@link Executor.lendSlot}). */
+  private lentSlot = false;
   private timers: NodeJS.Timeout[] = [];
 
   /** @internal */
@@ -288,7 +325,7 @@ export class Job implements InFlightEntry {
       return this.finish({ kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for '${tool.name}': ${z.prettifyError(parsed.error)}` }, 'completed');
     }
     // A thread whose job just settled is free a microtask before p-queue starts the next one; count it as free.
-    const freeThreads = ex.threads - ex.counters.running;
+    const freeThreads = ex.admission.concurrency - ex.counters.running;
     if (ex.admission.size - freeThreads >= ex.queueLimit) {
       return this.finish({ kind: 'failed', code: 'queue_full', message: `server busy: ${ex.admission.size} calls already waiting (queue limit ${ex.queueLimit}); try again later` }, 'completed');
     }
@@ -329,7 +366,7 @@ export class Job implements InFlightEntry {
       this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false }, 'cancelled');
       return 'cancelled-queued';
     }
-    this.armGrace();
+    this.stoppedWhileRunning();
     return 'cancelled-running';
   }
 
@@ -347,13 +384,14 @@ export class Job implements InFlightEntry {
         setTimeout(() => {
           if (ex.slab.transition(slot, JobState.running, JobState.timedOut)) {
             this.stopped?.abort(STOPPED);
-            this.armGrace();
+            this.stoppedWhileRunning();
           }
         }, timeoutMs),
       );
     }
     const result = await ex.pool.run({ tool: tool.name, args, slot, wantsProgress, ...(channel && { port: channel.port2 }) });
     ex.counters.running--;
+    if (this.lentSlot) ex.lendSlot(-1);
     channel?.port1.close();
     this.conclude(result, timeoutMs ?? 0);
   }
@@ -408,6 +446,13 @@ export class Job implements InFlightEntry {
 
   private queueId(): string {
     return String(this.slot!.index);
+  }
+
+  /** Cancel or deadline won while running: hand the slot on now, and start the grace period. */
+  private stoppedWhileRunning(): void {
+    this.lentSlot = true;
+    this.executor.lendSlot(1);
+    this.armGrace();
   }
 
   /** A stopped job gets `graceMs` to reach a boundary; then its worker is terminated and replaced. */

@@ -109,7 +109,8 @@ const cancelledQueued = { kind: 'cancelled', from: 'queued', hardKilled: false }
 
 describe('cancellation races (seed §6)', () => {
   it('(a) cancel while running: the stop handle runs, no result, the worker thread is kept', async () => {
-    const ex = await make({ threads: 1, graceMs: 3000 });
+    // No standby thread, so the job queued behind must run on the very thread the cancelled job leaves.
+    const ex = await make({ threads: 1, spareThreads: 0, graceMs: 3000 });
     const before = await quick(ex);
 
     const { job, reports } = await submitRunning(ex, 's', 'a', 'spin', { ms: 30_000, stageMs: 1 });
@@ -147,8 +148,67 @@ describe('cancellation races (seed §6)', () => {
     expect(stats.hardKilled).toBe(0);
     expect(stats.cancelled).toBe(1);
     expect(stats.completed).toBe(3);
-    expect(stats.threads).toBe(1);
+    expect(stats.threads).toBe(ex.threads + ex.spareThreads);
     expect(stats.inFlight).toBe(0);
+  }, 30_000);
+
+  it('(a) with a standby thread, the job queued behind a cancelled one starts at once, while the cancelled one winds down', async () => {
+    const ex = await make({ threads: 1, spareThreads: 1, graceMs: 10_000 });
+    // `tight` never checks: after the cancel it keeps its thread for the rest of its 1.5 s.
+    const { job: stuck } = await submitRunning(ex, 's', 'tight', 'tight', { ms: 1_500, announce: true });
+    const behind = ex.submit('s', 'behind', { tool: 'quick', args: { tag: 'behind' } });
+    expect(behind.state).toBe('queued');
+    let stuckSettled = false;
+    void stuck.outcome.then(() => (stuckSettled = true));
+
+    expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
+    // Handed over synchronously, inside cancel().
+    expect(behind.state).toBe('running');
+    const next = await within(behind.outcome, 10_000, 'job behind the cancelled one');
+    expect(next.kind).toBe('completed');
+    expect(stuckSettled).toBe(false);
+    const { threadId } = (next as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+
+    expect(await within(stuck.outcome, 10_000, 'the stopped job')).toEqual(cancelledRunning);
+    // Once the stopped job is back, only `threads` jobs run again: two more queue one behind the other.
+    const [a, b] = [ex.submit('s', 'a', { tool: 'tight', args: { ms: 200 } }), ex.submit('s', 'b', { tool: 'quick', args: {} })];
+    expect(a.state).toBe('running');
+    expect(b.state).toBe('queued');
+    await within(b.outcome, 10_000, 'b');
+    const stats = ex.stats();
+    expect(stats.hardKilled).toBe(0);
+    expect(stats.threads).toBe(2);
+    expect(threadId).toBeGreaterThan(0);
+  }, 30_000);
+
+  it('(a) without a standby thread, the job queued behind waits until the cancelled one has reached a boundary', async () => {
+    const ex = await make({ threads: 1, spareThreads: 0, graceMs: 10_000 });
+    const { job: stuck } = await submitRunning(ex, 's', 'tight', 'tight', { ms: 600, announce: true });
+    const behind = ex.submit('s', 'behind', { tool: 'quick', args: {} });
+    const order: string[] = [];
+    void stuck.outcome.then(() => order.push('stuck'));
+    void behind.outcome.then(() => order.push('behind'));
+    expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
+    expect(behind.state).toBe('queued');
+    await within(behind.outcome, 10_000, 'job behind');
+    expect(order).toEqual(['stuck', 'behind']);
+  }, 30_000);
+
+  it('(a) stopped jobs lend at most spareThreads slots', async () => {
+    const ex = await make({ threads: 1, spareThreads: 1, graceMs: 10_000 });
+    const { job: first } = await submitRunning(ex, 's', 'first', 'tight', { ms: 800, announce: true });
+    const second = ex.submit('s', 'second', { tool: 'tight', args: { ms: 800 } });
+    const third = ex.submit('s', 'third', { tool: 'quick', args: {} });
+    const order: string[] = [];
+    for (const [name, job] of [['first', first], ['second', second], ['third', third]] as const) void job.outcome.then(() => order.push(name));
+    expect(ex.cancel('s', 'first')).toBe('cancelled-running');
+    expect(second.state).toBe('running'); // on the standby thread
+    expect(ex.cancel('s', 'second')).toBe('cancelled-running');
+    // Two jobs winding down, one standby: the third waits for a thread to come back.
+    expect(third.state).toBe('queued');
+    await within(third.outcome, 10_000, 'third');
+    expect(order.indexOf('third')).toBeGreaterThan(order.indexOf('first'));
+    expect((await third.outcome).kind).toBe('completed');
   }, 30_000);
 
   it('(a) a stage that finishes its work after cancellation won has its result discarded', async () => {
@@ -387,7 +447,9 @@ describe('cancellation races (seed §6)', () => {
     expect(tally['cancelled-running'] ?? 0).toBeGreaterThan(0);
     expect(tally['too-late'] ?? 0).toBeGreaterThan(0);
     expect(tally['unknown'] ?? 0).toBeGreaterThan(0);
-    expect(threadIds.size).toBe(2);
+    // Every completion ran on one of the original threads (none was replaced); the standby one takes lent slots.
+    expect(threadIds.size).toBeGreaterThanOrEqual(ex.threads);
+    expect(threadIds.size).toBeLessThanOrEqual(ex.threads + ex.spareThreads);
 
     // Counters agree with the outcomes; nothing leaked.
     const stats = ex.stats();
@@ -403,7 +465,7 @@ describe('cancellation races (seed §6)', () => {
     expect(stats.inFlight).toBe(0);
     expect(ex.registry.size).toBe(0);
     expect(ex.slab.available).toBe(ex.slab.capacity);
-    expect(stats.threads).toBe(2);
+    expect(stats.threads).toBe(ex.threads + ex.spareThreads);
     console.log(`storm: ${N} jobs in ${(elapsed / 1000).toFixed(1)} s; cancel results ${JSON.stringify(tally)}; completed ${completed}, cancelled ${cancelled}`);
   }, 120_000);
 });
@@ -556,7 +618,7 @@ describe('hard stop, deadlines, ctx.signal', () => {
     const again = await quick(ex);
     expect(again.threadId).toBe(after.threadId);
     const stats = ex.stats();
-    expect(stats.threads).toBe(1);
+    expect(stats.threads).toBe(ex.threads + ex.spareThreads);
     expect(stats.hardKilled).toBe(1);
     expect(stats.cancelled).toBe(1);
     expect(stats.inFlight).toBe(0);
@@ -687,7 +749,7 @@ describe('failures are owed as errors, and the pool survives them', () => {
     // A stage error is not a crash: no thread was lost, the pool serves on.
     await quick(ex);
     await quick(ex);
-    expect(ex.stats().threads).toBe(2);
+    expect(ex.stats().threads).toBe(ex.threads + ex.spareThreads);
     expect(ex.stats().failed).toBe(1);
     expect(ex.stats().completed).toBe(2);
   }, 30_000);
@@ -706,7 +768,7 @@ describe('failures are owed as errors, and the pool survives them', () => {
       for (const j of behind) expect((await within(j.outcome, 10_000, 'job behind the crash')).kind).toBe('completed');
       await quick(ex);
       const stats = ex.stats();
-      expect(stats.threads).toBe(2);
+      expect(stats.threads).toBe(ex.threads + ex.spareThreads);
       expect(stats.failed).toBe(1);
       expect(stats.completed).toBe(5);
       expect(stats.hardKilled).toBe(0);
@@ -724,7 +786,7 @@ describe('failures are owed as errors, and the pool survives them', () => {
     expect((await within(neighbour.outcome, 10_000, 'neighbour')).kind).toBe('completed');
     await quick(ex);
     await quick(ex);
-    expect(ex.stats().threads).toBe(2);
+    expect(ex.stats().threads).toBe(ex.threads + ex.spareThreads);
     expect(ex.stats().failed).toBe(1);
   }, 40_000);
 
@@ -759,6 +821,6 @@ describe('failures are owed as errors, and the pool survives them', () => {
     expect(ex.stats().failed).toBe(5);
     // Validation is on the main thread: the crash tool never ran, the thread is intact.
     await quick(ex);
-    expect(ex.stats().threads).toBe(1);
+    expect(ex.stats().threads).toBe(ex.threads + ex.spareThreads);
   }, 30_000);
 });

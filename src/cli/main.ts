@@ -28,6 +28,7 @@ function int(min: number) {
 interface ServeFlags {
   transport: 'stdio' | 'http';
   threads?: number;
+  spareThreads: number;
   queueLimit: number;
   graceMs: number;
   host: string;
@@ -52,6 +53,7 @@ program
   .description('Run the MCP server (stdio by default).')
   .addOption(new Option('--transport <kind>', 'stdio or http (Streamable HTTP at /mcp)').choices(['stdio', 'http']).default('stdio'))
   .option('--threads <n>', 'worker threads (default: available CPUs)', int(1))
+  .option('--spare-threads <n>', 'warm standby threads: a cancelled call hands its slot to the next call at once, while it winds down on its own thread (0 = wait for it)', int(0), 1)
   .option('--queue-limit <n>', 'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"', int(0), 256)
   .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), 1000)
   .option('--host <host>', 'HTTP: interface to bind (Host/Origin checks apply on localhost)', '127.0.0.1')
@@ -67,6 +69,7 @@ program
   .action(async (flags: ServeFlags) => {
     const executor = await Executor.create({
       ...(flags.threads !== undefined && { threads: flags.threads }),
+      spareThreads: flags.spareThreads,
       queueLimit: flags.queueLimit,
       graceMs: flags.graceMs,
       toolModules: flags.tools.map((m) => resolve(m)),
@@ -95,11 +98,11 @@ program
         version,
         wire,
       });
-      log(`listening on ${http.url} with ${executor.threads} worker threads; tools: ${[...executor.tools.keys()].join(', ')}`);
+      log(`listening on ${http.url} with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
       const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, version, wire });
-      log(`serving on stdio with ${executor.threads} worker threads; tools: ${[...executor.tools.keys()].join(', ')}`);
+      log(`serving on stdio with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
       // The MCP lifecycle: closing stdin is how a stdio client shuts the server down.
       void stdio.closed.then(() => stop('stdin closed', async () => undefined));
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => stdio.close()));
