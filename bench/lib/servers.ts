@@ -25,6 +25,8 @@ export interface ServerSpec {
   readonly threads: number;
   /** Ours only: `--grace-ms`. */
   readonly graceMs?: number;
+  /** Ours only: `--spare-threads` (the server's default, 1, when absent). */
+  readonly spareThreads?: number;
   /** Told apart in labels, e.g. "1 thread". */
   readonly tag?: string;
 }
@@ -50,6 +52,7 @@ export function serverCommand(spec: ServerSpec): string[] {
       return [
         path('src/cli/main.js'), 'serve', '--transport', spec.transport, '--threads', String(spec.threads),
         ...(spec.graceMs !== undefined ? ['--grace-ms', String(spec.graceMs)] : []),
+        ...(spec.spareThreads !== undefined ? ['--spare-threads', String(spec.spareThreads)] : []),
         ...(spec.transport === 'http' ? ['--port', '0'] : []),
       ];
     case 'main-thread':

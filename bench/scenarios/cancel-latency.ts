@@ -49,6 +49,8 @@ interface Sample {
 
 function configs(quick: boolean): Config[] {
   const ours = (transport: TransportKind): ServerSpec => ({ kind: 'ours', transport, threads: 1, graceMs: GRACE_MS });
+  /** Ours with no standby thread: the next call waits for the stopped one to reach a boundary (or to be hard-stopped and replaced). */
+  const strict: ServerSpec = { kind: 'ours', transport: 'stdio', threads: 1, graceMs: GRACE_MS, spareThreads: 0, tag: 'no standby' };
   const base = (kind: ServerKind): ServerSpec => ({ kind, transport: 'stdio', threads: 1 });
   const out: Config[] = [];
   const both: Mode[] = ['reused', 'stopped'];
@@ -58,6 +60,8 @@ function configs(quick: boolean): Config[] {
       out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20, estimateMs: 350 });
     }
   }
+  for (const stageMs of STAGES) out.push({ key: `strict-stdio-${stageMs}-coop`, spec: strict, stageMs, cooperative: true, modes: ['reused'], samples: quick ? 6 : 150, estimateMs: 35 });
+  out.push({ key: 'strict-stdio-1-hard', spec: strict, stageMs: 1, cooperative: false, modes: ['reused'], samples: quick ? 1 : 10, estimateMs: 350 });
   for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 6 : 100, estimateMs: 70 });
   out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8, estimateMs: 2100 });
   out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6, estimateMs: 3100 });
@@ -162,13 +166,20 @@ export const cancelLatency: Scenario = {
 
     const ours = stats.get('ours-stdio-1-coop/reused')!;
     const pis = stats.get('piscina-1/reused')!;
+    const strictStats = stats.get('strict-stdio-1-coop/reused')!;
     const targets: Target[] = [
       { name: 'Cancel → slot reused, 1 ms stages, stdio: p50', goal: '≤ 2 ms', measured: `${fmt(ours.p50)} ms`, met: ours.p50 <= 2 },
       { name: 'Cancel → slot reused, 1 ms stages, stdio: p99', goal: '≤ 5 ms', measured: `${fmt(ours.p99)} ms`, met: ours.p99 <= 5 },
       { name: 'Cancel → slot reused, 1 ms stages, stdio: p50 vs (b)', goal: '≥ 25× faster', measured: `${(pis.p50 / ours.p50).toFixed(1)}× (${fmt(pis.p50)} / ${fmt(ours.p50)} ms)`, met: pis.p50 / ours.p50 >= 25 },
+      {
+        name: 'The same with `--spare-threads 0` (for comparison: no standby thread)',
+        goal: '≥ 25× faster',
+        measured: `${(pis.p50 / strictStats.p50).toFixed(1)}× (${fmt(pis.p50)} / ${fmt(strictStats.p50)} ms; p99 ${fmt(strictStats.p99)} ms)`,
+        met: pis.p50 / strictStats.p50 >= 25,
+      },
     ];
 
-    const headKeys = ['ours-stdio-1-coop', 'ours-http-1-coop', 'ours-stdio-1-hard', 'piscina-1', 'workerpool-1', 'main-thread-1'];
+    const headKeys = ['ours-stdio-1-coop', 'ours-http-1-coop', 'ours-stdio-1-hard', 'strict-stdio-1-coop', 'strict-stdio-1-hard', 'piscina-1', 'workerpool-1', 'main-thread-1'];
     const headline: Table = {
       title: 'Cancel → slot reused, 1 ms stages (ms)',
       columns: ['server', 'n', 'p50', 'p99', 'max'],
@@ -187,6 +198,7 @@ export const cancelLatency: Scenario = {
         '- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and queues behind A; the time is from sending the cancellation to receiving B\'s response. It includes stopping A, handing the worker to B, B\'s (zero) work and B\'s response on the wire.',
         '- **zero-work call, idle server**: the round trip of the last of those zero-work calls, timed in the "reused" samples; it is the floor under "cancel → slot reused", which contains one such call (B).',
         '- **cancel → stopped**: the client polls the server\'s counters (`executor://stats` `cancelled` for ours, `bench://stats` `stopped` for the baselines) back to back until A is reported stopped; the time is from sending the cancellation to the first poll that sees it, so it overstates by up to one poll round trip (~0.1–0.5 ms). Ours counts a job when its worker has returned from it (or was terminated); (a) when its loop has ended; (b) when Piscina destroys the worker (terminate requested); (c) when workerpool reports the worker terminated.',
+        '- Ours runs with its default standby thread (`--spare-threads 1`): once the cancellation of A is accepted, B starts at once on the standby thread while A winds down to its next boundary (or, in the hard-stop rows, until its grace period ends). The "no standby" rows run `--spare-threads 0`, where B waits for A\'s thread.',
         `- Ours runs with \`--grace-ms ${GRACE_MS}\` (the default is 1000): in the hard-stop rows (\`cooperative: false\`, the tool never checks) a stopped call's worker is terminated after that grace and replaced.`,
         '- (b) and (c) have no cooperative path, so their rows are the same whatever `cooperative` says; (a) and (c) are sampled less because each sample takes seconds.',
         `- (a') yields to the event loop before every slice, so B runs interleaved with A and there is no slot to reuse: only "stopped" is measured.`,
