@@ -18,16 +18,12 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlightRegistry, type InFlightEntry, type RequestId } from '../registry/registry.js';
 import { OutboundLedger, type OutboundRequest } from '../registry/outbound.js';
-import { asError, cancelledNotification, cancelledRequestId, TransportWrapper } from '../transport/wrapper.js';
+import { asError, cancelledNotification, cancelledRequestId, isNotification, isRequest, isResponse, TransportWrapper } from '../transport/wrapper.js';
 
 /** Default for {@link ClientGuardOptions.cancelledTtlMs}. */
 export const DEFAULT_CANCELLED_TTL_MS = 30_000;
@@ -204,7 +200,7 @@ export class ClientGuard extends TransportWrapper {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (isJSONRPCRequest(message)) {
+    if (isRequest(message)) {
       const entry = this.outboundLedger.record(message);
       this.capture?.(message.id);
       try {
@@ -213,11 +209,11 @@ export class ClientGuard extends TransportWrapper {
         if (entry) this.outboundLedger.forget(entry); // never left: nothing to wait for
         throw error;
       }
-    } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+    } else if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The SDK's own cancellation (its signal or timeout): the same check as ours.
       const id = cancelledRequestId(message);
       if (id === undefined || !this.outboundLedger.mayCancel(id)) return;
-    } else if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+    } else if (isResponse(message)) {
       const entry = message.id === undefined ? undefined : this.inbound(message.id);
       if (entry) {
         this.forget(entry);
@@ -231,15 +227,15 @@ export class ClientGuard extends TransportWrapper {
   }
 
   protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+    if (isResponse(message)) {
       // Completion may have won the race before our notice arrived: accept, do not use.
       if (this.outboundLedger.absorbResponse(message.id as RequestId)) return;
-    } else if (isJSONRPCRequest(message)) {
+    } else if (isRequest(message)) {
       // A cancelled entry waiting out its TTL must not capture the answer to a new request that reuses its id.
       const old = this.inbound(message.id);
       if (old?.state === 'cancelled') this.forget(old);
       this.registry.add(new InboundRequest(this.session, message.id, message.method));
-    } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+    } else if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Only the server's own requests can be cancelled by the server: inbound entries only.
       const id = cancelledRequestId(message);
       const entry = id === undefined ? undefined : this.inbound(id);
@@ -251,7 +247,7 @@ export class ClientGuard extends TransportWrapper {
       this.stats.serverCancelsApplied++;
       entry.timer = setTimeout(() => this.forget(entry), this.ttlMs);
       entry.timer.unref();
-    } else if (isJSONRPCNotification(message) && message.method === 'notifications/progress') {
+    } else if (isNotification(message) && message.method === 'notifications/progress') {
       if (this.outboundLedger.cancelledProgress((message.params as { progressToken?: unknown } | undefined)?.progressToken)) {
         this.stats.lateProgressIgnored++;
         return;

@@ -14,14 +14,10 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
-import { asError, cancelledNotification, cancelledRequestId, TransportWrapper } from './wrapper.js';
+import { asError, cancelledNotification, cancelledRequestId, isNotification, isRequest, isResponse, TransportWrapper } from './wrapper.js';
 import { DuplicateRequestError, type Executor, type Job } from '../executor.js';
 import { OutboundLedger } from '../registry/outbound.js';
 import type { RequestId } from '../registry/registry.js';
@@ -131,15 +127,15 @@ export class GuardedTransport extends TransportWrapper {
 
   protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     // An answer to one of our requests to the client that we had cancelled: accepted, never used.
-    if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && this.clientRequests.absorbResponse(message.id as RequestId)) return;
-    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+    if (isResponse(message) && this.clientRequests.absorbResponse(message.id as RequestId)) return;
+    if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const id = cancelledRequestId(message);
       const reason = (message.params as { reason?: unknown } | undefined)?.reason;
       if (id !== undefined) this.cancel(id, typeof reason === 'string' ? reason : undefined);
       return;
     }
-    if (isJSONRPCRequest(message) && message.method === 'tools/call') {
+    if (isRequest(message) && message.method === 'tools/call') {
       try {
         this.jobs.set(message.id, this.executor.reserve(this.session, message.id));
       } catch (error) {
@@ -156,7 +152,7 @@ export class GuardedTransport extends TransportWrapper {
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (isJSONRPCRequest(message)) {
+    if (isRequest(message)) {
       // A request to the client, linked to the tool call it was sent for.
       const entry = this.clientRequests.record(message, options?.relatedRequestId);
       try {
@@ -166,13 +162,13 @@ export class GuardedTransport extends TransportWrapper {
         throw error;
       }
     }
-    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+    if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
       const id = cancelledRequestId(message);
       if (id === undefined || !this.clientRequests.mayCancel(id) || this.closed) return;
       return this.inner.send(message, options);
     }
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+    if (isResponse(message)) {
       const id = message.id as RequestId;
       const job = this.jobs.get(id);
       if (job) {
@@ -183,7 +179,7 @@ export class GuardedTransport extends TransportWrapper {
         }
         job.abandon(); // a response before the job started (e.g. the SDK rejected the params): release its reservation
       }
-    } else if (isJSONRPCNotification(message) && message.method === 'notifications/progress' && options?.relatedRequestId !== undefined) {
+    } else if (isNotification(message) && message.method === 'notifications/progress' && options?.relatedRequestId !== undefined) {
       const job = this.jobs.get(options.relatedRequestId);
       if (job && job.state !== 'running') {
         this.wire.progressDropped++;
