@@ -19,7 +19,9 @@ import { assertPlainJson } from './plain-json.js';
 
 const init = workerData as WorkerInit;
 const words = new Int32Array(init.stateBuffer);
-const tools: Promise<Map<string, ToolDefinition>> = loadTools(init.toolModules);
+/** Set once the modules are in; until then jobs wait for `loading`. */
+let loaded: Map<string, ToolDefinition> | undefined;
+const loading: Promise<Map<string, ToolDefinition>> = loadTools(init.toolModules).then((tools) => (loaded = tools));
 
 async function loadTools(modules: readonly string[]): Promise<Map<string, ToolDefinition>> {
   const byName = new Map<string, ToolDefinition>();
@@ -31,45 +33,55 @@ async function loadTools(modules: readonly string[]): Promise<Map<string, ToolDe
 
 /** Resolves once this worker has loaded every tool module; the pool calls it on each thread at start. */
 export async function warmup(): Promise<number> {
-  return (await tools).size;
+  return (await loading).size;
 }
 
-/** Runs one job. Never throws for a stage's failure: the outcome says what happened. */
-export default async function runJob(task: WorkerTask): Promise<WorkerOutcome> {
-  const tool = (await tools).get(task.tool);
-  const slot = workerSlot(words, task.slot, threadId);
-  const job = new JobContext(slot, task);
-  let current = 'start';
+/**
+ * Runs one job. Never throws for a stage's failure: the outcome says what happened.
+ * Synchronous stages are not awaited: a zero-work call costs no extra event-loop turns.
+ */
+export default function runJob(task: WorkerTask): WorkerOutcome | Promise<WorkerOutcome> {
+  const tools = loaded;
+  if (!tools) return loading.then(() => runJob(task));
+  const tool = tools.get(task.tool);
+  const job = new JobContext(workerSlot(words, task.slot, threadId), task);
+  let i = 0;
+  let value: unknown = task.args;
   try {
     if (!tool) throw new Error(`tool '${task.tool}' is not loaded in the worker`);
-    let value: unknown = task.args;
-    for (let i = 0; i < tool.stages.length; i++) {
-      const s = tool.stages[i]!;
-      current = stageName(s, i);
-      job.checkpoint();
-      const ctx = job.forStage(tool.name, current);
-      value = await (typeof s === 'function' ? s(value as never, ctx) : s.run(value as never, ctx));
+    for (; i < tool.stages.length; i++) {
+      value = job.enter(tool, i, value);
+      if (isThenable(value)) return finishAsync(job, tool, i, value);
     }
-    current = 'result';
-    job.checkpoint();
-    const result = toCallToolResult(value);
-    assertPlainJson(result, 'result');
-    // Completion's side of the race: only the winner may hand a result back.
-    return claimResponse(slot) ? { kind: 'result', result } : { kind: 'stopped', stage: current };
+    return job.conclude(value);
   } catch (error) {
-    if (!stillRunning(slot)) return { kind: 'stopped', stage: current };
-    const message = error instanceof Error ? error.message : String(error);
-    return claimResponse(slot) ? { kind: 'error', stage: current, message } : { kind: 'stopped', stage: current };
-  } finally {
-    job.close();
+    return job.fail(error);
   }
 }
 
-/** Per-job state behind every stage's `ctx`. */
-class JobContext {
+/** The rest of a job once a stage has returned a promise. */
+async function finishAsync(job: JobContext, tool: ToolDefinition, from: number, pending: PromiseLike<unknown>): Promise<WorkerOutcome> {
+  try {
+    let value = await pending;
+    for (let i = from + 1; i < tool.stages.length; i++) value = await job.enter(tool, i, value);
+    return job.conclude(value);
+  } catch (error) {
+    return job.fail(error);
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+/** Per-job state behind every stage's `ctx`; it is the `ctx` itself, renamed per stage. */
+class JobContext implements StageContext {
+  readonly settings = init.settings;
+  tool = '';
+  stage = 'start';
   /** Made on first use of `ctx.signal`: CPU stages that only checkpoint never pay for a waiter. */
   private controller: AbortController | undefined;
-  private readonly pending = new Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }>();
+  private pending: Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }> | undefined;
   private nextRid = 1;
   private closed = false;
 
@@ -78,6 +90,41 @@ class JobContext {
     private readonly task: WorkerTask,
   ) {
     task.port?.on('message', (m: MainMessage) => this.onMain(m));
+  }
+
+  /** Checks the state word, then runs stage `index`. */
+  enter(tool: ToolDefinition, index: number, input: unknown): unknown {
+    const s = tool.stages[index]!;
+    this.tool = tool.name;
+    this.stage = stageName(s, index);
+    this.checkpoint();
+    return typeof s === 'function' ? s(input as never, this) : s.run(input as never, this);
+  }
+
+  /** After the last stage: completion's side of the race. Only the winner may hand a result back. */
+  conclude(value: unknown): WorkerOutcome {
+    try {
+      this.stage = 'result';
+      this.checkpoint();
+      const result = toCallToolResult(value);
+      assertPlainJson(result, 'result');
+      return claimResponse(this.slot, this.controller !== undefined) ? { kind: 'result', result } : { kind: 'stopped', stage: this.stage };
+    } catch (error) {
+      return this.fail(error);
+    } finally {
+      this.close();
+    }
+  }
+
+  /** A stage threw (or the result cannot be sent): owed as an error only if completion still wins. */
+  fail(error: unknown): WorkerOutcome {
+    try {
+      if (!stillRunning(this.slot)) return { kind: 'stopped', stage: this.stage };
+      const message = error instanceof Error ? error.message : String(error);
+      return claimResponse(this.slot, this.controller !== undefined) ? { kind: 'error', stage: this.stage, message } : { kind: 'stopped', stage: this.stage };
+    } finally {
+      this.close();
+    }
   }
 
   /** The job's AbortSignal. The main thread's Atomics.notify wakes its waiter; no polling timer. */
@@ -91,46 +138,34 @@ class JobContext {
     return this.controller.signal;
   }
 
+  get stopped(): boolean {
+    return !stillRunning(this.slot);
+  }
+
   checkpoint(): void {
     if (!stillRunning(this.slot)) throw new StopError();
   }
 
-  forStage(tool: string, stage: string): StageContext {
-    const job = this;
-    return {
-      get signal() {
-        return job.signal;
-      },
-      settings: init.settings,
-      tool,
-      stage,
-      get stopped() {
-        return !stillRunning(job.slot);
-      },
-      checkpoint: () => this.checkpoint(),
-      progress: (progress, total, message) => {
-        if (!this.task.wantsProgress || this.closed) return;
-        this.post({ type: 'progress', progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
-      },
-      requestClient: (method, params) => this.requestClient(method, params),
-    };
+  progress(progress: number, total?: number, message?: string): void {
+    if (!this.task.wantsProgress || this.closed) return;
+    this.post({ type: 'progress', progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
   }
 
-  private requestClient(method: ClientRequestMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  requestClient(method: ClientRequestMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (!this.task.port) return Promise.reject(new Error(`tool '${this.task.tool}' must be declared with usesClient: true to call ${method}`));
     this.checkpoint();
     const rid = this.nextRid++;
     return new Promise((resolve, reject) => {
-      this.pending.set(rid, { resolve, reject });
+      (this.pending ??= new Map()).set(rid, { resolve, reject });
       this.post({ type: 'request', rid, method, params });
       this.signal.addEventListener('abort', () => reject(new StopError()), { once: true });
     });
   }
 
   private onMain(message: MainMessage): void {
-    const waiter = this.pending.get(message.rid);
+    const waiter = this.pending?.get(message.rid);
     if (!waiter) return;
-    this.pending.delete(message.rid);
+    this.pending!.delete(message.rid);
     if (message.type === 'response') waiter.resolve(message.result);
     else waiter.reject(new Error(message.message));
   }
@@ -140,6 +175,7 @@ class JobContext {
   }
 
   close(): void {
+    if (this.closed) return;
     this.closed = true;
     // Releases this job's waiter, if it has one, should the job ever end without leaving `running`.
     if (this.controller) Atomics.notify(this.slot.words, this.slot.index);

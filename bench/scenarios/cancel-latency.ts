@@ -26,6 +26,9 @@ const WARM_CALLS = 10;
 /** Ours: how long a cancelled call may ignore its checkpoints before the hard stop. */
 const GRACE_MS = 100;
 
+/** Ours, after a hard stop: time for the terminated thread's replacement to start before the next sample. */
+const REPLACE_MS = 300;
+
 type Mode = 'reused' | 'stopped';
 /** `idle`: the zero-work call that opens a "reused" sample, on an idle server: the floor under "reused". */
 type Measure = Mode | 'idle';
@@ -97,6 +100,9 @@ async function sample(conn: Connection, c: Config, mode: Mode, random: () => num
   else while ((await conn.stoppedCount()) <= before);
   const elapsed = performance.now() - t0;
   await a;
+  // A hard stop terminated A's thread; ours keeps serving on the standby thread meanwhile, but the next
+  // sample should start with every thread back, as a cooperative one does.
+  if (!c.cooperative && c.spec.kind === 'ours') await sleep(REPLACE_MS);
   return { ms: elapsed, idleMs };
 }
 
@@ -199,6 +205,7 @@ export const cancelLatency: Scenario = {
         '- **zero-work call, idle server**: the round trip of the last of those zero-work calls, timed in the "reused" samples; it is the floor under "cancel → slot reused", which contains one such call (B).',
         '- **cancel → stopped**: the client polls the server\'s counters (`executor://stats` `cancelled` for ours, `bench://stats` `stopped` for the baselines) back to back until A is reported stopped; the time is from sending the cancellation to the first poll that sees it, so it overstates by up to one poll round trip (~0.1–0.5 ms). Ours counts a job when its worker has returned from it (or was terminated); (a) when its loop has ended; (b) when Piscina destroys the worker (terminate requested); (c) when workerpool reports the worker terminated.',
         '- Ours runs with its default standby thread (`--spare-threads 1`): once the cancellation of A is accepted, B starts at once on the standby thread while A winds down to its next boundary (or, in the hard-stop rows, until its grace period ends). The "no standby" rows run `--spare-threads 0`, where B waits for A\'s thread.',
+        `- After a hard-stop sample, ours gets ${REPLACE_MS} ms for the replacement thread to start before the next sample (calls are served by the other thread meanwhile).`,
         `- Ours runs with \`--grace-ms ${GRACE_MS}\` (the default is 1000): in the hard-stop rows (\`cooperative: false\`, the tool never checks) a stopped call's worker is terminated after that grace and replaced.`,
         '- (b) and (c) have no cooperative path, so their rows are the same whatever `cooperative` says; (a) and (c) are sampled less because each sample takes seconds.',
         `- (a') yields to the event loop before every slice, so B runs interleaved with A and there is no slot to reuse: only "stopped" is measured.`,

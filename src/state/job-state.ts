@@ -174,12 +174,13 @@ export function stillRunning(slot: WorkerSlot): boolean {
 /**
  * Completion's side of the race, run in the worker before it hands anything
  * back: running → responding. False means cancellation (or the deadline) won
- * and whatever the job produced must be discarded.
+ * and whatever the job produced must be discarded. `hasWaiter: false` skips
+ * the wake-up when the job never made a {@link leftRunning} waiter.
  */
-export function claimResponse(slot: WorkerSlot): boolean {
+export function claimResponse(slot: WorkerSlot, hasWaiter = true): boolean {
   const responding = (slot.runningWord & ~STATE_MASK) | JobState.responding;
   const won = Atomics.compareExchange(slot.words, slot.index, slot.runningWord, responding) === slot.runningWord;
-  if (won) Atomics.notify(slot.words, slot.index); // releases this job's own waiter
+  if (won && hasWaiter) Atomics.notify(slot.words, slot.index); // releases this job's own waiter
   return won;
 }
 
