@@ -85,6 +85,7 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
         case 'timedOut':
           return errorResult(`tool '${request.params.name}' timed out after ${outcome.timeoutMs} ms and was stopped`);
         case 'cancelled':
+          guard.handlerCancelled(extra.requestId);
           throw new CancelledCall();
         case 'failed':
           if (outcome.code === 'unknown_tool') throw new McpError(ErrorCode.InvalidParams, outcome.message);

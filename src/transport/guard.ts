@@ -114,15 +114,25 @@ export class GuardedTransport extends TransportWrapper {
 
   /**
    * Cancels one of this connection's inbound requests (a notification, a
-   * dropped HTTP stream). If cancellation wins, the SDK is told too so its
-   * handler context stops sending; if it loses, the SDK never hears of it and
-   * the normal response goes out.
+   * dropped HTTP stream). If it loses, the SDK never hears of it and the
+   * normal response goes out. If it wins, the SDK is told when the call's
+   * handler ends ({@link handlerCancelled}), not now: the next queued call is
+   * being handed the freed slot at this moment, and the SDK's own cancel
+   * handling would only delay it. Until then the guard drops anything sent
+   * for the call.
    */
   cancel(id: RequestId, reason?: string): boolean {
     const r = this.executor.cancel(this.session, id, reason);
-    if (r !== 'cancelled-queued' && r !== 'cancelled-running') return false;
-    this.onmessage?.(cancelledNotification(id, reason));
-    return true;
+    return r === 'cancelled-queued' || r === 'cancelled-running';
+  }
+
+  /**
+   * The tool-call handler of a cancelled call is about to end: tell the SDK,
+   * so it sends nothing for it. The SDK's cancel handler runs a microtask
+   * ahead of the handler's rejection, so it is aborted before it would answer.
+   */
+  handlerCancelled(id: RequestId): void {
+    this.onmessage?.(cancelledNotification(id, 'cancelled by the client'));
   }
 
   protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
