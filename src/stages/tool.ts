@@ -33,7 +33,7 @@ export interface StageContext {
   readonly settings: Readonly<Record<string, unknown>>;
   /** The tool being run. */
   readonly tool: string;
-  /** The stage being run. */
+  /** The stage now running. One `ctx` serves every stage of a call, so read it when you need it. */
   readonly stage: string;
 }
 
