@@ -53,6 +53,7 @@ interface QuickInfo {
   echo: { tag?: string | number };
   threadId: number;
   at: number;
+  loadedAt: number;
 }
 
 /** Runs `quick` and returns what it saw in the worker, plus how long the round trip took. */
@@ -192,6 +193,23 @@ describe('cancellation races (seed §6)', () => {
     expect(behind.state).toBe('queued');
     await within(behind.outcome, 10_000, 'job behind');
     expect(order).toEqual(['stuck', 'behind']);
+  }, 30_000);
+
+  it('(a) a thread that replaces a hard-stopped one has loaded the tools before its first job', async () => {
+    const ex = await make({ threads: 1, spareThreads: 1, graceMs: 100 });
+    const { job: stuck } = await submitRunning(ex, 's', 'stuck', 'tight', { ms: 60_000, announce: true });
+    ex.cancel('s', 'stuck');
+    expect(await within(stuck.outcome, 10_000, 'hard stop')).toMatchObject({ hardKilled: true });
+    await delay(1_000); // the replacement starts meanwhile
+    // Keep the surviving thread busy, and cancel its job: the lent slot can only go to the replacement.
+    const { job: busy } = await submitRunning(ex, 's', 'busy', 'tight', { ms: 60_000, announce: true });
+    const submittedAt = performance.timeOrigin + performance.now();
+    const next = ex.submit('s', 'next', { tool: 'quick', args: {} });
+    ex.cancel('s', 'busy');
+    const outcome = await within(next.outcome, 10_000, 'job on the replacement thread');
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    expect(info.loadedAt).toBeLessThan(submittedAt);
+    await within(busy.outcome, 10_000, 'second hard stop');
   }, 30_000);
 
   it('(a) stopped jobs lend at most spareThreads slots', async () => {

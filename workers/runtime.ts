@@ -19,9 +19,14 @@ import { assertPlainJson } from './plain-json.js';
 
 const init = workerData as WorkerInit;
 const words = new Int32Array(init.stateBuffer);
-/** Set once the modules are in; until then jobs wait for `loading`. */
-let loaded: Map<string, ToolDefinition> | undefined;
-const loading: Promise<Map<string, ToolDefinition>> = loadTools(init.toolModules).then((tools) => (loaded = tools));
+/**
+ * Loaded before Piscina marks this thread ready: Piscina awaits the import of
+ * this file, top-level await included. It has to be, because an idle Piscina
+ * worker blocks its event loop in Atomics.wait, which would freeze an import
+ * still in flight; a replacement thread would then load every tool module
+ * only when its first job arrived, and make that job wait for it.
+ */
+const tools: ReadonlyMap<string, ToolDefinition> = await loadTools(init.toolModules);
 
 async function loadTools(modules: readonly string[]): Promise<Map<string, ToolDefinition>> {
   const byName = new Map<string, ToolDefinition>();
@@ -31,9 +36,9 @@ async function loadTools(modules: readonly string[]): Promise<Map<string, ToolDe
   return byName;
 }
 
-/** Resolves once this worker has loaded every tool module; the pool calls it on each thread at start. */
-export async function warmup(): Promise<number> {
-  return (await loading).size;
+/** A job that touches nothing: the pool runs one on each thread at start, to wait until every thread is ready. */
+export function warmup(): number {
+  return tools.size;
 }
 
 /**
@@ -41,8 +46,6 @@ export async function warmup(): Promise<number> {
  * Synchronous stages are not awaited: a zero-work call costs no extra event-loop turns.
  */
 export default function runJob(task: WorkerTask): WorkerOutcome | Promise<WorkerOutcome> {
-  const tools = loaded;
-  if (!tools) return loading.then(() => runJob(task));
   const tool = tools.get(task.tool);
   const job = new JobContext(workerSlot(words, task.slot, threadId), task);
   let i = 0;

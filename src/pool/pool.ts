@@ -70,8 +70,9 @@ export class WorkerPool {
   }
 
   /**
-   * Waits until every thread has loaded its tool modules, so a first call's
-   * deadline and grace period do not include thread start-up.
+   * Waits until every thread has started and loaded its tool modules (a
+   * thread is ready only then), so a first call's deadline and grace period
+   * do not include thread start-up.
    */
   async warmup(threads: number): Promise<void> {
     await Promise.all(Array.from({ length: threads }, () => this.piscina.run({}, { name: 'warmup' })));
