@@ -24,6 +24,8 @@ export class LineTransport implements Transport {
   private buffered = 0;
   private skipping = false;
   private closed = false;
+  /** Output is corked until the end of this tick (see write). */
+  private corked = false;
   private readonly maxBytes: number;
 
   constructor(
@@ -102,6 +104,16 @@ export class LineTransport implements Transport {
 
   private write(text: string): Promise<void> {
     if (this.closed) return Promise.resolve();
+    // Messages produced in one turn of the event loop leave in one write: calls that finish together
+    // (Piscina hands back every waiting result at once) cost the pipe, and the client, one read.
+    if (!this.corked) {
+      this.corked = true;
+      this.output.cork();
+      setImmediate(() => {
+        this.corked = false;
+        this.output.uncork();
+      });
+    }
     return new Promise((resolve) => {
       if (this.output.write(text)) resolve();
       else this.output.once('drain', resolve);
