@@ -48,11 +48,10 @@ export function warmup(): number {
 export default function runJob(task: WorkerTask): WorkerOutcome | Promise<WorkerOutcome> {
   const tool = tools.get(task.tool);
   const job = new JobContext(workerSlot(words, task.slot, threadId), task);
-  let i = 0;
   let value: unknown = task.args;
   try {
     if (!tool) throw new Error(`tool '${task.tool}' is not loaded in the worker`);
-    for (; i < tool.stages.length; i++) {
+    for (let i = 0; i < tool.stages.length; i++) {
       value = job.enter(tool, i, value);
       if (isThenable(value)) return finishAsync(job, tool, i, value);
     }

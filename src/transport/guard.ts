@@ -132,7 +132,7 @@ export class GuardedTransport extends TransportWrapper {
    * ahead of the handler's rejection, so it is aborted before it would answer.
    */
   handlerCancelled(id: RequestId): void {
-    this.onmessage?.(cancelledNotification(id, 'cancelled by the client'));
+    this.onmessage?.(cancelledNotification(id, 'request cancelled'));
   }
 
   protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
