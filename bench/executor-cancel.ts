@@ -1,7 +1,8 @@
 /**
  * Cancel → slot-reused latency: how long after a cancel call the next job
- * actually starts running in the worker, ours (cooperative stop at a 1 ms
- * checkpoint, thread kept) against Piscina's own abort (thread terminated and
+ * actually starts running in a worker, ours (the next job starts at once on
+ * the standby thread; the cancelled one stops at its next 1 ms checkpoint and
+ * its thread is kept) against Piscina's own abort (thread terminated and
  * replaced), in the same process and the same run, alternating round by round.
  *
  * Method, per sample: one worker thread is busy with a long CPU spin; after a
@@ -175,7 +176,7 @@ async function main(): Promise<void> {
   const o = summarize(ours);
   const b = summarize(base);
   const stats = ex.stats();
-  console.log(`cancel → next job running in the worker (ms), ${SAMPLES} samples each, 1 thread each, 1 ms cooperative stages, ${elapsed.toFixed(1)} s`);
+  console.log(`cancel → next job running in the worker (ms), ${SAMPLES} samples each, 1 thread each (ours: plus its default standby thread), 1 ms cooperative stages, ${elapsed.toFixed(1)} s`);
   console.log(`                       n       min       p50       p90       p99       max      mean`);
   for (const [name, s] of [['ours (cooperative)', o], ['piscina abort', b]] as const) {
     console.log(`${name.padEnd(19)}${String(s.n).padStart(5)}${fmt(s.min)}${fmt(s.p50)}${fmt(s.p90)}${fmt(s.p99)}${fmt(s.max)}${fmt(s.mean)}`);
