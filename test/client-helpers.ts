@@ -1,18 +1,21 @@
 /**
  * For the client tests: a tap at the bottom of the client's stack that
  * records the wire and can hold messages "in the network", and the server
- * either as a real stdio subprocess or in memory (Executor + GuardedTransport
- * + createMcpServer over InMemoryTransport.createLinkedPair()).
+ * as a real stdio subprocess, as a real Streamable HTTP subprocess on
+ * 127.0.0.1, or in memory (Executor + GuardedTransport + createMcpServer over
+ * InMemoryTransport.createLinkedPair()).
  */
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { createMcpServer, Executor, GuardedTransport, newWireStats, type WireStats } from '../dist/src/index.js';
-import { CLI, CLIENT_TOOLS } from './helpers.js';
+import { CLI, CLIENT_TOOLS, startHttpServer } from './helpers.js';
 
-export type Kind = 'memory' | 'stdio';
+export type Kind = 'memory' | 'stdio' | 'http';
+/** The kinds every client test runs on; the requests-from-tools tests add 'http'. */
 export const KINDS: Kind[] = ['memory', 'stdio'];
 
 /** A JSON-RPC message with every field optional, for filtering. */
@@ -143,6 +146,18 @@ export async function openConnection(kind: Kind, setup: ServerSetup = {}): Promi
       stderr: 'pipe',
     });
     return { kind, tap: new Tap(transport), dispose: async () => transport.close() };
+  }
+  if (kind === 'http') {
+    const server = await startHttpServer(['--threads', String(threads), '--tools', CLIENT_TOOLS]);
+    const transport = new StreamableHTTPClientTransport(server.url);
+    return {
+      kind,
+      tap: new Tap(transport),
+      dispose: async () => {
+        await transport.close();
+        await server.stop();
+      },
+    };
   }
   const executor = await Executor.create({ threads, toolModules: [CLIENT_TOOLS] });
   const wire: WireStats = newWireStats();

@@ -177,54 +177,6 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     await conn.dispose();
   });
 
-  it('sampling, elicitation and roots from tools reach the handlers and their answers come back', async () => {
-    const s = await start(kind);
-    const model = s.client.callTool({ name: 'ask_model', arguments: { prompt: 'Say hi' } });
-    await until(() => s.sampling.length === 1, 10_000, 'sampling request');
-    expect((s.sampling[0]!.params!.messages as { content: { text: string } }[])[0]!.content.text).toBe('Say hi');
-    s.sampling[0]!.answer(modelSays('hi!'));
-    expect((await model).content).toEqual([{ type: 'text', text: 'model said: hi!' }]);
-
-    const name = s.client.callTool({ name: 'ask_name', arguments: {} });
-    await until(() => s.elicitation.length === 1, 10_000, 'elicitation request');
-    expect(s.elicitation[0]!.params!.message).toBe('What is your name?');
-    s.elicitation[0]!.answer({ action: 'accept', content: { name: 'Ada' } });
-    expect((await name).content).toEqual([{ type: 'text', text: 'hello, Ada' }]);
-
-    expect((await s.client.callTool({ name: 'ask_roots', arguments: { times: 2 } })).content).toEqual([{ type: 'text', text: 'client has 1 roots' }]);
-    // Answered requests left nothing to cancel: the finished tool calls sent no stale cancellations.
-    expect(s.conn.tap.cancelsReceived()).toEqual([]);
-    expect(await stats(s)).toMatchObject({ completed: 3, clientRequestsCancelled: 0, staleClientCancelsSuppressed: 0, inFlight: 0 });
-  });
-
-  it('cascade: cancelling a tool call cancels its pending sampling request, seen by the client as notifications/cancelled for that id', async () => {
-    const s = await start(kind);
-    const controller = new AbortController();
-    const call = s.client.callTool({ name: 'ask_model', arguments: {} }, { signal: controller.signal }).catch((e: unknown) => e);
-    await until(() => s.sampling.length === 1, 10_000, 'sampling request');
-    const pending = s.sampling[0]!;
-    const samplingId = pending.ctx.requestId;
-    expect(s.conn.tap.received.find((m) => m.method === 'sampling/createMessage')?.id).toBe(samplingId);
-    const callId = s.conn.tap.toolCallId(() => true);
-    expect(pending.ctx.signal.aborted).toBe(false);
-
-    controller.abort('user closed the dialog');
-    expect(await call).toBeInstanceOf(CallAbortedError);
-    await until(() => pending.ctx.signal.aborted, 5000, 'the handler to see the cancellation');
-    const cancels = s.conn.tap.cancelsReceived();
-    expect(cancels).toHaveLength(1);
-    expect(cancels[0]!.params).toEqual({ requestId: samplingId, reason: `tool call ${JSON.stringify(callId)} stopped` });
-    expect(pending.ctx.signal.reason).toBe(`tool call ${JSON.stringify(callId)} stopped`);
-
-    // The handler returned after the cancel: its answer never went out.
-    await sleep(100);
-    expect(s.conn.tap.sent.filter((m) => m.id === samplingId && m.method === undefined)).toEqual([]);
-    expect(s.client.stats()).toMatchObject({ serverCancelsApplied: 1, serverCancelsIgnored: 0 });
-    const server = await stats(s);
-    expect(server).toMatchObject({ cancelled: 1, clientRequestsCancelled: 1, staleClientCancelsSuppressed: 0 });
-    expect(s.errors).toEqual([]);
-  });
-
   it("a late answer to the server's cancelled request is absorbed by the server", async () => {
     const s = await start(kind);
     const controller = new AbortController();
@@ -358,5 +310,57 @@ describe("the server's outbound requests, in memory", () => {
     await sleep(20);
     expect(s.conn.tap.cancelsReceived()).toEqual([]);
     expect(await stats(s)).toMatchObject({ staleClientCancelsSuppressed: 1, clientRequestsCancelled: 0 });
+  });
+});
+
+// The server's own requests to the client travel differently over Streamable HTTP (on the POST's event
+// stream, the client's answers on their own POSTs), so these run there too.
+describe.each([...KINDS, 'http'] as Kind[])('requests from tools over %s', (kind) => {
+  it('sampling, elicitation and roots from tools reach the handlers and their answers come back', async () => {
+    const s = await start(kind);
+    const model = s.client.callTool({ name: 'ask_model', arguments: { prompt: 'Say hi' } });
+    await until(() => s.sampling.length === 1, 10_000, 'sampling request');
+    expect((s.sampling[0]!.params!.messages as { content: { text: string } }[])[0]!.content.text).toBe('Say hi');
+    s.sampling[0]!.answer(modelSays('hi!'));
+    expect((await model).content).toEqual([{ type: 'text', text: 'model said: hi!' }]);
+
+    const name = s.client.callTool({ name: 'ask_name', arguments: {} });
+    await until(() => s.elicitation.length === 1, 10_000, 'elicitation request');
+    expect(s.elicitation[0]!.params!.message).toBe('What is your name?');
+    s.elicitation[0]!.answer({ action: 'accept', content: { name: 'Ada' } });
+    expect((await name).content).toEqual([{ type: 'text', text: 'hello, Ada' }]);
+
+    expect((await s.client.callTool({ name: 'ask_roots', arguments: { times: 2 } })).content).toEqual([{ type: 'text', text: 'client has 1 roots' }]);
+    // Answered requests left nothing to cancel: the finished tool calls sent no stale cancellations.
+    expect(s.conn.tap.cancelsReceived()).toEqual([]);
+    expect(await stats(s)).toMatchObject({ completed: 3, clientRequestsCancelled: 0, staleClientCancelsSuppressed: 0, inFlight: 0 });
+  });
+
+  it('cascade: cancelling a tool call cancels its pending sampling request, seen by the client as notifications/cancelled for that id', async () => {
+    const s = await start(kind);
+    const controller = new AbortController();
+    const call = s.client.callTool({ name: 'ask_model', arguments: {} }, { signal: controller.signal }).catch((e: unknown) => e);
+    await until(() => s.sampling.length === 1, 10_000, 'sampling request');
+    const pending = s.sampling[0]!;
+    const samplingId = pending.ctx.requestId;
+    expect(s.conn.tap.received.find((m) => m.method === 'sampling/createMessage')?.id).toBe(samplingId);
+    const callId = s.conn.tap.toolCallId(() => true);
+    expect(pending.ctx.signal.aborted).toBe(false);
+
+    controller.abort('user closed the dialog');
+    expect(await call).toBeInstanceOf(CallAbortedError);
+    await until(() => pending.ctx.signal.aborted, 5000, 'the handler to see the cancellation');
+    const cancels = s.conn.tap.cancelsReceived();
+    expect(cancels).toHaveLength(1);
+    expect(cancels[0]!.params).toEqual({ requestId: samplingId, reason: `tool call ${JSON.stringify(callId)} stopped` });
+    expect(pending.ctx.signal.reason).toBe(`tool call ${JSON.stringify(callId)} stopped`);
+
+    // The handler returned after the cancel: its answer never went out.
+    await sleep(100);
+    expect(s.conn.tap.sent.filter((m) => m.id === samplingId && m.method === undefined)).toEqual([]);
+    expect(s.client.stats()).toMatchObject({ serverCancelsApplied: 1, serverCancelsIgnored: 0 });
+    const server = await stats(s);
+    expect(server).toMatchObject({ cancelled: 1, clientRequestsCancelled: 1, staleClientCancelsSuppressed: 0 });
+    expect(s.errors).toEqual([]);
   });
 });
