@@ -2,8 +2,9 @@
  * Scenario 4: cancel storms. Two callers keep both workers busy with
  * spin(W ms, 1 ms stages); a seeded share of the calls is cancelled a random
  * 20–80 % of W after it was sent. Useful work = calls that completed. Ours
- * against (b) and (c); windows alternate between servers, and every server
- * sees the same sequence of cancel decisions.
+ * (with and without its standby thread) against (b) and (c); windows
+ * alternate between servers, and every server sees the same sequence of
+ * cancel decisions.
  */
 import { barChart } from '../report/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
@@ -36,6 +37,8 @@ const SPECS: readonly ServerSpec[] = [
   { kind: 'ours', transport: 'stdio', threads: THREADS },
   { kind: 'piscina-abort', transport: 'stdio', threads: THREADS },
   { kind: 'workerpool', transport: 'stdio', threads: THREADS },
+  // The standby thread lets the next call start while a cancelled one winds down; on 2 cores that overlap has a price here.
+  { kind: 'ours', transport: 'stdio', threads: THREADS, spareThreads: 0, tag: 'no standby' },
 ];
 
 interface Window {
@@ -102,6 +105,12 @@ async function storm(conn: Connection, workMs: number, share: number, round: num
   };
 }
 
+/** Useful throughput of `server` ÷ that of `other`, paired by round (windows that ran back to back). */
+function stormRatio(windows: readonly Window[], server: string, other: string, workMs: number, share: number): number {
+  const at = (label: string) => (w: Window) => w.server === label && w.workMs === workMs && w.share === share;
+  return pairedRatio(windows, at(server), at(other), (w) => w.completedPerSecond);
+}
+
 export const cancelStorm: Scenario = {
   id: 'storm',
   title: '4. Cancel storms: useful throughput',
@@ -140,37 +149,59 @@ export const cancelStorm: Scenario = {
       median(windows.filter((w) => w.server === label && w.workMs === workMs && w.share === share).map(f));
     const tables: Table[] = WORKS.map((workMs) => ({
       title: `Useful throughput under cancel storms: spin ${workMs} ms in ${STAGE_MS} ms stages, ${THREADS} threads (medians of ${p.rounds} windows of ${p.windowMs / 1000} s)`,
-      columns: ['cancelled', 'ideal: completed/s', ...labels.map((l) => `${l}: completed/s`), ...labels.map((l) => `${l}: useful %`), 'ours ÷ (b), paired', 'ours ÷ (c), paired', 'ideal ÷ (b)'],
+      columns: ['cancelled', 'ideal: completed/s', ...labels.map((l) => `${l}: completed/s`), ...labels.map((l) => `${l}: useful %`), 'ours ÷ (b), paired', 'ours ÷ (c), paired', 'no standby ÷ (b), paired', 'ideal ÷ (b)'],
       rows: p.shares.map((share) => {
         const cps = labels.map((l) => med(l, workMs, share, (w) => w.completedPerSecond));
         const util = labels.map((l) => med(l, workMs, share, (w) => w.usefulUtilisation));
-        const paired = (other: string) => pairedRatio(windows, (w) => w.server === labels[0] && w.workMs === workMs && w.share === share, (w) => w.server === other && w.workMs === workMs && w.share === share, (w) => w.completedPerSecond);
+        const paired = (server: string, other: string) => stormRatio(windows, server, other, workMs, share);
         const ideal = idealPerSecond(workMs, share);
-        return [`${share * 100} %`, ideal.toFixed(1), ...cps.map((v) => v.toFixed(1)), ...util.map((v) => `${(v * 100).toFixed(0)} %`), `${paired(labels[1]!).toFixed(2)}×`, `${paired(labels[2]!).toFixed(2)}×`, `${(ideal / cps[1]!).toFixed(2)}×`];
+        return [
+          `${share * 100} %`,
+          ideal.toFixed(1),
+          ...cps.map((v) => v.toFixed(1)),
+          ...util.map((v) => `${(v * 100).toFixed(0)} %`),
+          `${paired(labels[0]!, labels[1]!).toFixed(2)}×`,
+          `${paired(labels[0]!, labels[2]!).toFixed(2)}×`,
+          `${paired(labels[3]!, labels[1]!).toFixed(2)}×`,
+          `${(ideal / cps[1]!).toFixed(2)}×`,
+        ];
       }),
       ...(crashes.length > 0 && {
         note: `Server crashes (process gone; restarted, window not counted): ${crashes.map((c) => `${c.server} at ${c.workMs} ms / ${c.share * 100} % round ${c.round + 1}: \`${(/Assertion failed: .*|Error: .*/.exec(c.stderr)?.[0] ?? c.stderr.trim().split('\n').pop() ?? '').trim()}\``).join('; ')}. Full stderr in results.json.`,
       }),
     }));
-    const targets: Target[] = WORKS.map((workMs) => {
+    const targets: Target[] = WORKS.flatMap((workMs) => {
       const ours = med(labels[0]!, workMs, 0.5, (w) => w.completedPerSecond);
       const pis = med(labels[1]!, workMs, 0.5, (w) => w.completedPerSecond);
-      const ratio = pairedRatio(windows, (w) => w.server === labels[0] && w.workMs === workMs && w.share === 0.5, (w) => w.server === labels[1] && w.workMs === workMs && w.share === 0.5, (w) => w.completedPerSecond);
+      const strict = med(labels[3]!, workMs, 0.5, (w) => w.completedPerSecond);
+      const ratio = stormRatio(windows, labels[0]!, labels[1]!, workMs, 0.5);
+      const strictRatio = stormRatio(windows, labels[3]!, labels[1]!, workMs, 0.5);
       const ceiling = idealPerSecond(workMs, 0.5) / pis;
-      return {
-        name: `50 % cancel storm (${workMs} ms calls): useful throughput vs (b)`,
-        goal: '≥ 3×',
-        measured: `${ratio.toFixed(2)}× paired by round (medians: ${ours.toFixed(1)} / ${pis.toFixed(1)} completed calls/s; a server with free cancellation and no overhead would reach ${ceiling.toFixed(2)}×)`,
-        met: ratio >= 3,
-      };
+      return [
+        {
+          name: `50 % cancel storm (${workMs} ms calls): useful throughput vs (b)`,
+          goal: '≥ 3×',
+          measured: `${ratio.toFixed(2)}× paired by round (medians: ${ours.toFixed(1)} / ${pis.toFixed(1)} completed calls/s; a server with free cancellation and no overhead would reach ${ceiling.toFixed(2)}×)`,
+          met: ratio >= 3,
+        },
+        {
+          name: `The same (${workMs} ms calls) with \`--spare-threads 0\` (for comparison: no standby thread)`,
+          goal: '≥ 3×',
+          measured: `${strictRatio.toFixed(2)}× (median ${strict.toFixed(1)} completed calls/s)`,
+          met: strictRatio >= 3,
+        },
+      ];
     });
+    const shortWork = Math.min(...WORKS);
+    const zeroCancelShares = labels.map((l) => `${(100 * med(l, shortWork, 0, (w) => w.completedPerSecond) / idealPerSecond(shortWork, 0)).toFixed(0)} %`).join(', ') + ` (${labels.join(', ')})`;
     return {
       id: this.id,
       title: this.title,
       method: [
-        `Servers run with ${THREADS} worker threads. ${THREADS} callers each keep one call in flight: spin(W ms, ${STAGE_MS} ms stages) with W = ${WORKS.join(' and ')} ms; when a call ends (answered, or cancelled by the client) the caller sends the next at once. A seeded share of the calls is cancelled 20–80 % of W after it was sent (the SDK client aborts it). Windows of ${p.windowMs / 1000} s; calls still running when a window ends are cancelled and not counted; the server is given time to recover (replace workers) before the next window.`,
+        `Servers run with ${THREADS} worker threads (ours also with its default standby thread; "no standby" runs \`--spare-threads 0\`). ${THREADS} callers each keep one call in flight: spin(W ms, ${STAGE_MS} ms stages) with W = ${WORKS.join(' and ')} ms; when a call ends (answered, or cancelled by the client) the caller sends the next at once. A seeded share of the calls is cancelled 20–80 % of W after it was sent (the SDK client aborts it). Windows of ${p.windowMs / 1000} s; calls still running when a window ends are cancelled and not counted; the server is given time to recover (replace workers) before the next window.`,
         `**Ideal** = what a server with free cancellation and zero per-call overhead would complete: each thread still loses the work a cancelled call did before its cancellation was sent (${CANCEL_AT_MIN * 100 + (CANCEL_AT_SPAN * 100) / 2} % of W on average), so ideal ÷ (b) is the highest ratio to (b) that any server can show in this scenario.`,
         `**Useful throughput** = calls completed within the window per second; **useful %** = completed work (W per call) ÷ (window × ${THREADS} threads). Ratios are paired: the median over rounds of ours ÷ baseline in the same round (windows that ran back to back), which drifts less with the machine's load than a ratio of medians.`,
+        `With no cancellations at ${shortWork} ms, the servers reach ${zeroCancelShares} of the ideal: each call waits for a round trip through the client (response read, next request sent) while its thread idles, and the client, the server's main thread and the busy workers share ${THREADS} cores.`,
         'The cancel delay is counted from sending, as a user would: if a baseline is still replacing a worker, the call may be cancelled while it waits in the queue, which costs that baseline nothing (it favours the baselines).',
       ].join('\n'),
       params: { threads: THREADS, workMs: WORKS, stageMs: STAGE_MS, ...p },
