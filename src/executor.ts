@@ -24,14 +24,28 @@ export interface ExecutorOptions {
   readonly threads?: number;
   /**
    * Warm standby threads beyond `threads`. When a running job is cancelled (or
-   * times out), its admission slot passes to the next queued job at once, on a
-   * standby thread, instead of after the stopped job reaches its next
-   * checkpoint (or its grace period ends). The stopped job's remaining partial
-   * stage overlaps the next job, so for that moment up to
-   * `threads + spareThreads` threads are busy. 0 keeps strictly `threads` jobs
-   * on threads. Default 1.
+   * times out), its admission slot passes to the next queued job on a standby
+   * thread, instead of after the stopped job reaches its next checkpoint (or
+   * its grace period ends). The stopped job's remaining partial stage overlaps
+   * the next job, so for that moment up to `threads + spareThreads` threads
+   * are busy. The slot passes at once while a core is free for it, otherwise
+   * after `handoffDelayMs`. 0 keeps strictly `threads` jobs on threads.
+   * Default 1.
    */
   readonly spareThreads?: number;
+  /**
+   * Cores the workers may use: a stopped job hands its slot to the standby at
+   * once only while fewer jobs than this are on threads. Default: the
+   * machine's available parallelism.
+   */
+  readonly cores?: number;
+  /**
+   * When every core is busy, how long a stopped job may take to reach its next
+   * checkpoint before its slot passes to the standby anyway. Waiting for a job
+   * that is about to stop is cheaper than splitting the busy cores three ways
+   * with its last partial stage. 0 hands the slot on at once. Default 2 ms.
+   */
+  readonly handoffDelayMs?: number;
   /** Jobs allowed to wait for a worker; one more fails at once with a queue-full error. Default 256. */
   readonly queueLimit?: number;
   /** How long a stopped job may ignore its checkpoints before its worker is terminated and replaced. Default 1000 ms. */
@@ -135,6 +149,10 @@ export class Executor {
   /** @internal */ readonly progressIntervalMs: number;
   readonly threads: number;
   readonly spareThreads: number;
+  /** See {@link ExecutorOptions.cores}. */
+  readonly cores: number;
+  /** See {@link ExecutorOptions.handoffDelayMs}. */
+  readonly handoffDelayMs: number;
   readonly queueLimit: number;
   /** Stopped jobs whose worker has not returned yet; each lends its slot to a standby thread, up to `spareThreads`. */
   private stopping = 0;
@@ -143,6 +161,8 @@ export class Executor {
   private constructor(options: ExecutorOptions, tools: Map<string, ToolDefinition>, moduleUrls: string[]) {
     this.threads = options.threads ?? availableParallelism();
     this.spareThreads = options.spareThreads ?? 1;
+    this.cores = options.cores ?? availableParallelism();
+    this.handoffDelayMs = options.handoffDelayMs ?? 2;
     this.queueLimit = options.queueLimit ?? 256;
     this.graceMs = options.graceMs ?? 1000;
     this.progressIntervalMs = options.progressIntervalMs ?? 50;
@@ -283,6 +303,8 @@ export class Job implements InFlightEntry {
   private hardStopRequested = false;
   /** Whether this job, stopped while running, has lent its admission slot on (see {@link Executor.lendSlot}). */
   private lentSlot = false;
+  /** Whether the pool has returned this job's thread. */
+  private returned = false;
   private timers: NodeJS.Timeout[] = [];
 
   /** @internal */
@@ -391,6 +413,7 @@ export class Job implements InFlightEntry {
     }
     const result = await ex.pool.run({ tool: tool.name, args, slot, wantsProgress, ...(channel && { port: channel.port2 }) });
     ex.counters.running--;
+    this.returned = true;
     if (this.lentSlot) ex.lendSlot(-1);
     channel?.port1.close();
     this.conclude(result, timeoutMs ?? 0);
@@ -448,11 +471,19 @@ export class Job implements InFlightEntry {
     return String(this.slot!.index);
   }
 
-  /** Cancel or deadline won while running: hand the slot on now, and start the grace period. */
+  /** Cancel or deadline won while running: hand the slot on (now if a core is free), and start the grace period. */
   private stoppedWhileRunning(): void {
+    const ex = this.executor;
+    // ex.counters.running includes this job: it still holds its core until it reaches a checkpoint.
+    if (ex.handoffDelayMs === 0 || ex.counters.running < ex.cores) this.lendSlot();
+    else this.timers.push(setTimeout(() => this.lendSlot(), ex.handoffDelayMs));
+    this.armGrace();
+  }
+
+  private lendSlot(): void {
+    if (this.lentSlot || this.returned) return;
     this.lentSlot = true;
     this.executor.lendSlot(1);
-    this.armGrace();
   }
 
   /** A stopped job gets `graceMs` to reach a boundary; then its worker is terminated and replaced. */

@@ -153,8 +153,8 @@ describe('cancellation races (seed §6)', () => {
     expect(stats.inFlight).toBe(0);
   }, 30_000);
 
-  it('(a) with a standby thread, the job queued behind a cancelled one starts at once, while the cancelled one winds down', async () => {
-    const ex = await make({ threads: 1, spareThreads: 1, graceMs: 10_000 });
+  it('(a) with a standby thread and a free core, the job queued behind a cancelled one starts at once, while the cancelled one winds down', async () => {
+    const ex = await make({ threads: 1, spareThreads: 1, cores: 2, graceMs: 10_000 });
     // `tight` never checks: after the cancel it keeps its thread for the rest of its 1.5 s.
     const { job: stuck } = await submitRunning(ex, 's', 'tight', 'tight', { ms: 1_500, announce: true });
     const behind = ex.submit('s', 'behind', { tool: 'quick', args: { tag: 'behind' } });
@@ -182,6 +182,41 @@ describe('cancellation races (seed §6)', () => {
     expect(threadId).toBeGreaterThan(0);
   }, 30_000);
 
+  it('(a) with every core busy, a job that stops at its next checkpoint keeps its slot: the job behind waits for it, not for the standby', async () => {
+    const ex = await make({ threads: 1, spareThreads: 1, cores: 1, handoffDelayMs: 5_000, graceMs: 10_000 });
+    // `sleep` stops as soon as its signal fires, well within the hand-off delay.
+    const { job: stopper } = await submitRunning(ex, 's', 'stopper', 'sleep', { ms: 60_000 });
+    const behind = ex.submit('s', 'behind', { tool: 'quick', args: {} });
+    let stopperSettledAt: number | undefined;
+    void stopper.outcome.then(() => (stopperSettledAt = performance.timeOrigin + performance.now()));
+    expect(ex.cancel('s', 'stopper')).toBe('cancelled-running');
+    expect(behind.state).toBe('queued'); // no hand-off: the only core is still the stopper's
+    const outcome = await within(behind.outcome, 10_000, 'job behind');
+    expect(outcome.kind).toBe('completed');
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    expect(stopperSettledAt).toBeDefined();
+    expect(info.at).toBeGreaterThanOrEqual(stopperSettledAt!);
+    expect(await stopper.outcome).toEqual(cancelledRunning);
+  }, 30_000);
+
+  it('(a) with every core busy, a job that keeps running past the hand-off delay passes its slot to the standby then', async () => {
+    const ex = await make({ threads: 1, spareThreads: 1, cores: 1, handoffDelayMs: 200, graceMs: 10_000 });
+    const { job: stuck } = await submitRunning(ex, 's', 'tight', 'tight', { ms: 1_500, announce: true });
+    const behind = ex.submit('s', 'behind', { tool: 'quick', args: {} });
+    let stuckSettled = false;
+    void stuck.outcome.then(() => (stuckSettled = true));
+    const cancelledAt = performance.timeOrigin + performance.now();
+    expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
+    expect(behind.state).toBe('queued');
+    const outcome = await within(behind.outcome, 10_000, 'job behind');
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    // Not before the delay (timers never fire early; 5 ms for clock granularity), and while the stuck job still runs.
+    expect(info.at - cancelledAt).toBeGreaterThanOrEqual(195);
+    expect(stuckSettled).toBe(false);
+    expect(await within(stuck.outcome, 10_000, 'the stopped job')).toEqual(cancelledRunning);
+    expect(ex.stats().hardKilled).toBe(0);
+  }, 30_000);
+
   it('(a) without a standby thread, the job queued behind waits until the cancelled one has reached a boundary', async () => {
     const ex = await make({ threads: 1, spareThreads: 0, graceMs: 10_000 });
     const { job: stuck } = await submitRunning(ex, 's', 'tight', 'tight', { ms: 600, announce: true });
@@ -196,7 +231,7 @@ describe('cancellation races (seed §6)', () => {
   }, 30_000);
 
   it('(a) a thread that replaces a hard-stopped one has loaded the tools before its first job', async () => {
-    const ex = await make({ threads: 1, spareThreads: 1, graceMs: 100 });
+    const ex = await make({ threads: 1, spareThreads: 1, cores: 2, graceMs: 100 });
     const { job: stuck } = await submitRunning(ex, 's', 'stuck', 'tight', { ms: 60_000, announce: true });
     ex.cancel('s', 'stuck');
     expect(await within(stuck.outcome, 10_000, 'hard stop')).toMatchObject({ hardKilled: true });
@@ -213,7 +248,7 @@ describe('cancellation races (seed §6)', () => {
   }, 30_000);
 
   it('(a) stopped jobs lend at most spareThreads slots', async () => {
-    const ex = await make({ threads: 1, spareThreads: 1, graceMs: 10_000 });
+    const ex = await make({ threads: 1, spareThreads: 1, cores: 4, graceMs: 10_000 });
     const { job: first } = await submitRunning(ex, 's', 'first', 'tight', { ms: 800, announce: true });
     const second = ex.submit('s', 'second', { tool: 'tight', args: { ms: 800 } });
     const third = ex.submit('s', 'third', { tool: 'quick', args: {} });

@@ -62,10 +62,15 @@ describe('over stdio with the SDK client', () => {
     expect((w.received as Msg[]).filter((m) => m.method === 'notifications/progress').length).toBe(progressSoFar);
   });
 
-  for (const spare of ['1', '0'] as const) {
-    it(`--spare-threads ${spare}: the call behind a cancelled stage that ignores checkpoints ${spare === '1' ? 'starts at once on the standby thread' : 'waits for the hard stop'}`, async () => {
-      const w = await connect(['--threads', '1', '--spare-threads', spare, '--grace-ms', '1500']);
-      expect((await stats(w.client)).threads).toBe(1 + Number(spare));
+  const standbyCases = [
+    { flags: ['--spare-threads', '1', '--cores', '2'], standby: true, delayMs: 0, does: 'starts at once on the standby thread (a core is free)' },
+    { flags: ['--spare-threads', '1', '--cores', '1', '--handoff-delay-ms', '300'], standby: true, delayMs: 300, does: 'starts on the standby thread after --handoff-delay-ms (every core busy)' },
+    { flags: ['--spare-threads', '0'], standby: false, delayMs: 0, does: 'waits for the hard stop' },
+  ];
+  for (const { flags, standby, delayMs, does } of standbyCases) {
+    it(`${flags.join(' ')}: the call behind a cancelled stage that ignores checkpoints ${does}`, async () => {
+      const w = await connect(['--threads', '1', ...flags, '--grace-ms', '1500']);
+      expect((await stats(w.client)).threads).toBe(standby ? 2 : 1);
       const controller = new AbortController();
       // cooperative: false never checks, so only the hard stop after --grace-ms ends it.
       const stuck = w.client.callTool({ name: 'spin', arguments: { ms: 30_000, cooperative: false } }, undefined, { signal: controller.signal });
@@ -73,11 +78,14 @@ describe('over stdio with the SDK client', () => {
       await until(async () => (await stats(w.client)).running === 1, 10_000, 'the stuck call running');
       const next = w.client.callTool({ name: 'spin', arguments: { ms: 1 } });
       await sleep(50);
+      const cancelledAt = performance.now();
       controller.abort('user gave up');
       expect((await next).isError).toBeFalsy();
+      // A lower bound only: the hand-off cannot happen before its delay.
+      expect(performance.now() - cancelledAt).toBeGreaterThanOrEqual(delayMs);
       // Order, not timing: with a standby the next call is answered before the grace period ends in a hard stop.
       const atAnswer = await stats(w.client);
-      expect(atAnswer.hardKilled).toBe(spare === '1' ? 0 : 1);
+      expect(atAnswer.hardKilled).toBe(standby ? 0 : 1);
       await until(async () => (await stats(w.client)).hardKilled === 1, 10_000, 'the hard stop');
       expect(await stats(w.client)).toMatchObject({ cancelled: 1, completed: 1, running: 0, inFlight: 0 });
       expect(responsesFor(w, toolCallId(w, (a) => a.ms === 30_000))).toHaveLength(0);

@@ -29,6 +29,8 @@ interface ServeFlags {
   transport: 'stdio' | 'http';
   threads?: number;
   spareThreads: number;
+  cores?: number;
+  handoffDelayMs: number;
   queueLimit: number;
   graceMs: number;
   host: string;
@@ -53,7 +55,9 @@ program
   .description('Run the MCP server (stdio by default).')
   .addOption(new Option('--transport <kind>', 'stdio or http (Streamable HTTP at /mcp)').choices(['stdio', 'http']).default('stdio'))
   .option('--threads <n>', 'worker threads (default: available CPUs)', int(1))
-  .option('--spare-threads <n>', 'warm standby threads: a cancelled call hands its slot to the next call at once, while it winds down on its own thread (0 = wait for it)', int(0), 1)
+  .option('--spare-threads <n>', 'warm standby threads: a cancelled call hands its slot to the next call, while it winds down on its own thread (0 = wait for it)', int(0), 1)
+  .option('--cores <n>', 'cores the workers may use: the slot passes to the standby at once only while one is free (default: available CPUs)', int(1))
+  .option('--handoff-delay-ms <ms>', 'with every core busy, how long a cancelled call may take to stop before its slot passes to the standby anyway (0 = at once)', int(0), 2)
   .option('--queue-limit <n>', 'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"', int(0), 256)
   .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), 1000)
   .option('--host <host>', 'HTTP: interface to bind (Host/Origin checks apply on localhost)', '127.0.0.1')
@@ -70,6 +74,8 @@ program
     const executor = await Executor.create({
       ...(flags.threads !== undefined && { threads: flags.threads }),
       spareThreads: flags.spareThreads,
+      ...(flags.cores !== undefined && { cores: flags.cores }),
+      handoffDelayMs: flags.handoffDelayMs,
       queueLimit: flags.queueLimit,
       graceMs: flags.graceMs,
       toolModules: flags.tools.map((m) => resolve(m)),
