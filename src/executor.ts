@@ -303,8 +303,6 @@ export class Job implements InFlightEntry {
   private hardStopRequested = false;
   /** Whether this job, stopped while running, has lent its admission slot on (see {@link Executor.lendSlot}). */
   private lentSlot = false;
-  /** Whether the pool has returned this job's thread. */
-  private returned = false;
   private timers: NodeJS.Timeout[] = [];
 
   /** @internal */
@@ -413,7 +411,6 @@ export class Job implements InFlightEntry {
     }
     const result = await ex.pool.run({ tool: tool.name, args, slot, wantsProgress, ...(channel && { port: channel.port2 }) });
     ex.counters.running--;
-    this.returned = true;
     if (this.lentSlot) ex.lendSlot(-1);
     channel?.port1.close();
     this.conclude(result, timeoutMs ?? 0);
@@ -475,13 +472,13 @@ export class Job implements InFlightEntry {
   private stoppedWhileRunning(): void {
     const ex = this.executor;
     // ex.counters.running includes this job: it still holds its core until it reaches a checkpoint.
-    if (ex.handoffDelayMs === 0 || ex.counters.running < ex.cores) this.lendSlot();
-    else this.timers.push(setTimeout(() => this.lendSlot(), ex.handoffDelayMs));
+    // The delayed hand-off cannot come after the worker returns: finish() clears it in that same turn.
+    if (ex.handoffDelayMs === 0 || ex.counters.running < ex.cores) this.handSlotOn();
+    else this.timers.push(setTimeout(() => this.handSlotOn(), ex.handoffDelayMs));
     this.armGrace();
   }
 
-  private lendSlot(): void {
-    if (this.lentSlot || this.returned) return;
+  private handSlotOn(): void {
     this.lentSlot = true;
     this.executor.lendSlot(1);
   }
