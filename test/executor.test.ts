@@ -163,8 +163,8 @@ describe('cancellation races (seed §6)', () => {
     void stuck.outcome.then(() => (stuckSettled = true));
 
     expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
-    // Handed over synchronously, inside cancel().
-    expect(behind.state).toBe('running');
+    // Handed over synchronously, inside cancel(). A zero-work job may already be responding on its worker.
+    expect(['running', 'responding']).toContain(behind.state);
     const next = await within(behind.outcome, 10_000, 'job behind the cancelled one');
     expect(next.kind).toBe('completed');
     expect(stuckSettled).toBe(false);
