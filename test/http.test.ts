@@ -60,6 +60,24 @@ async function rawPost(sessionId: string, body: unknown, headers: Record<string,
   return { res, abort: () => controller.abort() };
 }
 
+/** Reads the JSON-RPC messages of an SSE response body as they come; `ended` settles when the server ends the stream. */
+function sseMessages(res: globalThis.Response): { messages: Msg[]; ended: Promise<void> } {
+  const messages: Msg[] = [];
+  const ended = (async () => {
+    let buffer = '';
+    for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
+      buffer += chunk;
+      let cut: number;
+      while ((cut = buffer.indexOf('\n\n')) >= 0) {
+        const data = buffer.slice(0, cut).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).join('');
+        buffer = buffer.slice(cut + 2);
+        if (data.trim()) messages.push(JSON.parse(data) as Msg);
+      }
+    }
+  })();
+  return { messages, ended };
+}
+
 /** Counters are process-wide; tests compare before and after. */
 async function delta<T>(client: Client, run: () => Promise<T>): Promise<{ value: T; change: Record<string, number> }> {
   const before = await stats(client);
@@ -124,6 +142,32 @@ describe('over Streamable HTTP', () => {
       await until(async () => (await stats(client)).running === 0, 5_000, 'worker released');
     });
     expect(change).toMatchObject({ cancelled: 1, hardKilled: 0 });
+  });
+
+  it('a batch POST with a call cancelled mid-run: the others are answered, then the stream ends; the cancelled call gets nothing', async () => {
+    const { client, transport } = await connect();
+    const call = (id: string, ms: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms } } });
+    const { change } = await delta(client, async () => {
+      // The cancel wins while the batch's other call still runs…
+      const first = await rawPost(transport.sessionId!, [call('b1-cancel', 20_000), call('b1-ok', 400), { jsonrpc: '2.0', id: 'b1-ping', method: 'ping' }]);
+      const one = sseMessages(first.res);
+      await until(async () => (await stats(client)).running === 2, 5_000, 'both calls running');
+      await client.notification({ method: 'notifications/cancelled', params: { requestId: 'b1-cancel' } });
+      await expect(Promise.race([one.ended, sleep(10_000).then(() => Promise.reject(new Error('stream never ended')))])).resolves.toBeUndefined();
+      expect(one.messages.map((m) => m.id).sort()).toEqual(['b1-ok', 'b1-ping']);
+      expect(one.messages.find((m) => m.id === 'b1-ok')).toHaveProperty('result.structuredContent.sliceCount', 400);
+
+      // …and after it was answered.
+      const second = await rawPost(transport.sessionId!, [call('b2-cancel', 20_000), call('b2-ok', 1)]);
+      const two = sseMessages(second.res);
+      await until(() => two.messages.length === 1, 5_000, 'the short call answered');
+      await until(async () => (await stats(client)).running === 1, 5_000, 'the long call running alone');
+      await client.notification({ method: 'notifications/cancelled', params: { requestId: 'b2-cancel' } });
+      await expect(Promise.race([two.ended, sleep(10_000).then(() => Promise.reject(new Error('stream never ended')))])).resolves.toBeUndefined();
+      expect(two.messages.map((m) => m.id)).toEqual(['b2-ok']);
+      await until(async () => (await stats(client)).running === 0, 5_000, 'workers released');
+    });
+    expect(change).toMatchObject({ cancelled: 2, completed: 2, responsesDropped: 0 });
   });
 
   it('DELETE of the session cancels what it still runs', async () => {

@@ -14,7 +14,9 @@
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
+  type JSONRPCResultResponse,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
 import { asError, cancelledNotification, cancelledRequestId, isNotification, isRequest, isResponse, TransportWrapper } from './wrapper.js';
@@ -59,6 +61,8 @@ export class GuardedTransport extends TransportWrapper {
    * forever for a response that must never come.
    */
   afterCancelled?: (id: RequestId) => void;
+  /** Runs once a response to an inbound request has been handed to the inner transport. */
+  afterAnswered?: (id: RequestId) => void;
 
   /** The server's requests to the client (sampling, elicitation, roots), each linked to its tool call. */
   readonly clientRequests: OutboundLedger;
@@ -150,11 +154,11 @@ export class GuardedTransport extends TransportWrapper {
         this.jobs.set(message.id, this.executor.reserve(this.session, message.id));
       } catch (error) {
         const duplicate = error instanceof DuplicateRequestError;
-        void this.inner.send({
+        void this.answer({
           jsonrpc: '2.0',
           id: message.id,
           error: { code: duplicate ? ErrorCode.InvalidRequest : ErrorCode.InternalError, message: error instanceof Error ? error.message : String(error) },
-        });
+        }).catch((e: unknown) => this.onerror?.(asError(e)));
         return;
       }
     }
@@ -189,6 +193,7 @@ export class GuardedTransport extends TransportWrapper {
         }
         job.abandon(); // a response before the job started (e.g. the SDK rejected the params): release its reservation
       }
+      return this.answer(message, options);
     } else if (isNotification(message) && message.method === 'notifications/progress' && options?.relatedRequestId !== undefined) {
       const job = this.jobs.get(options.relatedRequestId);
       if (job && job.state !== 'running') {
@@ -197,5 +202,14 @@ export class GuardedTransport extends TransportWrapper {
       }
     }
     return this.inner.send(message, options);
+  }
+
+  private async answer(message: JSONRPCResultResponse | JSONRPCErrorResponse, options?: TransportSendOptions): Promise<void> {
+    if (!this.afterAnswered) return this.inner.send(message, options);
+    try {
+      await this.inner.send(message, options);
+    } finally {
+      this.afterAnswered(message.id as RequestId);
+    }
   }
 }

@@ -16,6 +16,7 @@ import type { Executor } from '../executor.js';
 import type { RequestId } from '../registry/registry.js';
 import { createMcpServer } from '../server/server.js';
 import { GuardedTransport, type WireStats } from './guard.js';
+import { ResponseStreams } from './response-streams.js';
 
 /** Options for {@link serveHttp}. */
 export interface HttpOptions {
@@ -48,6 +49,7 @@ export interface HttpMcpServer {
 interface Session {
   readonly transport: StreamableHTTPServerTransport;
   readonly guard: GuardedTransport;
+  readonly streams: ResponseStreams;
   lastSeen: number;
 }
 
@@ -76,7 +78,9 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
       session = await openSession();
     }
     session.lastSeen = Date.now();
-    cancelOnDisconnect(req, res, session.guard);
+    const requests = requestsIn(req.body);
+    res.once('close', session.streams.opened(requests.map((r) => r.id)));
+    cancelOnDisconnect(res, requests, session.guard);
     await session.transport.handleRequest(req, res, req.body);
   });
 
@@ -94,8 +98,10 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, onsessioninitialized: () => undefined });
     const guard = new GuardedTransport(transport, id, executor, options.wire);
     const server = createMcpServer(executor, guard, options.wire, options.version);
-    guard.afterCancelled = (requestId) => transport.closeSSEStream(requestId);
-    const session: Session = { transport, guard, lastSeen: Date.now() };
+    const streams = new ResponseStreams(transport);
+    guard.afterCancelled = (requestId) => streams.cancelled(requestId);
+    guard.afterAnswered = (requestId) => streams.answered(requestId);
+    const session: Session = { transport, guard, streams, lastSeen: Date.now() };
     sessions.set(id, session);
     server.onclose = () => sessions.delete(id);
     await server.connect(guard);
@@ -135,18 +141,23 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
  * The newer MCP revision: a client that disconnects the response stream of a
  * pending POST has cancelled the requests it carried.
  */
-function cancelOnDisconnect(req: Request, res: Response, guard: GuardedTransport): void {
-  const body: unknown = req.body;
-  const ids: RequestId[] = [];
-  for (const m of Array.isArray(body) ? body : [body]) {
-    const msg = m as { method?: unknown; id?: unknown } | null;
-    if (msg?.method === 'tools/call' && (typeof msg.id === 'string' || typeof msg.id === 'number')) ids.push(msg.id);
-  }
+function cancelOnDisconnect(res: Response, requests: readonly { id: RequestId; method: string }[], guard: GuardedTransport): void {
+  const ids = requests.filter((r) => r.method === 'tools/call').map((r) => r.id);
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
     for (const id of ids) guard.cancel(id, 'client disconnected');
   });
+}
+
+/** The JSON-RPC requests in a POST body (one message or a batch); the transport validates the rest. */
+function requestsIn(body: unknown): { id: RequestId; method: string }[] {
+  const requests: { id: RequestId; method: string }[] = [];
+  for (const m of Array.isArray(body) ? body : [body]) {
+    const msg = m as { method?: unknown; id?: unknown } | null;
+    if (typeof msg?.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number')) requests.push({ id: msg.id, method: msg.method });
+  }
+  return requests;
 }
 
 function originCheck(allowed: readonly string[]) {
