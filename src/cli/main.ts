@@ -124,8 +124,8 @@ program
         version,
         wire,
       });
-      log(`listening on ${http.url} with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
       log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
+      log(`listening on ${http.url} with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
       const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, version, wire });

@@ -77,7 +77,7 @@ export function checkExposure({ host, authToken, allowUnauthenticated }: Exposur
   );
 }
 
-/** The token from `file` (if given) or else from {@link AUTH_TOKEN_ENV}; surrounding whitespace is ignored. */
+/** The token from `file` (if given) or else from {@link AUTH_TOKEN_ENV} (empty = unset); surrounding whitespace is ignored. */
 export function loadAuthToken(file: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (file !== undefined) {
     let text: string;
@@ -88,8 +88,8 @@ export function loadAuthToken(file: string | undefined, env: NodeJS.ProcessEnv =
     }
     return validateToken(text.trim(), `--auth-token-file ${file}`);
   }
-  const fromEnv = env[AUTH_TOKEN_ENV];
-  return fromEnv === undefined ? undefined : validateToken(fromEnv.trim(), AUTH_TOKEN_ENV);
+  const fromEnv = env[AUTH_TOKEN_ENV]?.trim();
+  return fromEnv ? validateToken(fromEnv, AUTH_TOKEN_ENV) : undefined; // set but empty counts as unset
 }
 
 function validateToken(token: string, source: string): string {
