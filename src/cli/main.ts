@@ -72,7 +72,7 @@ program
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), 4 * 1024 * 1024)
   .option('--worker-memory-mb <n>', 'old-generation heap limit per worker; a call that exceeds it fails alone', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), 600_000)
-  .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable; default: the localhost names, plus the bound address or, on 0.0.0.0/::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+  .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), 1000)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
