@@ -32,6 +32,7 @@ export { serveStdio } from './transport/serve.js';
 export type { StdioOptions, StdioServer } from './transport/serve.js';
 export { serveHttp } from './transport/http.js';
 export type { HttpOptions, HttpMcpServer } from './transport/http.js';
+export { AUTH_TOKEN_ENV, HttpConfigError } from './transport/http-access.js';
 export { createMcpServer, serverStats, STATS_URI, SERVER_BUSY } from './server/server.js';
 export type { ServerStats } from './server/server.js';
 export * from './client/index.js';

@@ -9,6 +9,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { Executor } from '../executor.js';
 import { newWireStats } from '../transport/guard.js';
 import { serveHttp } from '../transport/http.js';
+import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http-access.js';
 import { serveStdio } from '../transport/serve.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -43,6 +44,9 @@ interface ServeFlags {
   sessionIdleMs: number;
   allowedHost: string[];
   allowedOrigin: string[];
+  maxSessions: number;
+  authTokenFile?: string;
+  allowUnauthenticated: boolean;
 }
 
 const program = new Command()
@@ -60,7 +64,7 @@ program
   .option('--handoff-delay-ms <ms>', 'with every core busy, how long a cancelled call may take to stop before its slot passes to the standby anyway (0 = at once)', int(0), 2)
   .option('--queue-limit <n>', 'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"', int(0), 256)
   .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), 1000)
-  .option('--host <host>', 'HTTP: interface to bind (Host/Origin checks apply on localhost)', '127.0.0.1')
+  .option('--host <host>', 'HTTP: interface to bind; anything but loopback needs a token or --allow-unauthenticated', '127.0.0.1')
   .option('--port <port>', 'HTTP: port (0 = any free port)', int(0), 3000)
   .option('--tools <module>', 'load tools from this module (repeatable); see README "Writing tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--no-builtins', 'do not load the built-in tools')
@@ -68,9 +72,22 @@ program
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), 4 * 1024 * 1024)
   .option('--worker-memory-mb <n>', 'old-generation heap limit per worker; a call that exceeds it fails alone', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), 600_000)
-  .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable; needed when not bound to localhost)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+  .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-  .action(async (flags: ServeFlags) => {
+  .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), 1000)
+  .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
+  .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
+  .action(async (flags: ServeFlags, command: Command) => {
+    let authToken: string | undefined;
+    if (flags.transport === 'http') {
+      try {
+        authToken = loadAuthToken(flags.authTokenFile);
+        checkExposure({ host: flags.host, authToken, allowUnauthenticated: flags.allowUnauthenticated });
+      } catch (error) {
+        if (error instanceof HttpConfigError) command.error(`[mcp-cancel-pool] ${error.message}`);
+        throw error;
+      }
+    }
     const executor = await Executor.create({
       ...(flags.threads !== undefined && { threads: flags.threads }),
       spareThreads: flags.spareThreads,
@@ -101,9 +118,13 @@ program
         sessionIdleMs: flags.sessionIdleMs,
         allowedHosts: flags.allowedHost,
         allowedOrigins: flags.allowedOrigin,
+        maxSessions: flags.maxSessions,
+        ...(authToken !== undefined && { authToken }),
+        allowUnauthenticated: flags.allowUnauthenticated,
         version,
         wire,
       });
+      log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
       log(`listening on ${http.url} with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {

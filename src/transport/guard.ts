@@ -189,6 +189,9 @@ export class GuardedTransport extends TransportWrapper {
         this.jobs.delete(id);
         if (job.state === 'cancelled') {
           this.wire.responsesDropped++;
+          // The SDK answered anyway: it ignores cancels of falsy ids (0, ""), so handlerCancelled could not stop it.
+          // This took the entry settled() would have seen: run the hook here, or the POST's stream never ends.
+          this.afterCancelled?.(id);
           return;
         }
         job.abandon(); // a response before the job started (e.g. the SDK rejected the params): release its reservation

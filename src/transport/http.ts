@@ -10,17 +10,22 @@ import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { hostHeaderValidation, localhostHostValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Executor } from '../executor.js';
 import type { RequestId } from '../registry/registry.js';
-import { createMcpServer } from '../server/server.js';
+import { createMcpServer, SERVER_BUSY } from '../server/server.js';
 import { GuardedTransport, type WireStats } from './guard.js';
+import { acceptedHostnames, bearerAuth, checkExposure } from './http-access.js';
 import { ResponseStreams } from './response-streams.js';
 
 /** Options for {@link serveHttp}. */
 export interface HttpOptions {
-  /** Interface to bind. Default 127.0.0.1. */
+  /**
+   * Interface to bind. Anything but loopback needs {@link HttpOptions.authToken}
+   * or {@link HttpOptions.allowUnauthenticated}.
+   * @default '127.0.0.1'
+   */
   readonly host?: string;
   /** Port; 0 picks a free one. Default 3000. */
   readonly port?: number;
@@ -28,8 +33,28 @@ export interface HttpOptions {
   readonly maxMessageBytes?: number;
   /** A session with nothing in flight and no request for this long is closed. Default 10 minutes. */
   readonly sessionIdleMs?: number;
-  /** Host names accepted in the Host header when not bound to localhost. */
+  /**
+   * Host names accepted in the Host header. Without it: the localhost names
+   * on a loopback bind; those and this machine's interface addresses on
+   * 0.0.0.0 or ::; the bound name or address otherwise.
+   */
   readonly allowedHosts?: readonly string[];
+  /**
+   * Every request must carry `Authorization: Bearer <authToken>`; others get
+   * 401 with a `WWW-Authenticate` challenge. At least 16 visible ASCII characters.
+   */
+  readonly authToken?: string;
+  /**
+   * Serve a non-loopback interface without {@link HttpOptions.authToken}.
+   * @default false
+   */
+  readonly allowUnauthenticated?: boolean;
+  /**
+   * Live sessions allowed at once; an `initialize` beyond it gets HTTP 503.
+   * Each session costs about 100 KiB until it is deleted or idles out.
+   * @default 1000
+   */
+  readonly maxSessions?: number;
   /** Origins accepted from browsers, besides same-host localhost origins. */
   readonly allowedOrigins?: readonly string[];
   readonly version: string;
@@ -58,31 +83,58 @@ const LOCAL_HOSTS = ['127.0.0.1', 'localhost', '::1', '[::1]'];
 /** Serves MCP over Streamable HTTP at `/mcp`. */
 export async function serveHttp(executor: Executor, options: HttpOptions): Promise<HttpMcpServer> {
   const host = options.host ?? '127.0.0.1';
+  checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated });
+  const maxSessions = options.maxSessions ?? 1000;
+  /** Sessions whose initialize the transport accepted: only these have an id a client knows. */
   const sessions = new Map<string, Session>();
+  /** Initialize POSTs being handled, counted against the limit until accepted or refused. */
+  let opening = 0;
   const app = express();
   app.disable('x-powered-by');
 
-  // DNS rebinding: a page on another origin must not reach a localhost server through a name it controls.
-  if (options.allowedHosts?.length) app.use(hostHeaderValidation([...options.allowedHosts]));
-  else if (LOCAL_HOSTS.includes(host)) app.use(localhostHostValidation());
+  // DNS rebinding: a page on another origin must not reach the server through a name it controls. Always on.
+  app.use(hostHeaderValidation(acceptedHostnames(host, options.allowedHosts)));
   app.use(originCheck(options.allowedOrigins ?? []));
+  // Before the body is read: a client without the token costs no parsing.
+  if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
   app.use(express.json({ limit: options.maxMessageBytes ?? 4 * 1024 * 1024 }));
   app.use(bodyErrors);
 
   app.post('/mcp', async (req: Request, res: Response) => {
     const sid = req.header('mcp-session-id');
-    let session = sid ? sessions.get(sid) : undefined;
-    if (!session) {
-      if (sid) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
-      if (!isInitializeRequest(req.body)) return void rpcError(res, 400, ErrorCode.InvalidRequest, 'no session: send initialize first, without mcp-session-id');
-      session = await openSession();
+    const session = sid ? sessions.get(sid) : undefined;
+    if (session) return handlePost(session, req, res);
+    if (sid) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
+    if (!isInitializeRequest(req.body)) return void rpcError(res, 400, ErrorCode.InvalidRequest, 'no session: send initialize first, without mcp-session-id');
+    if (sessions.size + opening >= maxSessions) {
+      const message = `session limit reached: ${maxSessions} live sessions (--max-sessions); end unused sessions with DELETE or retry later`;
+      return void rpcError(res, 503, SERVER_BUSY, message, requestsIn(req.body)[0]?.id ?? null);
     }
+    opening++;
+    let accepted = false;
+    let fresh: Session | undefined;
+    try {
+      fresh = await openSession(() => {
+        accepted = true;
+        opening--;
+      });
+      await handlePost(fresh, req, res);
+    } finally {
+      // The transport refused the initialize (wrong Accept or Content-Type, a batch, …): the client never learnt an id.
+      if (!accepted) {
+        opening--;
+        await fresh?.transport.close();
+      }
+    }
+  });
+
+  async function handlePost(session: Session, req: Request, res: Response): Promise<void> {
     session.lastSeen = Date.now();
     const requests = requestsIn(req.body);
     res.once('close', session.streams.opened(requests.map((r) => r.id)));
     cancelOnDisconnect(res, requests, session.guard);
     await session.transport.handleRequest(req, res, req.body);
-  });
+  }
 
   const existing = async (req: Request, res: Response) => {
     const session = sessions.get(req.header('mcp-session-id') ?? '');
@@ -93,16 +145,22 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
   app.get('/mcp', existing);
   app.delete('/mcp', existing);
 
-  async function openSession(): Promise<Session> {
+  /** Builds a session; it becomes reachable by its id only once the transport accepts its initialize. */
+  async function openSession(accepted: () => void): Promise<Session> {
     const id = randomUUID();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => id, onsessioninitialized: () => undefined });
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessioninitialized: () => {
+        accepted();
+        sessions.set(id, session);
+      },
+    });
     const guard = new GuardedTransport(transport, id, executor, options.wire);
     const server = createMcpServer(executor, guard, options.wire, options.version);
     const streams = new ResponseStreams(transport);
     guard.afterCancelled = (requestId) => streams.cancelled(requestId);
     guard.afterAnswered = (requestId) => streams.answered(requestId);
     const session: Session = { transport, guard, streams, lastSeen: Date.now() };
-    sessions.set(id, session);
     server.onclose = () => sessions.delete(id);
     await server.connect(guard);
     return session;
@@ -183,7 +241,7 @@ function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunc
   rpcError(res, e.status ?? 400, ErrorCode.InvalidRequest, e.message ?? 'bad request');
 }
 
-function rpcError(res: Response, status: number, code: number, message: string): void {
+function rpcError(res: Response, status: number, code: number, message: string, id: RequestId | null = null): void {
   if (res.headersSent) return;
-  res.status(status).json({ jsonrpc: '2.0', id: null, error: { code, message } });
+  res.status(status).json({ jsonrpc: '2.0', id, error: { code, message } });
 }
