@@ -357,6 +357,8 @@ export class Job implements InFlightEntry {
   private lentSlot = false;
   /** Stopped while running: counted as cancelled or timed out at that moment, and as `stopping` until its worker returns. */
   private countedAtStop = false;
+  /** A report was handed on in the current event-loop turn (cleared by an immediate). */
+  private reportedThisTurn = false;
   private timers: NodeJS.Timeout[] = [];
 
   /** @internal */
@@ -475,6 +477,9 @@ export class Job implements InFlightEntry {
     else ex.counters.running--;
     if (this.lentSlot) ex.lendSlot(-1);
     if (result.kind !== 'crashed' && result.reports) await this.takeReports(result.reports, result.kind !== 'stopped' ? channel : undefined, options);
+    // The SDK client (1.x, typescript-sdk#2580) drops a progress notification that it reads in the same chunk as the
+    // response. Reports handed on in this turn leave in this turn's write (stdio); the response goes in the next.
+    if (this.reportedThisTurn) await new Promise<void>((resolve) => setImmediate(resolve));
     channel?.close();
     this.conclude(result, timeoutMs ?? 0);
   }
@@ -598,6 +603,10 @@ export class Job implements InFlightEntry {
     if (state !== 'running' && state !== 'responding') {
       this.executor.counters.reportsDiscarded++;
       return;
+    }
+    if (!this.reportedThisTurn) {
+      this.reportedThisTurn = true;
+      setImmediate(() => (this.reportedThisTurn = false));
     }
     if (message.type === 'progress') {
       const { type: _type, ...report } = message;
