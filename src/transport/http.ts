@@ -16,6 +16,7 @@ import type { Executor } from '../executor.js';
 import type { RequestId } from '../registry/registry.js';
 import { createMcpServer } from '../server/server.js';
 import { GuardedTransport, type WireStats } from './guard.js';
+import { duplicateRequests, malformedMessages } from './http-door.js';
 import { ResponseStreams } from './response-streams.js';
 
 /** Options for {@link serveHttp}. */
@@ -70,8 +71,13 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
   app.use(bodyErrors);
 
   app.post('/mcp', async (req: Request, res: Response) => {
+    const malformed = malformedMessages(req.body);
+    if (malformed) return void res.status(400).json(malformed);
     const sid = req.header('mcp-session-id');
     let session = sid ? sessions.get(sid) : undefined;
+    const guard = session?.guard;
+    const duplicates = guard && duplicateRequests(req.body, guard.session, (id) => guard.isInFlight(id));
+    if (duplicates) return void res.status(400).json(duplicates);
     if (!session) {
       if (sid) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
       if (!isInitializeRequest(req.body)) return void rpcError(res, 400, ErrorCode.InvalidRequest, 'no session: send initialize first, without mcp-session-id');
