@@ -188,6 +188,22 @@ describe('Streamable HTTP', () => {
     expect(again.messages).toEqual([{ jsonrpc: '2.0', id: 'x', result: {} }]);
   });
 
+  it('two POSTs sent at once with the same id: one is refused, the other gets exactly its own answer', async () => {
+    const { sessionId } = await connect();
+    for (let i = 0; i < 10; i++) {
+      const id = `race-${i}`;
+      const [a, b] = await Promise.all([post(sessionId, spin(id, 20)), post(sessionId, ping(id))]);
+      expect([a.status, b.status].sort()).toEqual([200, 400]);
+      const [admitted, refused] = a.status === 200 ? [a, b] : [b, a];
+      expect(await refused.json()).toMatchObject({ id, error: { code: ErrorCode.InvalidRequest } });
+      const stream = sse(admitted);
+      await within(stream.ended, 10_000, 'the admitted request answered');
+      expect(stream.messages).toHaveLength(1);
+      expect(stream.messages[0]).toHaveProperty('id', id);
+      expect(stream.messages[0]).toHaveProperty('result');
+    }
+  });
+
   it('a batch that repeats an id is refused whole, with an error for the repeat; nothing in it runs', async () => {
     const { client, sessionId } = await connect();
     const before = await stats(client);
