@@ -31,6 +31,7 @@ export type Refusal = ErrorResponse | ErrorResponse[];
 
 /** Errors for the messages of `body` that fail the JSON-RPC schema, each with its id when one can be read. */
 export function malformedMessages(body: unknown): Refusal | undefined {
+  if (body === undefined) return undefined; // no JSON body was parsed (e.g. another Content-Type): the transport answers
   const messages = Array.isArray(body) ? body : [body];
   const errors: ErrorResponse[] = [];
   for (const raw of messages) {
