@@ -214,7 +214,7 @@ describe('Streamable HTTP', () => {
     expect(body[0]).toMatchObject({ id: 'd', error: { code: ErrorCode.InvalidRequest } });
     expect(body[0]!.error?.message).toContain('"d"');
     await sleep(200);
-    expect(await stats(client)).toMatchObject({ completed: before.completed!, inFlight: before.inFlight! });
+    expect((await stats(client)).completed).toBe(before.completed);
   });
 
   it('a request with a good id and a bad envelope is answered with its id, -32600, saying what is wrong', async () => {
