@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
-import { z } from 'zod';
+import { describeIssues } from './issues.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { FairQueue, type FairQueueOptions } from './admission/fair-queue.js';
 import { WorkerPool, type PoolOutcome } from './pool/pool.js';
@@ -398,7 +398,7 @@ export class Job implements InFlightEntry {
     if (!tool) return this.finish({ kind: 'failed', code: 'unknown_tool', message: `unknown tool '${options.tool}'` }, 'completed');
     const parsed = tool.input.safeParse(options.args ?? {});
     if (!parsed.success) {
-      return this.finish({ kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for '${tool.name}': ${z.prettifyError(parsed.error)}` }, 'completed');
+      return this.finish({ kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for tool '${tool.name}': ${describeIssues(parsed.error)}` }, 'completed');
     }
     // A thread whose job just settled is free a microtask before p-queue starts the next one; count it as free.
     const freeThreads = ex.admission.concurrency - ex.counters.running - ex.counters.stopping;

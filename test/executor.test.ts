@@ -867,7 +867,7 @@ describe('failures are owed as errors, and the pool survives them', () => {
     for (const j of bad) {
       const o = await j.outcome;
       expect(o).toMatchObject({ kind: 'failed', code: 'invalid_arguments' });
-      expect((o as { message: string }).message).toMatch(/invalid arguments for '(spin|crash)'/);
+      expect((o as { message: string }).message).toMatch(/invalid arguments for tool '(spin|crash)'/);
     }
     expect(await ex.submit('s', 5, { tool: 'no_such_tool', args: {} }).outcome).toMatchObject({ kind: 'failed', code: 'unknown_tool' });
     expect(ex.stats().inFlight).toBe(0);

@@ -1,9 +1,10 @@
 /**
  * The response guard: a Transport wrapper that sits where messages enter and
- * leave the process. Inbound, it registers every `tools/call` before the SDK
- * dispatches it and decides `notifications/cancelled` through the executor's
- * state machine; outbound, it drops any response for a request whose
- * cancellation won, whatever code path produced it.
+ * leave the process. Inbound, it keeps every request id in flight (refusing
+ * a second request with an id still in flight), registers every `tools/call`
+ * before the SDK dispatches it and decides `notifications/cancelled` through
+ * the executor's state machine; outbound, it drops any response for a
+ * request whose cancellation won, whatever code path produced it.
  *
  * It also keeps the server's outbound side of the registry: every request the
  * server sends to the client (sampling, elicitation, roots from a tool) is an
@@ -21,6 +22,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { asError, cancelledNotification, cancelledRequestId, isNotification, isRequest, isResponse, TransportWrapper } from './wrapper.js';
 import { DuplicateRequestError, type Executor, type Job } from '../executor.js';
+import { callParamsProblem } from '../server/call-params.js';
 import { OutboundLedger } from '../registry/outbound.js';
 import type { RequestId } from '../registry/registry.js';
 
@@ -54,9 +56,17 @@ export interface GuardOptions {
   readonly cancelledTtlMs?: number;
 }
 
+/** Marks an inbound request other than a tool call in {@link GuardedTransport}'s in-flight map. */
+const NOT_A_JOB = null;
+
 export class GuardedTransport extends TransportWrapper {
-  /** Tool calls of this connection from arrival until their response left (or was dropped). */
-  private readonly jobs = new Map<RequestId, Job>();
+  /**
+   * Every inbound request of this connection, from arrival until its response
+   * left (or was dropped): a tool call's job, or {@link NOT_A_JOB}. Only a
+   * request whose id is absent here reaches the SDK, which keys its own
+   * bookkeeping (abort controllers, HTTP streams) by id alone.
+   */
+  private readonly requests = new Map<RequestId, Job | typeof NOT_A_JOB>();
   /**
    * Runs once the handler of a cancelled call has settled. Streamable HTTP
    * uses it to end that POST's response stream, which would otherwise wait
@@ -104,16 +114,21 @@ export class GuardedTransport extends TransportWrapper {
 
   /** The job reserved for an inbound tool call, for the request handler. */
   jobFor(id: RequestId): Job | undefined {
-    return this.jobs.get(id);
+    return this.requests.get(id) ?? undefined;
+  }
+
+  /** Whether a request of this connection with this id has not been answered (or dropped) yet. */
+  isInFlight(id: RequestId): boolean {
+    return this.requests.has(id);
   }
 
   /** Called when the tool-call handler has settled; the SDK has sent (or suppressed) its response by the next macrotask. */
   settled(id: RequestId): void {
-    const job = this.jobs.get(id);
+    const job = this.requests.get(id);
     if (!job) return;
     setImmediate(() => {
-      if (this.jobs.get(id) !== job) return;
-      this.jobs.delete(id);
+      if (this.requests.get(id) !== job) return;
+      this.requests.delete(id);
       if (job.state === 'cancelled') this.afterCancelled?.(id);
     });
   }
@@ -151,20 +166,51 @@ export class GuardedTransport extends TransportWrapper {
       if (id !== undefined) this.cancel(id, typeof reason === 'string' ? reason : undefined);
       return;
     }
-    if (isRequest(message) && message.method === 'tools/call') {
-      try {
-        this.jobs.set(message.id, this.executor.reserve(this.session, message.id));
-      } catch (error) {
-        const duplicate = error instanceof DuplicateRequestError;
-        void this.answer({
-          jsonrpc: '2.0',
-          id: message.id,
-          error: { code: duplicate ? ErrorCode.InvalidRequest : ErrorCode.InternalError, message: error instanceof Error ? error.message : String(error) },
-        }).catch((e: unknown) => this.onerror?.(asError(e)));
-        return;
-      }
+    if (isRequest(message)) {
+      if (this.requests.has(message.id)) return this.refuseDuplicate(message.id);
+      if (message.method !== 'tools/call') this.requests.set(message.id, NOT_A_JOB);
+      else if (!this.admitCall(message.id, message.params)) return;
     }
     this.onmessage?.(message, extra);
+  }
+
+  /**
+   * A second request with the id of one still in flight. JSON-RPC gives no
+   * better way to answer it than with that same id, which a client that
+   * reused the id may match to its first request; but the first one's entry,
+   * response and cancellation stay exactly as they were, and the SDK (which
+   * would overwrite its own state for the id) never sees the second.
+   */
+  private refuseDuplicate(id: RequestId): void {
+    // Straight to the inner transport: afterAnswered would settle the first request's HTTP stream.
+    const refusal: JSONRPCErrorResponse = {
+      jsonrpc: '2.0',
+      id,
+      error: { code: ErrorCode.InvalidRequest, message: new DuplicateRequestError(this.session, id).message },
+    };
+    void this.inner.send(refusal).catch((e: unknown) => this.onerror?.(asError(e)));
+  }
+
+  /** Registers a tool call, or answers it with an error; true if it may go on to the SDK. */
+  private admitCall(id: RequestId, params: unknown): boolean {
+    const problem = callParamsProblem(params);
+    if (problem !== undefined) {
+      void this.answer({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: problem } }).catch((e: unknown) => this.onerror?.(asError(e)));
+      return false;
+    }
+    try {
+      this.requests.set(id, this.executor.reserve(this.session, id));
+      return true;
+    } catch (error) {
+      // The executor's registry still holds the id (a cancelled call whose worker has not returned yet), or it is closing.
+      const duplicate = error instanceof DuplicateRequestError;
+      void this.answer({
+        jsonrpc: '2.0',
+        id,
+        error: { code: duplicate ? ErrorCode.InvalidRequest : ErrorCode.InternalError, message: error instanceof Error ? error.message : String(error) },
+      }).catch((e: unknown) => this.onerror?.(asError(e)));
+      return false;
+    }
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -186,9 +232,9 @@ export class GuardedTransport extends TransportWrapper {
     }
     if (isResponse(message)) {
       const id = message.id as RequestId;
-      const job = this.jobs.get(id);
+      const job = this.requests.get(id);
+      this.requests.delete(id);
       if (job) {
-        this.jobs.delete(id);
         if (job.state === 'cancelled') {
           this.wire.responsesDropped++;
           // The SDK answered anyway: it ignores cancels of falsy ids (0, ""), so handlerCancelled could not stop it.
@@ -198,10 +244,10 @@ export class GuardedTransport extends TransportWrapper {
         }
         job.abandon(); // a response before the job started (e.g. the SDK rejected the params): release its reservation
       }
-      return this.answer(message, options);
+      return this.answer('error' in message ? withPlainMessage(message) : message, options);
     } else if (isNotification(message) && options?.relatedRequestId !== undefined && (message.method === 'notifications/progress' || message.method === 'notifications/message')) {
       // A call's reports may go out while it runs, and after it claimed its response (reports sent before it); never after.
-      const job = this.jobs.get(options.relatedRequestId);
+      const job = this.requests.get(options.relatedRequestId);
       const state = job?.state;
       if (job && state !== 'running' && state !== 'responding') {
         if (message.method === 'notifications/progress') this.wire.progressDropped++;
@@ -220,4 +266,15 @@ export class GuardedTransport extends TransportWrapper {
       this.afterAnswered(message.id as RequestId);
     }
   }
+}
+
+/**
+ * The SDK puts an McpError's `message` on the wire, and that message already
+ * starts with "MCP error <code>: "; the client's SDK adds the same prefix
+ * again when it rebuilds the error. Sent without it, the error reads once.
+ */
+function withPlainMessage(response: JSONRPCErrorResponse): JSONRPCErrorResponse {
+  const prefix = `MCP error ${response.error.code}: `;
+  if (typeof response.error.message !== 'string' || !response.error.message.startsWith(prefix)) return response;
+  return { ...response, error: { ...response.error, message: response.error.message.slice(prefix.length) } };
 }

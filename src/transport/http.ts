@@ -17,6 +17,7 @@ import type { RequestId } from '../registry/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../server/server.js';
 import { GuardedTransport, type WireStats } from './guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './http-access.js';
+import { duplicateRequests, malformedMessages } from './http-door.js';
 import { ResponseStreams } from './response-streams.js';
 
 /** Options for {@link serveHttp}. */
@@ -101,9 +102,16 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
   app.use(bodyErrors);
 
   app.post('/mcp', async (req: Request, res: Response) => {
+    const malformed = malformedMessages(req.body);
+    if (malformed) return void res.status(400).json(malformed);
     const sid = req.header('mcp-session-id');
     const session = sid ? sessions.get(sid) : undefined;
-    if (session) return handlePost(session, req, res);
+    if (session) {
+      const guard = session.guard;
+      const duplicates = duplicateRequests(req.body, guard.session, (id) => guard.isInFlight(id));
+      if (duplicates) return void res.status(400).json(duplicates);
+      return handlePost(session, req, res);
+    }
     if (sid) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
     if (!isInitializeRequest(req.body)) return void rpcError(res, 400, ErrorCode.InvalidRequest, 'no session: send initialize first, without mcp-session-id');
     if (sessions.size + opening >= maxSessions) {
