@@ -75,7 +75,7 @@ program
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable; needed when not bound to localhost)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .action(async (flags: ServeFlags) => {
-    for (const module of flags.tools) await checkToolModule(resolve(module));
+    for (const file of flags.tools) await checkToolModule(resolve(file));
     const executor = await Executor.create({
       ...(flags.threads !== undefined && { threads: flags.threads }),
       spareThreads: flags.spareThreads,
