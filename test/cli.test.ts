@@ -4,11 +4,11 @@
  * the cancel demo.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { lines, ROOT, run } from './cli-helpers.js';
 import { CLI } from './helpers.js';
 
@@ -41,6 +41,7 @@ describe('help', () => {
 
 describe('a mistake in --tools prints one clear line and exits non-zero', () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-cli-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   // What tsc emits for the README's tools module without "module": "nodenext".
   const commonJsSource = [
     '"use strict";',

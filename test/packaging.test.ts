@@ -3,12 +3,12 @@
  * and the tools project `init-tools` writes, installed from that tarball,
  * compiled with its own tsc and served to a real SDK client.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lines, ROOT, run } from './cli-helpers.js';
 
 interface Packed {
@@ -37,6 +37,8 @@ beforeAll(async () => {
   packed = (JSON.parse(pack.stdout) as Packed[])[0]!;
   shipped = new Set(packed.files.map((f) => f.path));
 }, 150_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('npm pack of a clean checkout', () => {
   it('builds and ships dist/src and dist/workers, and every entry point the manifest names', () => {
