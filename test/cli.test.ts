@@ -67,6 +67,8 @@ describe('a mistake in --tools prints one clear line and exits non-zero', () => 
   writeFileSync(join(esm, 'package.json'), '{ "name": "esm-bare", "type": "module" }\n');
   writeFileSync(join(esm, 'my-tools.js'), "import { defineTool, z } from 'mcp-cancel-pool/tools';\nexport default [defineTool({ name: 'e', input: z.object({}), stages: [() => 'x'] })];\n");
   writeFileSync(join(esm, 'my-tools.ts'), '');
+  // A bug in the module's own code: the line says where.
+  writeFileSync(join(esm, 'broken.js'), 'const x = 1;\nundefinedThing(x);\nexport default [];\n');
 
   const cases: [string, string, RegExp][] = [
     ['a missing file', join(dir, 'missing.js'), /no such file/],
@@ -74,6 +76,7 @@ describe('a mistake in --tools prints one clear line and exits non-zero', () => 
     ['a CommonJS module whose require fails', join(bare, 'my-tools.js'), /CommonJS module; tools modules must be ES modules/],
     ['an ES module whose project lacks mcp-cancel-pool', join(esm, 'my-tools.js'), /imports mcp-cancel-pool, which is not installed in its own project: run "npm install mcp-cancel-pool" there \(a global install is not visible/],
     ['a TypeScript file', join(esm, 'my-tools.ts'), /TypeScript; compile it/],
+    ['a module that throws while loading', join(esm, 'broken.js'), /cannot load it: undefinedThing is not defined \(file:\/\/.*broken\.js:2:1\)/],
   ];
   for (const [what, file, fix] of cases) {
     it(what, async () => {

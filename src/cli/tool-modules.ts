@@ -53,5 +53,9 @@ function explainLoadError(file: string, real: string, error: unknown): UsageErro
       `--tools ${file}: it imports mcp-cancel-pool, which is not installed in its own project: run "npm install mcp-cancel-pool" there (a global install is not visible to it; ${GUIDE})`,
     );
   }
-  return new UsageError(`--tools ${file}: cannot load it: ${message}`);
+  // An error in the user's own code: keep where it happened, the one frame that helps.
+  const url = pathToFileURL(real).href;
+  const frame = (e as { stack?: string }).stack?.split('\n').find((l) => l.includes(url) || l.includes(real));
+  const where = frame ? ` (${frame.trim().replace(/^at /, '')})` : '';
+  return new UsageError(`--tools ${file}: cannot load it: ${message}${where}`);
 }
