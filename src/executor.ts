@@ -56,7 +56,7 @@ export interface ExecutorOptions {
   readonly toolModules?: readonly (string | URL)[];
   /** Include the built-in tools. Default true. */
   readonly builtins?: boolean;
-  /** Per-worker memory limits (Piscina `resourceLimits`); a job that exceeds them fails alone. */
+  /** Per-worker V8 heap limits (Piscina `resourceLimits`); a job that exceeds them fails alone. Buffers, ArrayBuffers and native memory are not counted. */
   readonly resourceLimits?: ResourceLimits;
   /** Settings every stage sees as `ctx.settings`; must be cloneable. The built-in file tools read `root`. */
   readonly toolSettings?: Readonly<Record<string, unknown>>;

@@ -11,6 +11,10 @@ import { newWireStats } from '../transport/guard.js';
 import { serveHttp } from '../transport/http.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http-access.js';
 import { serveStdio } from '../transport/serve.js';
+import { listServeOptionsInHelp } from './help.js';
+import { registerInitTools } from './init-tools.js';
+import { checkToolModule } from './tool-modules.js';
+import { UsageError } from './usage-error.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -66,11 +70,11 @@ program
   .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), 1000)
   .option('--host <host>', 'HTTP: interface to bind; anything but loopback needs a token or --allow-unauthenticated', '127.0.0.1')
   .option('--port <port>', 'HTTP: port (0 = any free port)', int(0), 3000)
-  .option('--tools <module>', 'load tools from this module (repeatable); see README "Writing tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
+  .option('--tools <module>', 'load tools from this module (repeatable); see README "Writing your own tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--no-builtins', 'do not load the built-in tools')
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), 4 * 1024 * 1024)
-  .option('--worker-memory-mb <n>', 'old-generation heap limit per worker; a call that exceeds it fails alone', int(16))
+  .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see README "Command line")', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), 600_000)
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
@@ -88,6 +92,7 @@ program
         throw error;
       }
     }
+    for (const file of flags.tools) await checkToolModule(resolve(file));
     const executor = await Executor.create({
       ...(flags.threads !== undefined && { threads: flags.threads }),
       spareThreads: flags.spareThreads,
@@ -136,7 +141,10 @@ program
     }
   });
 
+registerInitTools(program, version);
+listServeOptionsInHelp(program);
+
 program.parseAsync(process.argv).catch((error: unknown) => {
-  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  log(error instanceof UsageError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exit(1);
 });

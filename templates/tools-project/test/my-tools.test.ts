@@ -1,0 +1,27 @@
+// Serves this project's tools through the real server and calls them with the MCP SDK's client.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const cli = fileURLToPath(import.meta.resolve('mcp-cancel-pool/cli'));
+const tools = fileURLToPath(new URL('../src/my-tools.js', import.meta.url));
+
+test('word_stats is listed and answers', async () => {
+  const client = new Client({ name: 'my-tools-test', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [cli, 'serve', '--no-builtins', '--threads', '1', '--tools', tools] }),
+  );
+  try {
+    const { tools: listed } = await client.listTools();
+    assert.deepEqual(
+      listed.map((t) => t.name),
+      ['word_stats'],
+    );
+    const result = await client.callTool({ name: 'word_stats', arguments: { text: 'to be or not to be', top: 2 } });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'be: 2\nto: 2' }]);
+  } finally {
+    await client.close();
+  }
+});
