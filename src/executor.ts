@@ -3,17 +3,19 @@
  * shared state word deciding every race between completion and cancellation.
  */
 import { availableParallelism } from 'node:os';
-import { MessageChannel, type MessagePort, type ResourceLimits } from 'node:worker_threads';
+import type { ResourceLimits } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { FairQueue, type FairQueueOptions } from './admission/fair-queue.js';
 import { WorkerPool, type PoolOutcome } from './pool/pool.js';
-import type { MainMessage, WorkerMessage } from './pool/protocol.js';
+import type { JobReports, ReportMessage } from './pool/protocol.js';
+import { JobChannel } from './pool/job-channel.js';
+import { severityOf, type LoggingLevel } from './stages/log-levels.js';
 import { InFlightRegistry, type InFlightEntry, type RequestId } from './registry/registry.js';
 import { JobState, StateSlab, type JobStateName, type SlotRef } from './state/job-state.js';
-import { toolsOfModule, type ClientRequestMethod, type ToolDefinition } from './stages/tool.js';
+import { toolsOfModule, type ClientRequestMethod, type StageContext, type ToolDefinition } from './stages/tool.js';
 
 /** The built-in tools module, compiled next to the runtime. */
 export const BUILTIN_TOOLS = new URL('../workers/tools/index.js', import.meta.url).href;
@@ -58,7 +60,12 @@ export interface ExecutorOptions {
   readonly resourceLimits?: ResourceLimits;
   /** Settings every stage sees as `ctx.settings`; must be cloneable. The built-in file tools read `root`. */
   readonly toolSettings?: Readonly<Record<string, unknown>>;
-  /** Minimum gap between two progress reports of one job. Default 50 ms. */
+  /**
+   * Minimum gap between two progress reports of one job, enforced in the
+   * worker (the latest report waits; the last one before the job returns is
+   * always delivered, before its outcome). Also the refill period of each
+   * job's log budget. Default 50 ms.
+   */
   readonly progressIntervalMs?: number;
 }
 
@@ -67,6 +74,14 @@ export interface ProgressReport {
   readonly progress: number;
   readonly total?: number;
   readonly message?: string;
+}
+
+/** One log message from a running job's `ctx.log`. */
+export interface LogEntry {
+  readonly level: LoggingLevel;
+  readonly message: string;
+  /** Absent when the stage passed none. */
+  readonly data?: unknown;
 }
 
 /** Answers a stage's `ctx.requestClient` call; `signal` fires if the job stops first. */
@@ -85,8 +100,23 @@ export interface StartOptions {
   readonly priority?: number;
   /** Overrides the tool's own deadline. */
   readonly timeoutMs?: number;
-  /** Receives throttled progress; never called once the job left `running`. */
+  /**
+   * Receives progress, throttled in the worker. Every report the worker sent
+   * before returning arrives before the outcome settles; none once the job was
+   * stopped.
+   */
   readonly onProgress?: (report: ProgressReport) => void;
+  /** Receives the stages' `ctx.log` messages, with the same ordering as progress. Without it, `ctx.log` does nothing. */
+  readonly onLog?: (entry: LogEntry) => void;
+  /** Messages below this level cost nothing in the worker. Default `debug` (all). */
+  readonly logLevel?: LoggingLevel;
+  /**
+   * Give the job a live channel for its logs, so they arrive while it runs.
+   * Without one (and without progress or `usesClient`), logs are delivered
+   * just before the outcome, and a call that logs nothing costs no channel.
+   * Default false.
+   */
+  readonly liveLogs?: boolean;
   /** Needed for tools declared with `usesClient`. */
   readonly onClientRequest?: ClientRequestHandler;
 }
@@ -109,6 +139,10 @@ export interface ExecutorStats {
   hardKilled: number;
   lateCancelsIgnored: number;
   unknownCancelsIgnored: number;
+  /** Log messages refused by their job's budget in the worker (see {@link StageContext.log}). */
+  logsDropped: number;
+  /** Progress and log messages from a job's worker that reached the main thread after the job was stopped: not delivered. */
+  reportsDiscarded: number;
   inFlight: number;
   threads: number;
 }
@@ -144,7 +178,7 @@ export class Executor {
   /** @internal */ readonly pool: WorkerPool;
   /** @internal */ readonly admission: PQueue<FairQueue, FairQueueOptions>;
   /** @internal The admission queue's own instance, so a cancelled job can be taken out of it directly. */ readonly queue: FairQueue;
-  /** @internal */ readonly counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0 };
+  /** @internal */ readonly counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsDiscarded: 0 };
   /** @internal */ readonly graceMs: number;
   /** @internal */ readonly progressIntervalMs: number;
   readonly threads: number;
@@ -172,7 +206,7 @@ export class Executor {
     this.slab = new StateSlab(this.queueLimit + 2 * (this.threads + this.spareThreads) + 1);
     this.pool = new WorkerPool({
       threads: this.threads + this.spareThreads,
-      init: { stateBuffer: this.slab.buffer, toolModules: moduleUrls, settings: options.toolSettings ?? {} },
+      init: { stateBuffer: this.slab.buffer, toolModules: moduleUrls, settings: options.toolSettings ?? {}, progressIntervalMs: this.progressIntervalMs },
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
     });
     let queue: FairQueue | undefined;
@@ -396,8 +430,8 @@ export class Job implements InFlightEntry {
     if (!ex.slab.transition(slot, JobState.queued, JobState.running)) return; // cancelled while queued
     ex.counters.running++;
     const wantsProgress = options.onProgress !== undefined;
-    const channel = wantsProgress || tool.usesClient ? new MessageChannel() : undefined;
-    if (channel) this.listen(channel.port1, options);
+    const minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : undefined;
+    const channel = wantsProgress || tool.usesClient || (options.liveLogs && options.onLog) ? this.channel(options) : undefined;
     const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
     if (timeoutMs !== undefined && timeoutMs > 0) {
       this.timers.push(
@@ -409,10 +443,18 @@ export class Job implements InFlightEntry {
         }, timeoutMs),
       );
     }
-    const result = await ex.pool.run({ tool: tool.name, args, slot, wantsProgress, ...(channel && { port: channel.port2 }) });
+    const result = await ex.pool.run({
+      tool: tool.name,
+      args,
+      slot,
+      wantsProgress,
+      ...(channel && { port: channel.workerPort }),
+      ...(minLogSeverity !== undefined && { minLogSeverity }),
+    });
     ex.counters.running--;
     if (this.lentSlot) ex.lendSlot(-1);
-    channel?.port1.close();
+    if (result.kind !== 'crashed' && result.reports) await this.takeReports(result.reports, result.kind !== 'stopped' ? channel : undefined, options);
+    channel?.close();
     this.conclude(result, timeoutMs ?? 0);
   }
 
@@ -496,50 +538,40 @@ export class Job implements InFlightEntry {
     );
   }
 
-  /** Progress (throttled) and client requests from the worker. */
-  private listen(port: MessagePort, options: StartOptions): void {
-    const ex = this.executor;
-    let last = 0;
-    let trailing: ProgressReport | undefined;
-    let trailingTimer: NodeJS.Timeout | undefined;
-    const emit = (report: ProgressReport) => {
-      if (this.state !== 'running') return;
-      last = performance.now();
-      options.onProgress?.(report);
-    };
-    port.on('message', (message: WorkerMessage) => {
-      if (message.type === 'progress') {
-        const { type: _type, ...report } = message;
-        const due = last + ex.progressIntervalMs - performance.now();
-        if (due <= 0 || (report.total !== undefined && report.progress >= report.total)) {
-          trailing = undefined;
-          emit(report);
-        } else {
-          trailing = report;
-          trailingTimer ??= setTimeout(() => {
-            trailingTimer = undefined;
-            if (trailing) emit(trailing);
-            trailing = undefined;
-          }, due);
-        }
-        return;
-      }
-      const reply = (m: MainMessage) => {
-        try {
-          port.postMessage(m);
-        } catch {
-          /* the job ended; its port is closed */
-        }
-      };
-      if (!options.onClientRequest) {
-        reply({ type: 'error', rid: message.rid, message: 'no client channel for this job' });
-        return;
-      }
-      options
-        .onClientRequest(message.method, message.params, this.stopSignal)
-        .then((result) => reply({ type: 'response', rid: message.rid, result }))
-        .catch((error: unknown) => reply({ type: 'error', rid: message.rid, message: error instanceof Error ? error.message : String(error) }));
+  /** The job's port: reports and client requests from the worker. */
+  private channel(options: StartOptions): JobChannel {
+    const { onClientRequest } = options;
+    return new JobChannel({
+      report: (message) => this.report(message, options),
+      ...(onClientRequest && { request: (method, params) => onClientRequest(method, params, this.stopSignal) }),
     });
-    port.on('close', () => clearTimeout(trailingTimer));
+  }
+
+  /**
+   * Before the outcome: the reports the worker posted (they may still be on
+   * their way, on another channel than the outcome), then those it carried in
+   * the outcome. Waits only if some are still on their way, and never for a
+   * stopped job (no `channel`), whose reports are all discarded.
+   */
+  private async takeReports(reports: JobReports, channel: JobChannel | undefined, options: StartOptions): Promise<void> {
+    this.executor.counters.logsDropped += reports.logsDropped ?? 0;
+    const pending = channel?.caughtUp(reports.posted);
+    if (pending) await pending;
+    for (const message of reports.tail ?? []) this.report(message, options);
+  }
+
+  /** Hands a report on while the job may still answer (running, or its response claimed but not yet sent). */
+  private report(message: ReportMessage, options: StartOptions): void {
+    const state = this.state;
+    if (state !== 'running' && state !== 'responding') {
+      this.executor.counters.reportsDiscarded++;
+      return;
+    }
+    if (message.type === 'progress') {
+      const { type: _type, ...report } = message;
+      options.onProgress?.(report);
+    } else {
+      options.onLog?.(message.data === undefined ? { level: message.level, message: message.message } : { level: message.level, message: message.message, data: message.data });
+    }
   }
 }

@@ -16,6 +16,8 @@ import {
 } from '../src/stages/tool.js';
 import { claimResponse, leftRunning, stillRunning, workerSlot, type WorkerSlot } from '../src/state/job-state.js';
 import { assertPlainJson } from './plain-json.js';
+import { Reporter } from './reporter.js';
+import { LOGGING_LEVELS, severityOf, type LoggingLevel } from '../src/stages/log-levels.js';
 
 const init = workerData as WorkerInit;
 const words = new Int32Array(init.stateBuffer);
@@ -86,6 +88,7 @@ class JobContext implements StageContext {
   private pending: Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }> | undefined;
   private nextRid = 1;
   private closed = false;
+  private reporter: Reporter | undefined;
 
   constructor(
     private readonly slot: WorkerSlot,
@@ -110,7 +113,7 @@ class JobContext implements StageContext {
       this.checkpoint();
       const result = toCallToolResult(value);
       assertPlainJson(result, 'result');
-      return claimResponse(this.slot, this.controller !== undefined) ? { kind: 'result', result } : { kind: 'stopped', stage: this.stage };
+      return claimResponse(this.slot, this.controller !== undefined) ? this.withReports({ kind: 'result', result }) : this.withReports({ kind: 'stopped', stage: this.stage });
     } catch (error) {
       return this.fail(error);
     } finally {
@@ -121,9 +124,11 @@ class JobContext implements StageContext {
   /** A stage threw (or the result cannot be sent): owed as an error only if completion still wins. */
   fail(error: unknown): WorkerOutcome {
     try {
-      if (!stillRunning(this.slot)) return { kind: 'stopped', stage: this.stage };
+      if (!stillRunning(this.slot)) return this.withReports({ kind: 'stopped', stage: this.stage });
       const message = error instanceof Error ? error.message : String(error);
-      return claimResponse(this.slot, this.controller !== undefined) ? { kind: 'error', stage: this.stage, message } : { kind: 'stopped', stage: this.stage };
+      return claimResponse(this.slot, this.controller !== undefined)
+        ? this.withReports({ kind: 'error', stage: this.stage, message })
+        : this.withReports({ kind: 'stopped', stage: this.stage });
     } finally {
       this.close();
     }
@@ -150,7 +155,26 @@ class JobContext implements StageContext {
 
   progress(progress: number, total?: number, message?: string): void {
     if (!this.task.wantsProgress || this.closed) return;
-    this.post({ type: 'progress', progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
+    this.reports().progress(progress, total, message);
+  }
+
+  log(level: LoggingLevel, message: string, data?: unknown): void {
+    const severity = severityOf(level);
+    if (severity === undefined) throw new TypeError(`ctx.log: ${JSON.stringify(level)} is not a log level (one of ${LOGGING_LEVELS.join(', ')})`);
+    const min = this.task.minLogSeverity;
+    if (min === undefined || severity < min || this.closed) return;
+    this.reports().log(severity, level, String(message), data);
+  }
+
+  /** Made on first report: a job that reports nothing pays nothing. */
+  private reports(): Reporter {
+    return (this.reporter ??= new Reporter(this.task.port, init.progressIntervalMs));
+  }
+
+  /** Attaches what the job reported, if anything, to its outcome. */
+  private withReports(outcome: WorkerOutcome): WorkerOutcome {
+    const reports = this.reporter?.finish(outcome.kind !== 'stopped');
+    return reports ? { ...outcome, reports } : outcome;
   }
 
   requestClient(method: ClientRequestMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
@@ -179,6 +203,7 @@ class JobContext implements StageContext {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.reporter?.stop();
     // Releases this job's waiter, if it has one, should the job ever end without leaving `running`.
     if (this.controller) Atomics.notify(this.slot.words, this.slot.index);
     this.task.port?.close();

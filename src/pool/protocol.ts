@@ -3,6 +3,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { SlotRef } from '../state/job-state.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
+import type { LoggingLevel } from '../stages/log-levels.js';
 
 /** Given once to every worker, replacements included (Piscina `workerData`). */
 export interface WorkerInit {
@@ -12,6 +13,8 @@ export interface WorkerInit {
   readonly toolModules: readonly string[];
   /** Settings every stage sees as `ctx.settings`. */
   readonly settings: Readonly<Record<string, unknown>>;
+  /** Minimum gap between two progress reports the worker posts for one job; also the log budget's refill period. */
+  readonly progressIntervalMs: number;
 }
 
 /** One job as sent to a worker. */
@@ -23,20 +26,48 @@ export interface WorkerTask {
   readonly port?: MessagePort;
   /** Whether `ctx.progress` should post anything. */
   readonly wantsProgress: boolean;
+  /**
+   * Severity index (see LOGGING_LEVELS) below which `ctx.log` is ignored;
+   * absent: nobody listens to this job's logs. With a port, logs are posted as
+   * they come; without one, they ride in the outcome's {@link JobReports.tail}.
+   */
+  readonly minLogSeverity?: number;
+}
+
+/** A progress report or a log message, as the worker posts it. */
+export type ReportMessage =
+  | { readonly type: 'progress'; readonly progress: number; readonly total?: number; readonly message?: string }
+  | { readonly type: 'log'; readonly level: LoggingLevel; readonly message: string; readonly data?: unknown };
+
+/**
+ * What a job reported besides its result, attached to the outcome only when
+ * there is something to say (a zero-work call carries none).
+ */
+export interface JobReports {
+  /**
+   * Reports posted on the task's port before the outcome. They travel on a
+   * different channel from the outcome, so the main thread delivers the
+   * outcome only once it has received this many.
+   */
+  readonly posted: number;
+  /** Reports not posted (the throttled latest progress, logs of a job without a port): delivered before the outcome. */
+  readonly tail?: readonly ReportMessage[];
+  /** Log messages the job's budget refused. */
+  readonly logsDropped?: number;
 }
 
 /** How a job ended, as the worker reports it. */
 export type WorkerOutcome =
   /** Completion won the race; the result is owed to the caller. */
-  | { readonly kind: 'result'; readonly result: CallToolResult }
+  | { readonly kind: 'result'; readonly result: CallToolResult; readonly reports?: JobReports }
   /** A stage failed and completion won the race, so the error is owed. */
-  | { readonly kind: 'error'; readonly stage: string; readonly message: string }
+  | { readonly kind: 'error'; readonly stage: string; readonly message: string; readonly reports?: JobReports }
   /** The job was stopped (cancel or deadline won); nothing it produced counts. */
-  | { readonly kind: 'stopped'; readonly stage: string };
+  | { readonly kind: 'stopped'; readonly stage: string; readonly reports?: JobReports };
 
 /** Worker → main over the task's port. */
 export type WorkerMessage =
-  | { readonly type: 'progress'; readonly progress: number; readonly total?: number; readonly message?: string }
+  | ReportMessage
   | { readonly type: 'request'; readonly rid: number; readonly method: ClientRequestMethod; readonly params: Record<string, unknown> };
 
 /** Main → worker over the task's port. */

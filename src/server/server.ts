@@ -14,6 +14,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  SetLevelRequestSchema,
   type CallToolResult,
   type ServerNotification,
   type ServerRequest,
@@ -21,7 +22,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
-import type { ClientRequestHandler, Executor, ExecutorStats, ProgressReport } from '../executor.js';
+import type { ClientRequestHandler, Executor, ExecutorStats, LogEntry, ProgressReport } from '../executor.js';
+import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
 import type { GuardedTransport, WireStats } from '../transport/guard.js';
 
 /** The stats resource's URI. */
@@ -51,7 +53,7 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
   const server = new Server(
     { name: 'mcp-cancel-pool', version },
     {
-      capabilities: { tools: {}, resources: {} },
+      capabilities: { tools: {}, resources: {}, logging: {} },
       instructions: 'CPU-heavy tools run on a worker pool. Cancel a call with notifications/cancelled and its work stops at the next checkpoint; no response is sent for it.',
     },
   );
@@ -64,6 +66,14 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
   }));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+
+  // One server per connection, so the level set here is this session's. Replaces the SDK's own handler, whose
+  // level only its sendLoggingMessage reads; that sends without relatedRequestId, off the call's HTTP stream.
+  let logLevel: LoggingLevel | undefined;
+  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+    logLevel = request.params.level;
+    return {};
+  });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const job = guard.jobFor(extra.requestId);
@@ -78,6 +88,14 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
             void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined),
         }),
         onClientRequest: clientRequester(extra),
+        onLog: (entry: LogEntry) => {
+          // The level may have been raised since the call started.
+          if (logLevel !== undefined && severityOf(entry.level)! < severityOf(logLevel)!) return;
+          void extra.sendNotification({ method: 'notifications/message', params: logParams(request.params.name, entry) }).catch(() => undefined);
+        },
+        ...(logLevel !== undefined && { logLevel }),
+        // A client that chose a level gets logs as they come; one that did not, with the response (no channel per call).
+        liveLogs: logLevel !== undefined,
       });
       switch (outcome.kind) {
         case 'completed':
@@ -107,6 +125,11 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
   });
 
   return server;
+}
+
+/** A `notifications/message` payload: the tool is the logger; `data` is the message, or `{ message, data }`. */
+function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger: string; data: unknown } {
+  return { level: entry.level, logger: tool, data: entry.data === undefined ? entry.message : { message: entry.message, data: entry.data } };
 }
 
 function errorResult(text: string): CallToolResult {

@@ -6,8 +6,11 @@
  */
 import type { z } from 'zod';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel } from './log-levels.js';
 
-/** What a stage can do besides computing: notice cancellation, report progress, ask the client. */
+export type { LoggingLevel };
+
+/** What a stage can do besides computing: notice cancellation, report progress, log, ask the client. */
 export interface StageContext {
   /** Fires as soon as the job is cancelled or hits its deadline; pass it to timers, fetch, streams. */
   readonly signal: AbortSignal;
@@ -23,6 +26,16 @@ export interface StageContext {
    * if the request asked for it with a progress token; otherwise it costs nothing.
    */
   progress(progress: number, total?: number, message?: string): void;
+  /**
+   * Sends a log message to the client as `notifications/message`, on the
+   * call's own response stream, with `logger` set to the tool's name and
+   * `data` = `message`, or `{ message, data }` when `data` is given. Messages
+   * below the level the client set with `logging/setLevel` cost nothing.
+   * Throttled per call: a burst of 50, then one per progress interval;
+   * `error` and above have a budget of their own. Nothing is sent once the
+   * call was cancelled. `data` must be plain JSON data.
+   */
+  log(level: LoggingLevel, message: string, data?: unknown): void;
   /**
    * Sends a request to the connected client (sampling, elicitation, roots)
    * and awaits its answer. Only tools declared with `usesClient: true` have a

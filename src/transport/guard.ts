@@ -30,6 +30,8 @@ export interface WireStats {
   responsesDropped: number;
   /** Progress notifications stopped because their request had ended. */
   progressDropped: number;
+  /** Log notifications (`notifications/message`) of a tool call stopped because the call had ended. */
+  lateLogsDropped: number;
   /** Requests to the client (sampling, elicitation, roots) cancelled towards it. */
   clientRequestsCancelled: number;
   /** Client answers that arrived after we cancelled their request: accepted, never used. */
@@ -40,7 +42,7 @@ export interface WireStats {
 
 /** All wire counters at zero. */
 export function newWireStats(): WireStats {
-  return { responsesDropped: 0, progressDropped: 0, clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0 };
+  return { responsesDropped: 0, progressDropped: 0, lateLogsDropped: 0, clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0 };
 }
 
 /** Options for {@link GuardedTransport}. */
@@ -194,10 +196,13 @@ export class GuardedTransport extends TransportWrapper {
         job.abandon(); // a response before the job started (e.g. the SDK rejected the params): release its reservation
       }
       return this.answer(message, options);
-    } else if (isNotification(message) && message.method === 'notifications/progress' && options?.relatedRequestId !== undefined) {
+    } else if (isNotification(message) && options?.relatedRequestId !== undefined && (message.method === 'notifications/progress' || message.method === 'notifications/message')) {
+      // A call's reports may go out while it runs, and after it claimed its response (reports sent before it); never after.
       const job = this.jobs.get(options.relatedRequestId);
-      if (job && job.state !== 'running') {
-        this.wire.progressDropped++;
+      const state = job?.state;
+      if (job && state !== 'running' && state !== 'responding') {
+        if (message.method === 'notifications/progress') this.wire.progressDropped++;
+        else this.wire.lateLogsDropped++;
         return;
       }
     }
