@@ -128,20 +128,38 @@ export type JobOutcome =
   | { readonly kind: 'timedOut'; readonly timeoutMs: number; readonly hardKilled: boolean }
   | { readonly kind: 'cancelled'; readonly from: 'queued' | 'running'; readonly hardKilled: boolean };
 
-/** Counters for observability. Gauges: `running`, `queued`, `inFlight`. */
+/**
+ * Counters for observability. Gauges: `running`, `stopping`, `queued`,
+ * `inFlight`, `threads`; the rest only grow. A cancellation or deadline that
+ * wins is counted the moment it wins, before the stopped job's worker has
+ * returned; only `hardKilled` (and the `stopping` gauge) settle when it does.
+ */
 export interface ExecutorStats {
+  /** Calls answered with their result. Counted when the response is handed to the server. */
   completed: number;
+  /** Calls whose cancellation won, queued or running; counted when it wins. */
   cancelled: number;
+  /** Calls answered with an error (stage failure, crash, full queue, bad arguments). */
   failed: number;
+  /** Calls whose deadline won; counted when it wins. */
   timedOut: number;
+  /** Jobs on a worker thread that were not stopped (a job answering its result counts until its worker returns). */
   running: number;
+  /** Jobs cancelled or timed out while running whose worker has not returned yet (each still holds its thread). */
+  stopping: number;
+  /** Jobs waiting for a worker. */
   queued: number;
+  /** Stopped jobs whose worker ignored its checkpoints past the grace period and was terminated; counted when it is gone. */
   hardKilled: number;
+  /** Cancellations that arrived after completion (or the deadline) had won. */
   lateCancelsIgnored: number;
+  /** Cancellations for no request in flight. */
   unknownCancelsIgnored: number;
   /** Log messages refused by their job's budget in the worker (see {@link StageContext.log}). */
   logsDropped: number;
-  /** Progress and log messages from a job's worker that reached the main thread after the job was stopped: not delivered. */
+  /** Progress and log messages that reached the main thread from workers (after the worker's throttle). */
+  reportsReceived: number;
+  /** Of those, the ones that arrived after their job was stopped: not delivered. */
   reportsDiscarded: number;
   inFlight: number;
   threads: number;
@@ -178,7 +196,7 @@ export class Executor {
   /** @internal */ readonly pool: WorkerPool;
   /** @internal */ readonly admission: PQueue<FairQueue, FairQueueOptions>;
   /** @internal The admission queue's own instance, so a cancelled job can be taken out of it directly. */ readonly queue: FairQueue;
-  /** @internal */ readonly counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsDiscarded: 0 };
+  /** @internal */ readonly counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
   /** @internal */ readonly graceMs: number;
   /** @internal */ readonly progressIntervalMs: number;
   readonly threads: number;
@@ -188,8 +206,8 @@ export class Executor {
   /** See {@link ExecutorOptions.handoffDelayMs}. */
   readonly handoffDelayMs: number;
   readonly queueLimit: number;
-  /** Stopped jobs whose worker has not returned yet; each lends its slot to a standby thread, up to `spareThreads`. */
-  private stopping = 0;
+  /** Stopped jobs that have lent their slot on and whose worker has not returned yet; up to `spareThreads` of them run a standby. */
+  private lentSlots = 0;
   private closed = false;
 
   private constructor(options: ExecutorOptions, tools: Map<string, ToolDefinition>, moduleUrls: string[]) {
@@ -289,8 +307,8 @@ export class Executor {
    * next job need not wait for the stopped one to reach a boundary.
    */
   lendSlot(delta: 1 | -1): void {
-    this.stopping += delta;
-    this.admission.concurrency = this.threads + Math.min(this.stopping, this.spareThreads);
+    this.lentSlots += delta;
+    this.admission.concurrency = this.threads + Math.min(this.lentSlots, this.spareThreads);
   }
 
   /** A snapshot of the counters. */
@@ -337,6 +355,10 @@ export class Job implements InFlightEntry {
   private hardStopRequested = false;
   /** Whether this job, stopped while running, has lent its admission slot on (see {@link Executor.lendSlot}). */
   private lentSlot = false;
+  /** Stopped while running: counted as cancelled or timed out at that moment, and as `stopping` until its worker returns. */
+  private countedAtStop = false;
+  /** A report was handed on in the current event-loop turn (cleared by an immediate). */
+  private reportedThisTurn = false;
   private timers: NodeJS.Timeout[] = [];
 
   /** @internal */
@@ -379,7 +401,7 @@ export class Job implements InFlightEntry {
       return this.finish({ kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for '${tool.name}': ${z.prettifyError(parsed.error)}` }, 'completed');
     }
     // A thread whose job just settled is free a microtask before p-queue starts the next one; count it as free.
-    const freeThreads = ex.admission.concurrency - ex.counters.running;
+    const freeThreads = ex.admission.concurrency - ex.counters.running - ex.counters.stopping;
     if (ex.admission.size - freeThreads >= ex.queueLimit) {
       return this.finish({ kind: 'failed', code: 'queue_full', message: `server busy: ${ex.admission.size} calls already waiting (queue limit ${ex.queueLimit}); try again later` }, 'completed');
     }
@@ -420,7 +442,7 @@ export class Job implements InFlightEntry {
       this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false }, 'cancelled');
       return 'cancelled-queued';
     }
-    this.stoppedWhileRunning();
+    this.stoppedWhileRunning('cancelled');
     return 'cancelled-running';
   }
 
@@ -438,7 +460,7 @@ export class Job implements InFlightEntry {
         setTimeout(() => {
           if (ex.slab.transition(slot, JobState.running, JobState.timedOut)) {
             this.stopped?.abort(STOPPED);
-            this.stoppedWhileRunning();
+            this.stoppedWhileRunning('timedOut');
           }
         }, timeoutMs),
       );
@@ -451,9 +473,13 @@ export class Job implements InFlightEntry {
       ...(channel && { port: channel.workerPort }),
       ...(minLogSeverity !== undefined && { minLogSeverity }),
     });
-    ex.counters.running--;
+    if (this.countedAtStop) ex.counters.stopping--;
+    else ex.counters.running--;
     if (this.lentSlot) ex.lendSlot(-1);
     if (result.kind !== 'crashed' && result.reports) await this.takeReports(result.reports, result.kind !== 'stopped' ? channel : undefined, options);
+    // The SDK client (1.x, typescript-sdk#2580) drops a progress notification that it reads in the same chunk as the
+    // response. Reports handed on in this turn leave in this turn's write (stdio); the response goes in the next.
+    if (this.reportedThisTurn) await new Promise<void>((resolve) => setImmediate(resolve));
     channel?.close();
     this.conclude(result, timeoutMs ?? 0);
   }
@@ -497,7 +523,9 @@ export class Job implements InFlightEntry {
     this.finalState = finalState;
     if (outcome.kind === 'completed') ex.counters.completed++;
     else if (outcome.kind === 'failed') ex.counters.failed++;
-    else if (outcome.kind === 'timedOut') ex.counters.timedOut++;
+    else if (this.countedAtStop) {
+      /* counted when the stop won */
+    } else if (outcome.kind === 'timedOut') ex.counters.timedOut++;
     else ex.counters.cancelled++;
     if ((outcome.kind === 'cancelled' || outcome.kind === 'timedOut') && outcome.hardKilled) ex.counters.hardKilled++;
     this.stopped?.abort(STOPPED); // releases the job's outbound requests, if any are still pending
@@ -510,12 +538,20 @@ export class Job implements InFlightEntry {
     return String(this.slot!.index);
   }
 
-  /** Cancel or deadline won while running: hand the slot on (now if a core is free), and start the grace period. */
-  private stoppedWhileRunning(): void {
+  /**
+   * Cancel or deadline won while running: count it now (the stats must not
+   * wait for the worker), hand the slot on (now if a core is free), and start
+   * the grace period.
+   */
+  private stoppedWhileRunning(kind: 'cancelled' | 'timedOut'): void {
     const ex = this.executor;
-    // ex.counters.running includes this job: it still holds its core until it reaches a checkpoint.
+    this.countedAtStop = true;
+    ex.counters[kind]++;
+    ex.counters.running--;
+    ex.counters.stopping++;
+    // running + stopping includes this job: it still holds its core until it reaches a checkpoint.
     // The delayed hand-off cannot come after the worker returns: finish() clears it in that same turn.
-    if (ex.handoffDelayMs === 0 || ex.counters.running < ex.cores) this.handSlotOn();
+    if (ex.handoffDelayMs === 0 || ex.counters.running + ex.counters.stopping < ex.cores) this.handSlotOn();
     else this.timers.push(setTimeout(() => this.handSlotOn(), ex.handoffDelayMs));
     this.armGrace();
   }
@@ -562,10 +598,15 @@ export class Job implements InFlightEntry {
 
   /** Hands a report on while the job may still answer (running, or its response claimed but not yet sent). */
   private report(message: ReportMessage, options: StartOptions): void {
+    this.executor.counters.reportsReceived++;
     const state = this.state;
     if (state !== 'running' && state !== 'responding') {
       this.executor.counters.reportsDiscarded++;
       return;
+    }
+    if (!this.reportedThisTurn) {
+      this.reportedThisTurn = true;
+      setImmediate(() => (this.reportedThisTurn = false));
     }
     if (message.type === 'progress') {
       const { type: _type, ...report } = message;

@@ -14,10 +14,11 @@ export type {
   ExecutorStats,
   CancelResult,
   ProgressReport,
+  LogEntry,
   ClientRequestHandler,
 } from './executor.js';
 export { defineTool, stage, StopError } from './stages/tool.js';
-export type { ToolDefinition, StageContext, StageFn, NamedStage, StageLike, ClientRequestMethod, ToolModule } from './stages/tool.js';
+export type { ToolDefinition, StageContext, StageFn, NamedStage, StageLike, ClientRequestMethod, ToolModule, LoggingLevel } from './stages/tool.js';
 export { InFlightRegistry } from './registry/registry.js';
 export type { InFlightEntry, RequestId, Direction } from './registry/registry.js';
 export { JobState } from './state/job-state.js';
