@@ -115,6 +115,8 @@ program
     }
   });
 
+(await import('./probe.js')).registerProbe(program);
+
 program.parseAsync(process.argv).catch((error: unknown) => {
   log(error instanceof Error ? (error.stack ?? error.message) : String(error));
   process.exit(1);
