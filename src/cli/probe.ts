@@ -42,6 +42,7 @@ interface ProbeFlags {
   settleMs: number;
   quietMs: number;
   storm: number;
+  raceSlackMs: number;
   maxCpuAfterCancelMs: number;
   timeoutMs: number;
   out?: string;
@@ -65,6 +66,7 @@ export function registerProbe(program: Command): void {
     .option('--settle-ms <ms>', 'how long after each cancel to watch for an answer and measure CPU', int(50), 1500)
     .option('--quiet-ms <ms>', 'how long to watch for a reply to each notification-only case', int(10), 300)
     .option('--storm <n>', 'complete-vs-cancel races with the quick tool', int(0), 30)
+    .option('--race-slack-ms <ms>', 'race storm: an answer later than 2 × the measured ping round trip + this after its cancel is a violation', int(0), 2)
     .option('--max-cpu-after-cancel-ms <ms>', 'CPU the server may burn after a cancel (median over samples) before "work did not stop"', int(0), 100)
     .option('--timeout-ms <ms>', 'bound on waiting for any one answer (ping, quick call, connect)', int(100), 10_000)
     .option('--out <dir>', 'write probe.json (every sample, the environment, the command), report.md and SVG charts here')
@@ -86,6 +88,7 @@ export function registerProbe(program: Command): void {
         settleMs: flags.settleMs,
         quietMs: flags.quietMs,
         storm: flags.storm,
+        raceSlackMs: flags.raceSlackMs,
         maxCpuAfterCancelMs: flags.maxCpuAfterCancelMs,
         timeoutMs: flags.timeoutMs,
       };

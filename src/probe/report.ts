@@ -65,6 +65,6 @@ export function markdownReport(results: readonly TargetResult[], options: ProbeO
     out.push('');
   });
   if (charts.length) out.push('## Charts', '', ...charts.map((c) => `![${c}](${c})`), '');
-  out.push('## How the race storm is judged', '', 'An answer that arrives more than one ping round trip after its cancel was sent (the larger of the pings just before and after the race, and the median idle ping) left the server after the cancel had had time to reach it: a violation. Within that window it plausibly crossed the cancel in flight.', '');
+  out.push('## How the race storm is judged', '', `An answer sent before the server read the cancel arrives at most one round trip after the cancel was sent. The window allows for the round trip varying: W = 2 × max(ping just before the race, ping just after it, p90 of idle pings) + \`--race-slack-ms\` (${options.raceSlackMs} ms). An answer later than W after its cancel is a violation; within W it plausibly crossed the cancel in flight; two answers to one call are a violation.`, '');
   return out.join('\n');
 }

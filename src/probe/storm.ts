@@ -16,7 +16,7 @@
  * window, so a violation here is strong evidence, not proof; a cancelled
  * long call that is answered is proof.
  */
-import { median, sleep } from './stats.js';
+import { median, quantile, sleep } from './stats.js';
 import { callTool } from './cancel-samples.js';
 import type { ProbeOptions, RaceSample } from './types.js';
 import type { Wire } from './wire.js';
@@ -33,7 +33,7 @@ export async function raceStorm(wire: Wire, options: ProbeOptions, idlePingMs: r
     if (a) durations.push(a.at - c.sentAt);
   }
   const typical = median(durations.length ? durations : [1]);
-  const idleRtt = median(idlePingMs.length ? idlePingMs : [0]);
+  const idleRtt = quantile([...idlePingMs].sort((a, b) => a - b), 0.9) || 0;
   const races: { id: number; sentAt: number; cancelAt?: number; windowMs: number }[] = [];
   for (let i = 0; i < options.storm; i++) {
     const before = (await wire.ping(options.timeoutMs)) ?? options.timeoutMs;
@@ -45,7 +45,7 @@ export async function raceStorm(wire: Wire, options: ProbeOptions, idlePingMs: r
     const cancelAt = wire.answersFor(c.id).length === 0 ? wire.cancel(c.id, 'probe: race') : undefined;
     await wire.answer(c.id, Math.max(2 * before, 20));
     const after = (await wire.ping(options.timeoutMs)) ?? options.timeoutMs;
-    races.push({ id: c.id, sentAt: c.sentAt, windowMs: Math.max(before, after, idleRtt), ...(cancelAt !== undefined && { cancelAt }) });
+    races.push({ id: c.id, sentAt: c.sentAt, windowMs: 2 * Math.max(before, after, idleRtt) + options.raceSlackMs, ...(cancelAt !== undefined && { cancelAt }) });
     tick();
   }
   await sleep(options.quietMs); // late answers still count

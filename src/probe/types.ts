@@ -26,6 +26,8 @@ export interface ProbeOptions {
   readonly quietMs: number;
   /** Complete-vs-cancel races with the quick tool. @default 30 */
   readonly storm: number;
+  /** Added to the race storm's crossing window (2 × the measured round trip), for scheduling noise. @default 2 */
+  readonly raceSlackMs: number;
   /** CPU the server may burn after a cancel (median over samples) before "work did not stop". @default 100 */
   readonly maxCpuAfterCancelMs: number;
   /** Bound on any single request the probe waits for (ping, quick call). @default 10000 */
@@ -73,7 +75,7 @@ export interface RaceSample {
   readonly cancelDelayMs?: number;
   /** ms from cancel to answer (negative: the answer came before the cancel). */
   readonly answerAfterCancelMs?: number;
-  /** The crossing window used for this race: a ping round trip measured just before it. */
+  /** The crossing window used for this race (see storm.ts). */
   readonly windowMs: number;
   readonly answers: number;
   readonly outcome: 'completed' | 'cancelled' | 'crossed' | 'violation';

@@ -51,7 +51,8 @@ export class Wire {
         if (this.recordIn(message)) sdkMessage?.(message, extra);
       };
       transport.onerror = (error) => {
-        this.log.push({ t: performance.now(), dir: 'error', msg: { message: error.message } });
+        // The SDK's schema errors run to pages: keep the gist.
+        this.log.push({ t: performance.now(), dir: 'error', msg: { transportError: error.message.replace(/\s+/g, ' ').slice(0, 160) } });
         sdkError?.(error);
       };
       return start();
