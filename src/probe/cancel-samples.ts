@@ -10,14 +10,16 @@ import type { Wire } from './wire.js';
 /** Pause between pings while the long call runs: frequent enough to see a blocked server, light enough not to load it. */
 const PING_GAP_MS = 10;
 /** How often CPU is read during the watch window. */
-const CPU_POLL_MS = 50;
-/** A poll interval counts as busy when the tree used at least this share of one core in it. */
-const BUSY_SHARE = 0.4;
+const CPU_POLL_MS = 100;
+/** A poll interval counts as busy when the tree used at least this share of one core in it (low: on a loaded machine a spinning process gets only part of a core). */
+const BUSY_SHARE = 0.15;
 
 export interface SampleContext {
   readonly wire: Wire;
   readonly pid: number | undefined;
   readonly options: ProbeOptions;
+  /** p90 of the idle pings: with the pings during the call, sets the window in which progress may have crossed the cancel. */
+  readonly idleRttMs: number;
 }
 
 /** Calls `tool` with a progress token; returns the request id and the token. */
@@ -87,7 +89,10 @@ export async function cancelSample(ctx: SampleContext): Promise<CancelSample> {
   const pingWhileRunningMs = await pings.results(end);
   const nextA = await nextAnswer;
   const stillBusy = lastBusyAt === prevAt && prevAt > cancelAt;
-  const progressAfter = wire.progressFor(call.token).filter((t) => t > cancelAt);
+  // Progress sent before the server read the cancel may still arrive: the same crossing window as the race storm (storm.ts).
+  const lastRtt = pingWhileRunningMs[pingWhileRunningMs.length - 1] ?? 0;
+  const windowMs = 2 * Math.max(ctx.idleRttMs, lastRtt) + options.raceSlackMs;
+  const progressAfter = wire.progressFor(call.token).filter((t) => t > cancelAt + windowMs);
   return {
     requestId: call.id,
     cancelAt,

@@ -1,6 +1,6 @@
 /** Probing one server: every case in turn, over one connection. */
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { summarize } from './stats.js';
+import { quantile, summarize } from './stats.js';
 import { cancelSample } from './cancel-samples.js';
 import { canMeasureCpu } from './cpu.js';
 import { droppedStream, type DroppedStream } from './http-cases.js';
@@ -52,7 +52,8 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
     }
     progress.phase(`${label}: cancelling ${options.tool}`);
     for (let i = 0; i < options.samples; i++) {
-      samples.push(await cancelSample({ wire, pid: conn.pid, options }));
+      const idleRttMs = quantile([...idlePingMs].sort((a, b) => a - b), 0.9) || 0;
+      samples.push(await cancelSample({ wire, pid: conn.pid, options, idleRttMs }));
       progress.tick();
     }
     progress.phase(`${label}: notifications`);

@@ -63,7 +63,7 @@ export interface CancelSample {
   readonly cpuAfterCancelMs?: number;
   /** ms from the cancel until the process tree went idle; undefined if not measured; Infinity if still busy at the end. */
   readonly idleAfterCancelMs?: number;
-  /** Progress notifications for the call after its cancel, and the last one's delay. */
+  /** Progress notifications for the call later than the crossing window after its cancel, and the last one's delay. */
   readonly progressAfterCancel: number;
   readonly lastProgressAfterCancelMs?: number;
 }

@@ -39,7 +39,7 @@ export function sampleVerdicts(samples: readonly CancelSample[], options: ProbeO
     title: 'no progress notifications after the cancel (2026-07-28: MUST NOT send further messages)',
     outcome: progressed.length ? 'warn' : 'pass',
     evidence: progressed.length
-      ? `${progressed.length} of ${valid.length} calls sent progress after their cancel; the last came ${fmt(Math.max(...progressed.map((s) => s.lastProgressAfterCancelMs ?? 0)))} ms after it`
+      ? `${progressed.length} of ${valid.length} calls sent progress later than a round-trip window after their cancel; the last came ${fmt(Math.max(...progressed.map((s) => s.lastProgressAfterCancelMs ?? 0)))} ms after it`
       : 'none seen (or the tool reports no progress)',
   });
   const pings = valid.flatMap((s) => s.pingWhileRunningMs);
@@ -64,7 +64,7 @@ export function raceVerdict(races: readonly RaceSample[], options: ProbeOptions)
     title,
     outcome: bad.length ? 'fail' : 'pass',
     evidence:
-      `${races.length} races: ${count('completed')} answered before the cancel was sent, ${count('cancelled')} cancelled (no answer), ${count('crossed')} answered within one round trip of the cancel (plausibly crossed), ${bad.length} violations` +
+      `${races.length} races: ${count('completed')} answered before the cancel was sent, ${count('cancelled')} cancelled (no answer), ${count('crossed')} answered within the crossing window after the cancel (plausibly crossed), ${bad.length} violations` +
       (bad.length ? ` (${bad.map((r) => (r.answers > 1 ? `${r.answers} answers` : `${fmt(r.answerAfterCancelMs ?? 0)} ms after, window ${fmt(r.windowMs)} ms`)).join('; ')})` : ''),
   };
 }
