@@ -12,7 +12,7 @@ import { Command } from 'commander';
 import { environment } from './lib/env.js';
 import { Progress } from './lib/progress.js';
 import type { Scenario, ScenarioResult } from './lib/scenario.js';
-import { renderSvg } from './report/charts.js';
+import { renderSvg } from '../src/probe/charts.js';
 import { markdownReport, targetsTable, textTable } from './report/markdown.js';
 import { cancelLatency } from './scenarios/cancel-latency.js';
 import { overhead } from './scenarios/overhead.js';

@@ -4,13 +4,13 @@
  * baselines (stdio). Every scenario gets its connections from here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { statCpuMs } from '../../src/probe/cpu.js';
 
 /** dist/ root (this file is dist/bench/lib/servers.js). */
 const DIST = new URL('../../', import.meta.url);
@@ -102,7 +102,7 @@ export class Connection {
     const pid = this.pid;
     if (pid === undefined) return undefined;
     try {
-      return { processMs: procCpuMs(`/proc/${pid}/stat`), mainThreadMs: procCpuMs(`/proc/${pid}/task/${pid}/stat`) };
+      return { processMs: statCpuMs(`/proc/${pid}/stat`), mainThreadMs: statCpuMs(`/proc/${pid}/task/${pid}/stat`) };
     } catch {
       return undefined;
     }
@@ -181,13 +181,6 @@ export class Connection {
       if (this.child.exitCode === null) this.child.kill('SIGKILL');
     }
   }
-}
-
-/** utime + stime from a /proc stat file, in ms (assumes the usual 100 ticks per second). */
-function procCpuMs(file: string): number {
-  const text = readFileSync(file, 'utf8');
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10; // fields 14 and 15 of stat(5), counted after the command name
 }
 
 /** Reads the HTTP server's "listening on <url>" line from its stderr. */

@@ -11,10 +11,10 @@
  *    reported stopped; time cancel sent → the first poll that sees it.
  * Modes alternate sample by sample, and configurations round-robin.
  */
-import { cdfChart, logDotChart } from '../report/charts.js';
+import { cdfChart, logDotChart } from '../../src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
 import { type Connection, specLabel, type ServerKind, type ServerSpec, type TransportKind, withConnections } from '../lib/servers.js';
-import { alternate, fmt, sleep, summarize, us, type Summary } from '../lib/stats.js';
+import { alternate, fmt, sleep, summarize, us, type Summary } from '../../src/probe/stats.js';
 
 const STAGES = [0.1, 1, 10] as const;
 /** Long enough that no mechanism gets out of it by the call simply ending. */

@@ -4,10 +4,10 @@
  * Piscina pool): per-call latency one call at a time, and calls per second
  * with many calls in flight. Rounds alternate between the servers.
  */
-import { barChart, cdfChart } from '../report/charts.js';
+import { barChart, cdfChart } from '../../src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { type Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
-import { alternate, fmt, median, pairedRatio, summarize, us } from '../lib/stats.js';
+import { alternate, fmt, median, pairedRatio, summarize, us } from '../../src/probe/stats.js';
 
 const THREADS = 2;
 const CONCURRENCY = 16;

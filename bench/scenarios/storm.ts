@@ -6,10 +6,10 @@
  * alternate between servers, and every server sees the same sequence of
  * cancel decisions.
  */
-import { barChart } from '../report/charts.js';
+import { barChart } from '../../src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
 import { Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
-import { alternate, median, pairedRatio, sleep } from '../lib/stats.js';
+import { alternate, median, pairedRatio, sleep } from '../../src/probe/stats.js';
 
 const THREADS = 2;
 /** Work per call: a 50 ms tool, and a short 5 ms one where a worker restart costs more than the work. */

@@ -142,6 +142,7 @@ program
   });
 
 registerInitTools(program, version);
+(await import('./probe.js')).registerProbe(program);
 listServeOptionsInHelp(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

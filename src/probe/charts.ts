@@ -4,7 +4,7 @@
  */
 import * as vega from 'vega';
 import { compile, type TopLevelSpec } from 'vega-lite';
-import { cdf } from '../lib/stats.js';
+import { cdf } from './stats.js';
 
 const WIDTH = 560;
 const HEIGHT = 300;

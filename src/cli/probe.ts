@@ -1,0 +1,117 @@
+/**
+ * `mcp-cancel-pool probe`: checks and measures how any MCP server handles
+ * `notifications/cancelled`, as a real client, black-box. Exit status: 0 all
+ * rules held, 1 a rule was violated, 2 a server could not be probed or the
+ * arguments were wrong.
+ */
+import { resolve } from 'node:path';
+import cliProgress from 'cli-progress';
+import { type Command, InvalidArgumentError } from 'commander';
+import { writeOut } from '../probe/out.js';
+import { failed, summaryText } from '../probe/report.js';
+import { probeSteps, probeTarget } from '../probe/run.js';
+import type { ProbeOptions, TargetResult, TargetSpec } from '../probe/types.js';
+
+const int = (min: number) => (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+  return n;
+};
+const json = (value: string): Record<string, unknown> => {
+  let v: unknown;
+  try {
+    v = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('expected a JSON object');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new InvalidArgumentError('expected a JSON object');
+  return v as Record<string, unknown>;
+};
+const collect = (v: string, acc: string[]) => [...acc, v];
+
+interface ProbeFlags {
+  stdio: string[];
+  url: string[];
+  pid: number[];
+  tool: string;
+  args: Record<string, unknown>;
+  quickTool?: string;
+  quickArgs: Record<string, unknown>;
+  samples: number;
+  cancelAfterMs: number;
+  settleMs: number;
+  quietMs: number;
+  storm: number;
+  raceSlackMs: number;
+  maxCpuAfterCancelMs: number;
+  timeoutMs: number;
+  out?: string;
+  progress: boolean;
+}
+
+/** Adds the `probe` command to the CLI. */
+export function registerProbe(program: Command): void {
+  const cmd = program
+    .command('probe')
+    .description('Check and measure how any MCP server handles cancellation (notifications/cancelled), as a real client. Exit 1 when a rule is violated.')
+    .option('--stdio <command>', 'probe the server this command line starts (repeatable; quoted like a shell, run without one)', collect, [] as string[])
+    .option('--url <url>', 'probe a Streamable HTTP server at this URL (repeatable)', collect, [] as string[])
+    .option('--pid <pid>', 'process id of the server behind the --url given in the same position: enables its CPU checks (repeatable)', (v: string, acc: number[]) => [...acc, int(1)(v)], [] as number[])
+    .requiredOption('--tool <name>', 'a long-running tool of the server: it is called and cancelled while it runs')
+    .option('--args <json>', 'arguments for --tool (make the call last well past --cancel-after-ms + --settle-ms)', json, {})
+    .option('--quick-tool <name>', 'a short tool: for "cancel → next call answered", the late cancel and the race storm')
+    .option('--quick-args <json>', 'arguments for --quick-tool', json, {})
+    .option('--samples <n>', 'cancelled long calls (each a latency and CPU sample)', int(1), 5)
+    .option('--cancel-after-ms <ms>', 'how long the long call runs before the cancel', int(0), 300)
+    .option('--settle-ms <ms>', 'how long after each cancel to watch for an answer and measure CPU', int(50), 1500)
+    .option('--quiet-ms <ms>', 'how long to watch for a reply to each notification-only case', int(10), 300)
+    .option('--storm <n>', 'complete-vs-cancel races with the quick tool', int(0), 30)
+    .option('--race-slack-ms <ms>', 'race storm: an answer later than 2 × the measured ping round trip + this after its cancel is a violation', int(0), 2)
+    .option('--max-cpu-after-cancel-ms <ms>', 'CPU the server may burn after a cancel (median over samples) before "work did not stop"', int(0), 100)
+    .option('--timeout-ms <ms>', 'bound on waiting for any one answer (ping, quick call, connect)', int(100), 10_000)
+    .option('--out <dir>', 'write probe.json (every sample, the environment, the command), report.md and SVG charts here')
+    .option('--no-progress', 'no progress bar on stderr')
+    .action(async (flags: ProbeFlags) => {
+      if (flags.stdio.length + flags.url.length === 0) cmd.error('give at least one --stdio <command> or --url <url>', { exitCode: 2 });
+      if (flags.pid.length > flags.url.length) cmd.error('each --pid goes with a --url', { exitCode: 2 });
+      const targets: TargetSpec[] = [
+        ...flags.stdio.map((command): TargetSpec => ({ kind: 'stdio', command })),
+        ...flags.url.map((url, i): TargetSpec => ({ kind: 'http', url, ...(flags.pid[i] !== undefined && { pid: flags.pid[i] }) })),
+      ];
+      const options: ProbeOptions = {
+        tool: flags.tool,
+        args: flags.args,
+        ...(flags.quickTool !== undefined && { quickTool: flags.quickTool }),
+        quickArgs: flags.quickArgs,
+        samples: flags.samples,
+        cancelAfterMs: flags.cancelAfterMs,
+        settleMs: flags.settleMs,
+        quietMs: flags.quietMs,
+        storm: flags.storm,
+        raceSlackMs: flags.raceSlackMs,
+        maxCpuAfterCancelMs: flags.maxCpuAfterCancelMs,
+        timeoutMs: flags.timeoutMs,
+      };
+      const bar = new cliProgress.SingleBar(
+        { stream: process.stderr, format: ' {bar} {percentage}% | {phase} | {duration_formatted}', hideCursor: true, noTTYOutput: false },
+        cliProgress.Presets.shades_classic,
+      );
+      if (flags.progress) bar.start(targets.reduce((n, t) => n + probeSteps(t, options), 0), 0, { phase: 'starting' });
+      const progress = { phase: (phase: string) => flags.progress && bar.update({ phase }), tick: () => flags.progress && bar.increment() };
+      const results: TargetResult[] = [];
+      for (const target of targets) {
+        try {
+          results.push(await probeTarget(target, options, progress));
+        } catch (error) {
+          results.push({ label: target.kind === 'stdio' ? target.command : target.url, target, verdicts: [], samples: [], races: [], idlePingMs: [], summaries: {}, error: error instanceof Error ? error.message : String(error) });
+        }
+      }
+      if (flags.progress) bar.stop();
+      process.stdout.write(summaryText(results) + '\n');
+      if (flags.out) {
+        const files = await writeOut(resolve(flags.out), results, options, process.argv.slice(2));
+        process.stderr.write(`[probe] wrote ${files.join(', ')} to ${resolve(flags.out)}\n`);
+      }
+      process.exitCode = results.some((r) => r.error !== undefined) ? 2 : failed(results) ? 1 : 0;
+    });
+}

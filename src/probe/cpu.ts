@@ -1,0 +1,82 @@
+/**
+ * CPU time of a process and all its descendants, from Linux /proc: what a
+ * server burns after a cancel, whether it runs its tools in threads, child
+ * processes or behind a launcher such as `npx`.
+ */
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+
+let ticksPerSecond: number | undefined;
+
+/** Clock ticks per second of /proc's times (`getconf CLK_TCK`; 100 where it cannot be asked). */
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
+
+interface Stat {
+  readonly ppid: number;
+  /** utime + stime + cutime + cstime, in ticks: its own threads plus its children that have exited and been reaped. */
+  readonly ticks: number;
+  /** utime + stime alone. */
+  readonly ownTicks: number;
+}
+
+function readStat(file: string): Stat | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined; // gone between listing and reading
+  }
+  // Fields after the command name, which may itself contain spaces and parentheses.
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const n = (i: number) => Number(f[i]);
+  return { ppid: n(1), ownTicks: n(11) + n(12), ticks: n(11) + n(12) + n(13) + n(14) };
+}
+
+/** utime + stime of one /proc stat file (a process or one of its threads), in ms. */
+export function statCpuMs(file: string): number {
+  const s = readStat(file);
+  if (!s) throw new Error(`cannot read ${file}`);
+  return (s.ownTicks * 1000) / clockTicks();
+}
+
+/** Whether this system has /proc to read CPU times from. */
+export function canMeasureCpu(pid: number): boolean {
+  return readStat(`/proc/${pid}/stat`) !== undefined;
+}
+
+/**
+ * CPU ms used so far by `pid` and every live descendant (found through each
+ * process's parent id), plus what their reaped children used (cutime, cstime).
+ * Undefined once `pid` itself is gone.
+ */
+export function treeCpuMs(pid: number): number | undefined {
+  const root = readStat(`/proc/${pid}/stat`);
+  if (!root) return undefined;
+  const children = new Map<number, number[]>();
+  const stats = new Map<number, Stat>();
+  for (const name of readdirSync('/proc')) {
+    const p = Number(name);
+    if (!Number.isInteger(p) || p === pid) continue;
+    const s = readStat(`/proc/${p}/stat`);
+    if (!s) continue;
+    stats.set(p, s);
+    children.set(s.ppid, [...(children.get(s.ppid) ?? []), p]);
+  }
+  let ticks = root.ticks;
+  const todo = [...(children.get(pid) ?? [])];
+  while (todo.length) {
+    const p = todo.pop()!;
+    ticks += stats.get(p)!.ticks;
+    todo.push(...(children.get(p) ?? []));
+  }
+  return (ticks * 1000) / clockTicks();
+}

@@ -1,0 +1,63 @@
+/**
+ * Streamable HTTP only: the long call sent on a POST of its own whose
+ * response stream the probe then drops (the 2026-07-28 revision makes that the
+ * cancel; 2025-11-25 said a disconnect SHOULD NOT be read as one, hence a
+ * warning, not a failure). The explicit cancel needs no case of its own here:
+ * the SDK's client transport sends every notification on its own POST, so the
+ * cancel samples over HTTP are that case.
+ */
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { sleep } from './stats.js';
+import { treeCpuMs } from './cpu.js';
+import type { ProbeOptions, Verdict } from './types.js';
+import type { Wire } from './wire.js';
+
+export interface DroppedStream {
+  readonly verdict: Verdict;
+  readonly cpuAfterDropMs?: number;
+  readonly nextCallMs?: number;
+  readonly answered: number;
+}
+
+export async function droppedStream(wire: Wire, transport: StreamableHTTPClientTransport, url: string, pid: number | undefined, options: ProbeOptions): Promise<DroppedStream> {
+  const rule = 'http.dropped-stream';
+  const title = 'dropping the response stream of a pending POST stops the work (2026-07-28)';
+  const id = wire.reserve();
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  if (transport.sessionId) headers['mcp-session-id'] = transport.sessionId;
+  if (transport.protocolVersion) headers['mcp-protocol-version'] = transport.protocolVersion;
+  const abort = new AbortController();
+  const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: options.tool, arguments: options.args } });
+  const response = fetch(url, { method: 'POST', headers, body, signal: abort.signal }).then(
+    async (r) => {
+      const text = await r.text(); // reads until the stream ends or is dropped
+      return { status: r.status, text };
+    },
+    (e: unknown) => ({ status: 0, text: String(e) }),
+  );
+  await sleep(options.cancelAfterMs);
+  const early = await Promise.race([response, sleep(0).then(() => undefined)]);
+  if (early) {
+    return { answered: 1, verdict: { rule, title, outcome: 'skip', evidence: `the POST ended before the drop (HTTP ${early.status}: ${early.text.slice(0, 120)})` } };
+  }
+  const cpu0 = pid !== undefined ? treeCpuMs(pid) : undefined;
+  const dropAt = performance.now();
+  abort.abort();
+  const next = options.quickTool !== undefined ? wire.request('tools/call', { name: options.quickTool, arguments: options.quickArgs }) : undefined;
+  const nextAnswer = next ? wire.answer(next.id, options.settleMs) : Promise.resolve(undefined);
+  await sleep(options.settleMs);
+  const cpu1 = pid !== undefined ? treeCpuMs(pid) : undefined;
+  const nextA = await nextAnswer;
+  const answered = wire.answersFor(id).length; // it would come on the GET stream, if anywhere
+  const cpuAfterDropMs = cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined;
+  const nextCallMs = nextA ? nextA.at - dropAt : undefined;
+  const facts = [
+    cpuAfterDropMs !== undefined ? `${cpuAfterDropMs.toFixed(0)} ms CPU in the ${options.settleMs} ms after the drop` : 'CPU not measured (give --pid)',
+    nextCallMs !== undefined ? `next call answered ${nextCallMs.toFixed(1)} ms after the drop` : undefined,
+    answered ? `the dropped call's answer arrived anyway, ${answered} time(s), on another stream` : undefined,
+  ].filter(Boolean).join('; ');
+  const base = { cpuAfterDropMs, nextCallMs, answered };
+  if (cpuAfterDropMs === undefined) return { ...base, verdict: { rule, title, outcome: 'skip', evidence: facts } };
+  const stopped = cpuAfterDropMs <= options.maxCpuAfterCancelMs;
+  return { ...base, verdict: { rule, title, outcome: stopped ? 'pass' : 'warn', evidence: stopped ? facts : `work went on after the drop: ${facts}` } };
+}

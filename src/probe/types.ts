@@ -1,0 +1,99 @@
+/** What the probe is told, and what it finds: the shapes shared by its parts and written to its JSON. */
+import type { Summary } from './stats.js';
+
+/** One server to probe. */
+export type TargetSpec =
+  | { readonly kind: 'stdio'; readonly command: string }
+  | { readonly kind: 'http'; readonly url: string; /** The server's process id, when known: enables the CPU checks. */ readonly pid?: number };
+
+/** How to probe (the CLI flags). */
+export interface ProbeOptions {
+  /** The long-running tool: cancelled while it runs. */
+  readonly tool: string;
+  /** @default {} */
+  readonly args: Record<string, unknown>;
+  /** A short tool, for "cancel → next call answered", the late cancel and the race storm. */
+  readonly quickTool?: string;
+  /** @default {} */
+  readonly quickArgs: Record<string, unknown>;
+  /** Cancelled long calls, each one latency/CPU sample. @default 5 */
+  readonly samples: number;
+  /** How long the long call runs before it is cancelled. @default 300 */
+  readonly cancelAfterMs: number;
+  /** How long after each cancel the probe watches for an answer and measures CPU. @default 1500 */
+  readonly settleMs: number;
+  /** How long after a notification-only case the probe watches for a reply. @default 300 */
+  readonly quietMs: number;
+  /** Complete-vs-cancel races with the quick tool. @default 30 */
+  readonly storm: number;
+  /** Added to the race storm's crossing window (2 × the measured round trip), for scheduling noise. @default 2 */
+  readonly raceSlackMs: number;
+  /** CPU the server may burn after a cancel (median over samples) before "work did not stop". @default 100 */
+  readonly maxCpuAfterCancelMs: number;
+  /** Bound on any single request the probe waits for (ping, quick call). @default 10000 */
+  readonly timeoutMs: number;
+}
+
+export type Outcome = 'pass' | 'fail' | 'warn' | 'skip';
+
+/** One rule's result. */
+export interface Verdict {
+  /** A stable id, e.g. `cancel.no-answer`. */
+  readonly rule: string;
+  readonly title: string;
+  readonly outcome: Outcome;
+  /** What was seen, in a sentence or two. */
+  readonly evidence: string;
+}
+
+/** One cancelled long call. */
+export interface CancelSample {
+  readonly requestId: number;
+  /** When the cancel was sent (performance.now() of the probe). */
+  readonly cancelAt: number;
+  /** The call answered before its cancel was due: the long tool is too short for this sample. */
+  readonly finishedBeforeCancel: boolean;
+  /** ms from the cancel being sent to each message that answered the cancelled call (should be none). */
+  answersAfterCancelMs: number[];
+  /** ms from the cancel to the quick call's answer (slot reuse); undefined without a quick tool or if it timed out. */
+  readonly nextCallMs?: number;
+  /** Ping round trips measured while the long call ran (a ping unanswered at the end of the window counts its age). */
+  readonly pingWhileRunningMs: number[];
+  /** CPU the server's process tree used from the cancel to the end of the window (stdio or --pid only). */
+  readonly cpuAfterCancelMs?: number;
+  /** ms from the cancel until the process tree went idle; undefined if not measured; Infinity if still busy at the end. */
+  readonly idleAfterCancelMs?: number;
+  /** Progress notifications for the call later than the crossing window after its cancel, and the last one's delay. */
+  readonly progressAfterCancel: number;
+  readonly lastProgressAfterCancelMs?: number;
+}
+
+/** One complete-vs-cancel race. */
+export interface RaceSample {
+  readonly requestId: number;
+  /** ms between sending the call and sending its cancel (undefined: the answer came first, no cancel sent). */
+  readonly cancelDelayMs?: number;
+  /** ms from cancel to answer (negative: the answer came before the cancel). */
+  readonly answerAfterCancelMs?: number;
+  /** The crossing window used for this race (see storm.ts). */
+  readonly windowMs: number;
+  readonly answers: number;
+  readonly outcome: 'completed' | 'cancelled' | 'crossed' | 'violation';
+}
+
+/** Everything found for one server. */
+export interface TargetResult {
+  readonly label: string;
+  readonly target: TargetSpec;
+  /** The server's own name and version from `initialize`. */
+  readonly serverInfo?: { name: string; version: string };
+  readonly protocolVersion?: string;
+  readonly verdicts: Verdict[];
+  readonly samples: CancelSample[];
+  readonly races: RaceSample[];
+  /** Ping round trips with nothing else running. */
+  readonly idlePingMs: number[];
+  readonly summaries: Record<string, Summary>;
+  /** Anything that stopped the probe of this server early. */
+  readonly error?: string;
+}

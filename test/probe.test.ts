@@ -1,0 +1,92 @@
+/**
+ * `mcp-cancel-pool probe` against real server subprocesses: deliberately
+ * broken fixtures (each violation must be reported, and the exit status must
+ * say so) and ours (clean).
+ */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { CLI } from './helpers.js';
+
+const BROKEN = fileURLToPath(new URL('../dist/test/fixtures/broken-server.js', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function probe(args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, 'probe', '--no-progress', ...args], { timeout: 90_000 }, (error, stdout, stderr) => {
+      const code = error ? ((error as { code?: number }).code ?? null) : 0;
+      resolve({ code: typeof code === 'number' ? code : null, stdout, stderr });
+    });
+  });
+}
+
+/** Short windows: the fixture's long call runs 3 s, far past each cancel's window. */
+const FAST = ['--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8'];
+const brokenArgs = (mode: string) => ['--stdio', `${process.execPath} ${BROKEN} --mode ${mode}`, '--tool', 'long', '--args', '{"ms":3000}', '--quick-tool', 'quick', ...FAST];
+
+/** The verdict word printed for a rule. */
+const outcome = (stdout: string, rule: string) => new RegExp(`^\\s+(PASS|FAIL|WARN|skip)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
+
+describe('probe', () => {
+  it('reports a server that answers cancelled calls, and exits 1', async () => {
+    const r = await probe(brokenArgs('answers-cancelled'));
+    expect(r.stdout).toMatch(/FAIL\s+cancel\.no-answer\s+2 of 2 cancelled calls were answered anyway/);
+    expect(outcome(r.stdout, 'cancel.work-stops')).toBe('PASS');
+    expect(r.stdout).toContain('RESULT: FAIL');
+    expect(r.code).toBe(1);
+  });
+
+  it('reports a server that ignores cancels and keeps burning CPU ("work did not stop"), and exits 1', async () => {
+    const r = await probe([...brokenArgs('burns-after-cancel'), '--max-cpu-after-cancel-ms', '100']);
+    expect(r.stdout).toMatch(/FAIL\s+cancel\.work-stops\s+work did not stop/);
+    // It burns for the whole 600 ms window: far over 100 ms of CPU.
+    const median = Number(/process tree: median ([\d.]+) ms/.exec(r.stdout)?.[1]);
+    expect(median).toBeGreaterThan(100);
+    expect(outcome(r.stdout, 'cancel.no-answer')).toBe('PASS');
+    expect(r.code).toBe(1);
+  });
+
+  it('reports a server that replies to notifications, for every notification case, and exits 1', async () => {
+    const r = await probe(brokenArgs('replies-to-notifications'));
+    for (const rule of ['late-cancel.silent', 'unknown-id.silent', 'no-params.silent', 'null-id.silent', 'object-id.silent', 'initialize-id.silent']) {
+      expect(outcome(r.stdout, rule), rule).toBe('FAIL');
+    }
+    expect(outcome(r.stdout, 'cancel.no-answer')).toBe('PASS');
+    expect(r.code).toBe(1);
+  });
+
+  it('passes the same fixture without its defect, and exits 0', async () => {
+    const r = await probe(brokenArgs('correct'));
+    expect(r.stdout).not.toMatch(/FAIL/);
+    expect(r.stdout).toContain('RESULT: PASS');
+    expect(r.code).toBe(0);
+  });
+
+  it('probes ours clean over stdio, with CPU measured', async () => {
+    const r = await probe([
+      '--stdio', `${process.execPath} ${CLI} serve --threads 1`,
+      '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}',
+      ...FAST, '--race-slack-ms', '10',
+    ]);
+    expect(r.stdout).not.toMatch(/FAIL|ERROR/);
+    for (const rule of ['cancel.no-answer', 'cancel.work-stops', 'ping.while-running', 'race.no-answer-after-cancel', 'ping.after']) expect(outcome(r.stdout, rule), rule).toBe('PASS');
+    expect(r.code).toBe(0);
+  });
+
+  it('exits 2 with a message when the server has no such tool', async () => {
+    const r = await probe(['--stdio', `${process.execPath} ${BROKEN}`, '--tool', 'nope', ...FAST]);
+    expect(r.stdout).toMatch(/ERROR\s+the probe could not finish: the server has no tool 'nope'/);
+    expect(r.code).toBe(2);
+  });
+
+  it('exits 2 when no server is given', async () => {
+    const r = await probe(['--tool', 'x']);
+    expect(r.stderr).toMatch(/give at least one --stdio/);
+    expect(r.code).toBe(2);
+  });
+});
