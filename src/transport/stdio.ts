@@ -39,6 +39,7 @@ export interface LineTransportOptions {
   readonly maxOutputBufferBytes?: number;
 }
 
+/** Newline-delimited JSON-RPC on a pair of streams (stdin and stdout by default), hardened as described above. */
 export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -200,6 +201,7 @@ export class LineTransport implements Transport {
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 
+  /** Stops reading and writing; `reason` becomes {@link LineTransport.closeReason}. */
   async close(reason = 'closed'): Promise<void> {
     if (this.closed) return;
     this.closed = true;
