@@ -44,6 +44,7 @@ interface ServeFlags {
   builtins: boolean;
   root: string;
   maxMessageBytes: number;
+  maxOutputBufferBytes: number;
   workerMemoryMb?: number;
   sessionIdleMs: number;
   allowedHost: string[];
@@ -74,6 +75,7 @@ program
   .option('--no-builtins', 'do not load the built-in tools')
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), 4 * 1024 * 1024)
+  .option('--max-output-buffer-bytes <n>', 'stdio: unread output above which stdin is not read (no new work) until the client reads again', int(65536), 1024 * 1024)
   .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see README "Command line")', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), 600_000)
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
@@ -133,10 +135,10 @@ program
       log(`listening on ${http.url} with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
-      const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, version, wire });
+      const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire });
       log(`serving on stdio with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
-      // The MCP lifecycle: closing stdin is how a stdio client shuts the server down.
-      void stdio.closed.then(() => stop('stdin closed', async () => undefined));
+      // The MCP lifecycle: closing stdin is how a stdio client shuts the server down (a closed stdout ends it too).
+      void stdio.closed.then((why) => stop(why, async () => undefined));
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => stdio.close()));
     }
   });

@@ -2,12 +2,17 @@
 import type { Executor } from '../executor.js';
 import { createMcpServer } from '../server/server.js';
 import { GuardedTransport, type WireStats } from './guard.js';
-import { LineTransport } from './stdio.js';
+import { LineTransport, type LineTransportOptions } from './stdio.js';
 
 /** Options for {@link serveStdio}. */
 export interface StdioOptions {
   /** Longest accepted message line. Default 4 MiB. */
   readonly maxMessageBytes?: number;
+  /**
+   * Unread output above which stdin is not read until the client catches up (see {@link LineTransportOptions.maxOutputBufferBytes}).
+   * @default 1 MiB
+   */
+  readonly maxOutputBufferBytes?: number;
   /** Reported in `initialize`. */
   readonly version: string;
   /** Wire counters to add to. */
@@ -16,18 +21,24 @@ export interface StdioOptions {
 
 /** A running stdio server. */
 export interface StdioServer {
-  /** Settles when the client closed stdin or {@link StdioServer.close} ran. In-flight calls were cancelled by then. */
-  readonly closed: Promise<void>;
+  /**
+   * Settles, with the reason (e.g. "stdin closed", "stdout failed: EPIPE"), when the client closed
+   * stdin or stdout, or {@link StdioServer.close} ran. In-flight calls were cancelled by then.
+   */
+  readonly closed: Promise<string>;
   /** Stops reading and cancels everything in flight. */
   close(): Promise<void>;
 }
 
 /** Serves MCP on this process's stdin/stdout. */
 export async function serveStdio(executor: Executor, options: StdioOptions): Promise<StdioServer> {
-  const transport = new LineTransport(process.stdin, process.stdout, options.maxMessageBytes === undefined ? {} : { maxMessageBytes: options.maxMessageBytes });
+  const transport = new LineTransport(process.stdin, process.stdout, {
+    ...(options.maxMessageBytes !== undefined && { maxMessageBytes: options.maxMessageBytes }),
+    ...(options.maxOutputBufferBytes !== undefined && { maxOutputBufferBytes: options.maxOutputBufferBytes }),
+  });
   const guard = new GuardedTransport(transport, 'stdio', executor, options.wire);
   const server = createMcpServer(executor, guard, options.wire, options.version);
-  const closed = new Promise<void>((resolve) => (server.onclose = resolve));
+  const closed = new Promise<string>((resolve) => (server.onclose = () => resolve(transport.closeReason ?? 'closed')));
   await server.connect(guard);
   return { closed, close: () => server.close() };
 }

@@ -1,32 +1,64 @@
 /**
  * Newline-delimited JSON-RPC over stdin/stdout, like the SDK's stdio
- * transport, with two differences that keep a bad line from taking the
- * server down: an oversized line is skipped and answered with an error
- * instead of closing the transport, and an unparseable line gets a JSON-RPC
- * parse error (the SDK only reports both locally). stdout carries nothing else.
+ * transport, with differences that keep a peer from taking the server down:
+ * an oversized or too deeply nested line is skipped and answered with an
+ * error instead of closing the transport or overflowing the stack; an
+ * unparseable or invalid line gets a JSON-RPC error (the SDK only reports
+ * both locally), naming the request's id when it has one; nothing thrown
+ * while handling a message escapes; the output is bounded (stdin is not read
+ * while the client is not reading stdout); and a broken stdout (EPIPE) closes
+ * the transport as the end of stdin does. stdout carries nothing else.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { describeInvalid, isNotificationShaped, nestingDepth, requestIdOf } from './envelope.js';
 
 /** Options for {@link LineTransport}. */
 export interface LineTransportOptions {
-  /** Longest accepted message line in bytes. Default 4 MiB. */
+  /**
+   * Longest accepted message line in bytes.
+   * @default 4 MiB
+   */
   readonly maxMessageBytes?: number;
+  /**
+   * Deepest nesting of arrays and objects accepted in a message. A deeper one
+   * is refused with `-32600` before anything recursive (a schema,
+   * `JSON.stringify`, a structured clone to a worker) reads it.
+   * @default 128
+   */
+  readonly maxNestingDepth?: number;
+  /**
+   * Bytes of responses waiting for the client to read them above which the
+   * transport stops reading stdin, so no new work is admitted, until the
+   * output has drained. The effective bound is at least the output stream's
+   * high-water mark. Calls already running still finish and are buffered.
+   * @default 1 MiB
+   */
+  readonly maxOutputBufferBytes?: number;
 }
 
+/** Newline-delimited JSON-RPC on a pair of streams (stdin and stdout by default), hardened as described above. */
 export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** Why the transport closed, once it has (e.g. "stdin closed"). */
+  closeReason: string | undefined;
   private chunks: Buffer[] = [];
   private buffered = 0;
   private skipping = false;
   private closed = false;
   /** Output is corked until the end of this tick (see write). */
   private corked = false;
+  /** The output is over its bound: stdin is paused until 'drain'. */
+  private blocked = false;
+  /** Sends waiting for the output to drain; one shared 'drain' listener settles them all. */
+  private waiting: (() => void)[] = [];
   private readonly maxBytes: number;
+  private readonly maxDepth: number;
+  private readonly maxOutput: number;
 
   constructor(
     private readonly input: Readable = process.stdin,
@@ -34,16 +66,38 @@ export class LineTransport implements Transport {
     options: LineTransportOptions = {},
   ) {
     this.maxBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
+    this.maxDepth = options.maxNestingDepth ?? 128;
+    this.maxOutput = options.maxOutputBufferBytes ?? 1024 * 1024;
   }
 
   async start(): Promise<void> {
     this.input.on('data', this.onData);
     this.input.once('end', this.onEnd);
     this.input.on('error', this.onInputError);
+    this.output.on('drain', this.onDrain);
+    // Never removed: a write error after close must not become an uncaught exception either.
+    this.output.on('error', this.onOutputError);
   }
 
-  private readonly onEnd = () => void this.close();
+  private readonly onEnd = () => void this.close('stdin closed');
   private readonly onInputError = (error: Error) => this.onerror?.(error);
+  /** EPIPE (the client closed its end of stdout), ENOBUFS, ...: nothing more can reach the client. */
+  private readonly onOutputError = (error: NodeJS.ErrnoException) => {
+    if (this.closed) return;
+    this.onerror?.(error);
+    void this.close(`stdout failed: ${error.code ?? error.message}`);
+  };
+
+  private readonly onDrain = () => {
+    if (!this.blocked) return;
+    this.blocked = false;
+    if (!this.closed) this.input.resume();
+    this.release();
+  };
+
+  private release(): void {
+    for (const resolve of this.waiting.splice(0)) resolve();
+  }
 
   private readonly onData = (chunk: Buffer) => {
     let start = 0;
@@ -82,20 +136,43 @@ export class LineTransport implements Transport {
 
   private dispatch(line: string): void {
     if (line.trim() === '') return;
-    let message: JSONRPCMessage;
+    let raw: unknown;
     try {
-      message = deserializeMessage(line);
+      raw = JSON.parse(line);
     } catch (error) {
-      const parse = error instanceof SyntaxError;
-      void this.sendError(parse ? ErrorCode.ParseError : ErrorCode.InvalidRequest, parse ? `parse error: ${error.message}` : 'invalid JSON-RPC message');
+      void this.sendError(ErrorCode.ParseError, `parse error: ${(error as Error).message}`);
       return;
     }
-    this.onmessage?.(message);
+    // JSON.parse does not recurse, but the SDK's schema and error paths do.
+    if (nestingDepth(line, this.maxDepth) > this.maxDepth) {
+      this.refuse(raw, `message nested deeper than ${this.maxDepth} levels`);
+      return;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(raw);
+    if (!parsed.success) {
+      this.refuse(raw, `invalid JSON-RPC message: ${describeInvalid(raw)}`);
+      return;
+    }
+    try {
+      this.onmessage?.(parsed.data);
+    } catch (error) {
+      // Whatever the protocol layer throws for one message, the others are still served.
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
-  private sendError(code: number, message: string): Promise<void> {
+  /** An invalid message: answered with its own id when it has one, with null otherwise; a notification never. */
+  private refuse(raw: unknown, message: string): void {
+    if (isNotificationShaped(raw)) {
+      this.onerror?.(new Error(`ignored notification: ${message}`));
+      return;
+    }
+    void this.sendError(ErrorCode.InvalidRequest, message, requestIdOf(raw));
+  }
+
+  private sendError(code: number, message: string, id: string | number | null = null): Promise<void> {
     // JSON-RPC: when the id cannot be determined, it is null.
-    return this.write(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }) + '\n');
+    return this.write(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }) + '\n');
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -114,18 +191,26 @@ export class LineTransport implements Transport {
         this.output.uncork();
       });
     }
-    return new Promise((resolve) => {
-      if (this.output.write(text)) resolve();
-      else this.output.once('drain', resolve);
-    });
+    // write() is false past the stream's small high-water mark (and always while corked); only our own,
+    // larger bound stops the input. A false write() guarantees a 'drain' to resume on.
+    if (this.output.write(text) || this.output.writableLength < this.maxOutput) return Promise.resolve();
+    if (!this.blocked) {
+      this.blocked = true;
+      this.input.pause();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
   }
 
-  async close(): Promise<void> {
+  /** Stops reading and writing; `reason` becomes {@link LineTransport.closeReason}. */
+  async close(reason = 'closed'): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closeReason = reason;
     this.input.off('data', this.onData);
     this.input.off('end', this.onEnd);
     this.input.off('error', this.onInputError);
+    this.output.off('drain', this.onDrain);
+    this.release(); // nothing more will be written
     this.onclose?.();
   }
 }
