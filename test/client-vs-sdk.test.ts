@@ -7,7 +7,7 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ErrorCode, McpError, type CreateMessageResult, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { CallAbortedError, CancelAwareClient, ClientGuard } from '../dist/src/index.js';
+import { CallAbortedError, CancelAwareClient, ClientGuard } from '../dist/src/client/index.js';
 import { KINDS, openConnection, serverStats, type Connection, type Kind } from './client-helpers.js';
 import { sleep, until } from './helpers.js';
 

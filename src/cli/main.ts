@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { Executor } from '../executor.js';
+import { Executor } from '../executor/executor.js';
 import { newWireStats } from '../transport/guard.js';
 import { serveHttp } from '../transport/http.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http-access.js';

@@ -1,10 +1,12 @@
 /**
  * The response guard: a Transport wrapper that sits where messages enter and
- * leave the process. Inbound, it keeps every request id in flight (refusing
- * a second request with an id still in flight), registers every `tools/call`
- * before the SDK dispatches it and decides `notifications/cancelled` through
- * the executor's state machine; outbound, it drops any response for a
- * request whose cancellation won, whatever code path produced it.
+ * leave the process, a filter only: what each message means for a tool call
+ * is decided by the connection's {@link ToolCalls}. Inbound, a second request
+ * with an id still in flight is refused, every `tools/call` is reserved
+ * before the SDK dispatches it, and `notifications/cancelled` goes to the
+ * backend (only a winning one reaches the SDK, later); outbound, a response
+ * for a request whose cancellation won is dropped, whatever code path
+ * produced it, and so are a finished call's late reports.
  *
  * It also keeps the server's outbound side of the registry: every request the
  * server sends to the client (sampling, elicitation, roots from a tool) is an
@@ -21,9 +23,9 @@ import {
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
 import { asError, cancelledNotification, cancelledRequestId, isNotification, isRequest, isResponse, TransportWrapper } from './wrapper.js';
-import type { CallBackend, CallHandle } from '../backend/backend.js';
-import { DuplicateRequestError } from '../errors.js';
-import { callParamsProblem } from '../server/call-params.js';
+import type { CallBackend } from '../backend/backend.js';
+import { DEFAULTS } from '../defaults.js';
+import { ToolCalls, type ToolCallHooks } from '../server/tool-calls.js';
 import { OutboundLedger } from '../registry/outbound.js';
 import { InFlightRegistry, type RequestId } from '../registry/registry.js';
 
@@ -51,56 +53,47 @@ export function newWireStats(): WireStats {
 /** Options for {@link GuardedTransport}. */
 export interface GuardOptions {
   /**
-   * How long a request to the client that we cancelled stays in the registry
-   * (state `cancellationRequested`) to absorb a late answer. Default 30 s.
+   * How long a request to the client that we cancelled stays in the ledger
+   * (state `cancellationRequested`) to absorb a late answer.
+   * @default 30000
    */
   readonly cancelledTtlMs?: number;
+  /** Told when a cancelled call's handler has settled (Streamable HTTP ends that POST's stream). */
+  readonly hooks?: ToolCallHooks;
+  /** Runs once a response to an inbound request has been handed to the inner transport. */
+  readonly afterAnswered?: (id: RequestId) => void;
 }
 
-/** Marks an inbound request other than a tool call in {@link GuardedTransport}'s in-flight map. */
-const NOT_A_JOB = null;
-
 export class GuardedTransport extends TransportWrapper {
-  /**
-   * Every inbound request of this connection, from arrival until its response
-   * left (or was dropped): a tool call's job, or {@link NOT_A_JOB}. Only a
-   * request whose id is absent here reaches the SDK, which keys its own
-   * bookkeeping (abort controllers, HTTP streams) by id alone.
-   */
-  private readonly requests = new Map<RequestId, CallHandle | typeof NOT_A_JOB>();
-  /**
-   * Runs once the handler of a cancelled call has settled. Streamable HTTP
-   * uses it to end that POST's response stream, which would otherwise wait
-   * forever for a response that must never come.
-   */
-  afterCancelled?: (id: RequestId) => void;
-  /** Runs once a response to an inbound request has been handed to the inner transport. */
-  afterAnswered?: (id: RequestId) => void;
-
+  /** This connection's tool calls, from arrival to settle. */
+  readonly calls: ToolCalls;
   /** The server's requests to the client (sampling, elicitation, roots), each linked to its tool call. */
   readonly clientRequests: OutboundLedger;
+  private readonly afterAnswered: ((id: RequestId) => void) | undefined;
   private closed = false;
 
   constructor(
     inner: Transport,
-    /** The registry's session key for this connection. */
+    /** The backend's session key for this connection. */
     readonly session: string,
     private readonly backend: CallBackend,
     private readonly wire: WireStats,
     options: GuardOptions = {},
   ) {
     super(inner);
+    this.afterAnswered = options.afterAnswered;
+    this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), options.hooks);
     this.clientRequests = new OutboundLedger({
       // Its own registry: the backend keeps inbound calls only, and may live in another process.
       registry: new InFlightRegistry(),
       session,
-      ttlMs: options.cancelledTtlMs ?? 30_000,
+      ttlMs: options.cancelledTtlMs ?? DEFAULTS.cancelledTtlMs,
       counters: {
         cancelSent: () => wire.clientRequestsCancelled++,
         cancelSuppressed: () => wire.staleClientCancelsSuppressed++,
         lateResponse: () => wire.lateClientResponsesIgnored++,
       },
-      // A stop the SDK does not know about (e.g. the executor closing): tell the client, and settle the SDK's wait.
+      // A stop the SDK does not know about (cancelAll): tell the client, and settle the SDK's wait.
       sendCancel: (id, reason) => {
         if (!this.closed) void this.inner.send(cancelledNotification(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
         this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
@@ -110,7 +103,7 @@ export class GuardedTransport extends TransportWrapper {
 
   protected innerClosed(): void {
     this.closed = true; // the cascade below has no one left to tell
-    this.backend.cancelSession(this.session, 'transport closed');
+    this.calls.closed();
     this.clientRequests.close();
   }
 
@@ -124,50 +117,6 @@ export class GuardedTransport extends TransportWrapper {
     for (const entry of this.clientRequests.entries()) entry.stop(reason);
   }
 
-  /** The job reserved for an inbound tool call, for the request handler. */
-  jobFor(id: RequestId): CallHandle | undefined {
-    return this.requests.get(id) ?? undefined;
-  }
-
-  /** Whether a request of this connection with this id has not been answered (or dropped) yet. */
-  isInFlight(id: RequestId): boolean {
-    return this.requests.has(id);
-  }
-
-  /** Called when the tool-call handler has settled; the SDK has sent (or suppressed) its response by the next macrotask. */
-  settled(id: RequestId): void {
-    const job = this.requests.get(id);
-    if (!job) return;
-    setImmediate(() => {
-      if (this.requests.get(id) !== job) return;
-      this.requests.delete(id);
-      if (job.state === 'cancelled') this.afterCancelled?.(id);
-    });
-  }
-
-  /**
-   * Cancels one of this connection's inbound requests (a notification, a
-   * dropped HTTP stream). If it loses, the SDK never hears of it and the
-   * normal response goes out. If it wins, the SDK is told when the call's
-   * handler ends ({@link handlerCancelled}), not now: the next queued call is
-   * being handed the freed slot at this moment, and the SDK's own cancel
-   * handling would only delay it. Until then the guard drops anything sent
-   * for the call.
-   */
-  cancel(id: RequestId, reason?: string): boolean {
-    const r = this.backend.cancel(this.session, id, reason);
-    return r === 'cancelled-queued' || r === 'cancelled-running';
-  }
-
-  /**
-   * The tool-call handler of a cancelled call is about to end: tell the SDK,
-   * so it sends nothing for it. The SDK's cancel handler runs a microtask
-   * ahead of the handler's rejection, so it is aborted before it would answer.
-   */
-  handlerCancelled(id: RequestId): void {
-    this.onmessage?.(cancelledNotification(id, 'request cancelled'));
-  }
-
   protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     // An answer to one of our requests to the client that we had cancelled: accepted, never used.
     if (isResponse(message) && this.clientRequests.absorbResponse(message.id as RequestId)) return;
@@ -175,13 +124,16 @@ export class GuardedTransport extends TransportWrapper {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const id = cancelledRequestId(message);
       const reason = (message.params as { reason?: unknown } | undefined)?.reason;
-      if (id !== undefined) this.cancel(id, typeof reason === 'string' ? reason : undefined);
+      if (id !== undefined) this.calls.cancel(id, typeof reason === 'string' ? reason : undefined);
       return;
     }
     if (isRequest(message)) {
-      if (this.requests.has(message.id)) return this.refuseDuplicate(message.id);
-      if (message.method !== 'tools/call') this.requests.set(message.id, NOT_A_JOB);
-      else if (!this.admitCall(message.id, message.params)) return;
+      const admission = this.calls.admit(message.id, message.method, message.params);
+      if (admission.kind === 'duplicate') return this.refuseDuplicate(message.id, admission.message);
+      if (admission.kind === 'refuse') {
+        void this.answer({ jsonrpc: '2.0', id: message.id, error: { code: admission.code, message: admission.message } }).catch((e: unknown) => this.onerror?.(asError(e)));
+        return;
+      }
     }
     this.onmessage?.(message, extra);
   }
@@ -193,36 +145,10 @@ export class GuardedTransport extends TransportWrapper {
    * response and cancellation stay exactly as they were, and the SDK (which
    * would overwrite its own state for the id) never sees the second.
    */
-  private refuseDuplicate(id: RequestId): void {
+  private refuseDuplicate(id: RequestId, message: string): void {
     // Straight to the inner transport: afterAnswered would settle the first request's HTTP stream.
-    const refusal: JSONRPCErrorResponse = {
-      jsonrpc: '2.0',
-      id,
-      error: { code: ErrorCode.InvalidRequest, message: new DuplicateRequestError(this.session, id).message },
-    };
+    const refusal: JSONRPCErrorResponse = { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } };
     void this.inner.send(refusal).catch((e: unknown) => this.onerror?.(asError(e)));
-  }
-
-  /** Registers a tool call, or answers it with an error; true if it may go on to the SDK. */
-  private admitCall(id: RequestId, params: unknown): boolean {
-    const problem = callParamsProblem(params);
-    if (problem !== undefined) {
-      void this.answer({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: problem } }).catch((e: unknown) => this.onerror?.(asError(e)));
-      return false;
-    }
-    try {
-      this.requests.set(id, this.backend.reserve(this.session, id));
-      return true;
-    } catch (error) {
-      // The executor's registry still holds the id (a cancelled call whose worker has not returned yet), or it is closing.
-      const duplicate = error instanceof DuplicateRequestError;
-      void this.answer({
-        jsonrpc: '2.0',
-        id,
-        error: { code: duplicate ? ErrorCode.InvalidRequest : ErrorCode.InternalError, message: error instanceof Error ? error.message : String(error) },
-      }).catch((e: unknown) => this.onerror?.(asError(e)));
-      return false;
-    }
   }
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
@@ -243,29 +169,11 @@ export class GuardedTransport extends TransportWrapper {
       return this.inner.send(message, options);
     }
     if (isResponse(message)) {
-      const id = message.id as RequestId;
-      const job = this.requests.get(id);
-      this.requests.delete(id);
-      if (job) {
-        if (job.state === 'cancelled') {
-          this.wire.responsesDropped++;
-          // The SDK answered anyway: it ignores cancels of falsy ids (0, ""), so handlerCancelled could not stop it.
-          // This took the entry settled() would have seen: run the hook here, or the POST's stream never ends.
-          this.afterCancelled?.(id);
-          return;
-        }
-        job.abandon(); // a response before the job started (e.g. the SDK rejected the params): release its reservation
-      }
+      if (!this.calls.leaving(message.id as RequestId)) return;
       return this.answer('error' in message ? withPlainMessage(message) : message, options);
-    } else if (isNotification(message) && options?.relatedRequestId !== undefined && (message.method === 'notifications/progress' || message.method === 'notifications/message')) {
-      // A call's reports may go out while it runs, and after it claimed its response (reports sent before it); never after.
-      const job = this.requests.get(options.relatedRequestId);
-      const state = job?.state;
-      if (job && state !== 'running' && state !== 'responding') {
-        if (message.method === 'notifications/progress') this.wire.progressDropped++;
-        else this.wire.lateLogsDropped++;
-        return;
-      }
+    }
+    if (isNotification(message) && options?.relatedRequestId !== undefined && (message.method === 'notifications/progress' || message.method === 'notifications/message')) {
+      if (!this.calls.mayReport(options.relatedRequestId, message.method === 'notifications/progress' ? 'progress' : 'log')) return;
     }
     return this.inner.send(message, options);
   }

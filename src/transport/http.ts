@@ -108,7 +108,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const session = sid ? sessions.get(sid) : undefined;
     if (session) {
       const guard = session.guard;
-      const duplicates = duplicateRequests(req.body, guard.session, (id) => guard.isInFlight(id));
+      const duplicates = duplicateRequests(req.body, guard.session, (id) => guard.calls.isInFlight(id));
       if (duplicates) return void res.status(400).json(duplicates);
       return handlePost(session, req, res);
     }
@@ -163,11 +163,12 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         sessions.set(id, session);
       },
     });
-    const guard = new GuardedTransport(transport, id, backend, options.wire);
-    const server = createMcpServer(backend, guard, options.wire, options.version);
     const streams = new ResponseStreams(transport);
-    guard.afterCancelled = (requestId) => streams.cancelled(requestId);
-    guard.afterAnswered = (requestId) => streams.answered(requestId);
+    const guard = new GuardedTransport(transport, id, backend, options.wire, {
+      hooks: { cancelled: (requestId) => streams.cancelled(requestId) },
+      afterAnswered: (requestId) => streams.answered(requestId),
+    });
+    const server = createMcpServer(backend, guard, options.wire, options.version);
     const session: Session = { transport, guard, streams, lastSeen: Date.now() };
     server.onclose = () => sessions.delete(id);
     await server.connect(guard);
@@ -212,7 +213,7 @@ function cancelOnDisconnect(res: Response, requests: readonly { id: RequestId; m
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.cancel(id, 'client disconnected');
+    for (const id of ids) guard.calls.cancel(id, 'client disconnected');
   });
 }
 
