@@ -26,18 +26,18 @@ export type {
   LogEntry,
   ClientRequestHandler,
 } from './backend/backend.js';
-export type { RequestId } from './registry/registry.js';
+export type { RequestId } from './wire/registry.js';
 export type { JobStateName } from './state/job-state.js';
 export { defineTool, stage, StopError } from './stages/tool.js';
 export type { ToolDefinition, StageContext, StageFn, NamedStage, StageLike, ClientRequestMethod, ToolModule, LoggingLevel } from './stages/tool.js';
-export { serveStdio } from './transport/serve.js';
-export type { StdioOptions, StdioServer } from './transport/serve.js';
-export { serveHttp } from './transport/http.js';
-export type { HttpOptions, HttpMcpServer } from './transport/http.js';
-export { AUTH_TOKEN_ENV } from './transport/http-access.js';
+export { serveStdio } from './transport/stdio/serve.js';
+export type { StdioOptions, StdioServer } from './transport/stdio/serve.js';
+export { serveHttp } from './transport/http/serve.js';
+export type { HttpOptions, HttpMcpServer } from './transport/http/serve.js';
+export { AUTH_TOKEN_ENV } from './transport/http/access.js';
 export { createMcpServer, STATS_URI } from './server/server.js';
 export type { ServerStats } from './server/server.js';
-export type { WireStats } from './transport/guard.js';
+export type { WireStats } from './server/guard.js';
 export { McpCancelPoolError, DuplicateRequestError, ExecutorClosedError, InvalidOptionError, ToolModuleError } from './errors.js';
-export { HttpConfigError } from './transport/http-access.js';
+export { HttpConfigError } from './transport/http/access.js';
 export type { ErrorCodeName } from './errors.js';

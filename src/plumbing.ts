@@ -9,14 +9,14 @@
  * - {@link LineTransport}: newline-delimited JSON-RPC over any pair of streams.
  * - {@link JobState}: the numeric codes of the shared state word.
  */
-export { GuardedTransport, newWireStats } from './transport/guard.js';
-export type { GuardOptions, WireStats } from './transport/guard.js';
+export { GuardedTransport, newWireStats } from './server/guard.js';
+export type { GuardOptions, WireStats } from './server/guard.js';
 export { serverStats, SERVER_BUSY } from './server/server.js';
-export { InFlightRegistry } from './registry/registry.js';
-export type { InFlightEntry, RequestId, Direction } from './registry/registry.js';
-export { OutboundLedger, OutboundRequest } from './registry/outbound.js';
-export type { OutboundState, OutboundCounters, OutboundLedgerOptions } from './registry/outbound.js';
-export { LineTransport } from './transport/stdio.js';
-export type { LineTransportOptions } from './transport/stdio.js';
+export { InFlightRegistry } from './wire/registry.js';
+export type { InFlightEntry, RequestId, Direction } from './wire/registry.js';
+export { OutboundLedger, OutboundRequest } from './wire/outbound-ledger.js';
+export type { OutboundState, OutboundCounters, OutboundLedgerOptions } from './wire/outbound-ledger.js';
+export { LineTransport } from './transport/stdio/line-transport.js';
+export type { LineTransportOptions } from './transport/stdio/line-transport.js';
 export { JobState } from './state/job-state.js';
 export type { JobStateName, JobStateCode } from './state/job-state.js';

@@ -1,7 +1,7 @@
 /**
  * The plain SDK `Client` (1.32) next to `CancelAwareClient`, against this
  * server over stdio and in memory. Each test backs one row of the table in
- * docs/client.md and shows both behaviours side by side.
+ * the README ("Both ends of the connection") and shows both behaviours side by side.
  */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -109,7 +109,7 @@ const cancelledQueued = { kind: 'cancelled', from: 'queued', hardKilled: false }
 
 // ---- seed section 6 ------------------------------------------------------
 
-describe('cancellation races (seed §6)', () => {
+describe('cancellation races (README: What cancellation guarantees)', () => {
   it('(a) cancel while running: the stop handle runs, no result, the worker thread is kept', async () => {
     // No standby thread, so the job queued behind must run on the very thread the cancelled job leaves.
     const ex = await make({ threads: 1, spareThreads: 0, graceMs: 3000 });

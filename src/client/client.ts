@@ -36,7 +36,7 @@ import {
   type ListRootsResult,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
-import { InFlightRegistry, type RequestId } from '../registry/registry.js';
+import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { ClientGuard, emptyClientStats, type ClientCancelStats } from './guard.js';
 
 /** The longest delay a Node timer accepts; the SDK's own timeout is pushed out to it, ours applies instead. */

@@ -9,7 +9,7 @@ import type { BackendStats, CallBackend, CancelResult, StartOptions } from '../b
 import { DuplicateRequestError, ExecutorClosedError } from '../errors.js';
 import { FairQueue, type FairQueueOptions } from '../admission/fair-queue.js';
 import { WorkerPool } from '../pool/pool.js';
-import { InFlightRegistry, type RequestId } from '../registry/registry.js';
+import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { StateSlab } from '../state/job-state.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { Job, type JobCounters, type JobHost } from './job.js';

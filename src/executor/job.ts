@@ -7,7 +7,7 @@
 import type { CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { PoolOutcome } from '../pool/pool.js';
 import type { WorkerTask } from '../pool/protocol.js';
-import type { InFlightEntry, RequestId } from '../registry/registry.js';
+import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobState, type JobStateName, type SlotRef, type StateSlab } from '../state/job-state.js';
 import { describeIssues } from '../issues.js';

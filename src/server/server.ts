@@ -16,7 +16,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
-import type { GuardedTransport, WireStats } from '../transport/guard.js';
+import type { GuardedTransport, WireStats } from './guard.js';
 
 export { SERVER_BUSY } from './tool-calls.js';
 

@@ -19,11 +19,11 @@
 import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
 import { DuplicateRequestError } from '../errors.js';
-import type { RequestId } from '../registry/registry.js';
+import type { RequestId } from '../wire/registry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import { callParamsProblem } from './call-params.js';
 import { startOptions, type HandlerExtra } from './call-options.js';
-import { cancelledNotification } from '../transport/wrapper.js';
+import { cancelledNotification } from '../wire/jsonrpc.js';
 
 /** JSON-RPC error code for a full admission queue (implementation-defined server error range). */
 export const SERVER_BUSY = -32000;

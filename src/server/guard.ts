@@ -22,12 +22,13 @@ import {
   type JSONRPCResultResponse,
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
-import { asError, cancelledNotification, cancelledRequestId, isNotification, isRequest, isResponse, TransportWrapper } from './wrapper.js';
+import { asError, cancelledRequestId, cancelReason, isNotification, isRequest, isResponse } from '../wire/jsonrpc.js';
+import { TransportWrapper } from '../wire/transport-wrapper.js';
 import type { CallBackend } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
-import { ToolCalls, type ToolCallHooks } from '../server/tool-calls.js';
-import { OutboundLedger } from '../registry/outbound.js';
-import { InFlightRegistry, type RequestId } from '../registry/registry.js';
+import { ToolCalls, type ToolCallHooks } from './tool-calls.js';
+import { OutboundLedger } from '../wire/outbound-ledger.js';
+import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 
 /** Counted at the wire, shared by every connection of a server (start from {@link newWireStats}). */
 export interface WireStats {
@@ -70,6 +71,7 @@ export class GuardedTransport extends TransportWrapper {
   /** The server's requests to the client (sampling, elicitation, roots), each linked to its tool call. */
   readonly clientRequests: OutboundLedger;
   private readonly afterAnswered: ((id: RequestId) => void) | undefined;
+  /** The inner transport closed: the cancellations its close cascades into have no one to go to. */
   private closed = false;
 
   constructor(
@@ -94,10 +96,9 @@ export class GuardedTransport extends TransportWrapper {
         lateResponse: () => wire.lateClientResponsesIgnored++,
       },
       // A stop the SDK does not know about (cancelAll): tell the client, and settle the SDK's wait.
-      sendCancel: (id, reason) => {
-        if (!this.closed) void this.inner.send(cancelledNotification(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
-        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
-      },
+      toPeer: (message) => this.inner.send(message),
+      toLocal: (message) => this.onmessage?.(message),
+      onError: (error) => this.onerror?.(asError(error)),
     });
   }
 
@@ -123,8 +124,7 @@ export class GuardedTransport extends TransportWrapper {
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const id = cancelledRequestId(message);
-      const reason = (message.params as { reason?: unknown } | undefined)?.reason;
-      if (id !== undefined) this.calls.cancel(id, typeof reason === 'string' ? reason : undefined);
+      if (id !== undefined) this.calls.cancel(id, cancelReason(message));
       return;
     }
     if (isRequest(message)) {
@@ -154,18 +154,11 @@ export class GuardedTransport extends TransportWrapper {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isRequest(message)) {
       // A request to the client, linked to the tool call it was sent for.
-      const entry = this.clientRequests.record(message, options?.relatedRequestId);
-      try {
-        return await this.inner.send(message, options);
-      } catch (error) {
-        if (entry) this.clientRequests.forget(entry); // never left: nothing to wait for
-        throw error;
-      }
+      return this.clientRequests.send(message, options?.relatedRequestId, () => this.inner.send(message, options));
     }
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
-      const id = cancelledRequestId(message);
-      if (id === undefined || !this.clientRequests.mayCancel(id) || this.closed) return;
+      if (!this.clientRequests.gateCancel(message) || this.closed) return; // gate first: it counts, as before the close
       return this.inner.send(message, options);
     }
     if (isResponse(message)) {
