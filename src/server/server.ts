@@ -16,6 +16,7 @@ import {
   ReadResourceRequestSchema,
   SetLevelRequestSchema,
   type CallToolResult,
+  type CreateTaskResult,
   type ServerNotification,
   type ServerRequest,
   type Tool,
@@ -25,6 +26,10 @@ import { z } from 'zod';
 import type { ClientRequestHandler, Executor, ExecutorStats, LogEntry, ProgressReport } from '../executor.js';
 import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
 import type { GuardedTransport, WireStats } from '../transport/guard.js';
+import { callAsTask, registerTaskHandlers, TASK_CAPABILITIES } from '../tasks/handlers.js';
+import type { TaskStats } from '../tasks/runner.js';
+import { tasksOf } from '../tasks/tasks-of.js';
+import { executionOf, taskSupportError } from '../tasks/task-support.js';
 
 /** The stats resource's URI. */
 export const STATS_URI = 'executor://stats';
@@ -32,11 +37,11 @@ export const STATS_URI = 'executor://stats';
 export const SERVER_BUSY = -32000;
 
 /** Everything `executor://stats` reports. */
-export type ServerStats = ExecutorStats & WireStats;
+export type ServerStats = ExecutorStats & WireStats & TaskStats;
 
 /** Reads the combined counters. */
 export function serverStats(executor: Executor, wire: WireStats): ServerStats {
-  return { ...executor.stats(), ...wire };
+  return { ...executor.stats(), ...wire, ...tasksOf(executor).stats() };
 }
 
 /** Raised for a cancelled call; the SDK suppresses it and the guard would drop it. Never reaches the wire. */
@@ -53,7 +58,7 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
   const server = new Server(
     { name: 'mcp-cancel-pool', version },
     {
-      capabilities: { tools: {}, resources: {}, logging: {} },
+      capabilities: { tools: {}, resources: {}, logging: {}, tasks: TASK_CAPABILITIES },
       instructions: 'CPU-heavy tools run on a worker pool. Cancel a call with notifications/cancelled and its work stops at the next checkpoint; no response is sent for it.',
     },
   );
@@ -63,6 +68,7 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
     description: tool.description,
     inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as Tool['inputSchema'],
     ...(tool.annotations && { annotations: tool.annotations }),
+    execution: executionOf(tool),
   }));
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
@@ -75,10 +81,20 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
     return {};
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  const tasks = tasksOf(executor);
+  registerTaskHandlers(server, tasks, guard.session);
+  // Protocol.connect keeps a transport's own onclose: the session is gone, and its tasks with it.
+  guard.onclose = () => void tasks.closeOwner(guard.session);
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
+    // Answered at once with the task; the guard registered no job under this request's id (see README "Tasks").
+    if (request.params.task !== undefined) return callAsTask(server, tasks, guard.session, request, executor.tools);
     const job = guard.jobFor(extra.requestId);
     if (!job) throw new McpError(ErrorCode.InternalError, 'tool call was not registered');
     try {
+      const tool = executor.tools.get(request.params.name);
+      const refusal = tool && taskSupportError(tool, false);
+      if (refusal) throw refusal;
       const progressToken = request.params._meta?.progressToken;
       const outcome = await job.start({
         tool: request.params.name,

@@ -198,6 +198,11 @@ export class GuardedTransport extends TransportWrapper {
       void this.answer({ jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: problem } }).catch((e: unknown) => this.onerror?.(asError(e)));
       return false;
     }
+    // A task-augmented call is answered at once with its task; the task's job is reserved under its task id.
+    if (isTaskAugmented(params)) {
+      this.requests.set(id, NOT_A_JOB);
+      return true;
+    }
     try {
       this.requests.set(id, this.executor.reserve(this.session, id));
       return true;
@@ -266,6 +271,11 @@ export class GuardedTransport extends TransportWrapper {
       this.afterAnswered(message.id as RequestId);
     }
   }
+}
+
+/** A `tools/call` with a `task` param (already validated by {@link callParamsProblem}). */
+function isTaskAugmented(params: unknown): boolean {
+  return (params as { task?: unknown } | undefined)?.task !== undefined;
 }
 
 /**
