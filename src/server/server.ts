@@ -23,7 +23,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
-import type { ClientRequestHandler, Executor, ExecutorStats, LogEntry, ProgressReport } from '../executor.js';
+import type { BackendStats, CallBackend, ClientRequestHandler, LogEntry, ProgressReport } from '../backend/backend.js';
 import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
 import type { GuardedTransport, WireStats } from '../transport/guard.js';
 import { callAsTask, registerTaskHandlers, TASK_CAPABILITIES } from '../tasks/handlers.js';
@@ -37,11 +37,11 @@ export const STATS_URI = 'executor://stats';
 export const SERVER_BUSY = -32000;
 
 /** Everything `executor://stats` reports. */
-export type ServerStats = ExecutorStats & WireStats & TaskStats;
+export type ServerStats = BackendStats & WireStats & TaskStats;
 
 /** Reads the combined counters. */
-export function serverStats(executor: Executor, wire: WireStats): ServerStats {
-  return { ...executor.stats(), ...wire, ...tasksOf(executor).stats() };
+export function serverStats(backend: CallBackend, wire: WireStats): ServerStats {
+  return { ...backend.stats(), ...wire, ...tasksOf(backend).stats() };
 }
 
 /** Raised for a cancelled call; the SDK suppresses it and the guard would drop it. Never reaches the wire. */
@@ -54,7 +54,7 @@ const RESULT_SCHEMAS = {
 } as const;
 
 /** Builds the SDK server for one connection; connect it to `guard`. */
-export function createMcpServer(executor: Executor, guard: GuardedTransport, wire: WireStats, version: string): Server {
+export function createMcpServer(backend: CallBackend, guard: GuardedTransport, wire: WireStats, version: string): Server {
   const server = new Server(
     { name: 'mcp-cancel-pool', version },
     {
@@ -62,7 +62,7 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
       instructions: 'CPU-heavy tools run on a worker pool. Cancel a call with notifications/cancelled and its work stops at the next checkpoint; no response is sent for it.',
     },
   );
-  const listed: Tool[] = [...executor.tools.values()].map((tool) => ({
+  const listed: Tool[] = [...backend.tools.values()].map((tool) => ({
     name: tool.name,
     ...(tool.title !== undefined && { title: tool.title }),
     description: tool.description,
@@ -81,18 +81,18 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
     return {};
   });
 
-  const tasks = tasksOf(executor);
+  const tasks = tasksOf(backend);
   registerTaskHandlers(server, tasks, guard.session);
   // Protocol.connect keeps a transport's own onclose: the session is gone, and its tasks with it.
   guard.onclose = () => void tasks.closeOwner(guard.session);
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
     // Answered at once with the task; the guard registered no job under this request's id (see README "Tasks").
-    if (request.params.task !== undefined) return callAsTask(server, tasks, guard.session, request, executor.tools);
+    if (request.params.task !== undefined) return callAsTask(server, tasks, guard.session, request, backend.tools);
     const job = guard.jobFor(extra.requestId);
     if (!job) throw new McpError(ErrorCode.InternalError, 'tool call was not registered');
     try {
-      const tool = executor.tools.get(request.params.name);
+      const tool = backend.tools.get(request.params.name);
       const refusal = tool && taskSupportError(tool, false);
       if (refusal) throw refusal;
       const progressToken = request.params._meta?.progressToken;
@@ -137,7 +137,7 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
 
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     if (request.params.uri !== STATS_URI) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
-    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(executor, wire)) }] };
+    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(backend, wire)) }] };
   });
 
   return server;

@@ -3,7 +3,7 @@
  * answer: the same answer the plain `tools/call` would have given.
  */
 import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { JobOutcome } from '../executor.js';
+import type { JobOutcome } from '../backend/backend.js';
 import type { TaskAnswer, TerminalStatus } from './store.js';
 
 /** JSON-RPC code of `tasks/result` for a cancelled task (the code LSP and other MCP SDKs use for a cancelled request). */

@@ -24,7 +24,7 @@ import {
   type ServerRequest,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { ClientRequestHandler, ProgressReport } from '../executor.js';
+import type { ClientRequestHandler, ProgressReport } from '../backend/backend.js';
 import { InvalidCursorError, TaskLimitError } from './store.js';
 import type { TaskRunner } from './runner.js';
 import { taskSupportError } from './task-support.js';

@@ -12,19 +12,12 @@
  * `tasks/cancel` gets the spec's error for a terminal task.
  */
 import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
-import type { CancelResult, ClientRequestHandler, JobOutcome, ProgressReport, StartOptions } from '../executor.js';
-import type { RequestId } from '../registry/registry.js';
-import type { JobStateName } from '../state/job-state.js';
-import type { ToolDefinition } from '../stages/tool.js';
+import type { CallBackend, ClientRequestHandler, JobOutcome, ProgressReport } from '../backend/backend.js';
 import { cancelledAnswer, settlementOf } from './answer.js';
 import { isTerminal, type TaskAnswer, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
 
-/** What the runner needs of the call backend (the local pool, or a queue shared by hosts). */
-export interface TaskBackend {
-  readonly tools: ReadonlyMap<string, ToolDefinition>;
-  reserve(session: string, id: RequestId): { readonly state: JobStateName; start(options: StartOptions): Promise<JobOutcome> };
-  cancel(session: string, id: RequestId, reason?: string): CancelResult;
-}
+/** What the runner needs of the call backend (the local pool, or a queue shared by hosts): reserve, start, cancel. */
+export type TaskBackend = Pick<CallBackend, 'tools' | 'reserve' | 'cancel'>;
 
 /** One task-augmented `tools/call`. */
 export interface TaskCall {
