@@ -19,9 +19,12 @@
 import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import { DEFAULT_REQUEST_TIMEOUT_MSEC, type RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import {
   CallToolResultSchema,
+  CreateTaskResultSchema,
+  TaskStatusNotificationSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
@@ -38,6 +41,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlightRegistry, type RequestId } from '../registry/registry.js';
 import { ClientGuard, emptyClientStats, type ClientCancelStats } from './guard.js';
+import { ClientTask, type TaskCallOptions, type TaskClientCounters, type TaskHandle } from './task-handle.js';
 
 /** The longest delay a Node timer accepts; the SDK's own timeout is pushed out to it, ours applies instead. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -87,7 +91,7 @@ export type ElicitationHandler = (params: ElicitRequest['params'], context: Serv
 export type RootsHandler = (context: ServerRequestContext) => ListRootsResult | Promise<ListRootsResult>;
 
 /** Counters of {@link CancelAwareClient.stats}, plus two gauges of the outbound registry. */
-export interface CancelAwareClientStats extends ClientCancelStats {
+export interface CancelAwareClientStats extends ClientCancelStats, TaskClientCounters {
   /** Our requests waiting for their response. */
   pending: number;
   /** Our cancelled requests still remembered (until their late response or their TTL). */
@@ -140,6 +144,9 @@ export class CancelAwareClient {
   /** Outbound (our requests) and inbound (the server's) entries of every connection of this client. */
   readonly registry = new InFlightRegistry();
   private readonly counters = emptyClientStats();
+  private readonly taskCounters: TaskClientCounters = { taskCancelsSent: 0, staleTaskCancelsSuppressed: 0 };
+  /** Tasks not yet known to be terminal, by id, for `notifications/tasks/status`. */
+  private readonly tasks = new Map<string, ClientTask>();
   private readonly ttlMs: number | undefined;
   private guard: ClientGuard | undefined;
 
@@ -147,6 +154,7 @@ export class CancelAwareClient {
     const { cancelledTtlMs, ...sdkOptions } = options;
     this.sdk = new Client(info, sdkOptions);
     this.ttlMs = cancelledTtlMs;
+    this.sdk.setNotificationHandler(TaskStatusNotificationSchema, (notification) => this.tasks.get(notification.params.taskId)?.observe(notification.params));
   }
 
   /**
@@ -204,6 +212,39 @@ export class CancelAwareClient {
     return this.cancellable((sdkOptions) => this.sdk.callTool(params, CallToolResultSchema, sdkOptions) as Promise<CallToolResult>, options);
   }
 
+  /**
+   * Calls a tool as an MCP task (the server must declare
+   * `tasks.requests.tools.call` and the tool `execution.taskSupport`
+   * `optional` or `required`). Resolves with the task's handle as soon as the
+   * server created it. Aborting `signal` sends `tasks/cancel` once, and only
+   * while the task is not known to be terminal; never `notifications/cancelled`.
+   * An already aborted signal rejects at once and sends nothing.
+   */
+  async callToolAsTask(params: CallToolRequest['params'], options: TaskCallOptions = {}): Promise<TaskHandle> {
+    const { signal } = options;
+    if (signal?.aborted) throw new CallAbortedError('AbortError', signal.reason, undefined, false);
+    let handle: ClientTask | undefined;
+    const early: Progress[] = [];
+    const request = { method: 'tools/call' as const, params: { ...params, task: options.ttl === undefined ? {} : { ttl: options.ttl } } };
+    // No SDK timeout or signal: either would send notifications/cancelled, which a task-augmented request must not get.
+    const send = () =>
+      this.sdk.request(request, CreateTaskResultSchema, {
+        timeout: MAX_TIMER_MS,
+        ...(options.onprogress && { onprogress: (p: Progress) => (handle ? handle.progress(p) : early.push(p)) }),
+      });
+    const sent = this.guard ? this.guard.captureRequestId(send) : { result: send(), id: undefined };
+    const { task } = await sent.result;
+    handle = new ClientTask(this.sdk, task, sent.id, options, this.taskCounters, () => {
+      this.tasks.delete(task.taskId);
+      // The SDK keeps a task's progress handler until it hears of the end itself, which a client never does.
+      (this.sdk as unknown as { _cleanupTaskProgressHandler?: (taskId: string) => void })._cleanupTaskProgressHandler?.(task.taskId);
+    });
+    if (!isTerminal(task.status)) this.tasks.set(task.taskId, handle);
+    for (const p of early) handle.progress(p);
+    if (isTerminal(task.status)) handle.observe(task);
+    return handle;
+  }
+
   /** Any request, with the same cancellation behaviour as {@link CancelAwareClient.callTool}. */
   request<T extends AnySchema>(request: ClientRequest, resultSchema: T, options: CallOptions = {}): Promise<SchemaOutput<T>> {
     return this.cancellable((sdkOptions) => this.sdk.request(request, resultSchema, sdkOptions), options);
@@ -238,7 +279,7 @@ export class CancelAwareClient {
 
   /** A snapshot of the counters (all connections of this client) and of the current connection's outbound entries. */
   stats(): CancelAwareClientStats {
-    return { ...this.counters, ...(this.guard?.counts() ?? { pending: 0, cancelling: 0 }) };
+    return { ...this.counters, ...this.taskCounters, ...(this.guard?.counts() ?? { pending: 0, cancelling: 0 }) };
   }
 
   /** Closes the connection; pending calls reject with the SDK's "Connection closed" error. */
