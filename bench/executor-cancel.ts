@@ -20,7 +20,8 @@ import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Piscina } from 'piscina';
-import { Executor, type JobOutcome } from '../src/executor.js';
+import { Executor } from '../src/executor/executor.js';
+import type { JobOutcome } from '../src/backend/backend.js';
 import type { BaselineTask } from './baseline-spin-worker.js';
 
 const FIXTURES = new URL('../test/fixtures/failing-tools.js', import.meta.url);

@@ -1,13 +1,13 @@
 /**
  * The plain SDK `Client` (1.32) next to `CancelAwareClient`, against this
  * server over stdio and in memory. Each test backs one row of the table in
- * docs/client.md and shows both behaviours side by side.
+ * the README ("Both ends of the connection") and shows both behaviours side by side.
  */
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ErrorCode, McpError, type CreateMessageResult, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { CallAbortedError, CancelAwareClient, ClientGuard } from '../dist/src/index.js';
+import { CallAbortedError, CancelAwareClient, ClientGuard } from '../dist/src/client/index.js';
 import { KINDS, openConnection, serverStats, type Connection, type Kind } from './client-helpers.js';
 import { sleep, until } from './helpers.js';
 

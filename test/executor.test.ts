@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { DuplicateRequestError, Executor, type CancelResult, type ExecutorOptions, type Job, type JobOutcome } from '../dist/src/executor.js';
+import { DuplicateRequestError, Executor, type CancelResult, type ExecutorOptions, type Job, type JobOutcome } from '../dist/src/index.js';
+import { inspectExecutor } from '../dist/src/executor/executor.js';
 
 const FIXTURES = new URL('../dist/test/fixtures/failing-tools.js', import.meta.url);
 
@@ -108,7 +109,7 @@ const cancelledQueued = { kind: 'cancelled', from: 'queued', hardKilled: false }
 
 // ---- seed section 6 ------------------------------------------------------
 
-describe('cancellation races (seed §6)', () => {
+describe('cancellation races (README: What cancellation guarantees)', () => {
   it('(a) cancel while running: the stop handle runs, no result, the worker thread is kept', async () => {
     // No standby thread, so the job queued behind must run on the very thread the cancelled job leaves.
     const ex = await make({ threads: 1, spareThreads: 0, graceMs: 3000 });
@@ -123,7 +124,7 @@ describe('cancellation races (seed §6)', () => {
     const result = ex.cancel('s', 'a', 'user stopped it');
     const reportsAtCancel = reports();
     expect(result).toBe('cancelled-running');
-    expect(job.stopSignal.aborted).toBe(true);
+    expect(job.stopSignal().aborted).toBe(true);
     // The decision is already in the shared word, before the worker even noticed.
     expect(job.state).toBe('cancelled');
 
@@ -305,7 +306,7 @@ describe('cancellation races (seed §6)', () => {
     expect(spinUntil(() => job.state === 'responding', 5_000)).toBe(true);
     expect(ex.registry.get('inbound', 's', 2)).toBe(job);
     expect(ex.cancel('s', 2)).toBe('too-late');
-    expect(job.stopSignal.aborted).toBe(false);
+    expect(job.stopSignal().aborted).toBe(false);
     const second = await within(job.outcome, 10_000, 'spin job');
     expect(second.kind).toBe('completed');
     expect((second as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent).toMatchObject({ sliceCount: 200 });
@@ -517,7 +518,7 @@ describe('cancellation races (seed §6)', () => {
     expect(stats.queued).toBe(0);
     expect(stats.inFlight).toBe(0);
     expect(ex.registry.size).toBe(0);
-    expect(ex.slab.available).toBe(ex.slab.capacity);
+    expect(inspectExecutor(ex).slotsFree).toBe(inspectExecutor(ex).slotCapacity);
     expect(stats.threads).toBe(ex.threads + ex.spareThreads);
     console.log(`storm: ${N} jobs in ${(elapsed / 1000).toFixed(1)} s; cancel results ${JSON.stringify(tally)}; completed ${completed}, cancelled ${cancelled}`);
   }, 120_000);

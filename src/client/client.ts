@@ -39,7 +39,7 @@ import {
   type ListRootsResult,
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
-import { InFlightRegistry, type RequestId } from '../registry/registry.js';
+import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { ClientGuard, emptyClientStats, type ClientCancelStats } from './guard.js';
 import { ClientTask, type TaskCallOptions, type TaskClientCounters, type TaskHandle } from './task-handle.js';
 

@@ -22,7 +22,7 @@ import {
   type Progress,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestId } from '../registry/registry.js';
+import type { RequestId } from '../wire/registry.js';
 import { CallAbortedError } from './client.js';
 
 /** The longest delay a Node timer accepts: tasks/result waits for the task, not for a timer. */

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULTS } from '../defaults.js';
 import { InvalidCursorError, isTerminal, TaskLimitError, type TaskAnswer, type TaskLimits, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
 
 interface Entry {
@@ -32,12 +33,12 @@ export interface ResolvedTaskLimits {
 /** {@link TaskLimits} with the defaults filled in. */
 export function resolveLimits(limits: TaskLimits = {}): ResolvedTaskLimits {
   return {
-    maxTasksPerSession: limits.maxTasksPerSession ?? 256,
-    maxTasks: limits.maxTasks ?? 4096,
-    maxTtlMs: limits.maxTtlMs ?? 3_600_000,
-    defaultTtlMs: limits.defaultTtlMs ?? 600_000,
-    pollIntervalMs: limits.pollIntervalMs ?? 500,
-    pageSize: limits.pageSize ?? 50,
+    maxTasksPerSession: limits.maxTasksPerSession ?? DEFAULTS.maxTasksPerSession,
+    maxTasks: limits.maxTasks ?? DEFAULTS.maxTasks,
+    maxTtlMs: limits.maxTtlMs ?? DEFAULTS.maxTaskTtlMs,
+    defaultTtlMs: Math.min(limits.defaultTtlMs ?? DEFAULTS.taskTtlMs, limits.maxTtlMs ?? DEFAULTS.maxTaskTtlMs),
+    pollIntervalMs: limits.pollIntervalMs ?? DEFAULTS.taskPollIntervalMs,
+    pageSize: limits.pageSize ?? DEFAULTS.taskPageSize,
   };
 }
 

@@ -13,6 +13,7 @@
  */
 import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
 import type { CallBackend, ClientRequestHandler, JobOutcome, ProgressReport } from '../backend/backend.js';
+import { DEFAULTS } from '../defaults.js';
 import { cancelledAnswer, settlementOf } from './answer.js';
 import { isTerminal, type TaskAnswer, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
 
@@ -86,7 +87,7 @@ export class TaskRunner {
     readonly store: TaskStore,
     options: TaskRunnerOptions = {},
   ) {
-    this.sweeper = setInterval(() => void this.sweep(), options.sweepIntervalMs ?? 1000);
+    this.sweeper = setInterval(() => void this.sweep(), options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
     this.sweeper.unref();
   }
 
