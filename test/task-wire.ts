@@ -97,7 +97,7 @@ export class TaskWire {
           clearTimeout(timer);
           resolve(a);
         },
-        kind: kind in RESULT_SCHEMAS ? kind : undefined,
+        kind: kind !== undefined && kind in RESULT_SCHEMAS ? kind : undefined,
       });
     });
     this.send({ jsonrpc: '2.0', id, method, params });

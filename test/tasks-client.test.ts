@@ -25,9 +25,9 @@ async function connect(args: string[]): Promise<{ client: CancelAwareClient; sen
   const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'pipe' });
   const sent: Msg[] = [];
   const send = transport.send.bind(transport);
-  transport.send = (m, o) => {
+  transport.send = (m: JSONRPCMessage) => {
     sent.push(m as Msg);
-    return send(m, o);
+    return send(m);
   };
   const client = new CancelAwareClient({ name: 'tasks-client', version: '1.0.0' });
   await client.connect(transport);
