@@ -22,6 +22,8 @@ const A_MS = 3000;
 const LEAD_MS = 15;
 const WARM_CALLS = 10;
 const GRACE_MS = 100;
+/** Short, so the session never reaches its task limit (256 by default): a sample takes about 40 ms. */
+const TASK_TTL_MS = 1000;
 
 type Kind = 'task' | 'plain';
 type Measure = 'task: tasks/cancel → cancelled' | 'task: tasks/cancel → slot reused' | 'plain: cancel → slot reused';
@@ -49,7 +51,7 @@ async function sample(conn: Connection, kind: Kind, random: () => number): Promi
     await a;
     return [{ measure: 'plain: cancel → slot reused', ms: reused }];
   }
-  const { task } = await conn.client.request({ method: 'tools/call', params: { name: 'spin', arguments: args, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+  const { task } = await conn.client.request({ method: 'tools/call', params: { name: 'spin', arguments: args, task: { ttl: TASK_TTL_MS } } }, CreateTaskResultSchema);
   await sleep(LEAD_MS + random() * 2);
   let reusedAt = 0;
   const b = conn.callSpin({ ms: 0 }).then(() => (reusedAt = performance.now()));
@@ -103,7 +105,7 @@ export const tasksCancel: Scenario = {
         '- **task**: A is a task-augmented `tools/call` (answered at once with the task); the cancellation is a `tasks/cancel` request. "→ cancelled" is from sending it to its answer (status `cancelled`, which the server sends once the cancellation won on the job\'s state word); "→ slot reused" is from sending it to B\'s response.',
         '- **plain**: A is a plain `tools/call` that the SDK client aborts (`notifications/cancelled`); from the abort to B\'s response.',
       ].join('\n'),
-      params: { stageMs: STAGE_MS, aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, samplesPerKind: perKind },
+      params: { stageMs: STAGE_MS, aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, taskTtlMs: TASK_TTL_MS, samplesPerKind: perKind },
       servers: [serverInfo(spec)],
       tables: [table],
       charts: [
