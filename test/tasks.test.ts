@@ -56,7 +56,9 @@ describe('tasks over stdio', () => {
     await w.until(async () => (await w.stats()).running === 1, 10_000, 'the long task to run');
     const next = await w.createTask('spin', { ms: 20 }); // queued behind it: one thread
     expect((await w.stats()).queued).toBe(1);
+    const waiting = w.request('tasks/result', { taskId: long.taskId }); // blocks until the task is terminal
     const cancel = await w.request('tasks/cancel', { taskId: long.taskId });
+    expect(errorOf(await waiting)?.code).toBe(-32800); // released by the cancel, without the result
     expect(taskOf(cancel)).toMatchObject({ taskId: long.taskId, status: 'cancelled', statusMessage: 'The task was cancelled by request.' });
     // The slot passes on: the queued task runs to completion while the long one is being stopped.
     expect(textOf(await w.request('tasks/result', { taskId: next.taskId }, 10_000))).toMatch(/^spun 20 slices/);
@@ -146,6 +148,23 @@ describe('tasks over stdio', () => {
     const unknown = errorOf(await w.request('tools/call', { name: 'nope', arguments: {}, task: {} }));
     expect(unknown?.code).toBe(-32602);
     expect((await w.stats()).tasksCreated).toBe(1);
+  });
+
+  it('two tasks/cancel back to back: exactly one is accepted', async () => {
+    const w = await start();
+    const task = await w.createTask('spin', { ms: 60_000 });
+    await w.until(async () => (await w.stats()).running === 1, 10_000, 'the task to run');
+    const answers = await Promise.all([w.request('tasks/cancel', { taskId: task.taskId }), w.request('tasks/cancel', { taskId: task.taskId })]);
+    expect(answers.filter((a) => taskOf(a)?.status === 'cancelled')).toHaveLength(1);
+    expect(answers.map(errorOf).filter(Boolean)).toEqual([{ code: -32602, message: "Cannot cancel task: already in terminal status 'cancelled'" }]);
+    expect(await w.stats()).toMatchObject({ tasksCancelled: 1, cancelled: 1 });
+  });
+
+  it('limits: tasks in all sessions', async () => {
+    const w = await start(['--max-tasks', '1']);
+    await w.createTask('spin', { ms: 1 });
+    const refused = errorOf(await w.request('tools/call', { name: 'spin', arguments: { ms: 1 }, task: {} }));
+    expect(refused).toEqual({ code: -32000, message: 'task limit reached: 1 tasks in all sessions (--max-tasks); try again later' });
   });
 
   it('limits: tasks per session, and the ttl cap', async () => {
