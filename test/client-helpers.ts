@@ -179,9 +179,5 @@ export async function openConnection(kind: Kind, setup: ServerSetup = {}): Promi
   };
 }
 
-/** Reads `executor://stats` through any SDK client. */
-export async function serverStats(client: { readResource(p: { uri: string }): Promise<{ contents: unknown[] }> }): Promise<Record<string, number>> {
-  const r = await client.readResource({ uri: 'executor://stats' });
-  return JSON.parse((r.contents[0] as { text: string }).text) as Record<string, number>;
-}
-
+/** Reads `executor://stats` through any SDK client (the shared helper). */
+export { stats as serverStats } from './helpers.js';

@@ -15,15 +15,18 @@ import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfa
 import {
   CallToolResultSchema,
   CancelTaskResultSchema,
+  CreateTaskResultSchema,
   ErrorCode,
   GetTaskResultSchema,
   McpError,
+  type CallToolRequest,
   type CallToolResult,
   type Progress,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestId } from '../wire/registry.js';
 import { CallAbortedError } from './client.js';
+import type { ClientGuard } from './guard.js';
 
 /** The longest delay a Node timer accepts: tasks/result waits for the task, not for a timer. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -195,4 +198,40 @@ function reasonText(reason: unknown): string | undefined {
   if (reason === undefined) return undefined;
   if (reason instanceof Error) return reason.message;
   return typeof reason === 'string' ? reason : String(reason);
+}
+
+/** @internal What {@link callToolAsTask} needs of the client. */
+export interface TaskClient {
+  readonly sdk: Client;
+  readonly guard: ClientGuard | undefined;
+  readonly counters: TaskClientCounters;
+  /** Tasks not yet known to be terminal, by id (the client routes `notifications/tasks/status` through it). */
+  readonly tasks: Map<string, ClientTask>;
+}
+
+/** @internal The body of {@link CancelAwareClient.callToolAsTask}. */
+export async function callToolAsTask(client: TaskClient, params: CallToolRequest['params'], options: TaskCallOptions): Promise<TaskHandle> {
+  const { sdk, guard } = client;
+  const { signal } = options;
+  if (signal?.aborted) throw new CallAbortedError('AbortError', signal.reason, undefined, false);
+  let handle: ClientTask | undefined;
+  const early: Progress[] = [];
+  const request = { method: 'tools/call' as const, params: { ...params, task: options.ttl === undefined ? {} : { ttl: options.ttl } } };
+  // No SDK timeout or signal: either would send notifications/cancelled, which a task-augmented request must not get.
+  const send = () =>
+    sdk.request(request, CreateTaskResultSchema, {
+      timeout: MAX_TIMER_MS,
+      ...(options.onprogress && { onprogress: (p: Progress) => (handle ? handle.progress(p) : early.push(p)) }),
+    });
+  const sent = guard ? guard.captureRequestId(send) : { result: send(), id: undefined };
+  const { task } = await sent.result;
+  handle = new ClientTask(sdk, task, sent.id, options, client.counters, () => {
+    client.tasks.delete(task.taskId);
+    // The SDK keeps a task's progress handler until it hears of the end itself, which a client never does.
+    (sdk as unknown as { _cleanupTaskProgressHandler?: (taskId: string) => void })._cleanupTaskProgressHandler?.(task.taskId);
+  });
+  if (!isTerminal(task.status)) client.tasks.set(task.taskId, handle);
+  for (const p of early) handle.progress(p);
+  if (isTerminal(task.status)) handle.observe(task);
+  return handle;
 }

@@ -79,7 +79,7 @@ export class GuardedTransport extends TransportWrapper {
     /** The backend's session key for this connection. */
     readonly session: string,
     private readonly backend: CallBackend,
-    private readonly wire: WireStats,
+    wire: WireStats,
     options: GuardOptions = {},
   ) {
     super(inner);
