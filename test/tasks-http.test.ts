@@ -115,4 +115,31 @@ describe('tasks over Streamable HTTP', () => {
     expect(s.tasksStored).toBe(before.tasksStored); // its tasks went with it
     expect(s.hardKilled).toBe(before.hardKilled);
   });
+
+  it('a session holding tasks is not closed for idleness; once they expired it is', async () => {
+    const idle = await startHttpServer(['--session-idle-ms', '1000', '--max-task-ttl-ms', '4000']);
+    try {
+      const transport = new StreamableHTTPClientTransport(idle.url);
+      const client = new Client({ name: 'tasks-http-idle', version: '1.0.0' });
+      await client.connect(transport);
+      const sessionId = transport.sessionId!;
+      const task = (await client.request({ method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema)).task;
+      expect(task.ttl).toBe(4_000);
+      await taskResult(client, task.taskId);
+      await transport.close();
+      await sleep(2_500); // idle past --session-idle-ms, sweeps every second
+      const back = new Client({ name: 'tasks-http-idle', version: '1.0.0' });
+      await back.connect(new StreamableHTTPClientTransport(idle.url, { sessionId }));
+      expect((await getTask(back, task.taskId)).status).toBe('completed');
+      await back.close();
+      // Past the ttl (4 s from creation) the task is gone, and then the idle session is closed too.
+      // One probe only: a request would make the session busy again.
+      await sleep(5_000);
+      const r = await fetch(idle.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+      await r.body?.cancel();
+      expect(r.status).toBe(404);
+    } finally {
+      await idle.stop();
+    }
+  });
 });
