@@ -42,6 +42,7 @@ export function resolveLimits(limits: TaskLimits = {}): ResolvedTaskLimits {
   };
 }
 
+/** The in-memory {@link TaskStore}: tasks by id and by owner, bounded by {@link TaskLimits}. */
 export class MemoryTaskStore implements TaskStore {
   readonly limits: ResolvedTaskLimits;
   private readonly byId = new Map<string, Entry>();

@@ -75,6 +75,7 @@ export function taskSession(owner: string): string {
   return `${owner}/tasks`;
 }
 
+/** Creates, cancels, reads and expires the tasks of every session of one backend (see the module comment). */
 export class TaskRunner {
   private readonly live = new Map<string, LiveTask>();
   /** Tasks held per owner, for {@link TaskRunner.holdsTasks}. */
