@@ -35,4 +35,15 @@ export const DEFAULTS = {
   sessionSweepMs: 30_000,
   /** HTTP: live sessions allowed at once. */
   maxSessions: 1000,
+  /** Tasks one session may hold (working or finished, until their ttl), and all sessions together. */
+  maxTasksPerSession: 256,
+  maxTasks: 4096,
+  /** ttl of a task whose request names none, and the longest ttl granted. */
+  taskTtlMs: 10 * 60_000,
+  maxTaskTtlMs: 60 * 60_000,
+  /** `pollInterval` suggested to task clients, and tasks per `tasks/list` page. */
+  taskPollIntervalMs: 500,
+  taskPageSize: 50,
+  /** How often expired tasks are removed. */
+  taskSweepMs: 1000,
 } as const;

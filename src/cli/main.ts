@@ -11,6 +11,7 @@ import { newWireStats } from '../server/guard.js';
 import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio } from '../transport/stdio/serve.js';
+import { configureTasks } from '../tasks/tasks-of.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
@@ -53,6 +54,10 @@ interface ServeFlags {
   maxSessions: number;
   authTokenFile?: string;
   allowUnauthenticated: boolean;
+  maxTasksPerSession: number;
+  maxTasks: number;
+  taskTtlMs: number;
+  maxTaskTtlMs: number;
 }
 
 const program = new Command()
@@ -84,6 +89,10 @@ program
   .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), DEFAULTS.maxSessions)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
   .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
+  .option('--max-tasks-per-session <n>', 'tasks one session may hold (working or finished, until their ttl); beyond it a task-augmented call gets -32000', int(1), DEFAULTS.maxTasksPerSession)
+  .option('--max-tasks <n>', 'tasks all sessions together may hold', int(1), DEFAULTS.maxTasks)
+  .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
+  .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
   .action(async (flags: ServeFlags, command: Command) => {
     let authToken: string | undefined;
     if (flags.transport === 'http') {
@@ -108,6 +117,7 @@ program
       toolSettings: { root: resolve(flags.root) },
       ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
     });
+    configureTasks(executor, { maxTasksPerSession: flags.maxTasksPerSession, maxTasks: flags.maxTasks, defaultTtlMs: flags.taskTtlMs, maxTtlMs: flags.maxTaskTtlMs });
     const wire = newWireStats();
     let stopping = false;
     const stop = async (why: string, close: () => Promise<void>) => {

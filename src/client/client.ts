@@ -22,6 +22,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import {
   CallToolResultSchema,
+  TaskStatusNotificationSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
@@ -33,6 +34,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { ClientGuard, emptyClientStats } from './guard.js';
+import { callToolAsTask, type ClientTask, type TaskCallOptions, type TaskClientCounters, type TaskHandle } from './task-handle.js';
 import type {
   CallOptions,
   CancelAwareClientOptions,
@@ -104,6 +106,9 @@ export class CancelAwareClient {
   /** Outbound (our requests) and inbound (the server's) entries of every connection of this client. */
   readonly registry = new InFlightRegistry();
   private readonly counters = emptyClientStats();
+  private readonly taskCounters: TaskClientCounters = { taskCancelsSent: 0, staleTaskCancelsSuppressed: 0 };
+  /** Tasks not yet known to be terminal, by id, for `notifications/tasks/status`. */
+  private readonly tasks = new Map<string, ClientTask>();
   private readonly ttlMs: number | undefined;
   private guard: ClientGuard | undefined;
 
@@ -111,6 +116,7 @@ export class CancelAwareClient {
     const { cancelledTtlMs, ...sdkOptions } = options;
     this.sdk = new Client(info, sdkOptions);
     this.ttlMs = cancelledTtlMs;
+    this.sdk.setNotificationHandler(TaskStatusNotificationSchema, (notification) => this.tasks.get(notification.params.taskId)?.observe(notification.params));
   }
 
   /**
@@ -168,6 +174,18 @@ export class CancelAwareClient {
     return this.cancellable((sdkOptions) => this.sdk.callTool(params, CallToolResultSchema, sdkOptions) as Promise<CallToolResult>, options);
   }
 
+  /**
+   * Calls a tool as an MCP task (the server must declare
+   * `tasks.requests.tools.call` and the tool `execution.taskSupport`
+   * `optional` or `required`). Resolves with the task's handle as soon as the
+   * server created it. Aborting `signal` sends `tasks/cancel` once, and only
+   * while the task is not known to be terminal; never `notifications/cancelled`.
+   * An already aborted signal rejects at once and sends nothing.
+   */
+  callToolAsTask(params: CallToolRequest['params'], options: TaskCallOptions = {}): Promise<TaskHandle> {
+    return callToolAsTask({ sdk: this.sdk, guard: this.guard, counters: this.taskCounters, tasks: this.tasks }, params, options);
+  }
+
   /** Any request, with the same cancellation behaviour as {@link CancelAwareClient.callTool}. */
   request<T extends AnySchema>(request: ClientRequest, resultSchema: T, options: CallOptions = {}): Promise<SchemaOutput<T>> {
     return this.cancellable((sdkOptions) => this.sdk.request(request, resultSchema, sdkOptions), options);
@@ -202,7 +220,7 @@ export class CancelAwareClient {
 
   /** A snapshot of the counters (all connections of this client) and of the current connection's outbound entries. */
   stats(): CancelAwareClientStats {
-    return { ...this.counters, ...(this.guard?.counts() ?? { pending: 0, cancelling: 0 }) };
+    return { ...this.counters, ...this.taskCounters, ...(this.guard?.counts() ?? { pending: 0, cancelling: 0 }) };
   }
 
   /** Closes the connection; pending calls reject with the SDK's "Connection closed" error. */

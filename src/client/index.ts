@@ -14,6 +14,7 @@ export type {
   ElicitationHandler,
   RootsHandler,
 } from './client.js';
+export type { TaskHandle, TaskCallOptions, TaskClientCounters } from './task-handle.js';
 export { ClientGuard, InboundRequest, DEFAULT_CANCELLED_TTL_MS } from './guard.js';
 export { OutboundRequest } from '../wire/outbound-ledger.js';
 export type { OutboundState } from '../wire/outbound-ledger.js';

@@ -11,6 +11,7 @@ import type {
 import type { RequestId } from '../wire/registry.js';
 import type { ClientCancelStats } from './guard.js';
 import type { CallAbortedError, CancelAwareClient } from './client.js';
+import type { TaskClientCounters } from './task-handle.js';
 
 /** Options for {@link CancelAwareClient}: the SDK client's, plus the guard's. */
 export interface CancelAwareClientOptions extends ClientOptions {
@@ -57,7 +58,7 @@ export type ElicitationHandler = (params: ElicitRequest['params'], context: Serv
 export type RootsHandler = (context: ServerRequestContext) => ListRootsResult | Promise<ListRootsResult>;
 
 /** Counters of {@link CancelAwareClient.stats}, plus two gauges of the outbound registry. */
-export interface CancelAwareClientStats extends ClientCancelStats {
+export interface CancelAwareClientStats extends ClientCancelStats, TaskClientCounters {
   /** Our requests waiting for their response. */
   pending: number;
   /** Our cancelled requests still remembered (until their late response or their TTL). */

@@ -17,6 +17,10 @@ import {
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
+import { callAsTask, registerTaskHandlers, TASK_CAPABILITIES } from '../tasks/handlers.js';
+import type { TaskStats } from '../tasks/runner.js';
+import { tasksOf } from '../tasks/tasks-of.js';
+import { executionOf, taskSupportError } from '../tasks/task-support.js';
 
 export { SERVER_BUSY } from './tool-calls.js';
 
@@ -24,11 +28,11 @@ export { SERVER_BUSY } from './tool-calls.js';
 export const STATS_URI = 'executor://stats';
 
 /** Everything `executor://stats` reports. */
-export type ServerStats = BackendStats & WireStats;
+export type ServerStats = BackendStats & WireStats & TaskStats;
 
 /** Reads the combined counters. */
 export function serverStats(backend: CallBackend, wire: WireStats): ServerStats {
-  return { ...backend.stats(), ...wire };
+  return { ...backend.stats(), ...wire, ...tasksOf(backend).stats() };
 }
 
 /** The `tools/list` entries of a backend's tools. */
@@ -39,6 +43,7 @@ export function listedTools(backend: CallBackend): Tool[] {
     description: tool.description,
     inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as Tool['inputSchema'],
     ...(tool.annotations && { annotations: tool.annotations }),
+    execution: executionOf(tool),
   }));
 }
 
@@ -47,7 +52,7 @@ export function createMcpServer(backend: CallBackend, guard: GuardedTransport, w
   const server = new Server(
     { name: 'mcp-cancel-pool', version },
     {
-      capabilities: { tools: {}, resources: {}, logging: {} },
+      capabilities: { tools: {}, resources: {}, logging: {}, tasks: TASK_CAPABILITIES },
       instructions: 'CPU-heavy tools run on a worker pool. Cancel a call with notifications/cancelled and its work stops at the next checkpoint; no response is sent for it.',
     },
   );
@@ -62,7 +67,19 @@ export function createMcpServer(backend: CallBackend, guard: GuardedTransport, w
     return {};
   });
 
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => calls.handle(request, extra));
+  const tasks = tasksOf(backend);
+  registerTaskHandlers(server, tasks, guard.session);
+  // Protocol.connect keeps a transport's own onclose: the session is gone, and its tasks with it.
+  guard.onclose = () => void tasks.closeOwner(guard.session);
+
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    // A task-augmented call is answered at once with its task (ToolCalls reserved nothing under its id).
+    if (request.params.task !== undefined) return callAsTask(server, tasks, guard.session, request, backend.tools);
+    const tool = backend.tools.get(request.params.name);
+    const refusal = tool && taskSupportError(tool, false);
+    if (refusal) throw refusal; // the reserved call is released when this error leaves
+    return calls.handle(request, extra);
+  });
 
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: [{ uri: STATS_URI, name: 'stats', title: 'Executor counters', mimeType: 'application/json', description: 'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …' }],

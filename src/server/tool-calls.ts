@@ -89,6 +89,11 @@ export class ToolCalls {
     }
     const problem = callParamsProblem(params);
     if (problem !== undefined) return { kind: 'refuse', code: ErrorCode.InvalidParams, message: problem };
+    // A task-augmented call is answered at once with its task; the task's job is reserved under its task id (src/tasks).
+    if ((params as { task?: unknown }).task !== undefined) {
+      this.requests.set(id, NOT_A_CALL);
+      return { kind: 'forward' };
+    }
     try {
       this.requests.set(id, this.backend.reserve(this.session, id));
       return { kind: 'forward' };

@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { TaskSupport } from '../tasks/task-support.js';
 import type { LoggingLevel } from './log-levels.js';
 import { ToolModuleError } from '../errors.js';
 
@@ -89,6 +90,13 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject> {
   readonly usesClient?: boolean;
   /** MCP tool annotations. */
   readonly annotations?: ToolAnnotations;
+  /**
+   * How the tool may be run as an MCP task (a `tools/call` with a `task`
+   * param, see README "Tasks"): `forbidden` (plain calls only), `optional`
+   * (either) or `required` (tasks only). Shown in `tools/list`.
+   * @default { taskSupport: 'forbidden' }
+   */
+  readonly execution?: { readonly taskSupport?: TaskSupport };
 }
 
 /** Declares a tool; the identity function, there for type checking. */

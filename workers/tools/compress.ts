@@ -114,4 +114,5 @@ export const compress = defineTool({
     }),
   ],
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  execution: { taskSupport: 'optional' }, // long CPU work: a client may run it as a task
 });

@@ -81,4 +81,5 @@ export const countPrimes = defineTool({
     })),
   ],
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  execution: { taskSupport: 'optional' }, // long CPU work: a client may run it as a task
 });

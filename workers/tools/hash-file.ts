@@ -47,4 +47,5 @@ export const hashFile = defineTool({
     })),
   ],
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  execution: { taskSupport: 'optional' }, // long CPU work: a client may run it as a task
 });

@@ -112,4 +112,5 @@ export const renderMandelbrot = defineTool({
     }),
   ],
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  execution: { taskSupport: 'optional' }, // long CPU work: a client may run it as a task
 });

@@ -33,4 +33,5 @@ export const spin = defineTool({
     })),
   ],
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  execution: { taskSupport: 'optional' }, // long CPU work: a client may run it as a task
 });

@@ -15,6 +15,7 @@ import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.
 import type { CallBackend } from '../../backend/backend.js';
 import type { RequestId } from '../../wire/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../../server/server.js';
+import { tasksOf } from '../../tasks/tasks-of.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { duplicateRequests, malformedMessages } from './door.js';
@@ -178,7 +179,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const sweeper = setInterval(() => {
     const now = Date.now();
     for (const [id, s] of sessions) {
-      if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0) void s.transport.close();
+      // A session holding tasks stays open until they expire: its client may come back for them.
+      if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0 && !tasksOf(backend).holdsTasks(id)) void s.transport.close();
     }
   }, Math.min(idleMs, DEFAULTS.sessionSweepMs));
   sweeper.unref();

@@ -1,0 +1,173 @@
+/**
+ * The default task store: in this process's memory, so a task cannot outlive
+ * the process whose workers run it. Bounded by {@link TaskLimits}; expired
+ * tasks are removed by {@link MemoryTaskStore.sweep} (the runner calls it
+ * on a timer).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULTS } from '../defaults.js';
+import { InvalidCursorError, isTerminal, TaskLimitError, type TaskAnswer, type TaskLimits, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
+
+interface Entry {
+  readonly owner: string;
+  /** Creation order, for pagination cursors. */
+  readonly seq: number;
+  readonly expiresAt: number;
+  task: Task;
+  answer?: TaskAnswer;
+  /** Waiting for the terminal status: resolved with the entry, or undefined when it is removed. */
+  waiters: ((entry: Entry | undefined) => void)[];
+}
+
+/** Resolved limits, every default applied. */
+export interface ResolvedTaskLimits {
+  readonly maxTasksPerSession: number;
+  readonly maxTasks: number;
+  readonly maxTtlMs: number;
+  readonly defaultTtlMs: number;
+  readonly pollIntervalMs: number;
+  readonly pageSize: number;
+}
+
+/** {@link TaskLimits} with the defaults filled in. */
+export function resolveLimits(limits: TaskLimits = {}): ResolvedTaskLimits {
+  return {
+    maxTasksPerSession: limits.maxTasksPerSession ?? DEFAULTS.maxTasksPerSession,
+    maxTasks: limits.maxTasks ?? DEFAULTS.maxTasks,
+    maxTtlMs: limits.maxTtlMs ?? DEFAULTS.maxTaskTtlMs,
+    defaultTtlMs: Math.min(limits.defaultTtlMs ?? DEFAULTS.taskTtlMs, limits.maxTtlMs ?? DEFAULTS.maxTaskTtlMs),
+    pollIntervalMs: limits.pollIntervalMs ?? DEFAULTS.taskPollIntervalMs,
+    pageSize: limits.pageSize ?? DEFAULTS.taskPageSize,
+  };
+}
+
+/** The in-memory {@link TaskStore}: tasks by id and by owner, bounded by {@link TaskLimits}. */
+export class MemoryTaskStore implements TaskStore {
+  readonly limits: ResolvedTaskLimits;
+  private readonly byId = new Map<string, Entry>();
+  /** Each owner's tasks in creation order (a Map keeps insertion order). */
+  private readonly byOwner = new Map<string, Map<string, Entry>>();
+  private seq = 0;
+
+  constructor(limits: TaskLimits = {}) {
+    this.limits = resolveLimits(limits);
+  }
+
+  async create(owner: string, requestedTtlMs: number | undefined): Promise<Task> {
+    const mine = this.byOwner.get(owner);
+    if ((mine?.size ?? 0) >= this.limits.maxTasksPerSession) {
+      throw new TaskLimitError(`task limit reached: this session holds ${this.limits.maxTasksPerSession} tasks (--max-tasks-per-session); wait for some to expire or use shorter ttls`);
+    }
+    if (this.byId.size >= this.limits.maxTasks) {
+      throw new TaskLimitError(`task limit reached: ${this.limits.maxTasks} tasks in all sessions (--max-tasks); try again later`);
+    }
+    const ttl = Math.min(requestedTtlMs ?? this.limits.defaultTtlMs, this.limits.maxTtlMs);
+    const now = Date.now();
+    const createdAt = new Date(now).toISOString();
+    const task: Task = { taskId: randomUUID(), status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: this.limits.pollIntervalMs };
+    const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, waiters: [] };
+    this.byId.set(task.taskId, entry);
+    if (mine) mine.set(task.taskId, entry);
+    else this.byOwner.set(owner, new Map([[task.taskId, entry]]));
+    return { ...task };
+  }
+
+  async get(owner: string, taskId: string): Promise<TaskRecord | undefined> {
+    const entry = this.lookup(owner, taskId);
+    return entry && record(entry);
+  }
+
+  async settle(owner: string, taskId: string, status: TerminalStatus, answer: TaskAnswer, statusMessage?: string): Promise<Task | undefined> {
+    const entry = this.lookup(owner, taskId);
+    if (!entry || isTerminal(entry.task.status)) return undefined;
+    const { statusMessage: _previous, ...rest } = entry.task;
+    entry.task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+    entry.answer = answer;
+    for (const wake of entry.waiters.splice(0)) wake(entry);
+    return { ...entry.task };
+  }
+
+  async list(owner: string, cursor?: string): Promise<TaskPage> {
+    let after = 0;
+    if (cursor !== undefined) {
+      const seq = /^c(\d{1,15})$/.exec(cursor);
+      if (!seq) throw new InvalidCursorError(cursor);
+      after = Number(seq[1]);
+    }
+    const tasks: Task[] = [];
+    let more = false;
+    for (const entry of this.byOwner.get(owner)?.values() ?? []) {
+      if (entry.seq <= after || this.expired(entry)) continue;
+      if (tasks.length === this.limits.pageSize) {
+        more = true;
+        break;
+      }
+      tasks.push({ ...entry.task });
+    }
+    const last = tasks.at(-1);
+    // The cursor is the last task's creation number, so it stays valid when that task expires.
+    return more && last ? { tasks, nextCursor: `c${this.byId.get(last.taskId)!.seq}` } : { tasks };
+  }
+
+  async waitForTerminal(owner: string, taskId: string, signal?: AbortSignal): Promise<TaskRecord | undefined> {
+    const entry = this.lookup(owner, taskId);
+    if (!entry) return undefined;
+    if (isTerminal(entry.task.status)) return record(entry);
+    if (signal?.aborted) return undefined;
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        entry.waiters = entry.waiters.filter((w) => w !== wake);
+        resolve(undefined);
+      };
+      const wake = (settled: Entry | undefined) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(settled && record(settled));
+      };
+      entry.waiters.push(wake);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  async count(owner: string): Promise<number> {
+    return this.byOwner.get(owner)?.size ?? 0;
+  }
+
+  async sweep(now = Date.now()): Promise<Task[]> {
+    const gone: Task[] = [];
+    for (const entry of this.byId.values()) if (this.expired(entry, now)) gone.push(this.remove(entry));
+    return gone;
+  }
+
+  async dropOwner(owner: string): Promise<Task[]> {
+    return [...(this.byOwner.get(owner)?.values() ?? [])].map((entry) => this.remove(entry));
+  }
+
+  async close(): Promise<void> {
+    for (const entry of [...this.byId.values()]) this.remove(entry);
+  }
+
+  /** The owner's live entry; another owner's task is as absent as an unknown one. */
+  private lookup(owner: string, taskId: string): Entry | undefined {
+    const entry = this.byId.get(taskId);
+    if (!entry || entry.owner !== owner || this.expired(entry)) return undefined;
+    return entry;
+  }
+
+  private expired(entry: Entry, now = Date.now()): boolean {
+    return now >= entry.expiresAt;
+  }
+
+  private remove(entry: Entry): Task {
+    this.byId.delete(entry.task.taskId);
+    const mine = this.byOwner.get(entry.owner);
+    mine?.delete(entry.task.taskId);
+    if (mine?.size === 0) this.byOwner.delete(entry.owner);
+    for (const wake of entry.waiters.splice(0)) wake(undefined);
+    return { ...entry.task };
+  }
+}
+
+function record(entry: Entry): TaskRecord {
+  return entry.answer ? { task: { ...entry.task }, answer: entry.answer } : { task: { ...entry.task } };
+}

@@ -1,0 +1,121 @@
+/**
+ * Where tasks live between their `tools/call` and their expiry. The server
+ * code talks only to this interface: the default store is in memory
+ * ({@link MemoryTaskStore}); a store shared by several hosts (Redis, for the
+ * multi-host mode) implements the same methods, with `settle` as its
+ * compare-and-set.
+ *
+ * Not the SDK's `TaskStore`: that one lets a caller without a session see
+ * every task, stores only successful results, and has no first-writer-wins
+ * transition; here every call names the owning session, a terminal status is
+ * set exactly once (the one-winner rule of the job's state word, carried to
+ * the task), and a task's answer may be a JSON-RPC error. The task objects
+ * themselves are the SDK's `Task` type, checked against its `TaskSchema` in
+ * the tests.
+ */
+import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js';
+
+/** The statuses a task never leaves. */
+export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
+
+/** What `tasks/result` answers for a terminal task: exactly what the plain call would have answered. */
+export type TaskAnswer =
+  | { readonly kind: 'result'; readonly result: CallToolResult }
+  | { readonly kind: 'error'; readonly code: number; readonly message: string };
+
+/** A stored task and, once it is terminal, its answer. */
+export interface TaskRecord {
+  readonly task: Task;
+  /** Present exactly when `task.status` is terminal. */
+  readonly answer?: TaskAnswer;
+}
+
+/** One page of {@link TaskStore.list}. */
+export interface TaskPage {
+  readonly tasks: Task[];
+  /** Absent on the last page. */
+  readonly nextCursor?: string;
+}
+
+/** Limits every store enforces (the server's flags). */
+export interface TaskLimits {
+  /**
+   * Tasks one session may hold at once, working or finished but not yet expired.
+   * @default 256
+   */
+  readonly maxTasksPerSession?: number;
+  /**
+   * Tasks all sessions together may hold at once.
+   * @default 4096
+   */
+  readonly maxTasks?: number;
+  /**
+   * Longest ttl granted (ms from creation); a longer request is cut to it.
+   * @default 3_600_000 (1 hour)
+   */
+  readonly maxTtlMs?: number;
+  /**
+   * ttl of a task whose request names none.
+   * @default 600_000 (10 minutes)
+   */
+  readonly defaultTtlMs?: number;
+  /**
+   * `pollInterval` suggested to clients, in ms.
+   * @default 500
+   */
+  readonly pollIntervalMs?: number;
+  /**
+   * Tasks per `tasks/list` page.
+   * @default 50
+   */
+  readonly pageSize?: number;
+}
+
+/** {@link TaskStore.create} refused: a limit of {@link TaskLimits} is reached. */
+export class TaskLimitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TaskLimitError';
+  }
+}
+
+/** {@link TaskStore.list} got a cursor it never issued. */
+export class InvalidCursorError extends Error {
+  constructor(cursor: string) {
+    super(`invalid tasks/list cursor ${JSON.stringify(cursor)}`);
+    this.name = 'InvalidCursorError';
+  }
+}
+
+/**
+ * The task store. Every method takes the owner, the session that created the
+ * task (the MCP session over HTTP, the connection over stdio): a task of
+ * another owner, an expired task and an unknown id all look the same, absent.
+ */
+export interface TaskStore {
+  /** Creates a `working` task with the granted ttl; throws {@link TaskLimitError} past a limit. */
+  create(owner: string, requestedTtlMs: number | undefined): Promise<Task>;
+  /** The task, or undefined if unknown, expired or another owner's. */
+  get(owner: string, taskId: string): Promise<TaskRecord | undefined>;
+  /**
+   * Makes the task terminal with its answer, only if it is not terminal yet.
+   * Returns the updated task if this call did it, undefined if the task was
+   * already terminal (the first status stays) or is gone.
+   */
+  settle(owner: string, taskId: string, status: TerminalStatus, answer: TaskAnswer, statusMessage?: string): Promise<Task | undefined>;
+  /** The owner's tasks, oldest first, one page at a time; throws {@link InvalidCursorError}. */
+  list(owner: string, cursor?: string): Promise<TaskPage>;
+  /** Resolves once the task is terminal (at once if it is), or undefined if it is gone or `signal` aborts. */
+  waitForTerminal(owner: string, taskId: string, signal?: AbortSignal): Promise<TaskRecord | undefined>;
+  /** How many tasks the owner holds (working or finished, not expired). */
+  count(owner: string): Promise<number>;
+  /** Removes the tasks whose ttl has passed; returns them as they were (a working one must be stopped by the caller). */
+  sweep(now?: number): Promise<Task[]>;
+  /** Removes every task of an owner (its session is gone); returns them as they were. */
+  dropOwner(owner: string): Promise<Task[]>;
+  /** Stops timers and forgets everything. */
+  close(): Promise<void>;
+}
+
+/** Whether a status is terminal (the SDK's own check). */
+export { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
