@@ -14,6 +14,7 @@
  */
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { rng } from '../bench/lib/rng.js';
 import { sleep } from './helpers.js';
 import { answerCounts, LineServer } from './line-client.js';
 
@@ -21,18 +22,6 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
 const LINES = Number(process.env.FUZZ_LINES ?? 4000);
 /** The server's default refusal depth; the oracle needs it to know which valid responses are refused. */
 const MAX_DEPTH = 128;
-
-/** mulberry32: a tiny seeded PRNG, enough to make a run replayable. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Gen {
   constructor(readonly random: () => number) {}
@@ -211,7 +200,7 @@ afterEach(() => server?.kill());
 
 describe('stdio fuzz', () => {
   it(`survives ${LINES} mutated lines (seed ${SEED}) and answers exactly what JSON-RPC says it owes`, { timeout: 120_000 }, async () => {
-    const g = new Gen(prng(SEED));
+    const g = new Gen(rng(SEED));
     const generated = fuzzLines(g, LINES);
     // As the server reads them: a lone surrogate goes out as U+FFFD.
     const lines = generated.lines.map((l) => Buffer.from(l, 'utf8').toString('utf8'));

@@ -1,5 +1,5 @@
 /** Spawning the real server and talking to it, for the wire tests. */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -120,6 +120,14 @@ export interface HttpServerProcess {
   stop(): Promise<void>;
 }
 
+/** Ends a server subprocess with SIGTERM and waits until it has exited (at once if it already has). */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
 export async function startHttpServer(args: string[] = []): Promise<HttpServerProcess> {
   const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...args], { stdio: 'pipe' });
   let stderr = '';
@@ -139,11 +147,6 @@ export async function startHttpServer(args: string[] = []): Promise<HttpServerPr
     url,
     child,
     stderr: () => stderr,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
+    stop: () => stopChild(child),
   };
 }

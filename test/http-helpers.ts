@@ -4,9 +4,9 @@ import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { CLI } from './helpers.js';
+import { CLI, stopChild } from './helpers.js';
 
-export type Msg = JSONRPCMessage & { id?: unknown; method?: string; result?: unknown; error?: { code: number; message: string } };
+export type Msg = JSONRPCMessage & { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string } };
 
 /** How a server subprocess went: it listened (traffic goes to 127.0.0.1 whatever it bound), or it exited. */
 export type Started =
@@ -30,12 +30,7 @@ export function spawnHttp(args: string[], env: Record<string, string> = {}): Pro
         kind: 'listening',
         url,
         stderr: () => stderr,
-        stop: async () => {
-          if (child.exitCode !== null) return;
-          const exited = new Promise((r) => child.once('exit', r));
-          child.kill('SIGTERM');
-          await exited;
-        },
+        stop: () => stopChild(child),
       });
     });
     child.once('exit', (code) => {

@@ -6,11 +6,9 @@ import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { sleep, startHttpServer, stats, until, type HttpServerProcess } from './helpers.js';
+import { sseMessages, type Msg } from './http-helpers.js';
 import { recordWire } from './wire-recorder.js';
-
-type Msg = JSONRPCMessage & { id?: unknown; method?: string; params?: Record<string, unknown> };
 
 let server: HttpServerProcess;
 const clients: Client[] = [];
@@ -48,24 +46,6 @@ async function rawPost(sessionId: string, body: unknown, headers: Record<string,
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   return { res, abort: () => controller.abort() };
-}
-
-/** Reads the JSON-RPC messages of an SSE response body as they come; `ended` settles when the server ends the stream. */
-function sseMessages(res: globalThis.Response): { messages: Msg[]; ended: Promise<void> } {
-  const messages: Msg[] = [];
-  const ended = (async () => {
-    let buffer = '';
-    for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      let cut: number;
-      while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer.slice(0, cut).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).join('');
-        buffer = buffer.slice(cut + 2);
-        if (data.trim()) messages.push(JSON.parse(data) as Msg);
-      }
-    }
-  })();
-  return { messages, ended };
 }
 
 /** Counters are process-wide; tests compare before and after. */

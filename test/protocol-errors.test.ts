@@ -8,8 +8,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { RawServer, sleep, startHttpServer, stats, stdioClient, until, type HttpServerProcess, type WiredClient } from './helpers.js';
+import { sseMessages, within, type Msg } from './http-helpers.js';
 
-type Msg = { id?: unknown; method?: string; result?: unknown; error?: { code: number; message: string } };
 
 const call = (id: unknown, params: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });
 const spin = (id: unknown, ms: number) => call(id, { name: 'spin', arguments: { ms } });
@@ -145,30 +145,10 @@ describe('Streamable HTTP', () => {
     });
   }
 
-  /** The JSON-RPC messages of an SSE response, as they come; `ended` settles when the server ends the stream. */
-  function sse(res: globalThis.Response): { messages: Msg[]; ended: Promise<void> } {
-    const messages: Msg[] = [];
-    const ended = (async () => {
-      let buffer = '';
-      for await (const chunk of res.body!.pipeThrough(new TextDecoderStream())) {
-        buffer += chunk;
-        for (let cut = buffer.indexOf('\n\n'); cut >= 0; cut = buffer.indexOf('\n\n')) {
-          const data = buffer.slice(0, cut).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).join('');
-          buffer = buffer.slice(cut + 2);
-          if (data.trim()) messages.push(JSON.parse(data) as Msg);
-        }
-      }
-    })();
-    return { messages, ended };
-  }
-
-  const within = <T>(p: Promise<T>, ms: number, what: string) =>
-    Promise.race([p, sleep(ms).then(() => Promise.reject(new Error(`${what}: not within ${ms} ms`)))]);
-
   it('a ping reusing the id of a running call is refused with 400; the cancelled call gets nothing, its stream ends; new calls work', async () => {
     const { client, sessionId } = await connect();
     const before = await stats(client);
-    const first = sse(await post(sessionId, spin('x', 20_000)));
+    const first = sseMessages(await post(sessionId, spin('x', 20_000)));
     await until(async () => (await stats(client)).running === before.running! + 1, 10_000, 'call x running');
     const dup = await post(sessionId, ping('x'));
     expect(dup.status).toBe(400);
@@ -183,7 +163,7 @@ describe('Streamable HTTP', () => {
     const next = await client.callTool({ name: 'spin', arguments: { ms: 1 } });
     expect(next.isError).toBeFalsy();
     // Once the call is over its id is free again.
-    const again = sse(await post(sessionId, ping('x')));
+    const again = sseMessages(await post(sessionId, ping('x')));
     await within(again.ended, 10_000, 'the ping answered');
     expect(again.messages).toEqual([{ jsonrpc: '2.0', id: 'x', result: {} }]);
   });
@@ -196,7 +176,7 @@ describe('Streamable HTTP', () => {
       expect([a.status, b.status].sort()).toEqual([200, 400]);
       const [admitted, refused] = a.status === 200 ? [a, b] : [b, a];
       expect(await refused.json()).toMatchObject({ id, error: { code: ErrorCode.InvalidRequest } });
-      const stream = sse(admitted);
+      const stream = sseMessages(admitted);
       await within(stream.ended, 10_000, 'the admitted request answered');
       expect(stream.messages).toHaveLength(1);
       expect(stream.messages[0]).toHaveProperty('id', id);
@@ -236,7 +216,7 @@ describe('Streamable HTTP', () => {
 
   it('invalid tools/call params are -32602 in words; messages read once through the SDK client', async () => {
     const { client, sessionId } = await connect();
-    const raw = sse(await post(sessionId, call('no-name', { arguments: {} })));
+    const raw = sseMessages(await post(sessionId, call('no-name', { arguments: {} })));
     await within(raw.ended, 10_000, 'answered');
     expect(raw.messages).toEqual([{ jsonrpc: '2.0', id: 'no-name', error: { code: ErrorCode.InvalidParams, message: 'invalid tools/call params: name: expected string, received undefined' } }]);
     const invalid = await client.request({ method: 'tools/call', params: { name: 'spin', arguments: [1] } } as never, CallToolResultSchema).catch((e: unknown) => e);

@@ -3,19 +3,11 @@
  * cancellations that must be ignored in silence, malformed input, and the
  * process lifecycle.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CLIENT_TOOLS, RawServer, sleep } from './helpers.js';
+import { perTestServers } from './per-test-servers.js';
 
-let servers: RawServer[] = [];
-afterEach(() => {
-  for (const s of servers) s.kill();
-  servers = [];
-});
-function start(args: string[] = []): RawServer {
-  const s = new RawServer(args);
-  servers.push(s);
-  return s;
-}
+const start = perTestServers((args) => new RawServer(args));
 const call = (id: unknown, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) => ({
   jsonrpc: '2.0',
   id,

@@ -3,19 +3,11 @@
  * lines, a request with a bad envelope, not reading stdout at all, closing
  * stdout. All over the real wire, against the server subprocess.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { answerCounts, LineServer } from './line-client.js';
+import { perTestServers } from './per-test-servers.js';
 
-let servers: LineServer[] = [];
-afterEach(() => {
-  for (const s of servers) s.kill();
-  servers = [];
-});
-function start(args: string[] = []): LineServer {
-  const s = new LineServer(args);
-  servers.push(s);
-  return s;
-}
+const start = perTestServers((args) => new LineServer(args));
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 const spin = (id: unknown, ms: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms } } });
 const errorOf = (m: Record<string, unknown>) => m.error as { code: number; message: string };

@@ -6,22 +6,12 @@
  */
 import { expect, it } from 'vitest';
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import { rng } from '../bench/lib/rng.js';
 import { sleep } from './helpers.js';
 import { TaskWire, type Answer } from './task-wire.js';
 
 const RACES = 2_000;
 const PARALLEL = 16;
-
-/** A seeded generator, so a failing storm can be replayed (the seed is in the failure message). */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 it(`${RACES} randomized complete-vs-tasks/cancel races agree on every task, and the counters add up`, async () => {
   const seed = Number(process.env.TASK_STORM_SEED ?? Date.now() % 1_000_000);

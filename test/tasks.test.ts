@@ -241,13 +241,17 @@ describe('tasks over stdio', () => {
   });
 
   it('closing stdin cancels the still-running tasks: the work stops and the server exits 0', async () => {
-    const w = new TaskWire();
+    // One thread and no standby: one task runs, the other waits in the queue; both are cancelled.
+    const w = new TaskWire(['--threads', '1', '--spare-threads', '0']);
     await w.initialize();
     await w.createTask('spin', { ms: 600_000 });
-    await w.until(async () => (await w.stats()).running === 1, 10_000, 'the task to run');
+    await w.createTask('spin', { ms: 600_000 });
+    await w.until(async () => (await w.stats()).running === 1 && (await w.stats()).queued === 1, 10_000, 'one task running, one queued');
     const t0 = Date.now();
     expect(await w.close()).toBe(0);
     expect(Date.now() - t0).toBeLessThan(5_000);
+    // The executor's shutdown would stop the work anyway; this line is the connection's own close cancelling its tasks.
+    expect(w.stderr).toMatch(/\] session closed: cancelled 2 working task\(s\)\n/);
     expect(w.violations).toEqual([]);
   });
 });

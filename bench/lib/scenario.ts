@@ -65,14 +65,3 @@ export function serverInfo(spec: ServerSpec): ServerInfo {
   return { label: specLabel(spec), command: ['node', ...serverCommand(spec).map((a) => a.replace(/^.*\/dist\//, 'dist/'))].join(' ') };
 }
 
-/** A small seeded PRNG (mulberry32), so every server sees the same random pattern. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

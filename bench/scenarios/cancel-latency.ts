@@ -12,19 +12,13 @@
  * Modes alternate sample by sample, and configurations round-robin.
  */
 import { cdfChart, logDotChart } from '../../src/probe/charts.js';
-import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
+import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
+import { rng } from '../lib/rng.js';
+import { A_MS, GRACE_MS, LEAD_MS, WARM_CALLS } from '../lib/sample-timing.js';
 import { type Connection, specLabel, type ServerKind, type ServerSpec, type TransportKind, withConnections } from '../lib/servers.js';
 import { alternate, fmt, sleep, summarize, us, type Summary } from '../../src/probe/stats.js';
 
 const STAGES = [0.1, 1, 10] as const;
-/** Long enough that no mechanism gets out of it by the call simply ending. */
-const A_MS = 3000;
-/** Time between sending A and cancelling it (plus a random phase). */
-const LEAD_MS = 15;
-/** Zero-work calls before each sample (the last one timed as the idle-server call). */
-const WARM_CALLS = 10;
-/** Ours: how long a cancelled call may ignore its checkpoints before the hard stop. */
-const GRACE_MS = 100;
 
 /** Ours, after a hard stop: time for the terminated thread's replacement to start before the next sample. */
 const REPLACE_MS = 300;

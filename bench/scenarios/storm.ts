@@ -7,7 +7,8 @@
  * cancel decisions.
  */
 import { barChart } from '../../src/probe/charts.js';
-import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, rng, serverInfo } from '../lib/scenario.js';
+import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
+import { rng } from '../lib/rng.js';
 import { Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
 import { alternate, median, pairedRatio, sleep } from '../../src/probe/stats.js';
 

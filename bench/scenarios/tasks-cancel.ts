@@ -14,14 +14,12 @@
 import { CancelTaskResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { cdfChart } from '../../src/probe/charts.js';
 import { alternate, fmt, sleep, summarize, us } from '../../src/probe/stats.js';
-import { type RunContext, type Scenario, type ScenarioResult, type Target, rng, serverInfo } from '../lib/scenario.js';
+import { type RunContext, type Scenario, type ScenarioResult, type Target, serverInfo } from '../lib/scenario.js';
+import { rng } from '../lib/rng.js';
+import { A_MS, GRACE_MS, LEAD_MS, WARM_CALLS } from '../lib/sample-timing.js';
 import { type Connection, type ServerSpec, withConnections } from '../lib/servers.js';
 
 const STAGE_MS = 1;
-const A_MS = 3000;
-const LEAD_MS = 15;
-const WARM_CALLS = 10;
-const GRACE_MS = 100;
 /** Short, so the session never reaches its task limit (256 by default): a sample takes about 40 ms. */
 const TASK_TTL_MS = 1000;
 

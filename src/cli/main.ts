@@ -117,7 +117,15 @@ program
       toolSettings: { root: resolve(flags.root) },
       ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
     });
-    configureTasks(executor, { maxTasksPerSession: flags.maxTasksPerSession, maxTasks: flags.maxTasks, defaultTtlMs: flags.taskTtlMs, maxTtlMs: flags.maxTaskTtlMs });
+    configureTasks(executor, {
+      maxTasksPerSession: flags.maxTasksPerSession,
+      maxTasks: flags.maxTasks,
+      defaultTtlMs: flags.taskTtlMs,
+      maxTtlMs: flags.maxTaskTtlMs,
+      onOwnerClosed: (_owner, cancelled) => {
+        if (cancelled > 0) log(`session closed: cancelled ${cancelled} working task(s)`);
+      },
+    });
     const wire = newWireStats();
     let stopping = false;
     const stop = async (why: string, close: () => Promise<void>) => {

@@ -49,17 +49,6 @@ import type {
 /** The longest delay a Node timer accepts; the SDK's own timeout is pushed out to it, ours applies instead. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-export type {
-  CancelAwareClientOptions,
-  CallOptions,
-  ConnectOptions,
-  ServerRequestContext,
-  SamplingHandler,
-  ElicitationHandler,
-  RootsHandler,
-  CancelAwareClientStats,
-} from './options.js';
-
 /**
  * How a call ends when the caller stopped waiting: its signal aborted
  * (`name` is `'AbortError'`) or its timeout passed (`'TimeoutError'`), the

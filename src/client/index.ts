@@ -13,7 +13,7 @@ export type {
   SamplingHandler,
   ElicitationHandler,
   RootsHandler,
-} from './client.js';
+} from './options.js';
 export type { TaskHandle, TaskCallOptions, TaskClientCounters } from './task-handle.js';
 export { ClientGuard, InboundRequest, DEFAULT_CANCELLED_TTL_MS } from './guard.js';
 export { OutboundRequest } from '../wire/outbound-ledger.js';

@@ -4,7 +4,7 @@
  * state is the shared state word while it holds a slot, and its settled
  * outcome afterwards; nothing else shadows it.
  */
-import type { CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
+import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { PoolOutcome } from '../pool/pool.js';
 import type { WorkerTask } from '../pool/protocol.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
@@ -19,20 +19,11 @@ import { WorkerChannel } from './worker-channel.js';
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
 
-/** The executor's counters a job moves. */
-export interface JobCounters {
-  completed: number;
-  cancelled: number;
-  failed: number;
-  timedOut: number;
-  running: number;
-  stopping: number;
-  hardKilled: number;
-  lateCancelsIgnored: number;
-  logsDropped: number;
-  reportsReceived: number;
-  reportsDiscarded: number;
-}
+/** The executor's counters a job moves: a subset of the stats it reports. */
+export type JobCounters = Pick<
+  BackendStats,
+  'completed' | 'cancelled' | 'failed' | 'timedOut' | 'running' | 'stopping' | 'hardKilled' | 'lateCancelsIgnored' | 'logsDropped' | 'reportsReceived' | 'reportsDiscarded'
+>;
 
 /** What a job needs from its executor, and nothing more. */
 export interface JobHost {

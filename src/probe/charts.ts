@@ -9,6 +9,11 @@ import { cdf } from './stats.js';
 const WIDTH = 560;
 const HEIGHT = 300;
 
+/** What every chart here shares: the schema, its title and its size. */
+function frame(title: string) {
+  return { $schema: 'https://vega.github.io/schema/vega-lite/v6.json', title, width: WIDTH, height: HEIGHT } as const;
+}
+
 /** Latency CDFs, one line per series, log-scaled time axis. */
 export function cdfChart(title: string, series: readonly { label: string; values: readonly number[] }[], xTitle = 'latency (ms, log scale)'): TopLevelSpec {
   const values = series.flatMap((s) => {
@@ -18,10 +23,7 @@ export function cdfChart(title: string, series: readonly { label: string; values
     return [...(points.length ? [{ ...points[0]!, fraction: 0 }] : []), ...points].map((p) => ({ series: name, ms: Math.max(p.ms, 0.01), fraction: p.fraction }));
   });
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: WIDTH,
-    height: HEIGHT,
+    ...frame(title),
     data: { values },
     mark: { type: 'line', interpolate: 'step-after', strokeWidth: 2 },
     encoding: {
@@ -35,10 +37,7 @@ export function cdfChart(title: string, series: readonly { label: string; values
 /** Grouped bars: one group per `group`, one bar per `series`. */
 export function barChart(title: string, rows: readonly { group: string; series: string; value: number }[], yTitle: string, groupTitle: string): TopLevelSpec {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: WIDTH,
-    height: HEIGHT,
+    ...frame(title),
     data: { values: rows.map((r) => ({ ...r })) },
     mark: { type: 'bar', tooltip: true },
     encoding: {
@@ -53,10 +52,7 @@ export function barChart(title: string, rows: readonly { group: string; series: 
 /** Points on a log scale: one column per `group`, one colour per `series` (for values spanning decades). */
 export function logDotChart(title: string, rows: readonly { group: string; series: string; value: number }[], yTitle: string, groupTitle: string): TopLevelSpec {
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title,
-    width: WIDTH,
-    height: HEIGHT,
+    ...frame(title),
     data: { values: rows.map((r) => ({ ...r })) },
     mark: { type: 'point', filled: true, size: 90, opacity: 0.9 },
     encoding: {

@@ -56,6 +56,12 @@ export interface TaskRunnerOptions {
    * @default 1000
    */
   readonly sweepIntervalMs?: number;
+  /**
+   * Told, as an owner's session closes, how many of its working tasks that
+   * cancelled (the command line logs it). Called before the cancelled jobs
+   * have stopped: each stops at its next checkpoint.
+   */
+  readonly onOwnerClosed?: (owner: string, cancelled: number) => void;
 }
 
 interface LiveTask {
@@ -86,7 +92,7 @@ export class TaskRunner {
   constructor(
     private readonly backend: TaskBackend,
     readonly store: TaskStore,
-    options: TaskRunnerOptions = {},
+    private readonly options: TaskRunnerOptions = {},
   ) {
     this.sweeper = setInterval(() => void this.sweep(), options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
     this.sweeper.unref();
@@ -164,12 +170,17 @@ export class TaskRunner {
    */
   async closeOwner(owner: string): Promise<void> {
     const pending: Promise<unknown>[] = [];
+    let cancelled = 0;
     for (const [taskId, live] of this.live) {
       if (live.owner !== owner || live.terminal) continue;
       const result = this.backend.cancel(taskSession(owner), taskId, 'session closed');
-      if (result === 'cancelled-queued' || result === 'cancelled-running') pending.push(this.settle(owner, taskId, 'cancelled', cancelledAnswer(taskId), 'The session closed.'));
-      else pending.push(this.store.waitForTerminal(owner, taskId));
+      if (result === 'cancelled-queued' || result === 'cancelled-running') {
+        cancelled++;
+        pending.push(this.settle(owner, taskId, 'cancelled', cancelledAnswer(taskId), 'The session closed.'));
+      } else pending.push(this.store.waitForTerminal(owner, taskId));
     }
+    // Before any await: a stdio server exits right after its connection closes.
+    this.options.onOwnerClosed?.(owner, cancelled);
     await Promise.all(pending);
     this.removed(await this.store.dropOwner(owner), 'tasksCancelled');
   }
