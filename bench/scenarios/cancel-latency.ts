@@ -72,7 +72,10 @@ function configLabel(c: Config): string {
   return c.spec.kind === 'ours' ? `${label}, ${c.cooperative ? 'cooperative' : `hard stop (grace ${GRACE_MS} ms)`}` : label;
 }
 
-async function sample(conn: Connection, c: Config, mode: Mode, random: () => number): Promise<{ ms: number; idleMs: number }> {
+/** How long "cancel → stopped" may wait for the server to report A stopped; past it the sample is counted as never stopped, not timed. */
+const STOP_WAIT_MS = 15_000;
+
+async function sample(conn: Connection, c: Config, mode: Mode, random: () => number): Promise<{ ms: number; idleMs: number } | 'never-stopped'> {
   // A hard stop or a baseline's cancel replaced the worker in the previous sample: heat the new one
   // (JIT, lazy paths) so that A, B and the idle call do not pay for a cold worker. Only the last call is timed.
   for (let i = 1; i < WARM_CALLS; i++) await conn.warm();
@@ -91,7 +94,10 @@ async function sample(conn: Connection, c: Config, mode: Mode, random: () => num
   const t0 = performance.now();
   controller.abort();
   if (b) await b;
-  else while ((await conn.stoppedCount()) <= before);
+  else {
+    // Bounded: a server whose stop counter never moves (a baseline whose worker crashed, say) must not hang the run.
+    while ((await conn.stoppedCount()) <= before) if (performance.now() - t0 > STOP_WAIT_MS) return 'never-stopped';
+  }
   const elapsed = performance.now() - t0;
   await a;
   // A hard stop terminated A's thread; ours keeps serving on the standby thread meanwhile, but the next
@@ -109,6 +115,7 @@ export const cancelLatency: Scenario = {
     const all = configs(ctx.quick);
     const specs = [...new Map(all.map((c) => [JSON.stringify(c.spec), c.spec])).values()];
     const samples: Sample[] = [];
+    const neverStopped = new Map<string, number>();
     const late = await withConnections(specs, async (conns) => {
       const index = new Map(specs.map((s, i) => [JSON.stringify(s), i]));
       const connOf = (c: Config) => conns[index.get(JSON.stringify(c.spec))!]!;
@@ -116,6 +123,10 @@ export const cancelLatency: Scenario = {
       await alternate(all, (c) => c.samples, async (c, round) => {
         const mode = c.modes[round % c.modes.length]!;
         const r = await sample(connOf(c), c, mode, random);
+        if (r === 'never-stopped') {
+          neverStopped.set(c.key, (neverStopped.get(c.key) ?? 0) + 1);
+          return ctx.progress.tick(c.estimateMs);
+        }
         samples.push({ config: c.key, mode, ms: us(r.ms) });
         if (mode === 'reused') samples.push({ config: c.key, mode: 'idle', ms: us(r.idleMs) });
         ctx.progress.tick(c.estimateMs);
@@ -139,7 +150,9 @@ export const cancelLatency: Scenario = {
         title: 'Latency after a cancellation (ms)',
         columns: ['server', 'stage ms', 'measure', 'n', 'p50', 'p90', 'p99', 'max'],
         rows,
-        note: `Late responses (answers the client got for calls it had cancelled): ${Object.entries(late).map(([k, v]) => `${k}: ${v}`).join(', ')}.`,
+        note:
+          `Late responses (answers the client got for calls it had cancelled): ${Object.entries(late).map(([k, v]) => `${k}: ${v}`).join(', ')}.` +
+          (neverStopped.size ? ` Samples not reported stopped within ${STOP_WAIT_MS} ms of the cancel (left out of the table): ${[...neverStopped].map(([k, v]) => `${k}: ${v}`).join(', ')}.` : ''),
       },
     ];
 
