@@ -7,7 +7,8 @@ import type { ResourceLimits } from 'node:worker_threads';
 import { pathToFileURL } from 'node:url';
 import PQueue from 'p-queue';
 import { describeIssues } from './issues.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { BackendStats, CallBackend, CallHandle, CancelResult, JobOutcome, StartOptions } from './backend/backend.js';
+import { DuplicateRequestError, ExecutorClosedError } from './errors.js';
 import { FairQueue, type FairQueueOptions } from './admission/fair-queue.js';
 import { WorkerPool, type PoolOutcome } from './pool/pool.js';
 import type { JobReports, ReportMessage } from './pool/protocol.js';
@@ -15,7 +16,12 @@ import { JobChannel } from './pool/job-channel.js';
 import { severityOf, type LoggingLevel } from './stages/log-levels.js';
 import { InFlightRegistry, type InFlightEntry, type RequestId } from './registry/registry.js';
 import { JobState, StateSlab, type JobStateName, type SlotRef } from './state/job-state.js';
-import { toolsOfModule, type ClientRequestMethod, type StageContext, type ToolDefinition } from './stages/tool.js';
+import { toolsOfModule, type ToolDefinition } from './stages/tool.js';
+
+export type { ProgressReport, LogEntry, ClientRequestHandler, StartOptions, JobOutcome, CancelResult } from './backend/backend.js';
+export { DuplicateRequestError } from './errors.js';
+/** The local pool's counters: see {@link BackendStats}. */
+export type ExecutorStats = BackendStats;
 
 /** The built-in tools module, compiled next to the runtime. */
 export const BUILTIN_TOOLS = new URL('../workers/tools/index.js', import.meta.url).href;
@@ -69,125 +75,10 @@ export interface ExecutorOptions {
   readonly progressIntervalMs?: number;
 }
 
-/** One progress report from a running job. */
-export interface ProgressReport {
-  readonly progress: number;
-  readonly total?: number;
-  readonly message?: string;
-}
-
-/** One log message from a running job's `ctx.log`. */
-export interface LogEntry {
-  readonly level: LoggingLevel;
-  readonly message: string;
-  /** Absent when the stage passed none. */
-  readonly data?: unknown;
-}
-
-/** Answers a stage's `ctx.requestClient` call; `signal` fires if the job stops first. */
-export type ClientRequestHandler = (
-  method: ClientRequestMethod,
-  params: Record<string, unknown>,
-  signal: AbortSignal,
-) => Promise<Record<string, unknown>>;
-
-/** What to run, for {@link Job.start}. */
-export interface StartOptions {
-  readonly tool: string;
-  /** Arguments; validated against the tool's schema before the job is queued. */
-  readonly args: unknown;
-  /** Higher runs first. Default 0. */
-  readonly priority?: number;
-  /** Overrides the tool's own deadline. */
-  readonly timeoutMs?: number;
-  /**
-   * Receives progress, throttled in the worker. Every report the worker sent
-   * before returning arrives before the outcome settles; none once the job was
-   * stopped.
-   */
-  readonly onProgress?: (report: ProgressReport) => void;
-  /** Receives the stages' `ctx.log` messages, with the same ordering as progress. Without it, `ctx.log` does nothing. */
-  readonly onLog?: (entry: LogEntry) => void;
-  /** Messages below this level cost nothing in the worker. Default `debug` (all). */
-  readonly logLevel?: LoggingLevel;
-  /**
-   * Give the job a live channel for its logs, so they arrive while it runs.
-   * Without one (and without progress or `usesClient`), logs are delivered
-   * just before the outcome, and a call that logs nothing costs no channel.
-   * Default false.
-   */
-  readonly liveLogs?: boolean;
-  /** Needed for tools declared with `usesClient`. */
-  readonly onClientRequest?: ClientRequestHandler;
-}
-
-/** How a job ended. Only `cancelled` means "send nothing". */
-export type JobOutcome =
-  | { readonly kind: 'completed'; readonly result: CallToolResult }
-  | { readonly kind: 'failed'; readonly message: string; readonly stage?: string; readonly code: 'stage' | 'crash' | 'queue_full' | 'unknown_tool' | 'invalid_arguments' | 'rejected' }
-  | { readonly kind: 'timedOut'; readonly timeoutMs: number; readonly hardKilled: boolean }
-  | { readonly kind: 'cancelled'; readonly from: 'queued' | 'running'; readonly hardKilled: boolean };
-
-/**
- * Counters for observability. Gauges: `running`, `stopping`, `queued`,
- * `inFlight`, `threads`; the rest only grow. A cancellation or deadline that
- * wins is counted the moment it wins, before the stopped job's worker has
- * returned; only `hardKilled` (and the `stopping` gauge) settle when it does.
- */
-export interface ExecutorStats {
-  /** Calls answered with their result. Counted when the response is handed to the server. */
-  completed: number;
-  /** Calls whose cancellation won, queued or running; counted when it wins. */
-  cancelled: number;
-  /** Calls answered with an error (stage failure, crash, full queue, bad arguments). */
-  failed: number;
-  /** Calls whose deadline won; counted when it wins. */
-  timedOut: number;
-  /** Jobs on a worker thread that were not stopped (a job answering its result counts until its worker returns). */
-  running: number;
-  /** Jobs cancelled or timed out while running whose worker has not returned yet (each still holds its thread). */
-  stopping: number;
-  /** Jobs waiting for a worker. */
-  queued: number;
-  /** Stopped jobs whose worker ignored its checkpoints past the grace period and was terminated; counted when it is gone. */
-  hardKilled: number;
-  /** Cancellations that arrived after completion (or the deadline) had won. */
-  lateCancelsIgnored: number;
-  /** Cancellations for no request in flight. */
-  unknownCancelsIgnored: number;
-  /** Log messages refused by their job's budget in the worker (see {@link StageContext.log}). */
-  logsDropped: number;
-  /** Progress and log messages that reached the main thread from workers (after the worker's throttle). */
-  reportsReceived: number;
-  /** Of those, the ones that arrived after their job was stopped: not delivered. */
-  reportsDiscarded: number;
-  inFlight: number;
-  threads: number;
-}
-
-/** Result of a cancellation request. */
-export type CancelResult =
-  /** Cancellation won before the job reached a worker. */
-  | 'cancelled-queued'
-  /** Cancellation won while a worker ran the job; it stops at its next boundary. */
-  | 'cancelled-running'
-  /** Completion (or the deadline) had already won; nothing changes. */
-  | 'too-late'
-  /** No such inbound request in that session. */
-  | 'unknown';
-
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
 
-/** Thrown by {@link Executor.reserve} when the same session already has that id in flight. */
-export class DuplicateRequestError extends Error {
-  constructor(readonly session: string, readonly id: RequestId) {
-    super(`request id ${JSON.stringify(id)} is already in flight in this session`);
-    this.name = 'DuplicateRequestError';
-  }
-}
-
-export class Executor {
+export class Executor implements CallBackend {
   /** Inbound jobs and outbound requests, keyed by direction, session and id. */
   readonly registry = new InFlightRegistry<InFlightEntry>();
   /** Tools by name. */
@@ -263,7 +154,7 @@ export class Executor {
    * {@link Job.start}, or {@link Job.abandon} it if it will not run.
    */
   reserve(session: string, id: RequestId): Job {
-    if (this.closed) throw new Error('executor is closed');
+    if (this.closed) throw new ExecutorClosedError();
     const job = new Job(this, session, id);
     if (!this.registry.add(job)) throw new DuplicateRequestError(session, id);
     return job;
@@ -299,6 +190,11 @@ export class Executor {
     for (const entry of waitingFirst(this.registry.inSession('inbound', session))) if (entry.stop(reason)) n++;
     for (const entry of this.registry.inSession('outbound', session)) entry.stop(reason);
     return n;
+  }
+
+  /** {@link CallBackend.callsInFlight}. */
+  callsInFlight(session: string): number {
+    return this.registry.inSession('inbound', session).length;
   }
 
   /**
@@ -342,7 +238,7 @@ function waitingFirst<E extends InFlightEntry>(entries: E[]): E[] {
 }
 
 /** One inbound tool call, from reservation until it leaves the registry. */
-export class Job implements InFlightEntry {
+export class Job implements InFlightEntry, CallHandle {
   readonly direction = 'inbound' as const;
   /** Settles when the job has ended and its worker is free (or replaced). */
   readonly outcome: Promise<JobOutcome>;

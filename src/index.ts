@@ -17,6 +17,9 @@ export type {
   LogEntry,
   ClientRequestHandler,
 } from './executor.js';
+export type { CallBackend, CallHandle, BackendStats, FailureCode } from './backend/backend.js';
+export { McpCancelPoolError, ExecutorClosedError, InvalidOptionError, ToolModuleError } from './errors.js';
+export type { ErrorCodeName } from './errors.js';
 export { defineTool, stage, StopError } from './stages/tool.js';
 export type { ToolDefinition, StageContext, StageFn, NamedStage, StageLike, ClientRequestMethod, ToolModule, LoggingLevel } from './stages/tool.js';
 export { InFlightRegistry } from './registry/registry.js';

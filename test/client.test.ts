@@ -186,13 +186,13 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     controller.abort('stop');
     await call;
     await until(() => s.conn.tap.cancelsReceived().length === 1, 5000, 'server cancellation');
-    if (s.conn.memory) expect(s.conn.memory.executor.registry.get('outbound', 'memory', samplingId)).toMatchObject({ state: 'cancellationRequested', method: 'sampling/createMessage' });
+    if (s.conn.memory) expect(s.conn.memory.guard.clientRequests.get(samplingId)).toMatchObject({ state: 'cancellationRequested', method: 'sampling/createMessage' });
     // A client that answers anyway (our client would not): the answer crossed the cancellation on the wire.
     await s.conn.tap.sendRaw({ jsonrpc: '2.0', id: samplingId, result: modelSays('late') } as Msg);
     await until(async () => (await stats(s)).lateClientResponsesIgnored === 1, 5000, 'late answer absorbed');
     if (s.conn.memory) {
       expect(s.conn.memory.errors).toEqual([]); // the SDK server never saw it, so no "unknown message ID"
-      await until(() => s.conn.memory!.executor.registry.size === 0, 5000, `registry to empty: ${JSON.stringify(s.conn.memory.executor.registry.all().map((e) => [e.direction, e.id, e.state]))}`);
+      await until(() => s.conn.memory!.executor.registry.size + s.conn.memory!.guard.clientRequests.entries().length === 0, 5000, `registry to empty: ${JSON.stringify([...s.conn.memory.executor.registry.all(), ...s.conn.memory.guard.clientRequests.entries()].map((e) => [e.direction, e.id, e.state]))}`);
     }
     // The connection keeps working.
     expect((await s.client.callTool({ name: 'ask_roots', arguments: {} })).content).toEqual([{ type: 'text', text: 'client has 1 roots' }]);
@@ -262,12 +262,12 @@ describe("the server's outbound requests, in memory", () => {
     const s = await start('memory');
     const call = s.client.callTool({ name: 'ask_model', arguments: {} }).catch((e: unknown) => e);
     await until(() => s.sampling.length === 1, 10_000, 'sampling request');
-    const { executor, errors } = s.conn.memory!;
-    expect(executor.registry.inSession('outbound', 'memory')).toHaveLength(1);
+    const { executor, guard, errors } = s.conn.memory!;
+    expect(guard.clientRequests.entries()).toHaveLength(1);
     await s.client.close();
     expect(await call).toMatchObject({ message: expect.stringMatching(/Connection closed/) });
     expect(s.sampling[0]!.ctx.signal.aborted).toBe(true); // the client side let go of it as well
-    await until(() => executor.registry.size === 0, 5000, 'registry to empty');
+    await until(() => executor.registry.size + guard.clientRequests.entries().length === 0, 5000, 'registry to empty');
     expect(executor.stats()).toMatchObject({ cancelled: 1, running: 0 });
     expect(errors).toEqual([]);
   });
@@ -279,21 +279,22 @@ describe("the server's outbound requests, in memory", () => {
     await until(() => s.sampling.length === 1, 10_000, 'sampling request');
     controller.abort();
     await call;
-    const { executor } = s.conn.memory!;
+    const { executor, guard } = s.conn.memory!;
     await until(() => executor.registry.inSession('inbound', 'memory').length === 0, 5000, 'job settled');
-    expect(executor.registry.inSession('outbound', 'memory').map((e) => e.state)).toEqual(['cancellationRequested']);
-    await until(() => executor.registry.size === 0, 2000, 'TTL');
+    expect(guard.clientRequests.entries().map((e) => e.state)).toEqual(['cancellationRequested']);
+    await until(() => executor.registry.size + guard.clientRequests.entries().length === 0, 2000, 'TTL');
   });
 
   it('stopping an outbound entry the SDK does not know about cancels it towards the client and settles the SDK request', async () => {
     const s = await start('memory');
-    const { server, executor } = s.conn.memory!;
+    const { server, executor, guard } = s.conn.memory!;
     // A request the server sends on its own, not from a tool: no job, no signal.
     const asked = server.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 }).catch((e: unknown) => e);
     await until(() => s.sampling.length === 1, 5000, 'sampling request');
-    const entry = executor.registry.inSession('outbound', 'memory')[0]!;
+    const entry = guard.clientRequests.entries()[0]!;
     expect(entry).toMatchObject({ method: 'sampling/createMessage', relatedRequestId: undefined, state: 'pending' });
-    expect(executor.cancelSession('memory', 'admin closed the session')).toBe(0); // no inbound job; the outbound entry is stopped
+    expect(executor.callsInFlight('memory')).toBe(0); // no inbound job; the outbound entry is stopped
+    guard.cancelAll('admin closed the session');
     expect(await asked).toMatchObject({ code: -32001 });
     expect(s.sampling[0]!.ctx.signal.reason).toBe('admin closed the session');
     expect(entry.stop('again')).toBe(false); // once only

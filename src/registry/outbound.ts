@@ -139,6 +139,11 @@ export class OutboundLedger {
     for (const entry of this.options.registry.inSession('outbound', this.options.session)) if (entry instanceof OutboundRequest) this.forget(entry);
   }
 
+  /** A snapshot of this ledger's live entries, pending or waiting out their TTL. */
+  entries(): OutboundRequest[] {
+    return this.options.registry.inSession('outbound', this.options.session).filter((e): e is OutboundRequest => e instanceof OutboundRequest);
+  }
+
   /** Entries in each state. */
   counts(): { pending: number; cancelling: number } {
     let pending = 0;

@@ -22,7 +22,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { z } from 'zod';
-import type { ClientRequestHandler, Executor, ExecutorStats, LogEntry, ProgressReport } from '../executor.js';
+import type { BackendStats, CallBackend, ClientRequestHandler, LogEntry, ProgressReport } from '../backend/backend.js';
 import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
 import type { GuardedTransport, WireStats } from '../transport/guard.js';
 
@@ -32,11 +32,11 @@ export const STATS_URI = 'executor://stats';
 export const SERVER_BUSY = -32000;
 
 /** Everything `executor://stats` reports. */
-export type ServerStats = ExecutorStats & WireStats;
+export type ServerStats = BackendStats & WireStats;
 
 /** Reads the combined counters. */
-export function serverStats(executor: Executor, wire: WireStats): ServerStats {
-  return { ...executor.stats(), ...wire };
+export function serverStats(backend: CallBackend, wire: WireStats): ServerStats {
+  return { ...backend.stats(), ...wire };
 }
 
 /** Raised for a cancelled call; the SDK suppresses it and the guard would drop it. Never reaches the wire. */
@@ -49,7 +49,7 @@ const RESULT_SCHEMAS = {
 } as const;
 
 /** Builds the SDK server for one connection; connect it to `guard`. */
-export function createMcpServer(executor: Executor, guard: GuardedTransport, wire: WireStats, version: string): Server {
+export function createMcpServer(backend: CallBackend, guard: GuardedTransport, wire: WireStats, version: string): Server {
   const server = new Server(
     { name: 'mcp-cancel-pool', version },
     {
@@ -57,7 +57,7 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
       instructions: 'CPU-heavy tools run on a worker pool. Cancel a call with notifications/cancelled and its work stops at the next checkpoint; no response is sent for it.',
     },
   );
-  const listed: Tool[] = [...executor.tools.values()].map((tool) => ({
+  const listed: Tool[] = [...backend.tools.values()].map((tool) => ({
     name: tool.name,
     ...(tool.title !== undefined && { title: tool.title }),
     description: tool.description,
@@ -121,7 +121,7 @@ export function createMcpServer(executor: Executor, guard: GuardedTransport, wir
 
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     if (request.params.uri !== STATS_URI) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
-    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(executor, wire)) }] };
+    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(backend, wire)) }] };
   });
 
   return server;

@@ -21,10 +21,11 @@ import {
   type MessageExtraInfo,
 } from '@modelcontextprotocol/sdk/types.js';
 import { asError, cancelledNotification, cancelledRequestId, isNotification, isRequest, isResponse, TransportWrapper } from './wrapper.js';
-import { DuplicateRequestError, type Executor, type Job } from '../executor.js';
+import type { CallBackend, CallHandle } from '../backend/backend.js';
+import { DuplicateRequestError } from '../errors.js';
 import { callParamsProblem } from '../server/call-params.js';
 import { OutboundLedger } from '../registry/outbound.js';
-import type { RequestId } from '../registry/registry.js';
+import { InFlightRegistry, type RequestId } from '../registry/registry.js';
 
 /** Counted at the wire, shared by every connection of a server (start from {@link newWireStats}). */
 export interface WireStats {
@@ -66,7 +67,7 @@ export class GuardedTransport extends TransportWrapper {
    * request whose id is absent here reaches the SDK, which keys its own
    * bookkeeping (abort controllers, HTTP streams) by id alone.
    */
-  private readonly requests = new Map<RequestId, Job | typeof NOT_A_JOB>();
+  private readonly requests = new Map<RequestId, CallHandle | typeof NOT_A_JOB>();
   /**
    * Runs once the handler of a cancelled call has settled. Streamable HTTP
    * uses it to end that POST's response stream, which would otherwise wait
@@ -84,13 +85,14 @@ export class GuardedTransport extends TransportWrapper {
     inner: Transport,
     /** The registry's session key for this connection. */
     readonly session: string,
-    private readonly executor: Executor,
+    private readonly backend: CallBackend,
     private readonly wire: WireStats,
     options: GuardOptions = {},
   ) {
     super(inner);
     this.clientRequests = new OutboundLedger({
-      registry: executor.registry,
+      // Its own registry: the backend keeps inbound calls only, and may live in another process.
+      registry: new InFlightRegistry(),
       session,
       ttlMs: options.cancelledTtlMs ?? 30_000,
       counters: {
@@ -108,12 +110,22 @@ export class GuardedTransport extends TransportWrapper {
 
   protected innerClosed(): void {
     this.closed = true; // the cascade below has no one left to tell
-    this.executor.cancelSession(this.session, 'transport closed');
+    this.backend.cancelSession(this.session, 'transport closed');
     this.clientRequests.close();
   }
 
+  /**
+   * Ends this connection's work without closing it: cancels its tool calls
+   * and, towards the client, its pending requests (settling the SDK's wait
+   * for each with an error).
+   */
+  cancelAll(reason: string): void {
+    this.backend.cancelSession(this.session, reason);
+    for (const entry of this.clientRequests.entries()) entry.stop(reason);
+  }
+
   /** The job reserved for an inbound tool call, for the request handler. */
-  jobFor(id: RequestId): Job | undefined {
+  jobFor(id: RequestId): CallHandle | undefined {
     return this.requests.get(id) ?? undefined;
   }
 
@@ -143,7 +155,7 @@ export class GuardedTransport extends TransportWrapper {
    * for the call.
    */
   cancel(id: RequestId, reason?: string): boolean {
-    const r = this.executor.cancel(this.session, id, reason);
+    const r = this.backend.cancel(this.session, id, reason);
     return r === 'cancelled-queued' || r === 'cancelled-running';
   }
 
@@ -199,7 +211,7 @@ export class GuardedTransport extends TransportWrapper {
       return false;
     }
     try {
-      this.requests.set(id, this.executor.reserve(this.session, id));
+      this.requests.set(id, this.backend.reserve(this.session, id));
       return true;
     } catch (error) {
       // The executor's registry still holds the id (a cancelled call whose worker has not returned yet), or it is closing.

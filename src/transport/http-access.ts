@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { isIP, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { NextFunction, Request, Response } from 'express';
+import { McpCancelPoolError } from '../errors.js';
 
 /** The environment variable the CLI reads the bearer token from when `--auth-token-file` is not given. */
 export const AUTH_TOKEN_ENV = 'MCP_CANCEL_POOL_AUTH_TOKEN';
@@ -21,7 +22,11 @@ export const AUTH_REALM = 'mcp-cancel-pool';
 export const MIN_TOKEN_LENGTH = 16;
 
 /** A configuration that must not be served; the CLI prints its message as one line and exits non-zero. */
-export class HttpConfigError extends Error {}
+export class HttpConfigError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_HTTP_CONFIG', message);
+  }
+}
 
 const LOCALHOST_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 

@@ -14,7 +14,7 @@
  * in flight cannot be taken for that call's response.
  */
 import { ErrorCode, JSONRPCMessageSchema, JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { DuplicateRequestError } from '../executor.js';
+import { DuplicateRequestError } from '../errors.js';
 import { describeIssues } from '../issues.js';
 import type { RequestId } from '../registry/registry.js';
 import { requestIdOf } from './envelope.js';

@@ -12,7 +12,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Executor } from '../executor.js';
+import type { CallBackend } from '../backend/backend.js';
 import type { RequestId } from '../registry/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../server/server.js';
 import { GuardedTransport, type WireStats } from './guard.js';
@@ -82,7 +82,7 @@ interface Session {
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost', '::1', '[::1]'];
 
 /** Serves MCP over Streamable HTTP at `/mcp`. */
-export async function serveHttp(executor: Executor, options: HttpOptions): Promise<HttpMcpServer> {
+export async function serveHttp(backend: CallBackend, options: HttpOptions): Promise<HttpMcpServer> {
   const host = options.host ?? '127.0.0.1';
   checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated });
   const maxSessions = options.maxSessions ?? 1000;
@@ -163,8 +163,8 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
         sessions.set(id, session);
       },
     });
-    const guard = new GuardedTransport(transport, id, executor, options.wire);
-    const server = createMcpServer(executor, guard, options.wire, options.version);
+    const guard = new GuardedTransport(transport, id, backend, options.wire);
+    const server = createMcpServer(backend, guard, options.wire, options.version);
     const streams = new ResponseStreams(transport);
     guard.afterCancelled = (requestId) => streams.cancelled(requestId);
     guard.afterAnswered = (requestId) => streams.answered(requestId);
@@ -178,7 +178,7 @@ export async function serveHttp(executor: Executor, options: HttpOptions): Promi
   const sweeper = setInterval(() => {
     const now = Date.now();
     for (const [id, s] of sessions) {
-      if (now - s.lastSeen > idleMs && executor.registry.inSession('inbound', id).length === 0) void s.transport.close();
+      if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0) void s.transport.close();
     }
   }, Math.min(idleMs, 30_000));
   sweeper.unref();

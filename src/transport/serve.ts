@@ -1,5 +1,5 @@
 /** Serving over stdio: one connection, one session, for the life of the process. */
-import type { Executor } from '../executor.js';
+import type { CallBackend } from '../backend/backend.js';
 import { createMcpServer } from '../server/server.js';
 import { GuardedTransport, type WireStats } from './guard.js';
 import { LineTransport, type LineTransportOptions } from './stdio.js';
@@ -31,13 +31,13 @@ export interface StdioServer {
 }
 
 /** Serves MCP on this process's stdin/stdout. */
-export async function serveStdio(executor: Executor, options: StdioOptions): Promise<StdioServer> {
+export async function serveStdio(backend: CallBackend, options: StdioOptions): Promise<StdioServer> {
   const transport = new LineTransport(process.stdin, process.stdout, {
     ...(options.maxMessageBytes !== undefined && { maxMessageBytes: options.maxMessageBytes }),
     ...(options.maxOutputBufferBytes !== undefined && { maxOutputBufferBytes: options.maxOutputBufferBytes }),
   });
-  const guard = new GuardedTransport(transport, 'stdio', executor, options.wire);
-  const server = createMcpServer(executor, guard, options.wire, options.version);
+  const guard = new GuardedTransport(transport, 'stdio', backend, options.wire);
+  const server = createMcpServer(backend, guard, options.wire, options.version);
   const closed = new Promise<string>((resolve) => (server.onclose = () => resolve(transport.closeReason ?? 'closed')));
   await server.connect(guard);
   return { closed, close: () => server.close() };

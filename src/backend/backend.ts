@@ -1,0 +1,169 @@
+/**
+ * The seam between the MCP front end and whatever runs the calls. The server,
+ * the guard and the transports see only a {@link CallBackend}; the local
+ * worker pool ({@link Executor}) is one implementation, a queue shared by many
+ * hosts another. A backend decides each race between completion and
+ * cancellation in one place (the state word locally, a compare-and-set
+ * remotely), so a cancelled call never gets a response.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestId } from '../registry/registry.js';
+import type { JobStateName } from '../state/job-state.js';
+import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
+import type { LoggingLevel } from '../stages/log-levels.js';
+
+/** Runs tool calls for the MCP front end; see the module comment. */
+export interface CallBackend {
+  /** Tools by name: metadata for `tools/list`; arguments are validated against `input` when a call starts. */
+  readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /**
+   * Registers an inbound call before anything expensive happens, so a
+   * cancellation that arrives at once already finds it. Throws
+   * {@link DuplicateRequestError} if the session has that id in flight, and
+   * {@link ExecutorClosedError} once closed.
+   */
+  reserve(session: string, id: RequestId): CallHandle;
+  /**
+   * A peer's cancellation, looked up only among that session's inbound calls.
+   * Whatever it does not find or cannot stop is ignored (and counted).
+   */
+  cancel(session: string, id: RequestId, reason?: string): CancelResult;
+  /** Cancels every call of a session (its transport closed). */
+  cancelSession(session: string, reason: string): void;
+  /** Calls of this session not settled yet (an idle HTTP session with none may be closed). */
+  callsInFlight(session: string): number;
+  /** A snapshot of the counters that `executor://stats` shows. */
+  stats(): BackendStats;
+  /** Cancels everything (each outcome settles as cancelled) and releases the backend's resources. */
+  close(): Promise<void>;
+}
+
+/** One reserved call, from {@link CallBackend.reserve} until its outcome settles. */
+export interface CallHandle {
+  readonly session: string;
+  readonly id: RequestId;
+  /** Where the call is in its life; only `cancelled` means "send nothing". */
+  readonly state: JobStateName;
+  /** Queues the call. Never throws: an unknown tool, bad arguments or a full queue settle the outcome as failed. */
+  start(options: StartOptions): Promise<JobOutcome>;
+  /** Releases a reservation that will never start (the request was answered with an error first). */
+  abandon(): void;
+}
+
+/** One progress report from a running job. */
+export interface ProgressReport {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** One log message from a running job's `ctx.log`. */
+export interface LogEntry {
+  readonly level: LoggingLevel;
+  readonly message: string;
+  /** Absent when the stage passed none. */
+  readonly data?: unknown;
+}
+
+/** Answers a stage's `ctx.requestClient` call; `signal` fires if the job stops first. */
+export type ClientRequestHandler = (
+  method: ClientRequestMethod,
+  params: Record<string, unknown>,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
+
+/** What to run, for {@link CallHandle.start}. */
+export interface StartOptions {
+  readonly tool: string;
+  /** Arguments; validated against the tool's schema before the job is queued. */
+  readonly args: unknown;
+  /**
+   * Higher runs first.
+   * @default 0
+   */
+  readonly priority?: number;
+  /** Overrides the tool's own deadline. */
+  readonly timeoutMs?: number;
+  /**
+   * Receives progress, throttled in the worker. Every report the worker sent
+   * before returning arrives before the outcome settles; none once the job was
+   * stopped.
+   */
+  readonly onProgress?: (report: ProgressReport) => void;
+  /** Receives the stages' `ctx.log` messages, with the same ordering as progress. Without it, `ctx.log` does nothing. */
+  readonly onLog?: (entry: LogEntry) => void;
+  /**
+   * Messages below this level cost nothing in the worker.
+   * @default 'debug'
+   */
+  readonly logLevel?: LoggingLevel;
+  /**
+   * Give the job a live channel for its logs, so they arrive while it runs.
+   * Without one (and without progress or `usesClient`), logs are delivered
+   * just before the outcome, and a call that logs nothing costs no channel.
+   * @default false
+   */
+  readonly liveLogs?: boolean;
+  /** Needed for tools declared with `usesClient`. */
+  readonly onClientRequest?: ClientRequestHandler;
+}
+
+/** Why a call failed (it is still answered, with an error). */
+export type FailureCode = 'stage' | 'crash' | 'queue_full' | 'unknown_tool' | 'invalid_arguments' | 'rejected';
+
+/** How a job ended. Only `cancelled` means "send nothing". */
+export type JobOutcome =
+  | { readonly kind: 'completed'; readonly result: CallToolResult }
+  | { readonly kind: 'failed'; readonly message: string; readonly stage?: string; readonly code: FailureCode }
+  | { readonly kind: 'timedOut'; readonly timeoutMs: number; readonly hardKilled: boolean }
+  | { readonly kind: 'cancelled'; readonly from: 'queued' | 'running'; readonly hardKilled: boolean };
+
+/** Result of a cancellation request. */
+export type CancelResult =
+  /** Cancellation won before the job reached a worker. */
+  | 'cancelled-queued'
+  /** Cancellation won while a worker ran the job; it stops at its next boundary. */
+  | 'cancelled-running'
+  /** Completion (or the deadline) had already won; nothing changes. */
+  | 'too-late'
+  /** No such inbound request in that session. */
+  | 'unknown';
+
+/**
+ * Counters for observability. Gauges: `running`, `stopping`, `queued`,
+ * `inFlight`, `threads`; the rest only grow. A cancellation or deadline that
+ * wins is counted the moment it wins, before the stopped job's worker has
+ * returned; only `hardKilled` (and the `stopping` gauge) settle when it does.
+ */
+export interface BackendStats {
+  /** Calls answered with their result. Counted when the response is handed to the server. */
+  completed: number;
+  /** Calls whose cancellation won, queued or running; counted when it wins. */
+  cancelled: number;
+  /** Calls answered with an error (stage failure, crash, full queue, bad arguments). */
+  failed: number;
+  /** Calls whose deadline won; counted when it wins. */
+  timedOut: number;
+  /** Jobs on a worker thread that were not stopped (a job answering its result counts until its worker returns). */
+  running: number;
+  /** Jobs cancelled or timed out while running whose worker has not returned yet (each still holds its thread). */
+  stopping: number;
+  /** Jobs waiting for a worker. */
+  queued: number;
+  /** Stopped jobs whose worker ignored its checkpoints past the grace period and was terminated; counted when it is gone. */
+  hardKilled: number;
+  /** Cancellations that arrived after completion (or the deadline) had won. */
+  lateCancelsIgnored: number;
+  /** Cancellations for no request in flight. */
+  unknownCancelsIgnored: number;
+  /** Log messages refused by their job's budget in the worker (see `StageContext.log`). */
+  logsDropped: number;
+  /** Progress and log messages that reached the main thread from workers (after the worker's throttle). */
+  reportsReceived: number;
+  /** Of those, the ones that arrived after their job was stopped: not delivered. */
+  reportsDiscarded: number;
+  /** Calls reserved and not settled yet. */
+  inFlight: number;
+  /** Worker threads, standby included. */
+  threads: number;
+}

@@ -1,0 +1,55 @@
+/**
+ * The errors this package throws, each with a stable `code` to branch on
+ * (messages are for people and may change).
+ */
+import type { RequestId } from './registry/registry.js';
+
+/** Stable codes of {@link McpCancelPoolError}. */
+export type ErrorCodeName = 'ERR_DUPLICATE_REQUEST' | 'ERR_EXECUTOR_CLOSED' | 'ERR_INVALID_OPTION' | 'ERR_HTTP_CONFIG' | 'ERR_TOOL_MODULE';
+
+/** Base class of every error this package throws on purpose. */
+export class McpCancelPoolError extends Error {
+  constructor(
+    /** Stable; see {@link ErrorCodeName}. */
+    readonly code: ErrorCodeName,
+    message: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Thrown by `reserve` when the same session already has that id in flight. */
+export class DuplicateRequestError extends McpCancelPoolError {
+  constructor(
+    readonly session: string,
+    readonly id: RequestId,
+  ) {
+    super('ERR_DUPLICATE_REQUEST', `request id ${JSON.stringify(id)} is already in flight in this session`);
+  }
+}
+
+/** Thrown by `reserve` once the executor is closed. */
+export class ExecutorClosedError extends McpCancelPoolError {
+  constructor() {
+    super('ERR_EXECUTOR_CLOSED', 'executor is closed');
+  }
+}
+
+/** Thrown by `Executor.create` for an option out of range; names the option. */
+export class InvalidOptionError extends McpCancelPoolError {
+  constructor(
+    /** The option's name, e.g. `threads`. */
+    readonly option: string,
+    message: string,
+  ) {
+    super('ERR_INVALID_OPTION', `invalid option ${option}: ${message}`);
+  }
+}
+
+/** A tool module that cannot be used: it exports no tools, or defines a tool twice. */
+export class ToolModuleError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_TOOL_MODULE', message);
+  }
+}
