@@ -14,6 +14,8 @@ import { serveStdio } from '../transport/serve.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
+import { DEFAULT_QUEUE } from '../remote/messages.js';
+import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -52,6 +54,8 @@ interface ServeFlags {
   maxSessions: number;
   authTokenFile?: string;
   allowUnauthenticated: boolean;
+  redis?: string;
+  queue: string;
 }
 
 const program = new Command()
@@ -83,6 +87,8 @@ program
   .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), 1000)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
   .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
+  .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
+  .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
   .action(async (flags: ServeFlags, command: Command) => {
     let authToken: string | undefined;
     if (flags.transport === 'http') {
@@ -95,7 +101,7 @@ program
       }
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
-    const executor = await Executor.create({
+    const executor = (await openQueueBackend(flags)) ?? await Executor.create({
       ...(flags.threads !== undefined && { threads: flags.threads }),
       spareThreads: flags.spareThreads,
       ...(flags.cores !== undefined && { cores: flags.cores }),
@@ -132,11 +138,11 @@ program
         wire,
       });
       log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
-      log(`listening on ${http.url} with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
+      log(`listening on ${http.url} with ${describeBackend(executor, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
       const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire });
-      log(`serving on stdio with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
+      log(`serving on stdio with ${describeBackend(executor, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       // The MCP lifecycle: closing stdin is how a stdio client shuts the server down (a closed stdout ends it too).
       void stdio.closed.then((why) => stop(why, async () => undefined));
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => stdio.close()));
@@ -145,6 +151,7 @@ program
 
 registerInitTools(program, version);
 (await import('./probe.js')).registerProbe(program);
+(await import('./worker.js')).registerWorker(program);
 listServeOptionsInHelp(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

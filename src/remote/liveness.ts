@@ -18,12 +18,14 @@ export class Liveness {
     readonly key: string,
     private readonly ttlMs = LIVENESS_TTL_MS,
     private readonly refreshMs = LIVENESS_REFRESH_MS,
+    /** The key's value: what others may read about the process (a host puts its counters there). */
+    private readonly value: () => string = () => String(process.pid),
   ) {}
 
   /** Sets the key now (awaited, so a caller knows it exists) and keeps refreshing it. */
   async start(): Promise<void> {
-    await this.redis.set(this.key, String(process.pid), 'PX', this.ttlMs);
-    this.timer = setInterval(() => void this.redis.set(this.key, String(process.pid), 'PX', this.ttlMs).catch(() => undefined), this.refreshMs);
+    await this.redis.set(this.key, this.value(), 'PX', this.ttlMs);
+    this.timer = setInterval(() => void this.redis.set(this.key, this.value(), 'PX', this.ttlMs).catch(() => undefined), this.refreshMs);
     this.timer.unref();
   }
 
