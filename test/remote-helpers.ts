@@ -1,7 +1,7 @@
 /** Worker-host and front-end processes for the multi-host tests (a real redis-server comes from redis-helpers.ts). */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { Redis } from 'ioredis';
-import { CLI, stdioClient, until, type WiredClient } from './helpers.js';
+import { CLI, RawServer, stdioClient, until, type WiredClient } from './helpers.js';
 
 /** A `mcp-cancel-pool worker` subprocess. */
 export interface HostProcess {
@@ -71,4 +71,32 @@ export async function leftovers(redis: Redis, queue: string): Promise<{ jobState
     redis.zcard(`bull:${queue}:failed`),
   ]);
   return { jobStates, waiting, active, delayed, completed, failed };
+}
+
+/** A raw-JSON-RPC front end (`serve --redis`), initialized and on Redis. */
+export async function rawFrontEnd(url: string, queue: string, args: string[] = []): Promise<RawServer> {
+  const raw = new RawServer(['--redis', url, '--queue', queue, ...args]);
+  await raw.initialize();
+  await until(async () => {
+    const id = `ready-${Math.random()}`;
+    raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 0 } } });
+    const m = (await raw.next((x) => x.id === id, 10_000)) as { result?: { isError?: boolean } };
+    return m.result !== undefined && m.result.isError !== true;
+  }, 15_000, 'the front end on Redis');
+  return raw;
+}
+
+/** Sends a tools/call over the raw wire. */
+export function call(raw: RawServer, id: string | number, name: string, args: Record<string, unknown>, progressToken?: string): void {
+  raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(progressToken !== undefined && { _meta: { progressToken } }) } });
+}
+
+/** Sends notifications/cancelled. */
+export function cancel(raw: RawServer, id: string | number): void {
+  raw.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'test' } });
+}
+
+/** Responses on the raw wire for this id. */
+export function responsesFor(raw: RawServer, id: string | number): Record<string, unknown>[] {
+  return (raw.lines as Record<string, unknown>[]).filter((m) => m.id === id && ('result' in m || 'error' in m));
 }
