@@ -132,7 +132,7 @@ export class WorkerHost {
             liveLogs: data.liveLogs,
             onClientRequest: () => Promise.reject(new Error('requests to the client (sampling, elicitation, roots) are not relayed from worker hosts')),
           })
-        : (local.abandon(), { kind: 'failed', code: 'unknown_tool', message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)` });
+        : (local.abandon(), { kind: 'failed', code: 'crash', message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)` });
     } finally {
       this.running.delete(jobId);
     }
