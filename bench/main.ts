@@ -18,8 +18,9 @@ import { cancelLatency } from './scenarios/cancel-latency.js';
 import { overhead } from './scenarios/overhead.js';
 import { responsiveness } from './scenarios/responsiveness.js';
 import { cancelStorm } from './scenarios/storm.js';
+import { crossHost } from './scenarios/cross-host.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, cancelStorm, responsiveness];
+const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, cancelStorm, responsiveness, crossHost];
 
 interface Flags {
   quick?: boolean;

@@ -29,6 +29,11 @@ export class Liveness {
     this.timer.unref();
   }
 
+  /** Refreshes now (e.g. so a counter in the value is seen at once). */
+  async refresh(): Promise<void> {
+    await this.redis.set(this.key, this.value(), 'PX', this.ttlMs);
+  }
+
   /** Stops refreshing and deletes the key (a clean exit needs no TTL wait). */
   async stop(): Promise<void> {
     clearInterval(this.timer);

@@ -47,18 +47,22 @@ export interface WorkerHostStats {
   cancelsRelayed: number;
   /** Jobs cancelled because their front end's liveness key expired. */
   orphansCancelled: number;
+  /** Cancelled jobs whose work has stopped here (counted, and published in the liveness key, the moment it stops). */
+  stopped: number;
 }
 
 interface Running {
   readonly localId: string;
   readonly token: string;
   readonly front: string;
+  /** The local cancel won: the processor returns without waiting for the thread. */
+  readonly cancelWon: () => void;
 }
 
 const SESSION = 'remote';
 
 export class WorkerHost {
-  readonly stats: WorkerHostStats = { answered: 0, dropped: 0, skipped: 0, cancelsRelayed: 0, orphansCancelled: 0 };
+  readonly stats: WorkerHostStats = { answered: 0, dropped: 0, skipped: 0, cancelsRelayed: 0, orphansCancelled: 0, stopped: 0 };
   private readonly running = new Map<string, Running>();
   private sweeper: NodeJS.Timeout | undefined;
   private worker!: Worker<RemoteJobData>;
@@ -119,25 +123,33 @@ export class WorkerHost {
     }
     const localId = `${jobId} ${lock}`;
     const local = this.executor.reserve(SESSION, localId);
-    this.running.set(jobId, { localId, token: lock, front: data.front });
-    let outcome: JobOutcome;
-    try {
-      outcome = this.executor.tools.has(data.tool)
-        ? await local.start({
-            tool: data.tool,
-            args: data.args,
-            ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
-            ...(data.progress && { onProgress: (r) => this.report(jobId, data.front, lock, { j: jobId, t: 'p', r }) }),
-            ...(data.logLevel !== undefined && { onLog: (e) => this.report(jobId, data.front, lock, { j: jobId, t: 'l', e }), logLevel: data.logLevel }),
-            liveLogs: data.liveLogs,
-            onClientRequest: () => Promise.reject(new Error('requests to the client (sampling, elicitation, roots) are not relayed from worker hosts')),
-          })
-        : (local.abandon(), { kind: 'failed', code: 'crash', message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)` });
-    } finally {
-      this.running.delete(jobId);
-    }
-    if (outcome.kind === 'cancelled') return; // the Redis cancel (or the orphan check) won: nothing leaves
-    const message: FrontMessage = { j: jobId, t: 'o', o: outcome, h: this.hostId };
+    // A cancel that wins here frees this BullMQ slot at once: the next job starts on the standby thread while
+    // this one winds down to its next checkpoint, as on one host (see ExecutorOptions.spareThreads).
+    let cancelWon!: () => void;
+    const stoppedHere = new Promise<'stopped'>((resolve) => (cancelWon = () => resolve('stopped')));
+    this.running.set(jobId, { localId, token: lock, front: data.front, cancelWon });
+    const outcome: Promise<JobOutcome> = this.executor.tools.has(data.tool)
+      ? local.start({
+          tool: data.tool,
+          args: data.args,
+          ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
+          ...(data.progress && { onProgress: (r) => this.report(jobId, data.front, lock, { j: jobId, t: 'p', r }) }),
+          ...(data.logLevel !== undefined && { onLog: (e) => this.report(jobId, data.front, lock, { j: jobId, t: 'l', e }), logLevel: data.logLevel }),
+          liveLogs: data.liveLogs,
+          onClientRequest: () => Promise.reject(new Error('requests to the client (sampling, elicitation, roots) are not relayed from worker hosts')),
+        })
+      : (local.abandon(), Promise.resolve({ kind: 'failed', code: 'crash', message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)` }));
+    void outcome.then((o) => {
+      if (o.kind !== 'cancelled') return;
+      // Its work has stopped (the worker thread is back, or was replaced): say so at once.
+      this.stats.stopped++;
+      void this.liveness.refresh().catch(() => undefined);
+    });
+    const first = await Promise.race([outcome, stoppedHere]);
+    this.running.delete(jobId);
+    // The Redis cancel (or the orphan check) won: nothing leaves.
+    if (first === 'stopped' || first.kind === 'cancelled') return;
+    const message: FrontMessage = { j: jobId, t: 'o', o: first, h: this.hostId };
     if (await this.states.respond(jobId, data.front, lock, JSON.stringify(message))) this.stats.answered++;
     else this.stats.dropped++; // the local CAS won, the Redis one was lost: the front end's cancel came first
   }
@@ -152,7 +164,10 @@ export class WorkerHost {
     const entry = this.running.get(jobId!);
     if (!entry || (token !== undefined && token !== entry.token)) return;
     const r = this.executor.cancel(SESSION, entry.localId, 'cancelled at the front end');
-    if (r === 'cancelled-running' || r === 'cancelled-queued') this.stats.cancelsRelayed++;
+    if (r === 'cancelled-running' || r === 'cancelled-queued') {
+      this.stats.cancelsRelayed++;
+      entry.cancelWon();
+    }
   }
 
   /** A front end that died cannot cancel: its jobs are cancelled once its liveness key has expired. */
@@ -161,7 +176,8 @@ export class WorkerHost {
       try {
         if (await this.states.cancelIfOrphan(jobId, entry.front, entry.token)) {
           this.stats.orphansCancelled++;
-          this.executor.cancel(SESSION, entry.localId, 'front end gone');
+          const r = this.executor.cancel(SESSION, entry.localId, 'front end gone');
+          if (r === 'cancelled-running' || r === 'cancelled-queued') entry.cancelWon();
         }
       } catch {
         return; // Redis away: try again at the next sweep
