@@ -119,6 +119,7 @@ export class WorkerHost {
     const took = await this.states.take(jobId, data.front, this.hostId, lock);
     if (took !== 'running' && took !== 'retaken') {
       this.stats.skipped++; // cancelled while queued, its front end gone, or finished elsewhere: it never runs here
+      this.publishStats();
       return;
     }
     const localId = `${jobId} ${lock}`;
@@ -128,6 +129,7 @@ export class WorkerHost {
     let cancelWon!: () => void;
     const stoppedHere = new Promise<'stopped'>((resolve) => (cancelWon = () => resolve('stopped')));
     this.running.set(jobId, { localId, token: lock, front: data.front, cancelWon });
+    this.publishStats();
     const outcome: Promise<JobOutcome> = this.executor.tools.has(data.tool)
       ? local.start({
           tool: data.tool,
@@ -143,7 +145,7 @@ export class WorkerHost {
       if (o.kind !== 'cancelled') return;
       // Its work has stopped (the worker thread is back, or was replaced): say so at once.
       this.stats.stopped++;
-      void this.liveness.refresh().catch(() => undefined);
+      this.publishStats();
     });
     const first = await Promise.race([outcome, stoppedHere]);
     this.running.delete(jobId);
@@ -152,6 +154,12 @@ export class WorkerHost {
     const message: FrontMessage = { j: jobId, t: 'o', o: first, h: this.hostId };
     if (await this.states.respond(jobId, data.front, lock, JSON.stringify(message))) this.stats.answered++;
     else this.stats.dropped++; // the local CAS won, the Redis one was lost: the front end's cancel came first
+    this.publishStats();
+  }
+
+  /** The counters in the liveness key are rewritten as jobs start and end, so readers see them current. */
+  private publishStats(): void {
+    void this.liveness.refresh().catch(() => undefined);
   }
 
   private report(jobId: string, front: string, token: string, message: FrontMessage): void {
