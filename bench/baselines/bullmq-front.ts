@@ -22,20 +22,29 @@ const queue = new Queue<SpinArgs>(name, { connection: { url } });
 const events = new QueueEvents(name, { connection: { url } });
 const pub = new Redis(url);
 await events.waitUntilReady();
+// Waiters by job id, registered before the job is added: a finished job is removed at once (removeOnComplete).
+const waiters = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+events.on('completed', ({ jobId, returnvalue }) => waiters.get(jobId)?.resolve(returnvalue));
+events.on('failed', ({ jobId, failedReason }) => waiters.get(jobId)?.reject(new Error(failedReason)));
+let next = 0;
 
 await serveBaseline({
   name: 'baseline-bullmq',
   counters,
   run: async (args, extra) => {
-    const job = await queue.add('spin', args, { removeOnComplete: true, removeOnFail: true });
+    const jobId = `d-${++next}`;
+    const finished = new Promise((resolve, reject) => waiters.set(jobId, { resolve, reject }));
     const onAbort = () => {
-      void pub.publish(`${name}:cancel`, job.id!);
-      void job.remove().catch(() => undefined); // still waiting: it never starts (running: locked, the relay stops it)
+      void pub.publish(`${name}:cancel`, jobId);
+      void queue.remove(jobId).catch(() => undefined); // still waiting: it never starts (running: locked, the relay stops it)
+      waiters.get(jobId)?.reject(new Error('cancelled'));
     };
     extra.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      return (await job.waitUntilFinished(events)) as never;
+      await queue.add('spin', args, { jobId, removeOnComplete: true, removeOnFail: true });
+      return (await finished) as never;
     } finally {
+      waiters.delete(jobId);
       extra.signal.removeEventListener('abort', onAbort);
     }
   },
