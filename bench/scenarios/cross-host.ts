@@ -42,7 +42,7 @@ function cpuMs(pid: number | undefined): number {
 export const crossHost: Scenario = {
   id: 'cross-host',
   title: '5. Many hosts: cancel across hosts, throughput with one and two worker hosts, overhead per call',
-  estimateMs: (quick) => (quick ? 30_000 : 150_000),
+  estimateMs: (quick) => (quick ? 20_000 : 110_000),
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const samplesPer = ctx.quick ? 10 : 200;
@@ -72,12 +72,25 @@ export const crossHost: Scenario = {
         // 1. Cancel → slot reused / stopped, ours and (d) alternating sample by sample.
         const samples: Sample[] = [];
         const random = rng(5);
+        /** Whether A is on the worker side now (ours: the host's live counters; (d): BullMQ's active list). */
+        const runningOn = async (server: 'ours' | 'd'): Promise<boolean> => {
+          if (server === 'd') return (await redis.client.llen(`bull:${D_Q}:active`)) > 0;
+          const text = await redis.client.get(`mcp:${OURS_Q}:host:${hostAId}`);
+          return text ? ((JSON.parse(text) as { active?: number }).active ?? 0) > 0 : false;
+        };
+        /** Polls back to back; a sample that would hang fails the run with a message instead. */
+        const poll = async (check: () => Promise<boolean>, what: string) => {
+          const end = performance.now() + 10_000;
+          while (!(await check())) if (performance.now() > end) throw new Error(`cross-host: ${what} not seen within 10 s`);
+        };
         const sample = async (conn: Connection, server: 'ours' | 'd', mode: Mode): Promise<void> => {
           for (let i = 0; i < WARM_CALLS; i++) await conn.warm();
           const before = mode === 'stopped' ? await stoppedOf(server) : 0;
           const controller = new AbortController();
           const a = conn.callSpin({ ms: A_MS, stageMs: STAGE_MS }, { signal: controller.signal }).catch(() => undefined);
           await sleep(LEAD_MS + random() * 2);
+          // On a busy machine A may still wait in the queue after the lead: cancel it only once a worker side runs it.
+          await poll(() => runningOn(server), 'A running');
           let b: Promise<unknown> | undefined;
           if (mode === 'reused') {
             b = conn.callSpin({ ms: 0 });
@@ -86,7 +99,7 @@ export const crossHost: Scenario = {
           const t0 = performance.now();
           controller.abort();
           if (b) await b;
-          else while ((await stoppedOf(server)) <= before);
+          else await poll(async () => (await stoppedOf(server)) > before, 'A stopped');
           samples.push({ server, mode, ms: us(performance.now() - t0) });
           await a;
           ctx.progress.tick(100);
@@ -197,7 +210,7 @@ export const crossHost: Scenario = {
         headline: { title: 'Cross-host, 1 ms stages (ms)', columns: ['server', 'measure', 'n', 'p50', 'p90', 'p99', 'max'], rows: latencyRows },
         method: [
           `A private redis-server; one worker host (\`mcp-cancel-pool worker --threads 1\`, its default standby thread) behind a front end (\`serve --redis\`, stdio); (d) is an SDK server that puts each call on a BullMQ queue and waits with QueueEvents, and a plain BullMQ Worker (concurrency 1) whose processor runs the same spin loop on its main thread, yielding between slices so BullMQ's AbortSignal can fire, with a pub/sub subscriber calling \`worker.cancelJob\`. The two alternate sample by sample.`,
-          `- One sample: ${WARM_CALLS} zero-work calls, then A = spin(${A_MS} ms, ${STAGE_MS} ms stages), cancelled ${LEAD_MS} ms + 0–2 ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
+          `- One sample: ${WARM_CALLS} zero-work calls, then A = spin(${A_MS} ms, ${STAGE_MS} ms stages), cancelled ${LEAD_MS} ms + 0–2 ms after it was sent, and only once the worker side runs it (polled in Redis: the host\'s live counters for ours, BullMQ\'s active list for (d)); the SDK client aborts it, which sends \`notifications/cancelled\`.`,
           '- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and waits behind A (each worker side runs one job at a time); time from the cancellation to B\'s response.',
           '- **cancel → stopped**: time from the cancellation until the worker side reports A\'s work stopped, read back to back from Redis (ours: the host\'s liveness key, whose `stopped` counter is written the moment a cancelled job\'s thread returns; (d): a counter its processor increments when it leaves on the abort).',
           `- **throughput**: ${TP_IN_FLIGHT} spin(${TP_CALL_MS} ms) calls kept in flight for ${windowMs / 1000} s, with one worker host and then two (one thread each); calls answered per second, and each process\'s CPU over the window.`,
