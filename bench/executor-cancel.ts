@@ -14,14 +14,24 @@
  *
  *   npx tsc -p . && node dist/bench/executor-cancel.js [samplesPerSide=200]
  *
- * Targets: ours p50 < 1.5 ms, p99 < 4 ms, and ≥ 20× faster than Piscina's abort at p50.
+ * No targets of its own: the same metric over the real transport is the cancel-latency scenario's
+ * (bench/scenarios/cancel-latency.ts), whose targets BENCHMARKS.md reports. This one isolates the executor,
+ * in process, so a regression can be told apart from the transport's share.
  */
 import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Piscina } from 'piscina';
-import { Executor, type JobOutcome } from '../src/executor.js';
+import { Executor } from '../src/executor/executor.js';
+import type { JobOutcome } from '../src/backend/backend.js';
 import type { BaselineTask } from './baseline-spin-worker.js';
+// The percentiles every bench scenario and the probe use (interpolated quantiles).
+import { summarize as summarizeShared, type Summary } from '../src/probe/stats.js';
+
+/** The shared summary plus the minimum, which this microbenchmark also prints. */
+function summarize(xs: number[]): Summary & { min: number } {
+  return { ...summarizeShared(xs), min: Math.min(...xs) };
+}
 
 const FIXTURES = new URL('../test/fixtures/failing-tools.js', import.meta.url);
 const BASELINE_WORKER = new URL('./baseline-spin-worker.js', import.meta.url).href;
@@ -46,21 +56,6 @@ async function randomMoment(): Promise<void> {
   }
 }
 
-interface Stats {
-  n: number;
-  min: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
-
-function summarize(xs: number[]): Stats {
-  const s = [...xs].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
-  return { n: s.length, min: s[0]!, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: s[s.length - 1]!, mean: s.reduce((a, b) => a + b, 0) / s.length };
-}
 
 const fmt = (x: number) => x.toFixed(3).padStart(9);
 
@@ -185,12 +180,9 @@ async function main(): Promise<void> {
   console.log(`clock check, worker − main offset bounds: ours ${showBound(clockOurs)} before, ${showBound(clockOursEnd)} after; a fresh baseline thread ${showBound(clockBase)}`);
   console.log(`load average (1 min) at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}, on ${(await import('node:os')).availableParallelism()} CPUs`);
   console.log(`executor: threads ${stats.threads}, hardKilled ${stats.hardKilled}, cancelled ${stats.cancelled}, completed ${stats.completed}, inFlight ${stats.inFlight}`);
-  const targets = [
-    [`ours p50 < 1.5 ms`, o.p50 < 1.5],
-    [`ours p99 < 4 ms`, o.p99 < 4],
-    [`>= 20x faster than Piscina abort at p50`, b.p50 / o.p50 >= 20],
-  ] as const;
-  for (const [what, ok] of targets) console.log(`${ok ? 'MET    ' : 'MISSED '} ${what}`);
+  // No targets of its own: the targets for this metric are the cancel-latency scenario's, measured over
+  // the real transport (BENCHMARKS.md, "cancel → slot reused"). This in-process figure isolates the executor.
+  console.log(`for reference only; the cancel → slot reused targets are the cancel-latency scenario's (BENCHMARKS.md)`);
   if (anomalies.length > 0) console.log(`anomalies (${anomalies.length}):\n  ${anomalies.slice(0, 20).join('\n  ')}`);
 
   await ex.close();

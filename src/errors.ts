@@ -2,7 +2,7 @@
  * The errors this package throws, each with a stable `code` to branch on
  * (messages are for people and may change).
  */
-import type { RequestId } from './registry/registry.js';
+import type { RequestId } from './wire/registry.js';
 
 /** Stable codes of {@link McpCancelPoolError}. */
 export type ErrorCodeName = 'ERR_DUPLICATE_REQUEST' | 'ERR_EXECUTOR_CLOSED' | 'ERR_INVALID_OPTION' | 'ERR_HTTP_CONFIG' | 'ERR_TOOL_MODULE';

@@ -11,7 +11,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { createMcpServer, Executor, GuardedTransport, newWireStats, type WireStats } from '../dist/src/index.js';
+import { createMcpServer, Executor, type WireStats } from '../dist/src/index.js';
+import { GuardedTransport, newWireStats } from '../dist/src/plumbing.js';
 import { CLI, CLIENT_TOOLS, startHttpServer } from './helpers.js';
 
 export type Kind = 'memory' | 'stdio' | 'http';
@@ -178,9 +179,5 @@ export async function openConnection(kind: Kind, setup: ServerSetup = {}): Promi
   };
 }
 
-/** Reads `executor://stats` through any SDK client. */
-export async function serverStats(client: { readResource(p: { uri: string }): Promise<{ contents: unknown[] }> }): Promise<Record<string, number>> {
-  const r = await client.readResource({ uri: 'executor://stats' });
-  return JSON.parse((r.contents[0] as { text: string }).text) as Record<string, number>;
-}
-
+/** Reads `executor://stats` through any SDK client (the shared helper). */
+export { stats as serverStats } from './helpers.js';

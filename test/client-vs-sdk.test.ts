@@ -1,13 +1,18 @@
 /**
  * The plain SDK `Client` (1.32) next to `CancelAwareClient`, against this
  * server over stdio and in memory. Each test backs one row of the table in
- * docs/client.md and shows both behaviours side by side.
+ * the README ("Both ends of the connection") and shows both behaviours side by side.
+ *
+ * The plain-SDK half of each test is a characterisation of @modelcontextprotocol/sdk 1.32 (pinned in
+ * package.json), not a requirement: it records what that version does. When the SDK is upgraded and one
+ * of those assertions fails, the SDK changed; update the README row with it.
  */
+import { readFileSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CreateMessageRequestSchema, ErrorCode, McpError, type CreateMessageResult, type RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { CallAbortedError, CancelAwareClient, ClientGuard } from '../dist/src/index.js';
+import { CallAbortedError, CancelAwareClient, ClientGuard } from '../dist/src/client/index.js';
 import { KINDS, openConnection, serverStats, type Connection, type Kind } from './client-helpers.js';
 import { sleep, until } from './helpers.js';
 
@@ -51,7 +56,12 @@ async function ours(kind: Kind, setup?: (c: CancelAwareClient) => void, ttlMs?: 
 
 const isToolResult = (m: { result?: Record<string, unknown> }) => m.result !== undefined && 'content' in m.result;
 
-describe.each(KINDS)('plain SDK Client vs CancelAwareClient over %s', (kind) => {
+it('characterises @modelcontextprotocol/sdk 1.32: the version these plain-SDK rows describe', () => {
+  const sdk = JSON.parse(readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8')) as { version: string };
+  expect(sdk.version).toMatch(/^1\.32\./);
+});
+
+describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelAwareClient over %s', (kind) => {
   it('row "stale cancellation after completion": the SDK sends notifications/cancelled for a finished request; ours sends nothing', async () => {
     const sdk = await plain(kind);
     const a = new AbortController();

@@ -9,7 +9,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreateMessageResult, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { CallAbortedError, CancelAwareClient, type ServerRequestContext } from '../dist/src/index.js';
+import { CallAbortedError, CancelAwareClient, type ServerRequestContext } from '../dist/src/client/index.js';
 import { KINDS, openConnection, serverStats, type Connection, type Kind, type Msg, type ServerSetup } from './client-helpers.js';
 import { sleep, until } from './helpers.js';
 

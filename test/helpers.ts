@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerStats } from '../dist/src/index.js';
+import { recordWire } from './wire-recorder.js';
 
 export const CLI = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
 export const CLIENT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/client-tools.js', import.meta.url));
@@ -27,29 +29,18 @@ export interface WiredClient {
 export async function stdioClient(args: string[] = [], capabilities: Record<string, unknown> = {}): Promise<WiredClient> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', ...args], stderr: 'pipe' });
   const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
-  const received: JSONRPCMessage[] = [];
-  const sent: JSONRPCMessage[] = [];
   const errors: Error[] = [];
   client.onerror = (e) => errors.push(e);
   await client.connect(transport);
-  const onmessage = transport.onmessage!;
-  transport.onmessage = (m) => {
-    received.push(m);
-    onmessage(m);
-  };
-  const send = transport.send.bind(transport);
-  transport.send = (m, o) => {
-    sent.push(m);
-    return send(m, o);
-  };
+  const { received, sent } = recordWire(transport);
   return { client, transport, received, sent, errors, close: () => client.close() };
 }
 
-/** Reads `executor://stats`. */
-export async function stats(client: Client): Promise<Record<string, number>> {
+/** The one stats helper of the tests: reads `executor://stats` through any SDK client. */
+export async function stats(client: { readResource(p: { uri: string }): Promise<{ contents: unknown[] }> }): Promise<ServerStats> {
   const r = await client.readResource({ uri: 'executor://stats' });
   const first = r.contents[0] as { text: string };
-  return JSON.parse(first.text) as Record<string, number>;
+  return JSON.parse(first.text) as ServerStats;
 }
 
 /** Waits until `check` is true, polling; fails after `ms`. */

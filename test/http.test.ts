@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { sleep, startHttpServer, stats, until, type HttpServerProcess } from './helpers.js';
+import { recordWire } from './wire-recorder.js';
 
 type Msg = JSONRPCMessage & { id?: unknown; method?: string; params?: Record<string, unknown> };
 
@@ -27,19 +28,8 @@ async function connect(): Promise<{ client: Client; transport: StreamableHTTPCli
   const client = new Client({ name: 'http-test', version: '1.0.0' });
   await client.connect(transport);
   clients.push(client);
-  const received: Msg[] = [];
-  const sent: Msg[] = [];
-  const onmessage = transport.onmessage!;
-  transport.onmessage = (m) => {
-    received.push(m as Msg);
-    onmessage(m);
-  };
-  const send = transport.send.bind(transport);
-  transport.send = (m, o) => {
-    sent.push(m as Msg);
-    return send(m, o);
-  };
-  return { client, transport, received, sent };
+  const { received, sent } = recordWire(transport);
+  return { client, transport, received: received as Msg[], sent: sent as Msg[] };
 }
 
 /** A raw POST in an existing session; returns the response once headers arrived, and an abort handle. */
@@ -84,7 +74,7 @@ async function delta<T>(client: Client, run: () => Promise<T>): Promise<{ value:
   const value = await run();
   const after = await stats(client);
   const change: Record<string, number> = {};
-  for (const k of Object.keys(after)) change[k] = after[k]! - (before[k] ?? 0);
+  for (const k of Object.keys(after) as (keyof typeof after)[]) change[k] = after[k] - (before[k] ?? 0);
   return { value, change };
 }
 
@@ -124,12 +114,17 @@ describe('over Streamable HTTP', () => {
   it('a cancel from another session cannot reach this session’s request', async () => {
     const a = await connect();
     const b = await connect();
-    const call = a.client.callTool({ name: 'spin', arguments: { ms: 400 } });
-    await sleep(50);
-    const id = a.sent.find((m) => m.method === 'tools/call')!.id as number;
-    await b.client.notification({ method: 'notifications/cancelled', params: { requestId: id } });
-    const result = await call;
+    const { value: result, change } = await delta(a.client, async () => {
+      const call = a.client.callTool({ name: 'spin', arguments: { ms: 400 } });
+      await sleep(50);
+      const id = a.sent.find((m) => m.method === 'tools/call')!.id as number;
+      await b.client.notification({ method: 'notifications/cancelled', params: { requestId: id } });
+      return call;
+    });
     expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ sliceCount: 400 }); // ran to the end
+    // Session b's cancel found nothing of its own: ignored as unknown, and a's call completed.
+    expect(change).toMatchObject({ completed: 1, cancelled: 0, unknownCancelsIgnored: 1, lateCancelsIgnored: 0 });
   });
 
   it('a client that drops the response stream of a pending POST has cancelled it', async () => {

@@ -38,7 +38,7 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     expect(ids).toHaveLength(runs);
     const missing = ids.filter((id) => {
       const answer = w.received.findIndex(isResponseTo(id));
-      const final = w.received.findIndex((m) => m.method === 'notifications/progress' && m.params?.progressToken === id && m.params.progress === 100 && m.params.total === 100);
+      const final = w.received.findIndex((m) => m.method === 'notifications/progress' && m.params?.progressToken === id && m.params?.progress === 100 && m.params?.total === 100);
       return final < 0 || final > answer;
     });
     expect(missing, `calls whose final progress did not precede the response (of ${runs})`).toEqual([]);

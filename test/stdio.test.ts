@@ -127,11 +127,34 @@ describe('over stdio with the SDK client', () => {
       else if (replies === 1) late++; // arrived after the abort: accepted on the wire, never handed to the caller
       else silent++;
     }
+    // One more round, made late on purpose: the abort fires as the response reaches the client, so the
+    // cancel leaves after completion won. The response is on the wire, and the caller never gets it.
+    {
+      const controller = new AbortController();
+      const onmessage = w.transport.onmessage!;
+      let id: unknown;
+      w.transport.onmessage = (m) => {
+        if (!('method' in m) && 'id' in m && m.id === id) controller.abort('late on purpose');
+        onmessage(m);
+      };
+      const call = w.client.callTool({ name: 'spin', arguments: { ms: 4, stageMs: 1, tag: 'late' } }, undefined, { signal: controller.signal });
+      id = toolCallId(w, (a) => a.tag === 'late');
+      const used = await call.then(
+        () => true,
+        () => false,
+      );
+      w.transport.onmessage = onmessage;
+      await sleep(30);
+      expect(used).toBe(false);
+      expect(responsesFor(w, id)).toHaveLength(1);
+      late++;
+    }
+    expect(late).toBeGreaterThan(0);
     const s = await stats(w.client);
     // Each call ended exactly one way: a response means completion won, silence means cancellation did.
     expect(s.completed).toBe(answered + late);
     expect(s.cancelled).toBe(silent);
-    expect(answered + late + silent).toBe(40);
+    expect(answered + late + silent).toBe(41);
     const after = await w.client.callTool({ name: 'spin', arguments: { ms: 1 } });
     expect(after.isError).toBeFalsy();
   });

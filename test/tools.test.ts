@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Executor, type JobOutcome } from '../dist/src/executor.js';
+import { Executor, type JobOutcome } from '../dist/src/index.js';
 
 type Completed = Extract<JobOutcome, { kind: 'completed' }>;
 type Content = Completed['result']['content'][number];

@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { startHttpServer, stdioClient, type HttpServerProcess } from './helpers.js';
+import { recordWire } from './wire-recorder.js';
 
 export const REPORT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/report-tools.js', import.meta.url));
 
@@ -30,22 +31,11 @@ export async function connectWired(kind: TransportKind, args: string[]): Promise
   const transport = new StreamableHTTPClientTransport(server.url);
   const client = new Client({ name: 'wire-test', version: '1.0.0' });
   await client.connect(transport);
-  const received: Msg[] = [];
-  const sent: Msg[] = [];
-  const onmessage = transport.onmessage!;
-  transport.onmessage = (m, extra) => {
-    received.push(m as Msg);
-    onmessage(m, extra);
-  };
-  const send = transport.send.bind(transport);
-  transport.send = (m, o) => {
-    sent.push(m as Msg);
-    return send(m, o);
-  };
+  const { received, sent } = recordWire(transport);
   return {
     client,
-    received,
-    sent,
+    received: received as Msg[],
+    sent: sent as Msg[],
     close: async () => {
       await client.close().catch(() => undefined);
       await server.stop();

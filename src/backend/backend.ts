@@ -7,7 +7,7 @@
  * remotely), so a cancelled call never gets a response.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestId } from '../registry/registry.js';
+import type { RequestId } from '../wire/registry.js';
 import type { JobStateName } from '../state/job-state.js';
 import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
 import type { LoggingLevel } from '../stages/log-levels.js';

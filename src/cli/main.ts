@@ -6,17 +6,18 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { Executor } from '../executor.js';
-import { newWireStats } from '../transport/guard.js';
-import { serveHttp } from '../transport/http.js';
-import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http-access.js';
-import { serveStdio } from '../transport/serve.js';
+import { Executor } from '../executor/executor.js';
+import { newWireStats } from '../server/guard.js';
+import { serveHttp } from '../transport/http/serve.js';
+import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
+import { serveStdio } from '../transport/stdio/serve.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
+import { DEFAULTS } from '../defaults.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -68,23 +69,23 @@ program
   .description('Run the MCP server (stdio by default).')
   .addOption(new Option('--transport <kind>', 'stdio or http (Streamable HTTP at /mcp)').choices(['stdio', 'http']).default('stdio'))
   .option('--threads <n>', 'worker threads (default: available CPUs)', int(1))
-  .option('--spare-threads <n>', 'warm standby threads: a cancelled call hands its slot to the next call, while it winds down on its own thread (0 = wait for it)', int(0), 1)
+  .option('--spare-threads <n>', 'warm standby threads: a cancelled call hands its slot to the next call, while it winds down on its own thread (0 = wait for it)', int(0), DEFAULTS.spareThreads)
   .option('--cores <n>', 'cores the workers may use: the slot passes to the standby at once only while one is free (default: available CPUs)', int(1))
-  .option('--handoff-delay-ms <ms>', 'with every core busy, how long a cancelled call may take to stop before its slot passes to the standby anyway (0 = at once)', int(0), 2)
-  .option('--queue-limit <n>', 'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"', int(0), 256)
-  .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), 1000)
-  .option('--host <host>', 'HTTP: interface to bind; anything but loopback needs a token or --allow-unauthenticated', '127.0.0.1')
-  .option('--port <port>', 'HTTP: port (0 = any free port)', int(0), 3000)
+  .option('--handoff-delay-ms <ms>', 'with every core busy, how long a cancelled call may take to stop before its slot passes to the standby anyway (0 = at once)', int(0), DEFAULTS.handoffDelayMs)
+  .option('--queue-limit <n>', 'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"', int(0), DEFAULTS.queueLimit)
+  .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), DEFAULTS.graceMs)
+  .option('--host <host>', 'HTTP: interface to bind; anything but loopback needs a token or --allow-unauthenticated', DEFAULTS.host)
+  .option('--port <port>', 'HTTP: port (0 = any free port)', int(0), DEFAULTS.port)
   .option('--tools <module>', 'load tools from this module (repeatable); see README "Writing your own tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--no-builtins', 'do not load the built-in tools')
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
-  .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), 4 * 1024 * 1024)
-  .option('--max-output-buffer-bytes <n>', 'stdio: unread output above which stdin is not read (no new work) until the client reads again', int(65536), 1024 * 1024)
+  .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), DEFAULTS.maxMessageBytes)
+  .option('--max-output-buffer-bytes <n>', 'stdio: unread output above which stdin is not read (no new work) until the client reads again', int(65536), DEFAULTS.maxOutputBufferBytes)
   .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see README "Command line")', int(16))
-  .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), 600_000)
+  .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), DEFAULTS.sessionIdleMs)
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
-  .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), 1000)
+  .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), DEFAULTS.maxSessions)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
   .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')

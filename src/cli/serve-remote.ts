@@ -1,7 +1,7 @@
 /** `serve --redis URL [--queue NAME]`: the front end puts each call on a shared queue instead of its local pool. */
 import { resolve } from 'node:path';
 import type { CallBackend } from '../backend/backend.js';
-import { Executor } from '../executor.js';
+import { Executor } from '../executor/executor.js';
 import { QueueBackend } from '../remote/queue-backend.js';
 
 /** The flags the backend choice reads. */

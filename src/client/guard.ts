@@ -16,17 +16,18 @@
  * that request is never sent.
  */
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-} from '@modelcontextprotocol/sdk/types.js';
-import { InFlightRegistry, type InFlightEntry, type RequestId } from '../registry/registry.js';
-import { OutboundLedger, type OutboundRequest } from '../registry/outbound.js';
-import { asError, cancelledNotification, cancelledRequestId, isNotification, isRequest, isResponse, TransportWrapper } from '../transport/wrapper.js';
+import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULTS } from '../defaults.js';
+import { InFlightRegistry, type RequestId } from '../wire/registry.js';
+import { InboundLedger, type InboundRequest } from '../wire/inbound-ledger.js';
+import { OutboundLedger, type OutboundRequest } from '../wire/outbound-ledger.js';
+import { asError, cancelledRequestId, cancelReason, isNotification, isRequest, isResponse } from '../wire/jsonrpc.js';
+import { TransportWrapper } from '../wire/transport-wrapper.js';
+
+export { InboundRequest, type InboundState } from '../wire/inbound-ledger.js';
 
 /** Default for {@link ClientGuardOptions.cancelledTtlMs}. */
-export const DEFAULT_CANCELLED_TTL_MS = 30_000;
+export const DEFAULT_CANCELLED_TTL_MS = DEFAULTS.cancelledTtlMs;
 
 /** Counters kept at the client's end of the wire. */
 export interface ClientCancelStats {
@@ -79,37 +80,6 @@ export interface ClientGuardOptions {
   readonly stats?: ClientCancelStats;
 }
 
-/** State of a request the server sent us. */
-export type InboundState = 'running' | 'cancelled';
-
-/** A request the server sent us, from arrival until our answer left (or was dropped). */
-export class InboundRequest implements InFlightEntry {
-  readonly direction = 'inbound' as const;
-  state: InboundState = 'running';
-  /** @internal */ readonly controller = new AbortController();
-  /** @internal */ timer: NodeJS.Timeout | undefined;
-
-  /** @internal */
-  constructor(
-    readonly session: string,
-    readonly id: RequestId,
-    readonly method: string,
-  ) {}
-
-  /** Fires when the server cancels this request (or the connection closes). */
-  get signal(): AbortSignal {
-    return this.controller.signal;
-  }
-
-  /** Marks the request cancelled and fires its signal. True if it was still running. */
-  stop(reason?: string): boolean {
-    if (this.state !== 'running') return false;
-    this.state = 'cancelled';
-    this.controller.abort(reason ?? 'cancelled by the server');
-    return true;
-  }
-}
-
 let nextSession = 1;
 
 /**
@@ -122,9 +92,10 @@ export class ClientGuard extends TransportWrapper {
   readonly registry: InFlightRegistry;
   readonly session: string;
   readonly stats: ClientCancelStats;
-  private readonly ttlMs: number;
   /** Our requests to the server. */
   private readonly outboundLedger: OutboundLedger;
+  /** The server's requests to us. */
+  private readonly inboundLedger: InboundLedger;
   private capture: ((id: RequestId) => void) | undefined;
 
   constructor(
@@ -135,22 +106,22 @@ export class ClientGuard extends TransportWrapper {
     this.registry = options.registry ?? new InFlightRegistry();
     this.session = options.session ?? `client-${nextSession++}`;
     this.stats = options.stats ?? emptyClientStats();
-    this.ttlMs = options.cancelledTtlMs ?? DEFAULT_CANCELLED_TTL_MS;
+    const ttlMs = options.cancelledTtlMs ?? DEFAULT_CANCELLED_TTL_MS;
     const stats = this.stats;
+    this.inboundLedger = new InboundLedger({ registry: this.registry, session: this.session, ttlMs });
     this.outboundLedger = new OutboundLedger({
       registry: this.registry,
       session: this.session,
-      ttlMs: this.ttlMs,
+      ttlMs,
       counters: {
         cancelSent: () => stats.cancelsSent++,
         cancelSuppressed: (why) => (why === 'initialize' ? stats.initializeCancelsSuppressed++ : stats.staleCancelsSuppressed++),
         lateResponse: () => stats.lateResponsesIgnored++,
       },
-      sendCancel: (id, reason) => {
-        void this.inner.send(cancelledNotification(id, reason)).catch((error: unknown) => this.onerror?.(asError(error)));
-        // The SDK still waits for this id: settle it here; the real response (if any) is absorbed in receive().
-        this.onmessage?.({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } });
-      },
+      toPeer: (message) => this.inner.send(message),
+      // The SDK still waits for this id: settle it here; the real response (if any) is absorbed in receive().
+      toLocal: (message) => this.onmessage?.(message),
+      onError: (error) => this.onerror?.(asError(error)),
     });
   }
 
@@ -165,7 +136,7 @@ export class ClientGuard extends TransportWrapper {
 
   /** The server's request with this id, while we work on it. */
   inbound(id: RequestId): InboundRequest | undefined {
-    return this.registry.get('inbound', this.session, id) as InboundRequest | undefined;
+    return this.inboundLedger.get(id);
   }
 
   /**
@@ -201,27 +172,14 @@ export class ClientGuard extends TransportWrapper {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isRequest(message)) {
-      const entry = this.outboundLedger.record(message);
       this.capture?.(message.id);
-      try {
-        return await this.inner.send(message, options);
-      } catch (error) {
-        if (entry) this.outboundLedger.forget(entry); // never left: nothing to wait for
-        throw error;
-      }
+      return this.outboundLedger.send(message, undefined, () => this.inner.send(message, options));
     } else if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The SDK's own cancellation (its signal or timeout): the same check as ours.
-      const id = cancelledRequestId(message);
-      if (id === undefined || !this.outboundLedger.mayCancel(id)) return;
-    } else if (isResponse(message)) {
-      const entry = message.id === undefined ? undefined : this.inbound(message.id);
-      if (entry) {
-        this.forget(entry);
-        if (entry.state === 'cancelled') {
-          this.stats.responsesDropped++;
-          return;
-        }
-      }
+      if (!this.outboundLedger.gateCancel(message)) return;
+    } else if (isResponse(message) && !this.inboundLedger.leaving(message.id as RequestId | undefined)) {
+      this.stats.responsesDropped++;
+      return;
     }
     return this.inner.send(message, options);
   }
@@ -231,22 +189,14 @@ export class ClientGuard extends TransportWrapper {
       // Completion may have won the race before our notice arrived: accept, do not use.
       if (this.outboundLedger.absorbResponse(message.id as RequestId)) return;
     } else if (isRequest(message)) {
-      // A cancelled entry waiting out its TTL must not capture the answer to a new request that reuses its id.
-      const old = this.inbound(message.id);
-      if (old?.state === 'cancelled') this.forget(old);
-      this.registry.add(new InboundRequest(this.session, message.id, message.method));
+      this.inboundLedger.arrived(message.id, message.method);
     } else if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Only the server's own requests can be cancelled by the server: inbound entries only.
-      const id = cancelledRequestId(message);
-      const entry = id === undefined ? undefined : this.inbound(id);
-      const reason = (message.params as { reason?: unknown } | undefined)?.reason;
-      if (!entry?.stop(typeof reason === 'string' ? reason : undefined)) {
+      if (!this.inboundLedger.cancel(cancelledRequestId(message), cancelReason(message))) {
         this.stats.serverCancelsIgnored++;
         return;
       }
       this.stats.serverCancelsApplied++;
-      entry.timer = setTimeout(() => this.forget(entry), this.ttlMs);
-      entry.timer.unref();
     } else if (isNotification(message) && message.method === 'notifications/progress') {
       if (this.outboundLedger.cancelledProgress((message.params as { progressToken?: unknown } | undefined)?.progressToken)) {
         this.stats.lateProgressIgnored++;
@@ -256,17 +206,9 @@ export class ClientGuard extends TransportWrapper {
     this.onmessage?.(message, extra);
   }
 
-  private forget(entry: InboundRequest): void {
-    clearTimeout(entry.timer);
-    this.registry.remove(entry);
-  }
-
   /** The connection closed: nothing more can arrive or leave; stop what the server asked of us. */
   private release(reason: string): void {
-    for (const entry of this.registry.inSession('inbound', this.session) as InboundRequest[]) {
-      entry.stop(reason);
-      this.forget(entry);
-    }
+    this.inboundLedger.close(reason);
     this.outboundLedger.close();
   }
 }

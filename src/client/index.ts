@@ -15,7 +15,7 @@ export type {
   RootsHandler,
 } from './client.js';
 export { ClientGuard, InboundRequest, DEFAULT_CANCELLED_TTL_MS } from './guard.js';
-export { OutboundRequest } from '../registry/outbound.js';
-export type { OutboundState } from '../registry/outbound.js';
+export { OutboundRequest } from '../wire/outbound-ledger.js';
+export type { OutboundState } from '../wire/outbound-ledger.js';
 export type { ClientGuardOptions, ClientCancelStats, InboundState } from './guard.js';
-export type { RequestId } from '../registry/registry.js';
+export type { RequestId } from '../wire/registry.js';

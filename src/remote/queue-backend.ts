@@ -9,7 +9,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BackendStats, CallBackend, CancelResult } from '../backend/backend.js';
 import { DuplicateRequestError, ExecutorClosedError } from '../errors.js';
-import { InFlightRegistry, type RequestId } from '../registry/registry.js';
+import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobStates } from './job-states.js';
 import { Liveness, LIVENESS_REFRESH_MS, LIVENESS_TTL_MS } from './liveness.js';
@@ -58,7 +58,8 @@ export interface RemoteContext {
 }
 
 export class QueueBackend implements CallBackend {
-  readonly registry = new InFlightRegistry<RemoteCall>();
+  /** Inbound calls by session and id (only {@link RemoteCall}s are added). */
+  readonly registry = new InFlightRegistry();
   private readonly counters: BackendStats = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, queued: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0, inFlight: 0, threads: 0 };
   private readonly context: RemoteContext;
   private sweeper: NodeJS.Timeout | undefined;
@@ -130,7 +131,7 @@ export class QueueBackend implements CallBackend {
   }
 
   cancel(session: string, id: RequestId, reason?: string): CancelResult {
-    const call = this.registry.get('inbound', session, id);
+    const call = this.registry.get('inbound', session, id) as RemoteCall | undefined;
     if (!call) {
       this.counters.unknownCancelsIgnored++;
       return 'unknown';
@@ -139,7 +140,7 @@ export class QueueBackend implements CallBackend {
   }
 
   cancelSession(session: string, reason: string): void {
-    for (const call of this.registry.inSession('inbound', session)) call.cancel(reason);
+    for (const call of this.registry.inSession('inbound', session) as RemoteCall[]) call.cancel(reason);
   }
 
   callsInFlight(session: string): number {
@@ -156,7 +157,7 @@ export class QueueBackend implements CallBackend {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    const calls = this.registry.all();
+    const calls = this.registry.all() as RemoteCall[];
     for (const call of calls) call.cancel('front end closing');
     await Promise.race([Promise.all(calls.map((c) => c.done)), new Promise((r) => setTimeout(r, 2000))]);
     await this.liveness.stop();

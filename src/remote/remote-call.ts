@@ -6,7 +6,7 @@
  */
 import type { CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import { describeIssues } from '../issues.js';
-import type { InFlightEntry, RequestId } from '../registry/registry.js';
+import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { JobStateName } from '../state/job-state.js';
 import type { RemoteContext } from './queue-backend.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';

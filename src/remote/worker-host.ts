@@ -9,7 +9,9 @@ import { hostname } from 'node:os';
 import { Worker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { JobOutcome } from '../backend/backend.js';
-import { Executor, type ExecutorOptions } from '../executor.js';
+import type { LogEntry, ProgressReport } from '../backend/backend.js';
+import { Executor } from '../executor/executor.js';
+import type { ExecutorOptions } from '../executor/options.js';
 import { JobStates } from './job-states.js';
 import { Liveness, LIVENESS_REFRESH_MS } from './liveness.js';
 import { DEFAULT_QUEUE, type FrontMessage, type RemoteJobData } from './messages.js';
@@ -135,8 +137,8 @@ export class WorkerHost {
           tool: data.tool,
           args: data.args,
           ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
-          ...(data.progress && { onProgress: (r) => this.report(jobId, data.front, lock, { j: jobId, t: 'p', r }) }),
-          ...(data.logLevel !== undefined && { onLog: (e) => this.report(jobId, data.front, lock, { j: jobId, t: 'l', e }), logLevel: data.logLevel }),
+          ...(data.progress && { onProgress: (r: ProgressReport) => this.report(jobId, data.front, lock, { j: jobId, t: 'p', r }) }),
+          ...(data.logLevel !== undefined && { onLog: (e: LogEntry) => this.report(jobId, data.front, lock, { j: jobId, t: 'l', e }), logLevel: data.logLevel }),
           liveLogs: data.liveLogs,
           onClientRequest: () => Promise.reject(new Error('requests to the client (sampling, elicitation, roots) are not relayed from worker hosts')),
         })

@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { LoggingLevel } from './log-levels.js';
+import { ToolModuleError } from '../errors.js';
 
 export type { LoggingLevel };
 
@@ -131,7 +132,7 @@ export function toolsOfModule(mod: Record<string, unknown>, where: string): Tool
         ? (candidate as { tools: unknown[] }).tools
         : [];
   const tools = list.filter(isTool);
-  if (tools.length === 0) throw new Error(`${where} exports no tools (expected a default export of defineTool(...) or an array of them)`);
+  if (tools.length === 0) throw new ToolModuleError(`${where} exports no tools (expected a default export of defineTool(...) or an array of them)`);
   return tools;
 }
 

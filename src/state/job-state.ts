@@ -4,7 +4,7 @@
  * `Atomics.compareExchange`:
  *
  * ```
- *   queued ──start──▶ running ──completion wins (worker)──▶ responding ──▶ completed
+ *   queued ──start──▶ running ──completion wins (worker)──▶ responding ──▶ completed | failed
  *     │                  │
  *     │                  ├──cancel wins (main)────────────▶ cancelled   (nothing is ever sent)
  *     │                  └──deadline wins (main)──────────▶ timedOut    (an error is owed)
@@ -29,6 +29,8 @@ export const JobState = {
   completed: 4,
   cancelled: 5,
   timedOut: 6,
+  /** Answered with an error (stage failure, crash, bad arguments, full queue). */
+  failed: 7,
 } as const;
 
 /** A state name. */
@@ -41,7 +43,7 @@ const STATE_MASK = (1 << STATE_BITS) - 1;
 /** Generations wrap within 28 bits so a word stays a positive int32. */
 const GENERATION_MASK = (1 << 28) - 1;
 
-const NAMES: readonly JobStateName[] = ['free', 'queued', 'running', 'responding', 'completed', 'cancelled', 'timedOut'];
+const NAMES: readonly JobStateName[] = ['free', 'queued', 'running', 'responding', 'completed', 'cancelled', 'timedOut', 'failed'];
 
 /** Packs a generation and a state into one word. */
 export function word(generation: number, state: JobStateCode): number {

@@ -13,7 +13,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { describeInvalid, isNotificationShaped, nestingDepth, requestIdOf } from './envelope.js';
+import { describeInvalid, isNotificationShaped, nestingDepth, requestIdOf } from '../envelope.js';
+import { DEFAULTS } from '../../defaults.js';
 
 /** Options for {@link LineTransport}. */
 export interface LineTransportOptions {
@@ -65,9 +66,9 @@ export class LineTransport implements Transport {
     private readonly output: Writable = process.stdout,
     options: LineTransportOptions = {},
   ) {
-    this.maxBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
-    this.maxDepth = options.maxNestingDepth ?? 128;
-    this.maxOutput = options.maxOutputBufferBytes ?? 1024 * 1024;
+    this.maxBytes = options.maxMessageBytes ?? DEFAULTS.maxMessageBytes;
+    this.maxDepth = options.maxNestingDepth ?? DEFAULTS.maxNestingDepth;
+    this.maxOutput = options.maxOutputBufferBytes ?? DEFAULTS.maxOutputBufferBytes;
   }
 
   async start(): Promise<void> {

@@ -12,13 +12,14 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { CallBackend } from '../backend/backend.js';
-import type { RequestId } from '../registry/registry.js';
-import { createMcpServer, SERVER_BUSY } from '../server/server.js';
-import { GuardedTransport, type WireStats } from './guard.js';
-import { acceptedHostnames, bearerAuth, checkExposure } from './http-access.js';
-import { duplicateRequests, malformedMessages } from './http-door.js';
+import type { CallBackend } from '../../backend/backend.js';
+import type { RequestId } from '../../wire/registry.js';
+import { createMcpServer, SERVER_BUSY } from '../../server/server.js';
+import { GuardedTransport, type WireStats } from '../../server/guard.js';
+import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
+import { duplicateRequests, malformedMessages } from './door.js';
 import { ResponseStreams } from './response-streams.js';
+import { DEFAULTS } from '../../defaults.js';
 
 /** Options for {@link serveHttp}. */
 export interface HttpOptions {
@@ -66,8 +67,6 @@ export interface HttpOptions {
 export interface HttpMcpServer {
   /** The MCP endpoint, e.g. http://127.0.0.1:3000/mcp. */
   readonly url: string;
-  /** Live sessions. */
-  readonly sessionCount: () => number;
   /** Closes every session (cancelling their calls) and the listener. */
   close(): Promise<void>;
 }
@@ -83,9 +82,9 @@ const LOCAL_HOSTS = ['127.0.0.1', 'localhost', '::1', '[::1]'];
 
 /** Serves MCP over Streamable HTTP at `/mcp`. */
 export async function serveHttp(backend: CallBackend, options: HttpOptions): Promise<HttpMcpServer> {
-  const host = options.host ?? '127.0.0.1';
+  const host = options.host ?? DEFAULTS.host;
   checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated });
-  const maxSessions = options.maxSessions ?? 1000;
+  const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
   /** Sessions whose initialize the transport accepted: only these have an id a client knows. */
   const sessions = new Map<string, Session>();
   /** Initialize POSTs being handled, counted against the limit until accepted or refused. */
@@ -98,7 +97,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   app.use(originCheck(options.allowedOrigins ?? []));
   // Before the body is read: a client without the token costs no parsing.
   if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
-  app.use(express.json({ limit: options.maxMessageBytes ?? 4 * 1024 * 1024 }));
+  app.use(express.json({ limit: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes }));
   app.use(bodyErrors);
 
   app.post('/mcp', async (req: Request, res: Response) => {
@@ -108,7 +107,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const session = sid ? sessions.get(sid) : undefined;
     if (session) {
       const guard = session.guard;
-      const duplicates = duplicateRequests(req.body, guard.session, (id) => guard.isInFlight(id));
+      const duplicates = duplicateRequests(req.body, guard.session, (id) => guard.calls.isInFlight(id));
       if (duplicates) return void res.status(400).json(duplicates);
       return handlePost(session, req, res);
     }
@@ -163,35 +162,35 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         sessions.set(id, session);
       },
     });
-    const guard = new GuardedTransport(transport, id, backend, options.wire);
-    const server = createMcpServer(backend, guard, options.wire, options.version);
     const streams = new ResponseStreams(transport);
-    guard.afterCancelled = (requestId) => streams.cancelled(requestId);
-    guard.afterAnswered = (requestId) => streams.answered(requestId);
+    const guard = new GuardedTransport(transport, id, backend, options.wire, {
+      hooks: { cancelled: (requestId) => streams.cancelled(requestId) },
+      afterAnswered: (requestId) => streams.answered(requestId),
+    });
+    const server = createMcpServer(backend, guard, options.wire, options.version);
     const session: Session = { transport, guard, streams, lastSeen: Date.now() };
     server.onclose = () => sessions.delete(id);
     await server.connect(guard);
     return session;
   }
 
-  const idleMs = options.sessionIdleMs ?? 10 * 60_000;
+  const idleMs = options.sessionIdleMs ?? DEFAULTS.sessionIdleMs;
   const sweeper = setInterval(() => {
     const now = Date.now();
     for (const [id, s] of sessions) {
       if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0) void s.transport.close();
     }
-  }, Math.min(idleMs, 30_000));
+  }, Math.min(idleMs, DEFAULTS.sessionSweepMs));
   sweeper.unref();
 
   const listener: HttpServer = await new Promise((resolve, reject) => {
-    const srv = app.listen(options.port ?? 3000, host, () => resolve(srv));
+    const srv = app.listen(options.port ?? DEFAULTS.port, host, () => resolve(srv));
     srv.once('error', reject);
   });
   const { port } = listener.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shownHost}:${port}/mcp`,
-    sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));
@@ -212,7 +211,7 @@ function cancelOnDisconnect(res: Response, requests: readonly { id: RequestId; m
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.cancel(id, 'client disconnected');
+    for (const id of ids) guard.calls.cancel(id, 'client disconnected');
   });
 }
 

@@ -1,8 +1,8 @@
 /** Serving over stdio: one connection, one session, for the life of the process. */
-import type { CallBackend } from '../backend/backend.js';
-import { createMcpServer } from '../server/server.js';
-import { GuardedTransport, type WireStats } from './guard.js';
-import { LineTransport, type LineTransportOptions } from './stdio.js';
+import type { CallBackend } from '../../backend/backend.js';
+import { createMcpServer } from '../../server/server.js';
+import { GuardedTransport, type WireStats } from '../../server/guard.js';
+import { LineTransport, type LineTransportOptions } from './line-transport.js';
 
 /** Options for {@link serveStdio}. */
 export interface StdioOptions {

@@ -1,12 +1,15 @@
 /**
- * The requests one end sent to its peer: the outbound half of the registry,
+ * The requests one end sent to its peer: the outbound half of the wire,
  * used by both guards (the server's requests to the client, the client's
  * requests to the server), so the sender's rules live in one place:
+ * a request is recorded as it leaves and forgotten if sending fails;
  * a cancellation leaves only for a request that is still pending and is not
- * `initialize`; a response that arrives after it is accepted and discarded;
+ * `initialize`; one we start ourselves also settles the local protocol
+ * layer's wait; a response that arrives after it is accepted and discarded;
  * a cancelled entry is kept only for a bounded time.
  */
-import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { cancelledLocally, cancelledNotification, cancelledRequestId } from './jsonrpc.js';
 import type { InFlightEntry, InFlightRegistry, RequestId } from './registry.js';
 
 /** State of a request we sent. */
@@ -26,9 +29,9 @@ export interface OutboundCounters {
 export class OutboundRequest implements InFlightEntry {
   readonly direction = 'outbound' as const;
   state: OutboundState = 'pending';
-  /** @internal */ timer: NodeJS.Timeout | undefined;
+  /** Set once cancelled: drops the entry when its TTL ends. */
+  timer: NodeJS.Timeout | undefined;
 
-  /** @internal */
   constructor(
     private readonly ledger: OutboundLedger,
     readonly session: string,
@@ -53,11 +56,12 @@ export interface OutboundLedgerOptions {
   /** How long a cancelled entry waits for a late response before it is dropped. */
   readonly ttlMs: number;
   readonly counters: OutboundCounters;
-  /**
-   * Sends `notifications/cancelled` for `id` and settles the local protocol
-   * layer's wait for it, for stops that layer does not know about.
-   */
-  readonly sendCancel: (id: RequestId, reason: string | undefined) => void;
+  /** Sends a message to the peer (a cancellation the local protocol layer does not know about). */
+  readonly toPeer: (message: JSONRPCMessage) => Promise<void>;
+  /** Hands a message to the local protocol layer, as if from the peer (settles its wait for a request we cancelled). */
+  readonly toLocal: (message: JSONRPCMessage) => void;
+  /** A send to the peer failed. */
+  readonly onError: (error: unknown) => void;
 }
 
 export class OutboundLedger {
@@ -65,6 +69,29 @@ export class OutboundLedger {
   private closed = false;
 
   constructor(private readonly options: OutboundLedgerOptions) {}
+
+  /**
+   * Sends one of our requests with `send`, recorded first so its answer and
+   * cancellation find it; forgotten again if it never left.
+   */
+  async send(message: JSONRPCRequest, relatedRequestId: RequestId | undefined, send: () => Promise<void>): Promise<void> {
+    const entry = this.record(message, relatedRequestId);
+    try {
+      await send();
+    } catch (error) {
+      if (entry) this.forget(entry); // never left: nothing to wait for
+      throw error;
+    }
+  }
+
+  /**
+   * The local protocol layer's own `notifications/cancelled` (its signal or
+   * timeout): true if it may leave, by the same gate as ours.
+   */
+  gateCancel(message: JSONRPCMessage): boolean {
+    const id = cancelledRequestId(message);
+    return id !== undefined && this.mayCancel(id);
+  }
 
   /** Records a request as it leaves. Undefined if a live entry already has its id. */
   record(message: JSONRPCRequest, relatedRequestId?: RequestId): OutboundRequest | undefined {
@@ -107,7 +134,8 @@ export class OutboundLedger {
   /** Cancels one of our requests if the gate lets it through. True if the notification was sent. */
   cancel(id: RequestId, reason?: string): boolean {
     if (!this.mayCancel(id)) return false;
-    this.options.sendCancel(id, reason);
+    this.options.toPeer(cancelledNotification(id, reason)).catch(this.options.onError);
+    this.options.toLocal(cancelledLocally(id, reason));
     return true;
   }
 

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { isIP, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { NextFunction, Request, Response } from 'express';
-import { McpCancelPoolError } from '../errors.js';
+import { McpCancelPoolError } from '../../errors.js';
 
 /** The environment variable the CLI reads the bearer token from when `--auth-token-file` is not given. */
 export const AUTH_TOKEN_ENV = 'MCP_CANCEL_POOL_AUTH_TOKEN';

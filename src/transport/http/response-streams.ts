@@ -8,7 +8,7 @@
  */
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestId } from '../registry/registry.js';
+import type { RequestId } from '../../wire/registry.js';
 
 interface Post {
   /** Requests still owed a response. */

@@ -28,15 +28,15 @@ export interface InFlightEntry {
 }
 
 /** A map of in-flight requests with direction and session in every key. */
-export class InFlightRegistry<E extends InFlightEntry = InFlightEntry> {
-  private readonly bySession: Record<Direction, Map<string, Map<RequestId, E>>> = {
+export class InFlightRegistry {
+  private readonly bySession: Record<Direction, Map<string, Map<RequestId, InFlightEntry>>> = {
     inbound: new Map(),
     outbound: new Map(),
   };
   private count = 0;
 
   /** Adds an entry. False if a live entry already has the same direction, session and id. */
-  add(entry: E): boolean {
+  add(entry: InFlightEntry): boolean {
     let ids = this.bySession[entry.direction].get(entry.session);
     if (!ids) {
       ids = new Map();
@@ -49,12 +49,12 @@ export class InFlightRegistry<E extends InFlightEntry = InFlightEntry> {
   }
 
   /** The live entry for this exact key, if any. */
-  get(direction: Direction, session: string, id: RequestId): E | undefined {
+  get(direction: Direction, session: string, id: RequestId): InFlightEntry | undefined {
     return this.bySession[direction].get(session)?.get(id);
   }
 
   /** Removes this entry (and not another that reused its key). */
-  remove(entry: E): void {
+  remove(entry: InFlightEntry): void {
     const ids = this.bySession[entry.direction].get(entry.session);
     if (ids?.get(entry.id) !== entry) return;
     ids.delete(entry.id);
@@ -63,13 +63,13 @@ export class InFlightRegistry<E extends InFlightEntry = InFlightEntry> {
   }
 
   /** A snapshot of one session's entries in one direction. */
-  inSession(direction: Direction, session: string): E[] {
+  inSession(direction: Direction, session: string): InFlightEntry[] {
     return [...(this.bySession[direction].get(session)?.values() ?? [])];
   }
 
   /** A snapshot of every live entry. */
-  all(): E[] {
-    const out: E[] = [];
+  all(): InFlightEntry[] {
+    const out: InFlightEntry[] = [];
     for (const byId of [...this.bySession.inbound.values(), ...this.bySession.outbound.values()]) out.push(...byId.values());
     return out;
   }

@@ -14,10 +14,10 @@
  * in flight cannot be taken for that call's response.
  */
 import { ErrorCode, JSONRPCMessageSchema, JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { DuplicateRequestError } from '../errors.js';
-import { describeIssues } from '../issues.js';
-import type { RequestId } from '../registry/registry.js';
-import { requestIdOf } from './envelope.js';
+import { DuplicateRequestError } from '../../errors.js';
+import { describeIssues } from '../../issues.js';
+import type { RequestId } from '../../wire/registry.js';
+import { requestIdOf } from '../envelope.js';
 
 /** A JSON-RPC error response; `id` is null when it cannot be read from the message. */
 export interface ErrorResponse {

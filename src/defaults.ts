@@ -1,0 +1,38 @@
+/**
+ * Every default in one place: the CLI's flags, the transports and
+ * `Executor.create` all read these, so a default is changed here only.
+ */
+import { availableParallelism } from 'node:os';
+
+export const DEFAULTS = {
+  /** Worker threads, and cores the workers may use: the machine's available parallelism. */
+  threads: (): number => availableParallelism(),
+  cores: (): number => availableParallelism(),
+  /** Warm standby threads (see `ExecutorOptions.spareThreads`). */
+  spareThreads: 1,
+  /** With every core busy, how long a stopped job may keep its slot before the standby takes it. */
+  handoffDelayMs: 2,
+  /** Jobs allowed to wait for a worker. */
+  queueLimit: 256,
+  /** How long a stopped job may ignore its checkpoints before its worker is terminated. */
+  graceMs: 1000,
+  /** Minimum gap between two progress reports of one job (and the log budget's refill period). */
+  progressIntervalMs: 50,
+  /** Largest accepted JSON-RPC message, stdio line or HTTP body. */
+  maxMessageBytes: 4 * 1024 * 1024,
+  /** stdio: deepest accepted nesting of a message. */
+  maxNestingDepth: 128,
+  /** stdio: unread output above which stdin is not read. */
+  maxOutputBufferBytes: 1024 * 1024,
+  /** How long a cancelled request to the peer waits for a late answer. */
+  cancelledTtlMs: 30_000,
+  /** HTTP: interface and port. */
+  host: '127.0.0.1',
+  port: 3000,
+  /** HTTP: a session idle this long with nothing in flight is closed. */
+  sessionIdleMs: 10 * 60_000,
+  /** HTTP: how often idle sessions are looked for, at most. */
+  sessionSweepMs: 30_000,
+  /** HTTP: live sessions allowed at once. */
+  maxSessions: 1000,
+} as const;

@@ -1,0 +1,178 @@
+/**
+ * The local pool backend: in-flight registry → admission queue (fair between
+ * sessions) → worker pool, with the shared state word deciding every race
+ * between completion and cancellation. This facade wires the pieces; a job's
+ * life is in job.ts, the hand-off to the standby in standby.ts.
+ */
+import PQueue from 'p-queue';
+import type { BackendStats, CallBackend, CancelResult, StartOptions } from '../backend/backend.js';
+import { DuplicateRequestError, ExecutorClosedError } from '../errors.js';
+import { FairQueue, type FairQueueOptions } from '../admission/fair-queue.js';
+import { WorkerPool } from '../pool/pool.js';
+import { InFlightRegistry, type RequestId } from '../wire/registry.js';
+import { StateSlab } from '../state/job-state.js';
+import type { ToolDefinition } from '../stages/tool.js';
+import { Job, type JobCounters, type JobHost } from './job.js';
+import { loadTools, resolveOptions, type ExecutorOptions, type ResolvedOptions } from './options.js';
+import { Standby } from './standby.js';
+
+/** The local pool's counters: see {@link BackendStats}. */
+export type ExecutorStats = BackendStats;
+
+/** Test-only views of an executor's internals (see {@link inspectExecutor}). */
+const internals = new WeakMap<Executor, { readonly slab: StateSlab }>();
+
+export class Executor implements CallBackend {
+  /** Inbound jobs, keyed by session and id (outbound entries of other kinds may be added; they are stopped with their session). */
+  readonly registry = new InFlightRegistry();
+  /** Tools by name. */
+  readonly tools: ReadonlyMap<string, ToolDefinition>;
+  readonly #options: ResolvedOptions;
+  readonly #slab: StateSlab;
+  readonly #pool: WorkerPool;
+  readonly #admission: PQueue<FairQueue, FairQueueOptions>;
+  /** The admission queue's own instance, so a cancelled job can be taken out of it directly. */
+  readonly #queue: FairQueue;
+  readonly #standby: Standby;
+  readonly #counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
+  readonly #host: JobHost;
+  #closed = false;
+
+  private constructor(options: ResolvedOptions, tools: Map<string, ToolDefinition>) {
+    this.#options = options;
+    this.tools = tools;
+    let queue: FairQueue | undefined;
+    // p-queue builds its queue itself; this subclass hands the instance back.
+    class OwnQueue extends FairQueue {
+      constructor() {
+        super();
+        queue = this;
+      }
+    }
+    this.#admission = new PQueue<FairQueue, FairQueueOptions>({ concurrency: options.threads, queueClass: OwnQueue });
+    this.#queue = queue!;
+    this.#standby = new Standby(options, this.#admission);
+    this.#slab = new StateSlab(this.#standby.slabCapacity(options.queueLimit));
+    internals.set(this, { slab: this.#slab });
+    this.#pool = new WorkerPool({
+      threads: this.#standby.poolThreads,
+      init: { stateBuffer: this.#slab.buffer, toolModules: [...options.toolModules], settings: options.toolSettings, progressIntervalMs: options.progressIntervalMs },
+      ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
+    });
+    this.#host = this.#jobHost();
+  }
+
+  /** Checks the options, loads the tool modules and starts (and warms up) the pool. */
+  static async create(options: ExecutorOptions = {}): Promise<Executor> {
+    const resolved = resolveOptions(options);
+    const executor = new Executor(resolved, await loadTools(resolved.toolModules));
+    await executor.#pool.warmup(executor.#standby.poolThreads);
+    return executor;
+  }
+
+  /** Worker threads that run jobs (see {@link ExecutorOptions.threads}). */
+  get threads(): number {
+    return this.#options.threads;
+  }
+
+  /** Standby threads (see {@link ExecutorOptions.spareThreads}). */
+  get spareThreads(): number {
+    return this.#options.spareThreads;
+  }
+
+  /**
+   * Registers an inbound request before anything expensive happens, so a
+   * cancellation that arrives at once already finds it. Start it with
+   * {@link Job.start}, or {@link Job.abandon} it if it will not run.
+   */
+  reserve(session: string, id: RequestId): Job {
+    if (this.#closed) throw new ExecutorClosedError();
+    const job = new Job(this.#host, session, id);
+    if (!this.registry.add(job)) throw new DuplicateRequestError(session, id);
+    return job;
+  }
+
+  /** Reserves and starts in one step. */
+  submit(session: string, id: RequestId, options: StartOptions): Job {
+    const job = this.reserve(session, id);
+    void job.start(options);
+    return job;
+  }
+
+  /**
+   * A peer's cancellation. Looks only at inbound requests of that session;
+   * whatever it does not find or cannot stop is ignored, and nothing is ever
+   * sent back for a cancellation.
+   */
+  cancel(session: string, id: RequestId, _reason?: string): CancelResult {
+    const entry = this.registry.get('inbound', session, id);
+    if (!(entry instanceof Job)) {
+      this.#counters.unknownCancelsIgnored++;
+      return 'unknown';
+    }
+    return entry.cancel();
+  }
+
+  /** Cancels every request of a session (its transport closed); returns how many inbound jobs it stopped. */
+  cancelSession(session: string, reason = 'session closed'): number {
+    let n = 0;
+    for (const entry of this.#stopOrder(this.registry.inSession('inbound', session))) if (entry.stop(reason)) n++;
+    for (const entry of this.registry.inSession('outbound', session)) entry.stop(reason);
+    return n;
+  }
+
+  /** {@link CallBackend.callsInFlight}. */
+  callsInFlight(session: string): number {
+    return this.registry.inSession('inbound', session).length;
+  }
+
+  /** A snapshot of the counters. */
+  stats(): ExecutorStats {
+    return { ...this.#counters, queued: this.#admission.size, inFlight: this.registry.size, threads: this.#pool.threads };
+  }
+
+  /** Cancels everything (each outcome settles as cancelled) and stops the workers. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#admission.pause();
+    for (const entry of this.#stopOrder(this.registry.all())) entry.stop('executor closed');
+    await this.#pool.close();
+  }
+
+  #stopOrder<E>(entries: E[]): E[] {
+    return this.#standby.stopOrder(entries, (e) => e instanceof Job && e.state === 'queued');
+  }
+
+  /** The narrow view a job gets of its executor. */
+  #jobHost(): JobHost {
+    const counters: JobCounters = this.#counters;
+    const onThreads = () => counters.running + counters.stopping;
+    return {
+      tools: this.tools,
+      slab: this.#slab,
+      counters,
+      graceMs: this.#options.graceMs,
+      refusal: () => {
+        const { size } = this.#admission;
+        const { queueLimit } = this.#options;
+        if (size - this.#standby.freeThreads(onThreads()) < queueLimit) return undefined;
+        return `server busy: ${size} calls already waiting (queue limit ${queueLimit}); try again later`;
+      },
+      enqueue: (id, session, priority, run) => {
+        this.#admission.add(run, { id, session, priority }).catch(() => undefined); // a queued cancel rejects p-queue's promise; cancel() settled the outcome
+      },
+      dequeue: (id) => this.#queue.remove(id),
+      runOnPool: (task) => this.#pool.run(task),
+      terminate: (threadId) => this.#pool.terminate(threadId),
+      stoppedOnThread: () => this.#standby.stopped(onThreads()),
+      settled: (job) => this.registry.remove(job),
+    };
+  }
+}
+
+/** Test-only: the executor's state slab, to check that no slot leaked. Not part of the package's entries. */
+export function inspectExecutor(executor: Executor): { readonly slotsFree: number; readonly slotCapacity: number } {
+  const slab = internals.get(executor)!.slab;
+  return { slotsFree: slab.available, slotCapacity: slab.capacity };
+}

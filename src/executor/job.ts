@@ -1,0 +1,230 @@
+/**
+ * One inbound tool call, from reservation until it leaves the registry:
+ * reserve → start (validate, admit) → run (on a worker) → conclude. Its
+ * state is the shared state word while it holds a slot, and its settled
+ * outcome afterwards; nothing else shadows it.
+ */
+import type { CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
+import type { PoolOutcome } from '../pool/pool.js';
+import type { WorkerTask } from '../pool/protocol.js';
+import type { InFlightEntry, RequestId } from '../wire/registry.js';
+import type { ToolDefinition } from '../stages/tool.js';
+import { JobState, type JobStateName, type SlotRef, type StateSlab } from '../state/job-state.js';
+import { describeIssues } from '../issues.js';
+import { Escalation } from './escalation.js';
+import { crashed, outcomeOf, settledState, stoppedWhileRunning } from './outcome.js';
+import type { StandbyLoan } from './standby.js';
+import { WorkerChannel } from './worker-channel.js';
+
+/** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
+const STOPPED = 'job stopped';
+
+/** The executor's counters a job moves. */
+export interface JobCounters {
+  completed: number;
+  cancelled: number;
+  failed: number;
+  timedOut: number;
+  running: number;
+  stopping: number;
+  hardKilled: number;
+  lateCancelsIgnored: number;
+  logsDropped: number;
+  reportsReceived: number;
+  reportsDiscarded: number;
+}
+
+/** What a job needs from its executor, and nothing more. */
+export interface JobHost {
+  readonly tools: ReadonlyMap<string, ToolDefinition>;
+  readonly slab: StateSlab;
+  readonly counters: JobCounters;
+  readonly graceMs: number;
+  /** Why admission refuses a job now (queue full), or undefined. */
+  refusal(): string | undefined;
+  /** Queues `run` in the admission queue under `queueId`; it never runs if dequeued first. */
+  enqueue(queueId: string, session: string, priority: number, run: () => Promise<void>): void;
+  dequeue(queueId: string): void;
+  runOnPool(task: WorkerTask): Promise<PoolOutcome>;
+  terminate(threadId: number): void;
+  /** A running job was stopped: the standby policy may lend its slot until {@link StandbyLoan.end}. */
+  stoppedOnThread(): StandbyLoan;
+  /** The job settled: remove it from the registry. */
+  settled(job: Job): void;
+}
+
+export class Job implements InFlightEntry, CallHandle {
+  readonly direction = 'inbound' as const;
+  /** Settles when the job has ended and its worker is free (or replaced). */
+  readonly outcome: Promise<JobOutcome>;
+  private resolve!: (outcome: JobOutcome) => void;
+  /** Set once, when the outcome settles. */
+  private result: JobOutcome | undefined;
+  private slot: SlotRef | undefined;
+  /** Created only when someone needs to hear of the stop (a tool's requests to the client): most jobs never do. */
+  private stopped: AbortController | undefined;
+  private escalation: Escalation | undefined;
+  private loan: StandbyLoan | undefined;
+
+  constructor(
+    private readonly host: JobHost,
+    readonly session: string,
+    readonly id: RequestId,
+  ) {
+    this.outcome = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  /** The shared word while the job holds a slot; its outcome's state once settled; `queued` while only reserved. */
+  get state(): JobStateName {
+    if (this.result) return settledState(this.result);
+    return this.slot ? this.host.slab.read(this.slot) : 'queued';
+  }
+
+  /** Fires when cancellation or the deadline wins (or the job settles); cascades to the job's requests to the client. */
+  stopSignal(): AbortSignal {
+    this.stopped ??= new AbortController();
+    const state = this.state;
+    if (this.result || state === 'cancelled' || state === 'timedOut') this.stopped.abort(STOPPED);
+    return this.stopped.signal;
+  }
+
+  /** {@link InFlightEntry.stop}: a cancellation. */
+  stop(): boolean {
+    const r = this.cancel();
+    return r === 'cancelled-queued' || r === 'cancelled-running';
+  }
+
+  /** Queues the job. Never throws: a full queue or unknown tool settles the outcome as failed. */
+  start(options: StartOptions): Promise<JobOutcome> {
+    if (this.result || this.slot) return this.outcome;
+    const host = this.host;
+    const tool = host.tools.get(options.tool);
+    if (!tool) return this.finish({ kind: 'failed', code: 'unknown_tool', message: `unknown tool '${options.tool}'` });
+    const parsed = tool.input.safeParse(options.args ?? {});
+    if (!parsed.success) {
+      return this.finish({ kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for tool '${tool.name}': ${describeIssues(parsed.error)}` });
+    }
+    const refusal = host.refusal();
+    if (refusal !== undefined) return this.finish({ kind: 'failed', code: 'queue_full', message: refusal });
+    const slot = host.slab.allocate();
+    this.slot = slot;
+    host.enqueue(String(slot.index), this.session, options.priority ?? 0, () => this.run(tool, parsed.data, options, slot));
+    return this.outcome;
+  }
+
+  /**
+   * Ends a reserved job that will never start, e.g. because the request was
+   * answered with an error before it got here. Its outcome settles as failed.
+   * False if it had already started or been cancelled.
+   */
+  abandon(message = 'request rejected before it started'): boolean {
+    if (this.result || this.slot) return false;
+    this.finish({ kind: 'failed', code: 'rejected', message });
+    return true;
+  }
+
+  /** The cancellation's side of the race. */
+  cancel(): CancelResult {
+    const host = this.host;
+    if (!this.result && !this.slot) {
+      // Not yet started: single-threaded, no worker can race us.
+      this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
+      return 'cancelled-queued';
+    }
+    const won = !this.result && this.slot ? host.slab.cancel(this.slot) : undefined;
+    if (!won) {
+      host.counters.lateCancelsIgnored++;
+      return 'too-late';
+    }
+    this.stopped?.abort(STOPPED);
+    if (won === 'queued') {
+      host.dequeue(String(this.slot!.index)); // it never reaches a worker
+      this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
+      return 'cancelled-queued';
+    }
+    this.stoppedWhileRunning('cancelled');
+    return 'cancelled-running';
+  }
+
+  private async run(tool: ToolDefinition, args: unknown, options: StartOptions, slot: SlotRef): Promise<void> {
+    const host = this.host;
+    if (!host.slab.transition(slot, JobState.queued, JobState.running)) return; // cancelled while queued
+    host.counters.running++;
+    const channel = new WorkerChannel(tool, options, { state: () => this.state, stopSignal: () => this.stopSignal(), counters: host.counters });
+    const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
+    const escalation = new Escalation({
+      onDeadline: () => {
+        if (host.slab.transition(slot, JobState.running, JobState.timedOut)) {
+          this.stopped?.abort(STOPPED);
+          this.stoppedWhileRunning('timedOut');
+        }
+      },
+      onThread: () => host.slab.started(slot),
+      hardStop: () => host.terminate(host.slab.threadOf(slot)),
+    });
+    this.escalation = escalation;
+    escalation.armDeadline(timeoutMs);
+    const result = await host.runOnPool({
+      tool: tool.name,
+      args,
+      slot,
+      wantsProgress: channel.wantsProgress,
+      ...(channel.port && { port: channel.port.workerPort }),
+      ...(channel.minLogSeverity !== undefined && { minLogSeverity: channel.minLogSeverity }),
+    });
+    const state = host.slab.read(slot);
+    if (state === 'cancelled' || state === 'timedOut') host.counters.stopping--;
+    else host.counters.running--;
+    this.loan?.end();
+    await channel.drain(result.kind === 'crashed' ? undefined : result.reports, result.kind === 'stopped');
+    this.conclude(result, slot, timeoutMs ?? 0);
+  }
+
+  /** Turns what the pool reported into the outcome, trusting the state word for who won. */
+  private conclude(result: PoolOutcome, slot: SlotRef, timeoutMs: number): void {
+    const slab = this.host.slab;
+    const hardKilled = this.escalation?.hardStopped === true && result.kind === 'crashed';
+    // The worker died before claiming: claim the response on its behalf, unless a stop already won.
+    if (result.kind === 'crashed' && !hardKilled && slab.transition(slot, JobState.running, JobState.responding)) {
+      this.finish(crashed(result.message));
+      return;
+    }
+    this.finish(outcomeOf(result, slab.read(slot), timeoutMs, hardKilled));
+  }
+
+  private finish(outcome: JobOutcome): Promise<JobOutcome> {
+    if (this.result) return this.outcome;
+    const { slab, counters } = this.host;
+    this.result = outcome;
+    this.escalation?.clear();
+    this.loan?.end();
+    if (this.slot) {
+      if (outcome.kind === 'completed') slab.transition(this.slot, JobState.responding, JobState.completed);
+      else if (outcome.kind === 'failed') slab.transition(this.slot, JobState.responding, JobState.failed);
+      slab.release(this.slot);
+    }
+    if (outcome.kind === 'completed') counters.completed++;
+    else if (outcome.kind === 'failed') counters.failed++;
+    else if (stoppedWhileRunning(outcome)) {
+      /* counted when the stop won */
+    } else counters.cancelled++;
+    if ((outcome.kind === 'cancelled' || outcome.kind === 'timedOut') && outcome.hardKilled) counters.hardKilled++;
+    this.stopped?.abort(STOPPED); // releases the job's outbound requests, if any are still pending
+    this.host.settled(this);
+    this.resolve(outcome);
+    return this.outcome;
+  }
+
+  /**
+   * Cancel or deadline won while running: count it now (the stats must not
+   * wait for the worker), let the standby policy lend the slot, and start the grace period.
+   */
+  private stoppedWhileRunning(kind: 'cancelled' | 'timedOut'): void {
+    const counters = this.host.counters;
+    counters[kind]++;
+    counters.running--;
+    counters.stopping++;
+    this.loan = this.host.stoppedOnThread();
+    this.escalation?.armGrace(this.host.graceMs);
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * One job's link to its worker while it runs: the port for progress, logs
+ * and the tool's requests to the client (opened only when someone listens),
+ * and the rule that reports reach their listener only while the job may
+ * still answer, all of them before its outcome.
+ */
+import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
+import type { StartOptions } from '../backend/backend.js';
+import { JobChannel } from '../pool/job-channel.js';
+import type { JobReports, ReportMessage } from '../pool/protocol.js';
+import { severityOf } from '../stages/log-levels.js';
+import type { JobStateName } from '../state/job-state.js';
+
+/** What the channel needs from its job and executor. */
+export interface ChannelOwner {
+  /** The job's current state (reports are handed on only while `running` or `responding`). */
+  state(): JobStateName;
+  /** Fires when the job stops; passed to the client-request handler. */
+  stopSignal(): AbortSignal;
+  readonly counters: { reportsReceived: number; reportsDiscarded: number; logsDropped: number };
+}
+
+export class WorkerChannel {
+  /** Undefined when nobody listens: the worker then carries its logs in the outcome. */
+  readonly port: JobChannel | undefined;
+  /** Sent with the task: the lowest log severity worth posting; undefined means `ctx.log` does nothing. */
+  readonly minLogSeverity: number | undefined;
+  /** A report was handed on in the current event-loop turn (cleared by an immediate). */
+  private reportedThisTurn = false;
+
+  constructor(
+    tool: ToolDefinition,
+    private readonly options: StartOptions,
+    private readonly owner: ChannelOwner,
+  ) {
+    this.minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : undefined;
+    const { onClientRequest } = options;
+    const live = this.wantsProgress || tool.usesClient || (options.liveLogs && options.onLog);
+    this.port = live
+      ? new JobChannel({
+          report: (message) => this.report(message),
+          ...(onClientRequest && {
+            request: (method: ClientRequestMethod, params: Record<string, unknown>) => onClientRequest(method, params, owner.stopSignal()),
+          }),
+        })
+      : undefined;
+  }
+
+  get wantsProgress(): boolean {
+    return this.options.onProgress !== undefined;
+  }
+
+  /**
+   * Before the outcome: the reports the worker posted (they may still be on
+   * their way, on another channel than the outcome), then those it carried
+   * in the outcome. Waits only if some are still on their way, and never for
+   * a stopped job, whose reports are all discarded.
+   */
+  async drain(reports: JobReports | undefined, stopped: boolean): Promise<void> {
+    if (reports) {
+      this.owner.counters.logsDropped += reports.logsDropped ?? 0;
+      const pending = stopped ? undefined : this.port?.caughtUp(reports.posted);
+      if (pending) await pending;
+      for (const message of reports.tail ?? []) this.report(message);
+    }
+    // The SDK client (1.x, typescript-sdk#2580) drops a progress notification that it reads in the same chunk as the
+    // response. Reports handed on in this turn leave in this turn's write (stdio); the response goes in the next.
+    if (this.reportedThisTurn) await new Promise<void>((resolve) => setImmediate(resolve));
+    this.port?.close();
+  }
+
+  /** Hands a report on while the job may still answer (running, or its response claimed but not yet sent). */
+  private report(message: ReportMessage): void {
+    this.owner.counters.reportsReceived++;
+    const state = this.owner.state();
+    if (state !== 'running' && state !== 'responding') {
+      this.owner.counters.reportsDiscarded++;
+      return;
+    }
+    if (!this.reportedThisTurn) {
+      this.reportedThisTurn = true;
+      setImmediate(() => (this.reportedThisTurn = false));
+    }
+    if (message.type === 'progress') {
+      const { type: _type, ...report } = message;
+      this.options.onProgress?.(report);
+    } else {
+      this.options.onLog?.(message.data === undefined ? { level: message.level, message: message.message } : { level: message.level, message: message.message, data: message.data });
+    }
+  }
+}

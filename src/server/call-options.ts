@@ -1,0 +1,74 @@
+/**
+ * What a `tools/call` hands the backend besides the tool and its arguments:
+ * where its progress, logs and requests to the client go. Shared by every way
+ * a call runs (a response now, or a task).
+ */
+import {
+  CreateMessageResultSchema,
+  ElicitResultSchema,
+  ListRootsResultSchema,
+  type CallToolRequest,
+  type ServerNotification,
+  type ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ClientRequestHandler, LogEntry, ProgressReport, StartOptions } from '../backend/backend.js';
+import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
+
+/** The SDK's per-request context of a server handler. */
+export type HandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+const RESULT_SCHEMAS = {
+  'sampling/createMessage': CreateMessageResultSchema,
+  'elicitation/create': ElicitResultSchema,
+  'roots/list': ListRootsResultSchema,
+} as const;
+
+/** The backend's start options for one call; `logLevel` is read again for every message (the client may raise it). */
+export function startOptions(request: CallToolRequest, extra: HandlerExtra, logLevel: () => LoggingLevel | undefined): StartOptions {
+  const progressToken = request.params._meta?.progressToken;
+  const level = logLevel();
+  return {
+    tool: request.params.name,
+    args: request.params.arguments ?? {},
+    ...(progressToken !== undefined && {
+      onProgress: (report: ProgressReport) =>
+        void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined),
+    }),
+    onClientRequest: clientRequester(extra),
+    onLog: (entry: LogEntry) => {
+      const now = logLevel();
+      if (now !== undefined && severityOf(entry.level)! < severityOf(now)!) return;
+      void extra.sendNotification({ method: 'notifications/message', params: logParams(request.params.name, entry) }).catch(() => undefined);
+    },
+    ...(level !== undefined && { logLevel: level }),
+    // A client that chose a level gets logs as they come; one that did not, with the response (no channel per call).
+    liveLogs: level !== undefined,
+  };
+}
+
+/** A `notifications/message` payload: the tool is the logger; `data` is the message, or `{ message, data }`. */
+function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger: string; data: unknown } {
+  return { level: entry.level, logger: tool, data: entry.data === undefined ? entry.message : { message: entry.message, data: entry.data } };
+}
+
+/**
+ * Lets a stage's `ctx.requestClient` reach the client. While the request is
+ * pending, the job's stop signal cancels it towards the client (the guard
+ * sends that cancellation only if it is still pending); once it is answered,
+ * the job's later stop has nothing to cancel.
+ */
+function clientRequester(extra: HandlerExtra): ClientRequestHandler {
+  return async (method, params, signal) => {
+    const request = new AbortController();
+    const cascade = () => request.abort(`tool call ${JSON.stringify(extra.requestId)} stopped`);
+    if (signal.aborted) cascade();
+    signal.addEventListener('abort', cascade, { once: true });
+    try {
+      const result = await extra.sendRequest({ method, params } as ServerRequest, RESULT_SCHEMAS[method], { signal: request.signal });
+      return result as Record<string, unknown>;
+    } finally {
+      signal.removeEventListener('abort', cascade);
+    }
+  };
+}

@@ -1,0 +1,193 @@
+/**
+ * The response guard: a Transport wrapper that sits where messages enter and
+ * leave the process, a filter only: what each message means for a tool call
+ * is decided by the connection's {@link ToolCalls}. Inbound, a second request
+ * with an id still in flight is refused, every `tools/call` is reserved
+ * before the SDK dispatches it, and `notifications/cancelled` goes to the
+ * backend (only a winning one reaches the SDK, later); outbound, a response
+ * for a request whose cancellation won is dropped, whatever code path
+ * produced it, and so are a finished call's late reports.
+ *
+ * It also keeps the server's outbound side of the registry: every request the
+ * server sends to the client (sampling, elicitation, roots from a tool) is an
+ * outbound entry linked to the tool call that caused it. A cancellation for
+ * it leaves only while it is pending; a late answer to a cancelled one is
+ * absorbed here instead of reaching the SDK as an "unknown message ID".
+ */
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ErrorCode,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  type JSONRPCResultResponse,
+  type MessageExtraInfo,
+} from '@modelcontextprotocol/sdk/types.js';
+import { asError, cancelledRequestId, cancelReason, isNotification, isRequest, isResponse } from '../wire/jsonrpc.js';
+import { TransportWrapper } from '../wire/transport-wrapper.js';
+import type { CallBackend } from '../backend/backend.js';
+import { DEFAULTS } from '../defaults.js';
+import { ToolCalls, type ToolCallHooks } from './tool-calls.js';
+import { OutboundLedger } from '../wire/outbound-ledger.js';
+import { InFlightRegistry, type RequestId } from '../wire/registry.js';
+
+/** Counted at the wire, shared by every connection of a server (start from {@link newWireStats}). */
+export interface WireStats {
+  /** Responses produced for a cancelled request and stopped here. */
+  responsesDropped: number;
+  /** Progress notifications stopped because their request had ended. */
+  progressDropped: number;
+  /** Log notifications (`notifications/message`) of a tool call stopped because the call had ended. */
+  lateLogsDropped: number;
+  /** Requests to the client (sampling, elicitation, roots) cancelled towards it. */
+  clientRequestsCancelled: number;
+  /** Client answers that arrived after we cancelled their request: accepted, never used. */
+  lateClientResponsesIgnored: number;
+  /** Cancellations of requests the client had already answered (or already cancelled): not sent. */
+  staleClientCancelsSuppressed: number;
+}
+
+/** All wire counters at zero. */
+export function newWireStats(): WireStats {
+  return { responsesDropped: 0, progressDropped: 0, lateLogsDropped: 0, clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0 };
+}
+
+/** Options for {@link GuardedTransport}. */
+export interface GuardOptions {
+  /**
+   * How long a request to the client that we cancelled stays in the ledger
+   * (state `cancellationRequested`) to absorb a late answer.
+   * @default 30000
+   */
+  readonly cancelledTtlMs?: number;
+  /** Told when a cancelled call's handler has settled (Streamable HTTP ends that POST's stream). */
+  readonly hooks?: ToolCallHooks;
+  /** Runs once a response to an inbound request has been handed to the inner transport. */
+  readonly afterAnswered?: (id: RequestId) => void;
+}
+
+export class GuardedTransport extends TransportWrapper {
+  /** This connection's tool calls, from arrival to settle. */
+  readonly calls: ToolCalls;
+  /** The server's requests to the client (sampling, elicitation, roots), each linked to its tool call. */
+  readonly clientRequests: OutboundLedger;
+  private readonly afterAnswered: ((id: RequestId) => void) | undefined;
+  /** The inner transport closed: the cancellations its close cascades into have no one to go to. */
+  private closed = false;
+
+  constructor(
+    inner: Transport,
+    /** The backend's session key for this connection. */
+    readonly session: string,
+    private readonly backend: CallBackend,
+    wire: WireStats,
+    options: GuardOptions = {},
+  ) {
+    super(inner);
+    this.afterAnswered = options.afterAnswered;
+    this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), options.hooks);
+    this.clientRequests = new OutboundLedger({
+      // Its own registry: the backend keeps inbound calls only, and may live in another process.
+      registry: new InFlightRegistry(),
+      session,
+      ttlMs: options.cancelledTtlMs ?? DEFAULTS.cancelledTtlMs,
+      counters: {
+        cancelSent: () => wire.clientRequestsCancelled++,
+        cancelSuppressed: () => wire.staleClientCancelsSuppressed++,
+        lateResponse: () => wire.lateClientResponsesIgnored++,
+      },
+      // A stop the SDK does not know about (cancelAll): tell the client, and settle the SDK's wait.
+      toPeer: (message) => this.inner.send(message),
+      toLocal: (message) => this.onmessage?.(message),
+      onError: (error) => this.onerror?.(asError(error)),
+    });
+  }
+
+  protected innerClosed(): void {
+    this.closed = true; // the cascade below has no one left to tell
+    this.calls.closed();
+    this.clientRequests.close();
+  }
+
+  /**
+   * Ends this connection's work without closing it: cancels its tool calls
+   * and, towards the client, its pending requests (settling the SDK's wait
+   * for each with an error).
+   */
+  cancelAll(reason: string): void {
+    this.backend.cancelSession(this.session, reason);
+    for (const entry of this.clientRequests.entries()) entry.stop(reason);
+  }
+
+  protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    // An answer to one of our requests to the client that we had cancelled: accepted, never used.
+    if (isResponse(message) && this.clientRequests.absorbResponse(message.id as RequestId)) return;
+    if (isNotification(message) && message.method === 'notifications/cancelled') {
+      // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
+      const id = cancelledRequestId(message);
+      if (id !== undefined) this.calls.cancel(id, cancelReason(message));
+      return;
+    }
+    if (isRequest(message)) {
+      const admission = this.calls.admit(message.id, message.method, message.params);
+      if (admission.kind === 'duplicate') return this.refuseDuplicate(message.id, admission.message);
+      if (admission.kind === 'refuse') {
+        void this.answer({ jsonrpc: '2.0', id: message.id, error: { code: admission.code, message: admission.message } }).catch((e: unknown) => this.onerror?.(asError(e)));
+        return;
+      }
+    }
+    this.onmessage?.(message, extra);
+  }
+
+  /**
+   * A second request with the id of one still in flight. JSON-RPC gives no
+   * better way to answer it than with that same id, which a client that
+   * reused the id may match to its first request; but the first one's entry,
+   * response and cancellation stay exactly as they were, and the SDK (which
+   * would overwrite its own state for the id) never sees the second.
+   */
+  private refuseDuplicate(id: RequestId, message: string): void {
+    // Straight to the inner transport: afterAnswered would settle the first request's HTTP stream.
+    const refusal: JSONRPCErrorResponse = { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message } };
+    void this.inner.send(refusal).catch((e: unknown) => this.onerror?.(asError(e)));
+  }
+
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isRequest(message)) {
+      // A request to the client, linked to the tool call it was sent for.
+      return this.clientRequests.send(message, options?.relatedRequestId, () => this.inner.send(message, options));
+    }
+    if (isNotification(message) && message.method === 'notifications/cancelled') {
+      // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
+      if (!this.clientRequests.gateCancel(message) || this.closed) return; // gate first: it counts, as before the close
+      return this.inner.send(message, options);
+    }
+    if (isResponse(message)) {
+      if (!this.calls.leaving(message.id as RequestId)) return;
+      return this.answer('error' in message ? withPlainMessage(message) : message, options);
+    }
+    if (isNotification(message) && options?.relatedRequestId !== undefined && (message.method === 'notifications/progress' || message.method === 'notifications/message')) {
+      if (!this.calls.mayReport(options.relatedRequestId, message.method === 'notifications/progress' ? 'progress' : 'log')) return;
+    }
+    return this.inner.send(message, options);
+  }
+
+  private async answer(message: JSONRPCResultResponse | JSONRPCErrorResponse, options?: TransportSendOptions): Promise<void> {
+    if (!this.afterAnswered) return this.inner.send(message, options);
+    try {
+      await this.inner.send(message, options);
+    } finally {
+      this.afterAnswered(message.id as RequestId);
+    }
+  }
+}
+
+/**
+ * The SDK puts an McpError's `message` on the wire, and that message already
+ * starts with "MCP error <code>: "; the client's SDK adds the same prefix
+ * again when it rebuilds the error. Sent without it, the error reads once.
+ */
+function withPlainMessage(response: JSONRPCErrorResponse): JSONRPCErrorResponse {
+  const prefix = `MCP error ${response.error.code}: `;
+  if (typeof response.error.message !== 'string' || !response.error.message.startsWith(prefix)) return response;
+  return { ...response, error: { ...response.error, message: response.error.message.slice(prefix.length) } };
+}

@@ -1,0 +1,191 @@
+/**
+ * The one owner of a connection's tool-call lifecycle:
+ *
+ * ```
+ * arrive (admit: reserve before the SDK sees it) → handle (start, stream reports, map the outcome)
+ *   → leave (response sent, or dropped if cancelled) → settle (entry forgotten, HTTP stream ended)
+ * ```
+ *
+ * The guard asks it what to do with each message at the wire; the SDK's
+ * `tools/call` handler calls {@link ToolCalls.handle}. The SDK contract it
+ * relies on is written down here, once:
+ * - the SDK's own cancel handler, fed a `notifications/cancelled` just
+ *   before the handler rejects, aborts the request a microtask ahead of the
+ *   rejection, so the SDK sends nothing ({@link ToolCalls.handle});
+ * - the SDK sends (or suppresses) a handler's response within the
+ *   macrotask in which the handler settled, so one `setImmediate` later the
+ *   entry can be forgotten ({@link ToolCalls.settleAfterHandler}).
+ */
+import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
+import { DuplicateRequestError } from '../errors.js';
+import type { RequestId } from '../wire/registry.js';
+import type { LoggingLevel } from '../stages/log-levels.js';
+import { callParamsProblem } from './call-params.js';
+import { startOptions, type HandlerExtra } from './call-options.js';
+import { cancelledNotification } from '../wire/jsonrpc.js';
+
+/** JSON-RPC error code for a full admission queue (implementation-defined server error range). */
+export const SERVER_BUSY = -32000;
+
+/** What the transport needs to hear about a call's end. */
+export interface ToolCallHooks {
+  /** The handler of a cancelled call has settled: nothing will ever be sent for it (Streamable HTTP ends its stream). */
+  readonly cancelled?: (id: RequestId) => void;
+}
+
+/** The wire counters the lifecycle moves. */
+export interface LifecycleCounters {
+  responsesDropped: number;
+  progressDropped: number;
+  lateLogsDropped: number;
+}
+
+/** The decision for an arriving request. */
+export type Admission =
+  | { readonly kind: 'forward' }
+  /** Another request of this connection has that id in flight: refuse without touching the first. */
+  | { readonly kind: 'duplicate'; readonly message: string }
+  | { readonly kind: 'refuse'; readonly code: number; readonly message: string };
+
+/** Marks an inbound request other than a tool call. */
+const NOT_A_CALL = null;
+
+/** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
+class CancelledCall extends Error {}
+
+export class ToolCalls {
+  /**
+   * Every inbound request of this connection, from arrival until its response
+   * left (or was dropped): a tool call's handle, or {@link NOT_A_CALL}. Only a
+   * request whose id is absent here reaches the SDK, which keys its own
+   * bookkeeping (abort controllers, HTTP streams) by id alone.
+   */
+  private readonly requests = new Map<RequestId, CallHandle | typeof NOT_A_CALL>();
+  /** The level the client set with `logging/setLevel` (one server per connection, so per session). */
+  logLevel: LoggingLevel | undefined;
+
+  constructor(
+    private readonly backend: CallBackend,
+    /** The backend's session key for this connection. */
+    readonly session: string,
+    private readonly counters: LifecycleCounters,
+    /** Hands a message to the SDK as if it came from the peer. */
+    private readonly toSdk: (message: ReturnType<typeof cancelledNotification>) => void,
+    private readonly hooks: ToolCallHooks = {},
+  ) {}
+
+  /** Whether a request of this connection with this id has not been answered (or dropped) yet. */
+  isInFlight(id: RequestId): boolean {
+    return this.requests.has(id);
+  }
+
+  /** A request arrived: a tool call is reserved before the SDK dispatches it. */
+  admit(id: RequestId, method: string, params: unknown): Admission {
+    if (this.requests.has(id)) return { kind: 'duplicate', message: new DuplicateRequestError(this.session, id).message };
+    if (method !== 'tools/call') {
+      this.requests.set(id, NOT_A_CALL);
+      return { kind: 'forward' };
+    }
+    const problem = callParamsProblem(params);
+    if (problem !== undefined) return { kind: 'refuse', code: ErrorCode.InvalidParams, message: problem };
+    try {
+      this.requests.set(id, this.backend.reserve(this.session, id));
+      return { kind: 'forward' };
+    } catch (error) {
+      // The backend still holds the id (a cancelled call whose worker has not returned yet), or it is closing.
+      const code = error instanceof DuplicateRequestError ? ErrorCode.InvalidRequest : ErrorCode.InternalError;
+      return { kind: 'refuse', code, message: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /**
+   * Cancels one of this connection's calls (a notification, a dropped HTTP
+   * stream). If it loses, the SDK never hears of it and the normal response
+   * goes out. If it wins, the SDK is told when the handler ends, not now: the
+   * next queued call is being handed the freed slot at this moment, and the
+   * SDK's own cancel handling would only delay it. Until then anything sent
+   * for the call is dropped ({@link leaving}).
+   */
+  cancel(id: RequestId, reason?: string): boolean {
+    const r = this.backend.cancel(this.session, id, reason);
+    return r === 'cancelled-queued' || r === 'cancelled-running';
+  }
+
+  /** The SDK's `tools/call` handler: runs the reserved call and maps its outcome to a result or an error. */
+  async handle(request: CallToolRequest, extra: HandlerExtra): Promise<CallToolResult> {
+    const call = this.requests.get(extra.requestId);
+    if (!call) throw new McpError(ErrorCode.InternalError, 'tool call was not registered');
+    try {
+      const outcome = await call.start(startOptions(request, extra, () => this.logLevel));
+      if (outcome.kind !== 'cancelled') return resultOf(request.params.name, outcome);
+      this.toSdk(cancelledNotification(extra.requestId, 'request cancelled'));
+      throw new CancelledCall();
+    } finally {
+      this.settleAfterHandler(extra.requestId);
+    }
+  }
+
+  /**
+   * A response is leaving for request `id`. False if it must be dropped (its
+   * call was cancelled); either way the request is no longer in flight.
+   */
+  leaving(id: RequestId): boolean {
+    const call = this.requests.get(id);
+    this.requests.delete(id);
+    if (!call) return true;
+    if (call.state === 'cancelled') {
+      this.counters.responsesDropped++;
+      // The SDK answered anyway: it ignores cancels of falsy ids (0, ""), so the handler's cancel could not stop it.
+      // This took the entry settleAfterHandler would have seen: run the hook here, or the POST's stream never ends.
+      this.hooks.cancelled?.(id);
+      return false;
+    }
+    call.abandon(); // a response before the call started (e.g. the SDK rejected the params): release its reservation
+    return true;
+  }
+
+  /** Whether a progress or log notification of call `id` may go out: while it runs, and after it claimed its response (reports go first); never after. */
+  mayReport(id: RequestId, kind: 'progress' | 'log'): boolean {
+    const call = this.requests.get(id);
+    const state = call?.state;
+    if (!call || state === 'running' || state === 'responding') return true;
+    if (kind === 'progress') this.counters.progressDropped++;
+    else this.counters.lateLogsDropped++;
+    return false;
+  }
+
+  /** The transport closed: every call of the session is cancelled. */
+  closed(): void {
+    this.backend.cancelSession(this.session, 'transport closed');
+  }
+
+  /** The handler settled; the SDK has sent (or suppressed) its response by the next macrotask. */
+  private settleAfterHandler(id: RequestId): void {
+    const call = this.requests.get(id);
+    if (!call) return;
+    setImmediate(() => {
+      if (this.requests.get(id) !== call) return;
+      this.requests.delete(id);
+      if (call.state === 'cancelled') this.hooks.cancelled?.(id);
+    });
+  }
+}
+
+/** The answer a call's outcome owes (never called for a cancelled one). */
+export function resultOf(tool: string, outcome: Exclude<JobOutcome, { kind: 'cancelled' }>): CallToolResult {
+  switch (outcome.kind) {
+    case 'completed':
+      return outcome.result;
+    case 'timedOut':
+      return errorResult(`tool '${tool}' timed out after ${outcome.timeoutMs} ms and was stopped`);
+    case 'failed':
+      if (outcome.code === 'unknown_tool') throw new McpError(ErrorCode.InvalidParams, outcome.message);
+      if (outcome.code === 'queue_full') throw new McpError(SERVER_BUSY, outcome.message);
+      return errorResult(outcome.message);
+  }
+}
+
+function errorResult(text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }] };
+}
