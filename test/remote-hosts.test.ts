@@ -60,8 +60,12 @@ describe('across hosts', () => {
     await b.next((m) => m.id === 'next2', 5000);
     expect(Date.now() - t0).toBeLessThan(3000); // 60 s of work would not have let them through
     await until(async () => sum(await hostStats(), 'cancelsRelayed') - sum(before, 'cancelsRelayed') === 2, 5000, 'the cancels relayed to the hosts');
+    // A host rewrites its counters just after it answered, so they may trail the answers by a moment.
+    await until(async () => {
+      const s = await hostStats();
+      return sum(s, 'running') + sum(s, 'stopping') === 0 && sum(s, 'stopped') - sum(before, 'stopped') === 2;
+    }, 5000, 'both cancelled calls stopped on their hosts, nothing running');
     const after = await hostStats();
-    expect(sum(after, 'running')).toBe(0);
     expect(sum(after, 'hardKilled')).toBe(sum(before, 'hardKilled')); // stopped at a checkpoint, not by replacing the thread
     expect(sum(after, 'threads')).toBe(sum(before, 'threads'));
     await sleep(500);
