@@ -19,8 +19,9 @@ import { overhead } from './scenarios/overhead.js';
 import { responsiveness } from './scenarios/responsiveness.js';
 import { cancelStorm } from './scenarios/storm.js';
 import { tasksCancel } from './scenarios/tasks-cancel.js';
+import { crossHost } from './scenarios/cross-host.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, cancelStorm, responsiveness, tasksCancel];
+const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, cancelStorm, responsiveness, tasksCancel, crossHost];
 
 interface Flags {
   quick?: boolean;

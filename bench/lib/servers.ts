@@ -16,7 +16,7 @@ import { statCpuMs } from '../../src/probe/cpu.js';
 const DIST = new URL('../../', import.meta.url);
 const path = (rel: string) => fileURLToPath(new URL(rel, DIST));
 
-export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'workerpool';
+export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'workerpool' | 'bullmq';
 export type TransportKind = 'stdio' | 'http';
 
 export interface ServerSpec {
@@ -29,6 +29,10 @@ export interface ServerSpec {
   readonly spareThreads?: number;
   /** Told apart in labels, e.g. "1 thread". */
   readonly tag?: string;
+  /** Ours: `serve --redis` (calls go to worker hosts); (d): the Redis its queue lives on. */
+  readonly redis?: string;
+  /** With `redis`: the queue name. */
+  readonly queue?: string;
 }
 
 /** Human names for the report. */
@@ -38,6 +42,7 @@ export const KIND_LABEL: Record<ServerKind, string> = {
   'main-thread-yield': "(a') main thread, yielding",
   'piscina-abort': '(b) Piscina + abort',
   workerpool: '(c) workerpool cancel',
+  bullmq: '(d) plain BullMQ + AbortSignal + pub/sub',
 };
 
 export function specLabel(spec: ServerSpec): string {
@@ -54,6 +59,7 @@ export function serverCommand(spec: ServerSpec): string[] {
         ...(spec.graceMs !== undefined ? ['--grace-ms', String(spec.graceMs)] : []),
         ...(spec.spareThreads !== undefined ? ['--spare-threads', String(spec.spareThreads)] : []),
         ...(spec.transport === 'http' ? ['--port', '0'] : []),
+        ...(spec.redis !== undefined ? ['--redis', spec.redis, '--queue', spec.queue ?? 'mcp-cancel-pool'] : []),
       ];
     case 'main-thread':
       return [path('bench/baselines/main-thread.js')];
@@ -63,6 +69,8 @@ export function serverCommand(spec: ServerSpec): string[] {
       return [path('bench/baselines/piscina-abort.js'), '--threads', String(spec.threads)];
     case 'workerpool':
       return [path('bench/baselines/workerpool.js'), '--threads', String(spec.threads)];
+    case 'bullmq':
+      return [path('bench/baselines/bullmq-front.js'), '--redis', spec.redis ?? '', '--queue', spec.queue ?? 'bench-d'];
   }
 }
 

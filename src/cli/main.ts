@@ -15,6 +15,8 @@ import { configureTasks } from '../tasks/tasks-of.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
+import { DEFAULT_QUEUE } from '../remote/messages.js';
+import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
 import { DEFAULTS } from '../defaults.js';
 
@@ -58,6 +60,8 @@ interface ServeFlags {
   maxTasks: number;
   taskTtlMs: number;
   maxTaskTtlMs: number;
+  redis?: string;
+  queue: string;
 }
 
 const program = new Command()
@@ -93,6 +97,8 @@ program
   .option('--max-tasks <n>', 'tasks all sessions together may hold', int(1), DEFAULTS.maxTasks)
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
+  .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
+  .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
   .action(async (flags: ServeFlags, command: Command) => {
     let authToken: string | undefined;
     if (flags.transport === 'http') {
@@ -105,7 +111,7 @@ program
       }
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
-    const executor = await Executor.create({
+    const executor = (await openQueueBackend(flags)) ?? await Executor.create({
       ...(flags.threads !== undefined && { threads: flags.threads }),
       spareThreads: flags.spareThreads,
       ...(flags.cores !== undefined && { cores: flags.cores }),
@@ -151,11 +157,11 @@ program
         wire,
       });
       log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
-      log(`listening on ${http.url} with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
+      log(`listening on ${http.url} with ${describeBackend(executor, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
       const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire });
-      log(`serving on stdio with ${executor.threads} worker threads (+${executor.spareThreads} standby); tools: ${[...executor.tools.keys()].join(', ')}`);
+      log(`serving on stdio with ${describeBackend(executor, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       // The MCP lifecycle: closing stdin is how a stdio client shuts the server down (a closed stdout ends it too).
       void stdio.closed.then((why) => stop(why, async () => undefined));
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => stdio.close()));
@@ -164,6 +170,7 @@ program
 
 registerInitTools(program, version);
 (await import('./probe.js')).registerProbe(program);
+(await import('./worker.js')).registerWorker(program);
 listServeOptionsInHelp(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

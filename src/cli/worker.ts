@@ -1,0 +1,71 @@
+/**
+ * `mcp-cancel-pool worker --redis URL`: a worker host. It takes tools/call
+ * jobs from a BullMQ queue shared with `serve --redis` front ends and runs them
+ * on its local worker-thread pool (see README "Many hosts").
+ */
+import { resolve } from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { DEFAULT_QUEUE } from '../remote/messages.js';
+import { WorkerHost } from '../remote/worker-host.js';
+import { checkToolModule } from './tool-modules.js';
+
+interface WorkerFlags {
+  redis: string;
+  queue: string;
+  threads?: number;
+  tools: string[];
+  builtins: boolean;
+  root: string;
+  graceMs: number;
+  spareThreads: number;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer >= 1');
+  return n;
+}
+
+function log(message: string): void {
+  process.stderr.write(`[mcp-cancel-pool worker] ${message}\n`);
+}
+
+/** Adds the `worker` command. */
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('Run a worker host: take tool calls from a Redis queue shared with `serve --redis` front ends (see README "Many hosts").')
+    .requiredOption('--redis <url>', 'Redis to take jobs from, e.g. redis://127.0.0.1:6379')
+    .option('--queue <name>', 'queue name (the same on the front ends)', DEFAULT_QUEUE)
+    .option('--threads <n>', 'worker threads, also the jobs this host runs at once (default: available CPUs)', positiveInt)
+    .option('--spare-threads <n>', 'warm standby threads (see serve --spare-threads)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1)
+    .option('--tools <module>', 'load tools from this module (repeatable); the same modules as the front ends', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option('--no-builtins', 'do not load the built-in tools')
+    .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
+    .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker thread is replaced', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1000)
+    .action(async (flags: WorkerFlags) => {
+      for (const file of flags.tools) await checkToolModule(resolve(file));
+      const host = await WorkerHost.start({
+        redisUrl: flags.redis,
+        queue: flags.queue,
+        executor: {
+          ...(flags.threads !== undefined && { threads: flags.threads }),
+          spareThreads: flags.spareThreads,
+          graceMs: flags.graceMs,
+          toolModules: flags.tools.map((m) => resolve(m)),
+          builtins: flags.builtins,
+          toolSettings: { root: resolve(flags.root) },
+        },
+      });
+      log(`host ${host.hostId} serving queue '${flags.queue}' with ${host.executor.threads} threads; tools: ${[...host.executor.tools.keys()].join(', ')}`);
+      let stopping = false;
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(signal, () => {
+          if (stopping) return;
+          stopping = true;
+          log(`shutting down (${signal}); running jobs finish first`);
+          void host.close().then(() => process.exit(0));
+        });
+      }
+    });
+}

@@ -1,0 +1,37 @@
+/** What travels between a front end and a worker host: the BullMQ job's data, and the messages on the front end's channel. */
+import type { JobOutcome, LogEntry, ProgressReport } from '../backend/backend.js';
+import type { LoggingLevel } from '../stages/log-levels.js';
+
+/** The default queue name of `serve --redis` and `worker`. */
+export const DEFAULT_QUEUE = 'mcp-cancel-pool';
+
+/** A BullMQ job's data: one tools/call. */
+export interface RemoteJobData {
+  /** The front end that owns the call (its channel and liveness key). */
+  readonly front: string;
+  readonly tool: string;
+  readonly args: unknown;
+  readonly timeoutMs?: number;
+  /** The call asked for progress (a progress token). */
+  readonly progress: boolean;
+  /** The call wants logs, at this level and above. */
+  readonly logLevel?: LoggingLevel;
+  readonly liveLogs: boolean;
+}
+
+/** On the front end's channel: a report or the outcome of job `j`. */
+export type FrontMessage =
+  | { readonly j: string; readonly t: 'p'; readonly r: ProgressReport }
+  | { readonly j: string; readonly t: 'l'; readonly e: LogEntry }
+  /** The outcome; `h` is the host that ran it. Only sent once the job's Redis state is `responding`. */
+  | { readonly j: string; readonly t: 'o'; readonly o: JobOutcome; readonly h: string };
+
+/** Parses a channel message; undefined if it is not one of ours. */
+export function parseFrontMessage(text: string): FrontMessage | undefined {
+  try {
+    const m = JSON.parse(text) as Partial<FrontMessage>;
+    return typeof m.j === 'string' && (m.t === 'p' || m.t === 'l' || m.t === 'o') ? (m as FrontMessage) : undefined;
+  } catch {
+    return undefined;
+  }
+}

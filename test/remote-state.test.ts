@@ -1,0 +1,160 @@
+/** The per-job state machine in Redis (src/remote/lua.ts), against a real redis-server. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { JobStates } from '../src/remote/job-states.js';
+import { Liveness } from '../src/remote/liveness.js';
+import { startRedis, type RedisProcess } from './redis-helpers.js';
+
+let redis: RedisProcess;
+let a: Redis;
+let b: Redis;
+let sub: Redis;
+beforeAll(async () => {
+  redis = await startRedis();
+  a = redis.client();
+  b = redis.client();
+  sub = redis.client();
+});
+afterAll(async () => redis?.stop());
+
+describe('per-job state in Redis', () => {
+  it('walks queued → running → responding and publishes the outcome in the same step', async () => {
+    const s = new JobStates(a, 'q1');
+    const front = new Liveness(a, s.keys.front('F'));
+    await front.start();
+    const got: string[] = [];
+    await sub.subscribe(s.keys.frontChannel('F'));
+    sub.on('message', (_c, m) => got.push(m));
+    await s.create('j1', 'F');
+    expect(await s.take('j1', 'F', 'H1', 'tok1')).toBe('running');
+    expect(await s.report('j1', 'F', 'tok1', 'progress-1')).toBe(true);
+    expect(await s.report('j1', 'F', 'other', 'forged')).toBe(false);
+    expect(await s.respond('j1', 'F', 'wrong-token', 'x')).toBe(false);
+    expect(await s.respond('j1', 'F', 'tok1', 'outcome-1')).toBe(true);
+    expect(await s.report('j1', 'F', 'tok1', 'late')).toBe(false); // none after terminal
+    expect(await s.cancel('j1')).toBe('responding'); // completion won: the late cancel changes nothing
+    expect(await s.probe('j1')).toEqual({ state: 'responding', message: 'outcome-1' });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(got).toEqual(['progress-1', 'outcome-1']);
+    await s.remove('j1');
+    expect(await s.probe('j1')).toEqual({ state: 'gone' });
+    expect(await s.cancel('j1')).toBe('unknown');
+    await sub.unsubscribe();
+    sub.removeAllListeners('message');
+  });
+
+  it('a queued cancel wins before any host; a running cancel is published to the hosts; neither can respond after', async () => {
+    const s = new JobStates(a, 'q2');
+    await new Liveness(a, s.keys.front('F')).start();
+    const cancels: string[] = [];
+    await sub.subscribe(s.keys.cancelChannel);
+    sub.on('message', (_c, m) => cancels.push(m));
+    await s.create('q', 'F');
+    expect(await s.cancel('q')).toBe('queued');
+    expect(await s.take('q', 'F', 'H', 't')).toBe('cancelled');
+    await s.create('r', 'F');
+    expect(await s.take('r', 'F', 'H', 't')).toBe('running');
+    expect(await s.cancel('r')).toBe('running');
+    expect(await s.respond('r', 'F', 't', 'x')).toBe(false);
+    expect(await s.cancel('r')).toBe('cancelled');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(cancels).toEqual(['r']);
+    await sub.unsubscribe();
+    sub.removeAllListeners('message');
+  });
+
+  it('a job whose front end is gone is cancelled when taken, and a host can cancel it while running', async () => {
+    const s = new JobStates(a, 'q3');
+    const front = new Liveness(a, s.keys.front('F'), 600, 100);
+    await front.start();
+    await s.create('j', 'F');
+    await s.create('k', 'F');
+    expect(await s.take('k', 'F', 'H', 't')).toBe('running');
+    expect(await s.cancelIfOrphan('k', 'F', 't')).toBe(false);
+    await front.stop();
+    expect(await s.take('j', 'F', 'H', 't')).toBe('orphan');
+    expect(await s.cancelIfOrphan('k', 'F', 't')).toBe(true);
+    expect(await s.respond('k', 'F', 't', 'x')).toBe(false);
+  });
+
+  it('a liveness key expires within its TTL once nobody refreshes it', async () => {
+    const live = new Liveness(a, 'mcp:ttl:front:X', 300, 100);
+    await live.start();
+    await new Promise((r) => setTimeout(r, 400));
+    expect(await a.exists('mcp:ttl:front:X')).toBe(1); // refreshed
+    // Simulate a SIGKILL: stop refreshing without deleting.
+    (live as unknown as { timer: NodeJS.Timeout }).timer.close();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await a.exists('mcp:ttl:front:X')).toBe(0);
+  });
+
+  it('a stalled host is taken over: the new token may respond, the old one may not, and the old host is told to stop', async () => {
+    const s = new JobStates(a, 'q4');
+    await new Liveness(a, s.keys.front('F')).start();
+    const cancels: string[] = [];
+    await sub.subscribe(s.keys.cancelChannel);
+    sub.on('message', (_c, m) => cancels.push(m));
+    await s.create('j', 'F');
+    expect(await s.take('j', 'F', 'H1', 'old')).toBe('running');
+    expect(await s.probe('j')).toEqual({ state: 'hostless', host: 'H1' }); // H1 has no liveness key
+    expect(await s.take('j', 'F', 'H2', 'new')).toBe('retaken');
+    await a.set(s.keys.host('H2'), '1');
+    expect(await s.probe('j')).toEqual({ state: 'running', host: 'H2' });
+    expect(await s.failIfLost('j', 'H2')).toBe(false); // H2 is alive
+    expect(await s.respond('j', 'F', 'old', 'x')).toBe(false);
+    expect(await s.respond('j', 'F', 'new', 'y')).toBe(true);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(cancels).toEqual(['j old']);
+    await sub.unsubscribe();
+    sub.removeAllListeners('message');
+  });
+
+  it('a job on a lost host fails once; no host can respond or take it after', async () => {
+    const s = new JobStates(a, 'q5');
+    await new Liveness(a, s.keys.front('F')).start();
+    await s.create('j', 'F');
+    expect(await s.take('j', 'F', 'H1', 't')).toBe('running');
+    expect(await s.failIfLost('j', 'H1')).toBe(true);
+    expect(await s.failIfLost('j', 'H1')).toBe(false);
+    expect(await s.respond('j', 'F', 't', 'x')).toBe(false);
+    expect(await s.take('j', 'F', 'H2', 't2')).toBe('failed');
+    expect(await s.cancel('j')).toBe('failed');
+  });
+
+  it('concurrency: 3,000 cancel-vs-respond races from two connections each have exactly one winner', async () => {
+    const front = new JobStates(a, 'race');
+    const host = new JobStates(b, 'race');
+    await new Liveness(a, front.keys.front('F')).start();
+    const n = 3000;
+    const ids = Array.from({ length: n }, (_, i) => `r${i}`);
+    await Promise.all(ids.map((id) => front.create(id, 'F')));
+    await Promise.all(ids.map((id) => host.take(id, 'F', 'H', 'tok')));
+    // Both sides fire at once, interleaved differently per job.
+    const results = await Promise.all(
+      ids.map(async (id, i) => {
+        const cancel = () => front.cancel(id);
+        const respond = () => host.respond(id, 'F', 'tok', id);
+        const [c, r] = i % 2 ? await Promise.all([cancel(), respond()]) : (await Promise.all([respond(), cancel()])).reverse() as [string, boolean];
+        return { c, r };
+      }),
+    );
+    let cancelled = 0;
+    let responded = 0;
+    for (const { c, r } of results) {
+      const cancelWon = c === 'running';
+      expect(cancelWon !== r).toBe(true); // exactly one of the two
+      if (cancelWon) cancelled++;
+      else {
+        expect(c).toBe('responding');
+        responded++;
+      }
+    }
+    expect(cancelled + responded).toBe(n);
+    // Both kinds of winner occur (the two connections really race); at least a few of each.
+    expect(cancelled).toBeGreaterThan(0);
+    expect(responded).toBeGreaterThan(0);
+    const states = await Promise.all(ids.map((id) => front.probe(id)));
+    expect(states.filter((s) => s.state === 'cancelled').length).toBe(cancelled);
+    expect(states.filter((s) => s.state === 'responding').length).toBe(responded);
+  });
+});
