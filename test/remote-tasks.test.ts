@@ -101,6 +101,29 @@ describe('tasks across hosts', () => {
     expect(withoutMeta(await w.request('tasks/result', { taskId: task.taskId }))).toEqual(withoutMeta(first));
   });
 
+  it('completion won on the host while tasks/cancel is on its way: the task is completed, the cancel gets -32602', async () => {
+    // The window between the host's running → responding and the outcome's arrival at the front end, held open:
+    // the front end is stopped, reads tasks/cancel before the outcome message when it resumes.
+    for (let trial = 0; trial < 3; trial++) {
+      const before = await hostStats();
+      const task = await w.createTask('spin', { ms: 1500, stageMs: 1 }); // long enough for the host's counters (refreshed every second) to show it running
+      await until(async () => sum(await hostStats(), 'running') === 1, 10_000, 'the task to run on a host');
+      process.kill(w.child.pid!, 'SIGSTOP');
+      let cancel: Promise<Answer>;
+      try {
+        cancel = w.request('tasks/cancel', { taskId: task.taskId }); // in the pipe, read first on resume
+        await until(async () => sum(await hostStats(), 'answered') - sum(before, 'answered') === 1, 10_000, 'completion to win on the host');
+      } finally {
+        process.kill(w.child.pid!, 'SIGCONT');
+      }
+      expect(errorOf(await cancel)).toEqual({ code: -32602, message: "Cannot cancel task: already in terminal status 'completed'" });
+      expect(taskOf(await w.request('tasks/get', { taskId: task.taskId }))?.status).toBe('completed');
+      expect((withoutMeta(await w.request('tasks/result', { taskId: task.taskId })).content as { text: string }[])[0]!.text).toMatch(/^spun 1500 slices/);
+      expect(w.statusNotes(task.taskId).map((t) => t.status)).toEqual(['completed']);
+      expect(sum(await hostStats(), 'stopped')).toBe(sum(before, 'stopped'));
+    }
+  });
+
   it('progress keeps the original token for a task across hosts and stops at its terminal status', async () => {
     const done = await w.createTask('spin', { ms: 400, stageMs: 10 }, { progressToken: 'tok-done' });
     await w.request('tasks/result', { taskId: done.taskId });
@@ -117,6 +140,39 @@ describe('tasks across hosts', () => {
       expect(progress.every((i) => i < terminal)).toBe(true);
     }
     expect(w.lines.filter((m) => m.method === 'notifications/progress').every((m) => m.params?.progressToken === 'tok-done' || m.params?.progressToken === 77)).toBe(true);
+  });
+
+  it('a task still working on a host when its ttl passes is stopped there and counted expired', async () => {
+    const before = await hostStats();
+    const beforeFront = await w.stats();
+    const task = await w.createTask('spin', { ms: 60_000, stageMs: 1 }, { ttl: 500 });
+    await until(async () => (await w.stats()).tasksExpired === beforeFront.tasksExpired! + 1, 10_000, 'the task to expire');
+    await until(async () => {
+      const s = await hostStats();
+      return sum(s, 'running') + sum(s, 'stopping') === 0 && sum(s, 'stopped') - sum(before, 'stopped') === 1;
+    }, 5000, 'its work stopped on its host');
+    expect(sum(await hostStats(), 'hardKilled')).toBe(sum(before, 'hardKilled'));
+    expect(errorOf(await w.request('tasks/get', { taskId: task.taskId }))?.code).toBe(-32602);
+    expect(await w.stats()).toMatchObject({ tasksWorking: 0, inFlight: 0 });
+  });
+
+  it('a front end whose client goes away stops its working tasks on the hosts', async () => {
+    const other = new TaskWire(['--redis', redis.url, '--queue', Q]);
+    await other.initialize();
+    await until(async () => {
+      const a = await other.request('tools/call', { name: 'spin', arguments: { ms: 0 } }, 10_000);
+      return 'result' in a && a.result.isError !== true;
+    }, 15_000, 'the second front end on Redis');
+    const before = await hostStats();
+    await other.createTask('spin', { ms: 60_000, stageMs: 1 });
+    await until(async () => sum(await hostStats(), 'running') === 1, 10_000, 'the task to run on a host');
+    expect(await other.close()).toBe(0); // stdin closed: the MCP way to shut a stdio server down
+    await until(async () => {
+      const s = await hostStats();
+      return sum(s, 'running') + sum(s, 'stopping') === 0 && sum(s, 'stopped') - sum(before, 'stopped') === 1;
+    }, 10_000, 'the closed session\'s task stopped on its host');
+    expect(sum(await hostStats(), 'hardKilled')).toBe(sum(before, 'hardKilled'));
+    expect(other.violations).toEqual([]);
   });
 
   it('leaves nothing behind: no job state, no BullMQ jobs, no calls in flight', async () => {
