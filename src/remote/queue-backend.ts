@@ -139,6 +139,14 @@ export class QueueBackend implements CallBackend {
     return call.cancel(reason);
   }
 
+  /** {@link QueueBackend.cancel}, resolved once Redis has decided the race (see {@link RemoteCall.cancelDecided}). */
+  cancelDecided(session: string, id: RequestId, reason?: string): Promise<CancelResult> {
+    const call = this.registry.get('inbound', session, id) as RemoteCall | undefined;
+    if (call) return call.cancelDecided(reason);
+    this.counters.unknownCancelsIgnored++;
+    return Promise.resolve('unknown');
+  }
+
   cancelSession(session: string, reason: string): void {
     for (const call of this.registry.inSession('inbound', session) as RemoteCall[]) call.cancel(reason);
   }

@@ -88,6 +88,19 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     return 'cancelled-running';
   }
 
+  /**
+   * A cancel whose answer is Redis's decision, not the front end's hope: for
+   * a caller that must tell "cancelled" from "completion won" before it
+   * answers (tasks/cancel). Waits until the call settles.
+   */
+  async cancelDecided(reason?: string): Promise<CancelResult> {
+    const first = this.cancel(reason);
+    if (first !== 'cancelled-running') return first;
+    const outcome = await this.done;
+    if (outcome.kind !== 'cancelled') return 'too-late';
+    return outcome.from === 'queued' ? 'cancelled-queued' : 'cancelled-running';
+  }
+
   private async submit(data: RemoteJobData): Promise<void> {
     const jobId = this.jobId!;
     try {

@@ -12,13 +12,19 @@
  * `tasks/cancel` gets the spec's error for a terminal task.
  */
 import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
-import type { CallBackend, ClientRequestHandler, JobOutcome, ProgressReport } from '../backend/backend.js';
+import type { CallBackend, CancelResult, ClientRequestHandler, JobOutcome, ProgressReport } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
 import { cancelledAnswer, settlementOf } from './answer.js';
 import { isTerminal, type TaskAnswer, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
 
 /** What the runner needs of the call backend (the local pool, or a queue shared by hosts): reserve, start, cancel. */
-export type TaskBackend = Pick<CallBackend, 'tools' | 'reserve' | 'cancel'>;
+export type TaskBackend = Pick<CallBackend, 'tools' | 'reserve' | 'cancel'> & {
+  /**
+   * For a backend whose {@link CallBackend.cancel} answers before the race is
+   * decided (the queue backend: Redis decides): the decided result.
+   */
+  readonly cancelDecided?: (session: string, id: string, reason?: string) => Promise<CancelResult>;
+};
 
 /** One task-augmented `tools/call`. */
 export interface TaskCall {
@@ -68,6 +74,8 @@ interface LiveTask {
   readonly owner: string;
   readonly tool: string;
   terminal: boolean;
+  /** tasks/cancel asked for it (its cancelled outcome may settle the task before tasks/cancel does). */
+  cancelRequested: boolean;
   readonly onStatus: ((task: Task) => void) | undefined;
   /** Resolves a macrotask after creation, when the CreateTaskResult has left: status notifications wait for it. */
   readonly announced: Promise<void>;
@@ -105,7 +113,7 @@ export class TaskRunner {
     this.counters.tasksWorking++;
     this.counters.tasksStored++;
     this.held.set(owner, (this.held.get(owner) ?? 0) + 1);
-    const live: LiveTask = { owner, tool: call.tool, terminal: false, onStatus: call.onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
+    const live: LiveTask = { owner, tool: call.tool, terminal: false, cancelRequested: false, onStatus: call.onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
     this.live.set(task.taskId, live);
     const { onProgress } = call;
     const job = this.backend.reserve(taskSession(owner), task.taskId);
@@ -151,7 +159,12 @@ export class TaskRunner {
     if (isTerminal(record.task.status)) throw alreadyTerminal(record.task.status);
     const live = this.live.get(taskId);
     // No live job here: another process runs it, or it just ended; either way its outcome settles the task.
-    const result = live?.owner === owner ? this.backend.cancel(taskSession(owner), taskId, 'tasks/cancel') : 'unknown';
+    let result: CancelResult = 'unknown';
+    if (live?.owner === owner) {
+      live.cancelRequested = true;
+      const { cancelDecided } = this.backend;
+      result = cancelDecided ? await cancelDecided.call(this.backend, taskSession(owner), taskId, 'tasks/cancel') : this.backend.cancel(taskSession(owner), taskId, 'tasks/cancel');
+    }
     const won = result === 'cancelled-queued' || result === 'cancelled-running';
     if (won) {
       const task = await this.settle(owner, taskId, 'cancelled', cancelledAnswer(taskId), CANCELLED_BY_REQUEST);
@@ -234,7 +247,7 @@ export class TaskRunner {
 
   /** The job's outcome, whoever won: settles the task unless it is terminal already (or gone). */
   private async finish(taskId: string, live: LiveTask, outcome: JobOutcome): Promise<void> {
-    if (outcome.kind === 'cancelled') await this.settle(live.owner, taskId, 'cancelled', cancelledAnswer(taskId), 'The task was cancelled.');
+    if (outcome.kind === 'cancelled') await this.settle(live.owner, taskId, 'cancelled', cancelledAnswer(taskId), live.cancelRequested ? CANCELLED_BY_REQUEST : 'The task was cancelled.');
     else {
       const { status, answer, statusMessage } = settlementOf(outcome, live.tool);
       await this.settle(live.owner, taskId, status, answer, statusMessage);
