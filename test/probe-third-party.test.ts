@@ -5,10 +5,10 @@
  * HTTP; and ours over HTTP. What each asserts is what PROBE.md reports.
  */
 import { execFile, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CLI, startHttpServer } from './helpers.js';
+import { freePort } from '../bench/lib/free-port.js';
 
 const EVERYTHING = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
 const FASTMCP = fileURLToPath(new URL('../dist/test/fixtures/fastmcp-server.js', import.meta.url));
@@ -23,15 +23,6 @@ function probe(args: string[]): Promise<{ code: number | null; stdout: string }>
   });
 }
 const outcome = (stdout: string, rule: string) => new RegExp(`^\\s+(PASS|FAIL|WARN|skip)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 describe('probe, third-party servers', () => {
   it('server-everything 2026.8.31: no answer after a cancel, but progress goes on after it (warning), exit 0', async () => {

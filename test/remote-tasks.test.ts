@@ -10,7 +10,7 @@ import type { Task } from '@modelcontextprotocol/sdk/types.js';
 import { sleep, until } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { leftovers, startHost, type HostProcess } from './remote-helpers.js';
-import { TASK_TOOLS, TaskWire, type Answer } from './task-wire.js';
+import { expectProgressBeforeTerminal, TASK_TOOLS, TaskWire, type Answer } from './task-wire.js';
 
 const Q = 'rtasks';
 let redis: RedisProcess;
@@ -134,14 +134,7 @@ describe('tasks across hosts', () => {
     expect(taskOf(await w.request('tasks/cancel', { taskId: cancelled.taskId }))?.status).toBe('cancelled');
     await until(async () => sum(await hostStats(), 'running') + sum(await hostStats(), 'stopping') === 0, 10_000, 'the host to stop the work');
     await sleep(500); // anything the host published before it stopped has had time to arrive: none of it may be sent
-    for (const [task, token] of [[done, 'tok-done'], [cancelled, 77]] as const) {
-      const progress = w.lines.flatMap((m, i) => (m.method === 'notifications/progress' && m.params?.progressToken === token ? [i] : []));
-      const terminal = w.lines.findIndex((m) => m.method === 'notifications/tasks/status' && m.params?.taskId === task.taskId);
-      expect(progress.length).toBeGreaterThan(0);
-      expect(terminal).toBeGreaterThan(-1);
-      expect(progress.every((i) => i < terminal)).toBe(true);
-    }
-    expect(w.lines.filter((m) => m.method === 'notifications/progress').every((m) => m.params?.progressToken === 'tok-done' || m.params?.progressToken === 77)).toBe(true);
+    expectProgressBeforeTerminal(w.lines, [[done, 'tok-done'], [cancelled, 77]]);
   });
 
   it('a task still working on a host when its ttl passes is stopped there and counted expired', async () => {

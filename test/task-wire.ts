@@ -16,6 +16,7 @@ import {
   TaskStatusNotificationSchema,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
 import { CLI, sleep } from './helpers.js';
 
 export const TASK_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/task-tools.js', import.meta.url));
@@ -149,4 +150,20 @@ export class TaskWire {
     clearTimeout(timer);
     return code;
   }
+}
+
+/**
+ * Every progress notification of each (task, token) pair came before that task's status notification,
+ * at least one of each arrived, and no progress carried any other token.
+ */
+export function expectProgressBeforeTerminal(lines: readonly Wire[], pairs: readonly (readonly [{ taskId: string }, string | number])[]): void {
+  for (const [task, token] of pairs) {
+    const progress = lines.flatMap((m, i) => (m.method === 'notifications/progress' && m.params?.progressToken === token ? [i] : []));
+    const terminal = lines.findIndex((m) => m.method === 'notifications/tasks/status' && m.params?.taskId === task.taskId);
+    expect(progress.length).toBeGreaterThan(0);
+    expect(terminal).toBeGreaterThan(-1);
+    expect(progress.every((i) => i < terminal)).toBe(true);
+  }
+  const tokens = new Set(pairs.map(([, token]) => token));
+  expect(lines.filter((m) => m.method === 'notifications/progress').every((m) => tokens.has(m.params?.progressToken as string | number))).toBe(true);
 }

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ListToolsResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { sleep } from './helpers.js';
-import { TaskWire, type Answer } from './task-wire.js';
+import { expectProgressBeforeTerminal, TaskWire, type Answer } from './task-wire.js';
 
 const servers: TaskWire[] = [];
 async function start(args: string[] = []): Promise<TaskWire> {
@@ -203,14 +203,7 @@ describe('tasks over stdio', () => {
     await w.until(() => w.lines.some((m) => m.method === 'notifications/progress' && m.params?.progressToken === 77), 10_000, 'progress of the long task');
     await w.request('tasks/cancel', { taskId: cancelled.taskId });
     await sleep(300); // the worker runs on until its next checkpoint: nothing of it may arrive
-    for (const [task, token] of [[done, 'tok-done'], [cancelled, 77]] as const) {
-      const progress = w.lines.flatMap((m, i) => (m.method === 'notifications/progress' && m.params?.progressToken === token ? [i] : []));
-      const terminal = w.lines.findIndex((m) => m.method === 'notifications/tasks/status' && m.params?.taskId === task.taskId);
-      expect(progress.length).toBeGreaterThan(0);
-      expect(terminal).toBeGreaterThan(-1);
-      expect(progress.every((i) => i < terminal)).toBe(true);
-    }
-    expect(w.lines.filter((m) => m.method === 'notifications/progress').every((m) => m.params?.progressToken === 'tok-done' || m.params?.progressToken === 77)).toBe(true);
+    expectProgressBeforeTerminal(w.lines, [[done, 'tok-done'], [cancelled, 77]]);
   });
 
   it('a deadline ends the task failed with the timeout message; a tool error ends it failed with that result', async () => {

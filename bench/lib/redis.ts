@@ -1,25 +1,14 @@
 /** A private redis-server for the cross-host scenario, and worker-host processes around it. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port.js';
 
 const DIST = new URL('../../', import.meta.url);
 export const distPath = (rel: string) => fileURLToPath(new URL(rel, DIST));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export interface BenchRedis {
   readonly url: string;
