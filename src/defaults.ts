@@ -18,6 +18,8 @@ export const DEFAULTS = {
   graceMs: 1000,
   /** Minimum gap between two progress reports of one job (and the log budget's refill period). */
   progressIntervalMs: 50,
+  /** How tool threads are scheduled (see `ExecutorOptions.toolPriority`). */
+  toolPriority: 'normal' as 'normal' | 'idle',
   /** Largest accepted JSON-RPC message, stdio line or HTTP body. */
   maxMessageBytes: 4 * 1024 * 1024,
   /** stdio: deepest accepted nesting of a message. */

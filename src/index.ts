@@ -14,6 +14,7 @@ export type { ExecutorStats } from './executor/executor.js';
 export type { Job } from './executor/job.js';
 export { BUILTIN_TOOLS } from './executor/options.js';
 export type { ExecutorOptions } from './executor/options.js';
+export type { ToolPriority, AppliedToolPriority } from './pool/protocol.js';
 export type {
   CallBackend,
   CallHandle,

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'n
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerStats } from '../dist/src/index.js';
 import { recordWire } from './wire-recorder.js';
@@ -26,8 +26,9 @@ export interface WiredClient {
   close(): Promise<void>;
 }
 
-export async function stdioClient(args: string[] = [], capabilities: Record<string, unknown> = {}): Promise<WiredClient> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', ...args], stderr: 'pipe' });
+/** `env` is laid over the SDK's default environment for the server. */
+export async function stdioClient(args: string[] = [], capabilities: Record<string, unknown> = {}, env?: Record<string, string>): Promise<WiredClient> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', ...args], stderr: 'pipe', ...(env && { env: { ...getDefaultEnvironment(), ...env } }) });
   const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
   const errors: Error[] = [];
   client.onerror = (e) => errors.push(e);

@@ -4,7 +4,7 @@
  * stage, and claims the right to respond with one compare-and-swap.
  */
 import { threadId, workerData, type MessagePort } from 'node:worker_threads';
-import type { WorkerInit, WorkerTask, WorkerOutcome, WorkerMessage, MainMessage } from '../src/pool/protocol.js';
+import type { WorkerInit, WorkerTask, WorkerOutcome, WorkerMessage, MainMessage, WarmupReport } from '../src/pool/protocol.js';
 import {
   StopError,
   stageName,
@@ -17,10 +17,13 @@ import {
 import { claimResponse, leftRunning, stillRunning, workerSlot, type WorkerSlot } from '../src/state/job-state.js';
 import { assertPlainJson } from './plain-json.js';
 import { Reporter } from './reporter.js';
+import { applyToolPriority } from './thread-priority.js';
 import { LOGGING_LEVELS, severityOf, type LoggingLevel } from '../src/stages/log-levels.js';
 
 const init = workerData as WorkerInit;
 const words = new Int32Array(init.stateBuffer);
+// Before any job: a replacement thread (after a hard stop) gets the same class as the first ones.
+const priority = applyToolPriority(init.toolPriority);
 /**
  * Loaded before Piscina marks this thread ready: Piscina awaits the import of
  * this file, top-level await included. It has to be, because an idle Piscina
@@ -39,8 +42,8 @@ async function loadTools(modules: readonly string[]): Promise<Map<string, ToolDe
 }
 
 /** A job that touches nothing: the pool runs one on each thread at start, to wait until every thread is ready. */
-export function warmup(): number {
-  return tools.size;
+export function warmup(): WarmupReport {
+  return { tools: tools.size, priority };
 }
 
 /**

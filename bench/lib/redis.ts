@@ -75,9 +75,9 @@ export async function startProc(args: string[], ready: RegExp): Promise<Proc> {
   };
 }
 
-/** `mcp-cancel-pool worker` on `queue`, one thread; its id is in `match[1]`. */
-export function startWorkerHost(url: string, queue: string, threads = 1): Promise<Proc> {
-  return startProc([distPath('src/cli/main.js'), 'worker', '--redis', url, '--queue', queue, '--threads', String(threads)], /host (\S+) serving queue/);
+/** `mcp-cancel-pool worker` on `queue`, one thread (and `extra` flags); its id is in `match[1]`. */
+export function startWorkerHost(url: string, queue: string, extra: readonly string[] = []): Promise<Proc> {
+  return startProc([distPath('src/cli/main.js'), 'worker', '--redis', url, '--queue', queue, '--threads', '1', ...extra], /host (\S+) serving queue/);
 }
 
 /** Baseline (d)'s worker on `queue`. */

@@ -1,6 +1,7 @@
 /**
  * Scenario 5: many hosts. A front end (`serve --redis`, stdio) and worker
- * hosts (`worker`) on a private redis-server, against (d) a plain BullMQ
+ * hosts (`worker`, with and without `--tool-priority idle`) on a private
+ * redis-server, against (d) a plain BullMQ
  * worker with BullMQ's AbortSignal and a pub/sub cancel relay, in the same run:
  *  - cancel → slot reused and cancel → stopped on a remote host (1 ms stages);
  *  - useful throughput of CPU-bound 50 ms calls with one and with two worker hosts;
@@ -15,6 +16,8 @@ import { rng } from '../lib/rng.js';
 import { type Connection, type ServerSpec, withConnections } from '../lib/servers.js';
 
 const OURS_Q = 'bench-ours';
+/** The same, with the host's tool threads in SCHED_IDLE (`worker --tool-priority idle`). */
+const IDLE_Q = 'bench-ours-idle';
 const D_Q = 'bench-d';
 const A_MS = 3000;
 const LEAD_MS = 15;
@@ -25,8 +28,10 @@ const TP_CALL_MS = 50;
 const TP_IN_FLIGHT = 6;
 
 type Mode = 'reused' | 'stopped';
+type Server = 'ours' | 'idle' | 'd';
+const OURS_SERVERS = ['ours', 'idle'] as const;
 interface Sample {
-  readonly server: 'ours' | 'd';
+  readonly server: Server;
   readonly mode: Mode;
   readonly ms: number;
 }
@@ -43,7 +48,7 @@ function cpuMs(pid: number | undefined): number {
 export const crossHost: Scenario = {
   id: 'cross-host',
   title: '5. Many hosts: cancel across hosts, throughput with one and two worker hosts, overhead per call',
-  estimateMs: (quick) => (quick ? 20_000 : 110_000),
+  estimateMs: (quick) => (quick ? 25_000 : 140_000),
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const samplesPer = ctx.quick ? 10 : 200;
@@ -55,18 +60,21 @@ export const crossHost: Scenario = {
     try {
       const hostA = await startWorkerHost(redis.url, OURS_Q);
       procs.push(hostA);
-      const hostAId = hostA.match[1]!;
+      const hostI = await startWorkerHost(redis.url, IDLE_Q, ['--tool-priority', 'idle']);
+      procs.push(hostI);
+      const hostKey = { ours: `mcp:${OURS_Q}:host:${hostA.match[1]!}`, idle: `mcp:${IDLE_Q}:host:${hostI.match[1]!}` };
       procs.push(await startBaselineWorker(redis.url, D_Q));
       const oursSpec: ServerSpec = { kind: 'ours', transport: 'stdio', threads: 1, redis: redis.url, queue: OURS_Q, tag: 'serve --redis, worker hosts' };
+      const idleSpec: ServerSpec = { kind: 'ours', transport: 'stdio', threads: 1, redis: redis.url, queue: IDLE_Q, tag: 'serve --redis, worker host --tool-priority idle' };
       const dSpec: ServerSpec = { kind: 'bullmq', transport: 'stdio', threads: 1, redis: redis.url, queue: D_Q };
       const localSpec: ServerSpec = { kind: 'ours', transport: 'stdio', threads: 1, tag: 'local pool' };
-      const specs = [oursSpec, dSpec, localSpec];
-      const result = await withConnections(specs, async ([ours, d, local]) => {
+      const specs = [oursSpec, idleSpec, dSpec, localSpec];
+      const result = await withConnections(specs, async ([ours, idle, d, local]) => {
         // The front end may have answered the warm-up before Redis was up (a tool error): wait until calls go through.
-        for (let i = 0; i < 100 && (await ours!.callSpin({ ms: 0 })).isError; i++) await sleep(100);
-        const stoppedOf = async (server: 'ours' | 'd'): Promise<number> => {
+        for (const front of [ours!, idle!]) for (let i = 0; i < 100 && (await front.callSpin({ ms: 0 })).isError; i++) await sleep(100);
+        const stoppedOf = async (server: Server): Promise<number> => {
           if (server === 'd') return Number((await redis.client.get(`${D_Q}:stopped`)) ?? 0);
-          const text = await redis.client.get(`mcp:${OURS_Q}:host:${hostAId}`);
+          const text = await redis.client.get(hostKey[server]);
           return text ? ((JSON.parse(text) as { stopped?: number }).stopped ?? 0) : 0;
         };
 
@@ -74,9 +82,9 @@ export const crossHost: Scenario = {
         const samples: Sample[] = [];
         const random = rng(5);
         /** Whether A is on the worker side now (ours: the host's live counters; (d): BullMQ's active list). */
-        const runningOn = async (server: 'ours' | 'd'): Promise<boolean> => {
+        const runningOn = async (server: Server): Promise<boolean> => {
           if (server === 'd') return (await redis.client.llen(`bull:${D_Q}:active`)) > 0;
-          const text = await redis.client.get(`mcp:${OURS_Q}:host:${hostAId}`);
+          const text = await redis.client.get(hostKey[server]);
           return text ? ((JSON.parse(text) as { active?: number }).active ?? 0) > 0 : false;
         };
         /** Polls back to back; a sample that would hang fails the run with a message instead. */
@@ -84,7 +92,7 @@ export const crossHost: Scenario = {
           const end = performance.now() + 10_000;
           while (!(await check())) if (performance.now() > end) throw new Error(`cross-host: ${what} not seen within 10 s`);
         };
-        const sample = async (conn: Connection, server: 'ours' | 'd', mode: Mode): Promise<void> => {
+        const sample = async (conn: Connection, server: Server, mode: Mode): Promise<void> => {
           for (let i = 0; i < WARM_CALLS; i++) await conn.warm();
           const before = mode === 'stopped' ? await stoppedOf(server) : 0;
           const controller = new AbortController();
@@ -105,7 +113,7 @@ export const crossHost: Scenario = {
           await a;
           ctx.progress.tick(100);
         };
-        const pairs: { conn: Connection; server: 'ours' | 'd' }[] = [{ conn: ours!, server: 'ours' }, { conn: d!, server: 'd' }];
+        const pairs: { conn: Connection; server: Server }[] = [{ conn: ours!, server: 'ours' }, { conn: idle!, server: 'idle' }, { conn: d!, server: 'd' }];
         await alternate(pairs, () => 2 * samplesPer, (p, round) => sample(p.conn, p.server, round % 2 ? 'stopped' : 'reused'));
 
         // 2. Zero-work overhead per call: the local pool vs through Redis to one worker host, alternating.
@@ -148,15 +156,15 @@ export const crossHost: Scenario = {
             ctx.progress.tick(windowMs + 1000);
           }
         }
-        return { samples, overhead, windows, late: { ours: ours!.lateResponses, d: d!.lateResponses } };
+        return { samples, overhead, windows, late: { ours: ours!.lateResponses, idle: idle!.lateResponses, d: d!.lateResponses } };
       });
 
-      const of = (server: 'ours' | 'd', mode: Mode) => result.samples.filter((s) => s.server === server && s.mode === mode).map((s) => s.ms);
+      const of = (server: Server, mode: Mode) => result.samples.filter((s) => s.server === server && s.mode === mode).map((s) => s.ms);
       const st: Record<string, Summary> = {};
-      for (const server of ['ours', 'd'] as const) for (const mode of ['reused', 'stopped'] as const) st[`${server}/${mode}`] = summarize(of(server, mode));
-      const label = { ours: 'ours (serve --redis → worker host)', d: '(d) plain BullMQ + AbortSignal + pub/sub' };
+      for (const server of ['ours', 'idle', 'd'] as const) for (const mode of ['reused', 'stopped'] as const) st[`${server}/${mode}`] = summarize(of(server, mode));
+      const label = { ours: 'ours (serve --redis → worker host)', idle: 'ours, worker host --tool-priority idle', d: '(d) plain BullMQ + AbortSignal + pub/sub' };
       const latencyRows = (['reused', 'stopped'] as const).flatMap((mode) =>
-        (['ours', 'd'] as const).map((server) => {
+        (['ours', 'idle', 'd'] as const).map((server) => {
           const s = st[`${server}/${mode}`]!;
           return [label[server], mode === 'reused' ? 'cancel → slot reused' : 'cancel → stopped', s.n, fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max)];
         }),
@@ -178,7 +186,7 @@ export const crossHost: Scenario = {
           title: 'Cancel on a remote host, 1 ms stages, stdio at the front end (ms)',
           columns: ['server', 'measure', 'n', 'p50', 'p90', 'p99', 'max'],
           rows: latencyRows,
-          note: `Late responses (answers for cancelled calls): ours ${result.late.ours}, (d) ${result.late.d}.`,
+          note: `Late responses (answers for cancelled calls): ours ${result.late.ours}, ours idle ${result.late.idle}, (d) ${result.late.d}.`,
         },
         {
           title: `Useful throughput, spin(${TP_CALL_MS} ms) calls, ${TP_IN_FLIGHT} in flight`,
@@ -196,13 +204,19 @@ export const crossHost: Scenario = {
           note: `Overhead of the queue per call: p50 +${fmt(ohRemote.p50 - ohLocal.p50)} ms, p99 +${fmt(ohRemote.p99 - ohLocal.p99)} ms.`,
         },
       ];
-      const ours = st['ours/reused']!;
       const dd = st['d/reused']!;
+      const latencyTargets = (server: 'ours' | 'idle'): Target[] => {
+        const o = st[`${server}/reused`]!;
+        const who = server === 'ours' ? 'Cross-host cancel → slot reused' : '… with --tool-priority idle';
+        return [
+          { name: `${who}: p50`, goal: '≤ 3 ms', measured: `${fmt(o.p50)} ms`, met: o.p50 <= 3 },
+          { name: `${who}: p99`, goal: '≤ 10 ms', measured: `${fmt(o.p99)} ms`, met: o.p99 <= 10 },
+          { name: `${who} vs (d): p50`, goal: 'not slower', measured: `${(dd.p50 / o.p50).toFixed(2)}× (${fmt(dd.p50)} / ${fmt(o.p50)} ms)`, met: o.p50 <= dd.p50 },
+          { name: `${who} vs (d): p99`, goal: 'not slower', measured: `${(dd.p99 / o.p99).toFixed(2)}× (${fmt(dd.p99)} / ${fmt(o.p99)} ms)`, met: o.p99 <= dd.p99 },
+        ];
+      };
       const targets: Target[] = [
-        { name: 'Cross-host cancel → slot reused: p50', goal: '≤ 3 ms', measured: `${fmt(ours.p50)} ms`, met: ours.p50 <= 3 },
-        { name: 'Cross-host cancel → slot reused: p99', goal: '≤ 10 ms', measured: `${fmt(ours.p99)} ms`, met: ours.p99 <= 10 },
-        { name: 'Cross-host cancel → slot reused vs (d): p50', goal: 'not slower', measured: `${(dd.p50 / ours.p50).toFixed(2)}× (${fmt(dd.p50)} / ${fmt(ours.p50)} ms)`, met: ours.p50 <= dd.p50 },
-        { name: 'Cross-host cancel → slot reused vs (d): p99', goal: 'not slower', measured: `${(dd.p99 / ours.p99).toFixed(2)}× (${fmt(dd.p99)} / ${fmt(ours.p99)} ms)`, met: ours.p99 <= dd.p99 },
+        ...OURS_SERVERS.flatMap(latencyTargets),
         { name: `Two worker hosts vs one, spin(${TP_CALL_MS} ms)`, goal: '≥ 1.6×', measured: `${(tp2 / tp1).toFixed(2)}× (${tp2.toFixed(1)} / ${tp1.toFixed(1)} calls/s; CPU with two: ${cpuText(2)})`, met: tp2 / tp1 >= 1.6 },
       ];
       return {
@@ -210,7 +224,7 @@ export const crossHost: Scenario = {
         title: this.title,
         headline: { title: 'Cross-host, 1 ms stages (ms)', columns: ['server', 'measure', 'n', 'p50', 'p90', 'p99', 'max'], rows: latencyRows },
         method: [
-          `A private redis-server; one worker host (\`mcp-cancel-pool worker --threads 1\`, its default standby thread) behind a front end (\`serve --redis\`, stdio); (d) is an SDK server that puts each call on a BullMQ queue and waits with QueueEvents, and a plain BullMQ Worker (concurrency 1) whose processor runs the same spin loop on its main thread, yielding between slices so BullMQ's AbortSignal can fire, with a pub/sub subscriber calling \`worker.cancelJob\`. The two alternate sample by sample.`,
+          `A private redis-server; one worker host (\`mcp-cancel-pool worker --threads 1\`, its default standby thread) behind a front end (\`serve --redis\`, stdio), and the same pair on a second queue with the host's tool threads in SCHED_IDLE (\`worker --tool-priority idle\`: the host's main thread preempts a spinning tool at once); (d) is an SDK server that puts each call on a BullMQ queue and waits with QueueEvents, and a plain BullMQ Worker (concurrency 1) whose processor runs the same spin loop on its main thread, yielding between slices so BullMQ's AbortSignal can fire, with a pub/sub subscriber calling \`worker.cancelJob\`. The three alternate sample by sample.`,
           `- One sample: ${WARM_CALLS} zero-work calls, then A = spin(${A_MS} ms, ${STAGE_MS} ms stages), cancelled ${LEAD_MS} ms + 0–2 ms after it was sent, and only once the worker side runs it (polled in Redis: the host\'s live counters for ours, BullMQ\'s active list for (d)); the SDK client aborts it, which sends \`notifications/cancelled\`.`,
           '- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and waits behind A (each worker side runs one job at a time); time from the cancellation to B\'s response.',
           '- **cancel → stopped**: time from the cancellation until the worker side reports A\'s work stopped, read back to back from Redis (ours: the host\'s liveness key, whose `stopped` counter is written the moment a cancelled job\'s thread returns; (d): a counter its processor increments when it leaves on the abort).',
@@ -223,7 +237,7 @@ export const crossHost: Scenario = {
         charts: (['reused', 'stopped'] as const).map((mode) => ({
           file: `cross-host-${mode}`,
           title: `Cross-host cancel → ${mode === 'reused' ? 'slot reused' : 'stopped'}, 1 ms stages`,
-          spec: cdfChart(`Cross-host cancel → ${mode === 'reused' ? 'slot reused' : 'stopped'}, 1 ms stages`, (['ours', 'd'] as const).map((s) => ({ label: label[s], values: of(s, mode) }))),
+          spec: cdfChart(`Cross-host cancel → ${mode === 'reused' ? 'slot reused' : 'stopped'}, 1 ms stages`, (['ours', 'idle', 'd'] as const).map((s) => ({ label: label[s], values: of(s, mode) }))),
         })),
         targets,
         samples: result,

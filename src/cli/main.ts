@@ -62,6 +62,7 @@ interface ServeFlags {
   maxTaskTtlMs: number;
   redis?: string;
   queue: string;
+  toolPriority: 'normal' | 'idle';
 }
 
 const program = new Command()
@@ -86,6 +87,7 @@ program
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), DEFAULTS.maxMessageBytes)
   .option('--max-output-buffer-bytes <n>', 'stdio: unread output above which stdin is not read (no new work) until the client reads again', int(65536), DEFAULTS.maxOutputBufferBytes)
+  .addOption(new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), preempted at once by the server\'s own thread; for machines that are there for the tools (see README "Command line")').choices(['normal', 'idle']).default(DEFAULTS.toolPriority))
   .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see README "Command line")', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), DEFAULTS.sessionIdleMs)
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
@@ -121,6 +123,7 @@ program
       toolModules: flags.tools.map((m) => resolve(m)),
       builtins: flags.builtins,
       toolSettings: { root: resolve(flags.root) },
+      toolPriority: flags.toolPriority,
       ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
     });
     configureTasks(executor, {

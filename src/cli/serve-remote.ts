@@ -20,6 +20,9 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
 
 /** How the log line names where calls run. */
 export function describeBackend(backend: CallBackend, flags: BackendFlags): string {
-  if (backend instanceof Executor) return `${backend.threads} worker threads (+${backend.spareThreads} standby)`;
+  if (backend instanceof Executor) {
+    const priority = backend.toolPriority.priority;
+    return `${backend.threads} worker threads (+${backend.spareThreads} standby${priority === 'normal' ? '' : `, priority ${priority}`})`;
+  }
   return `calls queued on Redis ${flags.redis} (queue '${flags.queue}') for worker hosts`;
 }

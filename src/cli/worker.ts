@@ -4,7 +4,8 @@
  * on its local worker-thread pool (see README "Many hosts").
  */
 import { resolve } from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { DEFAULTS } from '../defaults.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { WorkerHost } from '../remote/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
@@ -18,6 +19,7 @@ interface WorkerFlags {
   root: string;
   graceMs: number;
   spareThreads: number;
+  toolPriority: 'normal' | 'idle';
 }
 
 function positiveInt(value: string): number {
@@ -42,6 +44,11 @@ export function registerWorker(program: Command): void {
     .option('--tools <module>', 'load tools from this module (repeatable); the same modules as the front ends', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--no-builtins', 'do not load the built-in tools')
     .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
+    .addOption(
+      new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), so cancels and Redis replies preempt them at once; recommended on a host that is there for the tools (see README "Many hosts")')
+        .choices(['normal', 'idle'])
+        .default(DEFAULTS.toolPriority),
+    )
     .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker thread is replaced', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1000)
     .action(async (flags: WorkerFlags) => {
       for (const file of flags.tools) await checkToolModule(resolve(file));
@@ -55,9 +62,10 @@ export function registerWorker(program: Command): void {
           toolModules: flags.tools.map((m) => resolve(m)),
           builtins: flags.builtins,
           toolSettings: { root: resolve(flags.root) },
+          toolPriority: flags.toolPriority,
         },
       });
-      log(`host ${host.hostId} serving queue '${flags.queue}' with ${host.executor.threads} threads; tools: ${[...host.executor.tools.keys()].join(', ')}`);
+      log(`host ${host.hostId} serving queue '${flags.queue}' with ${host.executor.threads} threads (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
       let stopping = false;
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         process.once(signal, () => {

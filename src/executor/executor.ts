@@ -9,6 +9,7 @@ import type { BackendStats, CallBackend, CancelResult, StartOptions } from '../b
 import { DuplicateRequestError, ExecutorClosedError } from '../errors.js';
 import { FairQueue, type FairQueueOptions } from '../admission/fair-queue.js';
 import { WorkerPool } from '../pool/pool.js';
+import type { AppliedToolPriority } from '../pool/protocol.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { StateSlab } from '../state/job-state.js';
 import type { ToolDefinition } from '../stages/tool.js';
@@ -37,6 +38,7 @@ export class Executor implements CallBackend {
   readonly #counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
   readonly #host: JobHost;
   #closed = false;
+  #toolPriority: AppliedToolPriority = { priority: 'normal' };
 
   private constructor(options: ResolvedOptions, tools: Map<string, ToolDefinition>) {
     this.#options = options;
@@ -56,7 +58,13 @@ export class Executor implements CallBackend {
     internals.set(this, { slab: this.#slab });
     this.#pool = new WorkerPool({
       threads: this.#standby.poolThreads,
-      init: { stateBuffer: this.#slab.buffer, toolModules: [...options.toolModules], settings: options.toolSettings, progressIntervalMs: options.progressIntervalMs },
+      init: {
+        stateBuffer: this.#slab.buffer,
+        toolModules: [...options.toolModules],
+        settings: options.toolSettings,
+        progressIntervalMs: options.progressIntervalMs,
+        toolPriority: options.toolPriority,
+      },
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
     });
     this.#host = this.#jobHost();
@@ -66,8 +74,17 @@ export class Executor implements CallBackend {
   static async create(options: ExecutorOptions = {}): Promise<Executor> {
     const resolved = resolveOptions(options);
     const executor = new Executor(resolved, await loadTools(resolved.toolModules));
-    await executor.#pool.warmup(executor.#standby.poolThreads);
+    const reports = await executor.#pool.warmup(executor.#standby.poolThreads);
+    // Every thread runs the same code, so they agree; should they not, the weakest one is reported.
+    const got = reports.find((r) => r.priority.priority !== resolved.toolPriority) ?? reports[0];
+    if (got) executor.#toolPriority = got.priority;
+    if (got?.priority.note) process.emitWarning(`toolPriority '${resolved.toolPriority}': tool threads got '${got.priority.priority}' (${got.priority.note})`, { code: 'MCP_CANCEL_POOL_TOOL_PRIORITY' });
     return executor;
+  }
+
+  /** How the worker threads are scheduled: what {@link ExecutorOptions.toolPriority} asked for, or the fallback they got. */
+  get toolPriority(): AppliedToolPriority {
+    return this.#toolPriority;
   }
 
   /** Worker threads that run jobs (see {@link ExecutorOptions.threads}). */

@@ -1,5 +1,6 @@
 /** The executor's options: their documentation, their defaults and their checks. */
 import type { ResourceLimits } from 'node:worker_threads';
+import type { ToolPriority } from '../pool/protocol.js';
 import { pathToFileURL } from 'node:url';
 import { DEFAULTS } from '../defaults.js';
 import { InvalidOptionError, ToolModuleError } from '../errors.js';
@@ -69,6 +70,17 @@ export interface ExecutorOptions {
    * @default 50
    */
   readonly progressIntervalMs?: number;
+  /**
+   * How the worker threads are scheduled. `'idle'` (Linux) puts them in the
+   * SCHED_IDLE class: the main thread (transport, cancels, pings, Redis
+   * replies on a worker host) preempts a spinning tool at once, instead of
+   * waiting up to a timer tick for a core. The cost: tools then run only on
+   * CPU time no normal-priority program wants, so use it on machines that
+   * are there for the tools (a worker host), not on a shared desktop. Where
+   * SCHED_IDLE cannot be set, the threads get nice 19 and a warning says why.
+   * @default 'normal'
+   */
+  readonly toolPriority?: ToolPriority;
 }
 
 /** The options with every default applied. */
@@ -83,6 +95,7 @@ export interface ResolvedOptions {
   readonly toolModules: readonly string[];
   readonly resourceLimits: ResourceLimits | undefined;
   readonly toolSettings: Readonly<Record<string, unknown>>;
+  readonly toolPriority: ToolPriority;
 }
 
 /** Applies the defaults and checks every value, like piscina and p-queue do. */
@@ -99,7 +112,11 @@ export function resolveOptions(options: ExecutorOptions): ResolvedOptions {
     toolModules: moduleUrls(options),
     resourceLimits: options.resourceLimits,
     toolSettings: options.toolSettings ?? {},
+    toolPriority: options.toolPriority ?? DEFAULTS.toolPriority,
   };
+  if (resolved.toolPriority !== 'normal' && resolved.toolPriority !== 'idle') {
+    throw new InvalidOptionError('toolPriority', `expected 'normal' or 'idle', got ${JSON.stringify(resolved.toolPriority) ?? String(resolved.toolPriority)}`);
+  }
   if (options.toolSettings !== undefined && (options.toolSettings === null || typeof options.toolSettings !== 'object')) {
     throw new InvalidOptionError('toolSettings', 'expected an object');
   }

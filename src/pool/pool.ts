@@ -5,7 +5,7 @@
  */
 import { Piscina } from 'piscina';
 import type { ResourceLimits } from 'node:worker_threads';
-import type { WorkerInit, WorkerOutcome, WorkerTask } from './protocol.js';
+import type { WarmupReport, WorkerInit, WorkerOutcome, WorkerTask } from './protocol.js';
 
 /**
  * Piscina loads a worker file with require() first. On Node versions where
@@ -33,7 +33,7 @@ export interface WorkerPoolOptions {
 }
 
 export class WorkerPool {
-  private readonly piscina: Piscina<WorkerTask | Record<string, never>, WorkerOutcome>;
+  private readonly piscina: Piscina<WorkerTask | Record<string, never>, WorkerOutcome | WarmupReport>;
 
   constructor(options: WorkerPoolOptions) {
     this.piscina = new Piscina({
@@ -54,7 +54,7 @@ export class WorkerPool {
   /** Runs one job. A worker that dies under it (crash, out of memory, {@link terminate}) settles it as crashed. */
   async run(task: WorkerTask): Promise<PoolOutcome> {
     try {
-      return await this.piscina.run(task, task.port ? { transferList: [task.port] } : {});
+      return (await this.piscina.run(task, task.port ? { transferList: [task.port] } : {})) as WorkerOutcome;
     } catch (error) {
       return { kind: 'crashed', message: error instanceof Error ? error.message : String(error) };
     }
@@ -72,10 +72,10 @@ export class WorkerPool {
   /**
    * Waits until every thread has started and loaded its tool modules (a
    * thread is ready only then), so a first call's deadline and grace period
-   * do not include thread start-up.
+   * do not include thread start-up. Each thread's report says what priority it got.
    */
-  async warmup(threads: number): Promise<void> {
-    await Promise.all(Array.from({ length: threads }, () => this.piscina.run({}, { name: 'warmup' })));
+  async warmup(threads: number): Promise<WarmupReport[]> {
+    return (await Promise.all(Array.from({ length: threads }, () => this.piscina.run({}, { name: 'warmup' })))) as WarmupReport[];
   }
 
   /** Worker threads currently alive. */

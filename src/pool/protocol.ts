@@ -15,6 +15,28 @@ export interface WorkerInit {
   readonly settings: Readonly<Record<string, unknown>>;
   /** Minimum gap between two progress reports the worker posts for one job; also the log budget's refill period. */
   readonly progressIntervalMs: number;
+  /** The scheduling class each worker thread puts itself in when it starts. */
+  readonly toolPriority: ToolPriority;
+}
+
+/**
+ * How tool threads are scheduled. `idle` puts them in Linux's SCHED_IDLE
+ * class, where any normal thread (the main thread with its transport,
+ * cancels and Redis replies; other programs) preempts them at once.
+ */
+export type ToolPriority = 'normal' | 'idle';
+
+/** What a worker thread got: `nice-19` where SCHED_IDLE could not be set. */
+export interface AppliedToolPriority {
+  readonly priority: 'normal' | 'idle' | 'nice-19';
+  /** Why it is not what was asked, when it is not. */
+  readonly note?: string;
+}
+
+/** What the warm-up job answers: the thread has loaded its tools and set its priority. */
+export interface WarmupReport {
+  readonly tools: number;
+  readonly priority: AppliedToolPriority;
 }
 
 /** One job as sent to a worker. */

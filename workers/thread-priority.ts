@@ -1,0 +1,50 @@
+/**
+ * Puts this worker thread in the scheduling class the executor asked for.
+ *
+ * Why it matters: a thread that spins on CPU work is not preempted when a
+ * sleeping thread wakes up; the kernel lets it finish its time slice, which
+ * it notices only at the next timer tick (4 ms at HZ 250). A cancel, a ping
+ * or a Redis reply for the main thread can wait that long for a core. A
+ * SCHED_IDLE thread is preempted at once by any normal thread, and runs on
+ * whatever CPU time nothing else wants.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import type { AppliedToolPriority, ToolPriority } from '../src/pool/protocol.js';
+
+/** Linux's policy number for SCHED_IDLE (`/proc/<tid>/stat` field 41). */
+const SCHED_IDLE = 5;
+
+export function applyToolPriority(wanted: ToolPriority): AppliedToolPriority {
+  if (wanted === 'normal') return { priority: 'normal' };
+  if (process.platform !== 'linux') return { priority: 'normal', note: `SCHED_IDLE needs Linux (this is ${process.platform})` };
+  const tid = ownThreadId();
+  let why: string;
+  try {
+    // No Node API sets a scheduling policy; chrt (util-linux) does, for one thread id, without privileges.
+    execFileSync('chrt', ['--idle', '--pid', '0', String(tid)], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
+    if (policyOf(tid) === SCHED_IDLE) return { priority: 'idle' };
+    why = 'chrt ran but the policy did not change';
+  } catch (error) {
+    why = `chrt failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+  }
+  try {
+    // The next best thing: nice 19 gives this thread the smallest share, if not immediate preemption.
+    setPriority(tid, 19);
+    return { priority: 'nice-19', note: why };
+  } catch (error) {
+    return { priority: 'normal', note: `${why}; setpriority failed too: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/** This thread's kernel id: `/proc/thread-self` links to `<pid>/task/<tid>`. */
+function ownThreadId(): number {
+  return Number(readlinkSync('/proc/thread-self').split('/').pop());
+}
+
+function policyOf(tid: number): number {
+  const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  // Fields after the command name (which may hold spaces) start at field 3; policy is field 41.
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[41 - 3]);
+}
