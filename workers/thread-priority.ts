@@ -19,7 +19,13 @@ const SCHED_IDLE = 5;
 export function applyToolPriority(wanted: ToolPriority): AppliedToolPriority {
   if (wanted === 'normal') return { priority: 'normal' };
   if (process.platform !== 'linux') return { priority: 'normal', note: `SCHED_IDLE needs Linux (this is ${process.platform})` };
-  const tid = ownThreadId();
+  let tid: number;
+  try {
+    tid = ownThreadId();
+  } catch (error) {
+    // Never let a scheduling wish stop a thread from starting.
+    return { priority: 'normal', note: `cannot find this thread's id in /proc: ${error instanceof Error ? error.message : String(error)}` };
+  }
   let why: string;
   try {
     // No Node API sets a scheduling policy; chrt (util-linux) does, for one thread id, without privileges.
@@ -40,7 +46,9 @@ export function applyToolPriority(wanted: ToolPriority): AppliedToolPriority {
 
 /** This thread's kernel id: `/proc/thread-self` links to `<pid>/task/<tid>`. */
 function ownThreadId(): number {
-  return Number(readlinkSync('/proc/thread-self').split('/').pop());
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (!Number.isSafeInteger(tid) || tid <= 0) throw new Error(`/proc/thread-self does not name a thread id`);
+  return tid;
 }
 
 function policyOf(tid: number): number {
