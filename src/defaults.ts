@@ -3,6 +3,7 @@
  * `Executor.create` all read these, so a default is changed here only.
  */
 import { availableParallelism } from 'node:os';
+import type { ToolPriority } from './pool/protocol.js';
 
 export const DEFAULTS = {
   /** Worker threads, and cores the workers may use: the machine's available parallelism. */
@@ -19,7 +20,7 @@ export const DEFAULTS = {
   /** Minimum gap between two progress reports of one job (and the log budget's refill period). */
   progressIntervalMs: 50,
   /** How tool threads are scheduled (see `ExecutorOptions.toolPriority`). */
-  toolPriority: 'normal' as 'normal' | 'idle',
+  toolPriority: 'normal' as ToolPriority,
   /** Largest accepted JSON-RPC message, stdio line or HTTP body. */
   maxMessageBytes: 4 * 1024 * 1024,
   /** stdio: deepest accepted nesting of a message. */

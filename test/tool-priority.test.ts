@@ -5,11 +5,14 @@
  * a hard stop (the replacement thread too), on a worker host, and where chrt
  * is missing (nice 19 and a warning).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Executor, InvalidOptionError } from '../dist/src/index.js';
-import { sleep, stats, stdioClient, until, type WiredClient } from './helpers.js';
+import { CLI, sleep, stats, stdioClient, until, type WiredClient } from './helpers.js';
+import { run } from './cli-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { frontEnd, startHost, type HostProcess } from './remote-helpers.js';
 
@@ -28,12 +31,33 @@ async function sched(w: WiredClient): Promise<Sched> {
   return JSON.parse((r.content as { text: string }[])[0]!.text) as Sched;
 }
 
-/** Policies of every thread of a process, from outside (proc(5) field 41). */
-function policies(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[41 - 3]);
-  });
+/**
+ * Policies of every thread of a process, from outside, by tid. Read from the
+ * `policy` line of /proc/<pid>/task/<tid>/sched, not the stat field the code
+ * under test parses, so a shared parsing mistake cannot pass.
+ */
+function policies(pid: number): Map<number, number> {
+  return new Map(
+    readdirSync(`/proc/${pid}/task`).map((tid) => {
+      const line = /^policy\s*:\s*(\d+)$/m.exec(readFileSync(`/proc/${pid}/task/${tid}/sched`, 'utf8'));
+      return [Number(tid), Number(line![1])];
+    }),
+  );
+}
+const idleThreads = (pid: number) => [...policies(pid).values()].filter((p) => p === SCHED_IDLE).length;
+
+/** The nice value of a process's main thread (proc(5) field 19). */
+function mainNice(pid: number): number {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[19 - 3]);
+}
+
+/** A directory whose only `chrt` fails the way a refused one does. */
+function failingChrt(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'fake-chrt-'));
+  writeFileSync(join(dir, 'chrt'), "#!/bin/sh\necho \"chrt: failed to set pid $4's policy: Operation not permitted\" >&2\nexit 1\n");
+  chmodSync(join(dir, 'chrt'), 0o755);
+  return dir;
 }
 
 function stderrOf(w: WiredClient): () => string {
@@ -51,8 +75,11 @@ describe('tool threads priority, local pool over stdio', () => {
   it('by default tool threads are scheduled like the rest of the process', async () => {
     const w = await stdioClient(['--threads', '1', '--tools', SCHED_TOOLS]);
     clients.push(w);
-    expect(await sched(w)).toMatchObject({ policy: 0, nice: 0 });
-    expect(policies(w.transport.pid!).filter((p) => p === SCHED_IDLE)).toHaveLength(0);
+    const err = stderrOf(w);
+    expect(await sched(w)).toMatchObject({ policy: 0, nice: mainNice(w.transport.pid!) });
+    expect(idleThreads(w.transport.pid!)).toBe(0);
+    await until(() => err().includes('worker threads'), 15_000, 'the start-up line');
+    expect(err()).not.toMatch(/priority|MCP_CANCEL_POOL_TOOL_PRIORITY/);
   });
 
   it('--tool-priority idle puts every pool thread, and only those, in SCHED_IDLE', async () => {
@@ -61,10 +88,11 @@ describe('tool threads priority, local pool over stdio', () => {
     const err = stderrOf(w);
     expect(await sched(w)).toMatchObject({ policy: SCHED_IDLE });
     // Two threads plus the standby; the main thread, libuv's and V8's stay normal.
-    const all = policies(w.transport.pid!);
-    expect(all.filter((p) => p === SCHED_IDLE)).toHaveLength(3);
-    expect(all.length).toBeGreaterThan(3);
-    await until(() => err().includes('priority idle'), 5000, 'the start-up line naming the priority');
+    const pid = w.transport.pid!;
+    expect(idleThreads(pid)).toBe(3);
+    expect(policies(pid).get(pid)).toBe(0);
+    await until(() => err().includes('priority idle'), 15_000, 'the start-up line naming the priority');
+    expect(err()).not.toContain('MCP_CANCEL_POOL_TOOL_PRIORITY');
   });
 
   it('a thread that replaces a hard-stopped one gets the same class', async () => {
@@ -87,8 +115,25 @@ describe('tool threads priority, local pool over stdio', () => {
     clients.push(w);
     const err = stderrOf(w);
     expect(await sched(w)).toMatchObject({ policy: 0, nice: 19 });
-    await until(() => /tool threads got 'nice-19' \(chrt failed/.test(err()), 5000, 'the fallback warning');
+    await until(() => /tool threads got 'nice-19' \(chrt failed: chrt not found/.test(err()), 15_000, 'the fallback warning');
     expect(err()).toContain('priority nice-19');
+  });
+
+  it('a chrt that refuses: nice 19, and the warning carries what chrt said', async () => {
+    const w = await stdioClient(['--threads', '1', '--tool-priority', 'idle', '--tools', SCHED_TOOLS], {}, { PATH: `${failingChrt()}:/usr/bin:/bin` });
+    clients.push(w);
+    const err = stderrOf(w);
+    expect(await sched(w)).toMatchObject({ policy: 0, nice: 19 });
+    await until(() => err().includes('MCP_CANCEL_POOL_TOOL_PRIORITY'), 15_000, 'the fallback warning');
+    expect(err()).toMatch(/got 'nice-19' \(chrt failed: chrt: failed to set pid \d+'s policy: Operation not permitted\)/);
+    expect(err().match(/MCP_CANCEL_POOL_TOOL_PRIORITY/g)).toHaveLength(1);
+  });
+
+  it('serve --redis refuses --tool-priority: the front end has no pool, the hosts take the flag', async () => {
+    const r = await run(process.execPath, [CLI, 'serve', '--redis', 'redis://127.0.0.1:1', '--tool-priority', 'idle']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("option '--tool-priority <class>' cannot be used with option '--redis <url>'");
+    expect(r.stdout).toBe('');
   });
 });
 
@@ -124,9 +169,11 @@ describe('tool threads priority on a worker host', () => {
   it('runs calls on SCHED_IDLE threads, says so at start, and a cancel still frees the slot for the next call', async () => {
     expect(host.stderr()).toContain('priority idle');
     expect(await sched(w)).toMatchObject({ policy: SCHED_IDLE });
-    expect(policies(host.child.pid!).filter((p) => p === SCHED_IDLE)).toHaveLength(2); // one thread and its standby
+    expect(idleThreads(host.child.pid!)).toBe(2); // one thread and its standby
     const r = redis.client();
     const before = await host.stats(r);
+    // Operators see each host's class in its liveness key.
+    expect(JSON.parse((await r.get(`mcp:${Q}:host:${host.id}`))!)).toMatchObject({ toolPriority: 'idle' });
     const controller = new AbortController();
     const a = w.client.callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1 } }, undefined, { signal: controller.signal }).catch((e: Error) => e);
     await until(async () => (await host.stats(r)).active === 1, 10_000, 'the spin running on the host');

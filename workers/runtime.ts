@@ -22,8 +22,6 @@ import { LOGGING_LEVELS, severityOf, type LoggingLevel } from '../src/stages/log
 
 const init = workerData as WorkerInit;
 const words = new Int32Array(init.stateBuffer);
-// Before any job: a replacement thread (after a hard stop) gets the same class as the first ones.
-const priority = applyToolPriority(init.toolPriority);
 /**
  * Loaded before Piscina marks this thread ready: Piscina awaits the import of
  * this file, top-level await included. It has to be, because an idle Piscina
@@ -32,6 +30,11 @@ const priority = applyToolPriority(init.toolPriority);
  * only when its first job arrived, and make that job wait for it.
  */
 const tools: ReadonlyMap<string, ToolDefinition> = await loadTools(init.toolModules);
+/**
+ * After the imports (at idle priority they would crawl on a busy machine), before the first job; a
+ * replacement thread after a hard stop gets the same class as the first ones.
+ */
+const priority = applyToolPriority(init.toolPriority);
 
 async function loadTools(modules: readonly string[]): Promise<Map<string, ToolDefinition>> {
   const byName = new Map<string, ToolDefinition>();

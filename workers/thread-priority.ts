@@ -28,20 +28,36 @@ export function applyToolPriority(wanted: ToolPriority): AppliedToolPriority {
   }
   let why: string;
   try {
-    // No Node API sets a scheduling policy; chrt (util-linux) does, for one thread id, without privileges.
-    execFileSync('chrt', ['--idle', '--pid', '0', String(tid)], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
-    if (policyOf(tid) === SCHED_IDLE) return { priority: 'idle' };
+    // No Node API sets a scheduling policy; chrt (util-linux, BusyBox) does, for one thread id, without
+    // privileges. Short options: BusyBox's chrt has no long ones.
+    execFileSync('chrt', ['-i', '-p', '0', String(tid)], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 5000 });
     why = 'chrt ran but the policy did not change';
   } catch (error) {
-    why = `chrt failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`;
+    why = `chrt failed: ${reasonOf(error)}`;
   }
   try {
-    // The next best thing: nice 19 gives this thread the smallest share, if not immediate preemption.
+    // Read back whatever happened: a chrt killed by its timeout may still have set the class.
+    if (policyOf(tid) === SCHED_IDLE) return { priority: 'idle' };
+  } catch (error) {
+    why += `; cannot read the policy back: ${error instanceof Error ? error.message : String(error)}`;
+  }
+  try {
+    // Second best: the smallest share of CPU, but no immediate preemption (the tick wait remains).
     setPriority(tid, 19);
     return { priority: 'nice-19', note: why };
   } catch (error) {
     return { priority: 'normal', note: `${why}; setpriority failed too: ${error instanceof Error ? error.message : String(error)}` };
   }
+}
+
+/** What chrt said on stderr, else how it ended. */
+function reasonOf(error: unknown): string {
+  const e = error as { stderr?: Buffer | string; code?: string; signal?: string; message?: string };
+  const stderr = e.stderr?.toString().trim();
+  if (stderr) return stderr.split('\n')[0]!;
+  if (e.code) return e.code === 'ENOENT' ? 'chrt not found (util-linux is not installed?)' : e.code;
+  if (e.signal) return `killed by ${e.signal} (timed out?)`;
+  return e.message ?? String(error);
 }
 
 /** This thread's kernel id: `/proc/thread-self` links to `<pid>/task/<tid>`. */

@@ -19,6 +19,7 @@ import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
 import { DEFAULTS } from '../defaults.js';
+import type { ToolPriority } from '../pool/protocol.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -62,7 +63,7 @@ interface ServeFlags {
   maxTaskTtlMs: number;
   redis?: string;
   queue: string;
-  toolPriority: 'normal' | 'idle';
+  toolPriority: ToolPriority;
 }
 
 const program = new Command()
@@ -87,7 +88,7 @@ program
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), DEFAULTS.maxMessageBytes)
   .option('--max-output-buffer-bytes <n>', 'stdio: unread output above which stdin is not read (no new work) until the client reads again', int(65536), DEFAULTS.maxOutputBufferBytes)
-  .addOption(new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), preempted at once by the server\'s own thread; for machines that are there for the tools (see README "Command line")').choices(['normal', 'idle']).default(DEFAULTS.toolPriority))
+  .addOption(new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), preempted at once by the server\'s own thread; for machines that are there for the tools (see README "Command line"); with --redis, set it on the worker hosts').choices(['normal', 'idle']).default(DEFAULTS.toolPriority).conflicts('redis'))
   .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see README "Command line")', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), DEFAULTS.sessionIdleMs)
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])

@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULTS } from '../defaults.js';
+import type { ToolPriority } from '../pool/protocol.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { WorkerHost } from '../remote/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
@@ -19,7 +20,7 @@ interface WorkerFlags {
   root: string;
   graceMs: number;
   spareThreads: number;
-  toolPriority: 'normal' | 'idle';
+  toolPriority: ToolPriority;
 }
 
 function positiveInt(value: string): number {

@@ -75,14 +75,18 @@ export class Executor implements CallBackend {
     const resolved = resolveOptions(options);
     const executor = new Executor(resolved, await loadTools(resolved.toolModules));
     const reports = await executor.#pool.warmup(executor.#standby.poolThreads);
-    // Every thread runs the same code, so they agree; should they not, the weakest one is reported.
+    // Every thread runs the same code, so they agree; should they not, the first that differs is reported.
     const got = reports.find((r) => r.priority.priority !== resolved.toolPriority) ?? reports[0];
     if (got) executor.#toolPriority = got.priority;
     if (got?.priority.note) process.emitWarning(`toolPriority '${resolved.toolPriority}': tool threads got '${got.priority.priority}' (${got.priority.note})`, { code: 'MCP_CANCEL_POOL_TOOL_PRIORITY' });
     return executor;
   }
 
-  /** How the worker threads are scheduled: what {@link ExecutorOptions.toolPriority} asked for, or the fallback they got. */
+  /**
+   * How the worker threads are scheduled, as they reported at start: what
+   * {@link ExecutorOptions.toolPriority} asked for, or the fallback they got.
+   * Threads that replace hard-stopped ones run the same code but do not report.
+   */
   get toolPriority(): AppliedToolPriority {
     return this.#toolPriority;
   }

@@ -77,7 +77,10 @@ export interface ExecutorOptions {
    * waiting up to a timer tick for a core. The cost: tools then run only on
    * CPU time no normal-priority program wants, so use it on machines that
    * are there for the tools (a worker host), not on a shared desktop. Where
-   * SCHED_IDLE cannot be set, the threads get nice 19 and a warning says why.
+   * SCHED_IDLE cannot be set on Linux, the threads get nice 19 (a smaller
+   * share of CPU, without the immediate preemption); off Linux they stay
+   * normal. Either way a warning says why. Processes and threads a tool
+   * starts inherit the class.
    * @default 'normal'
    */
   readonly toolPriority?: ToolPriority;
@@ -115,7 +118,7 @@ export function resolveOptions(options: ExecutorOptions): ResolvedOptions {
     toolPriority: options.toolPriority ?? DEFAULTS.toolPriority,
   };
   if (resolved.toolPriority !== 'normal' && resolved.toolPriority !== 'idle') {
-    throw new InvalidOptionError('toolPriority', `expected 'normal' or 'idle', got ${JSON.stringify(resolved.toolPriority) ?? String(resolved.toolPriority)}`);
+    throw new InvalidOptionError('toolPriority', `expected 'normal' or 'idle', got ${typeof resolved.toolPriority === 'string' ? JSON.stringify(resolved.toolPriority) : String(resolved.toolPriority)}`);
   }
   if (options.toolSettings !== undefined && (options.toolSettings === null || typeof options.toolSettings !== 'object')) {
     throw new InvalidOptionError('toolSettings', 'expected an object');

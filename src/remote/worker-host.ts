@@ -89,7 +89,7 @@ export class WorkerHost {
     const states = new JobStates(cmd, queue);
     let host!: WorkerHost;
     // The liveness key carries the host's counters, so anyone can read them (tests, operators: GET mcp:<queue>:host:<id>).
-    const liveness = new Liveness(cmd, states.keys.host(hostId), undefined, undefined, () => JSON.stringify({ pid: process.pid, active: host.active, ...host.stats, ...executor.stats() }));
+    const liveness = new Liveness(cmd, states.keys.host(hostId), undefined, undefined, () => JSON.stringify({ pid: process.pid, toolPriority: executor.toolPriority.priority, active: host.active, ...host.stats, ...executor.stats() }));
     host = new WorkerHost(hostId, executor, cmd, sub, states, liveness);
     await liveness.start();
     sub.on('message', (_channel: string, message: string) => host.relayCancel(message));
