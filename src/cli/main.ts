@@ -18,6 +18,7 @@ import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
+import { poolOptions } from './pool-options.js';
 import { DEFAULTS } from '../defaults.js';
 import type { ToolPriority } from '../pool/protocol.js';
 
@@ -115,16 +116,10 @@ program
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
     const executor = (await openQueueBackend(flags)) ?? await Executor.create({
-      ...(flags.threads !== undefined && { threads: flags.threads }),
-      spareThreads: flags.spareThreads,
+      ...poolOptions(flags),
       ...(flags.cores !== undefined && { cores: flags.cores }),
       handoffDelayMs: flags.handoffDelayMs,
       queueLimit: flags.queueLimit,
-      graceMs: flags.graceMs,
-      toolModules: flags.tools.map((m) => resolve(m)),
-      builtins: flags.builtins,
-      toolSettings: { root: resolve(flags.root) },
-      toolPriority: flags.toolPriority,
       ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
     });
     configureTasks(executor, {

@@ -6,21 +6,14 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULTS } from '../defaults.js';
-import type { ToolPriority } from '../pool/protocol.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { WorkerHost } from '../remote/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
+import { poolOptions, type PoolFlags } from './pool-options.js';
 
-interface WorkerFlags {
+interface WorkerFlags extends PoolFlags {
   redis: string;
   queue: string;
-  threads?: number;
-  tools: string[];
-  builtins: boolean;
-  root: string;
-  graceMs: number;
-  spareThreads: number;
-  toolPriority: ToolPriority;
 }
 
 function positiveInt(value: string): number {
@@ -56,15 +49,7 @@ export function registerWorker(program: Command): void {
       const host = await WorkerHost.start({
         redisUrl: flags.redis,
         queue: flags.queue,
-        executor: {
-          ...(flags.threads !== undefined && { threads: flags.threads }),
-          spareThreads: flags.spareThreads,
-          graceMs: flags.graceMs,
-          toolModules: flags.tools.map((m) => resolve(m)),
-          builtins: flags.builtins,
-          toolSettings: { root: resolve(flags.root) },
-          toolPriority: flags.toolPriority,
-        },
+        executor: poolOptions(flags),
       });
       log(`host ${host.hostId} serving queue '${flags.queue}' with ${host.executor.threads} threads (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
       let stopping = false;
