@@ -5,7 +5,15 @@
 import type { RequestId } from './wire/registry.js';
 
 /** Stable codes of {@link McpCancelPoolError}. */
-export type ErrorCodeName = 'ERR_DUPLICATE_REQUEST' | 'ERR_EXECUTOR_CLOSED' | 'ERR_INVALID_OPTION' | 'ERR_HTTP_CONFIG' | 'ERR_TOOL_MODULE';
+export type ErrorCodeName =
+  | 'ERR_DUPLICATE_REQUEST'
+  | 'ERR_EXECUTOR_CLOSED'
+  | 'ERR_INVALID_OPTION'
+  | 'ERR_HTTP_CONFIG'
+  | 'ERR_TOOL_MODULE'
+  | 'ERR_REDIS_CONFIG'
+  | 'ERR_REDIS_AUTH'
+  | 'ERR_REDIS_UNREACHABLE';
 
 /** Base class of every error this package throws on purpose. */
 export class McpCancelPoolError extends Error {
@@ -51,5 +59,26 @@ export class InvalidOptionError extends McpCancelPoolError {
 export class ToolModuleError extends McpCancelPoolError {
   constructor(message: string) {
     super('ERR_TOOL_MODULE', message);
+  }
+}
+
+/** A Redis location that cannot be used: no URL, not a Redis URL, an unreadable URL or CA file. The message names no secret. */
+export class RedisConfigError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_REDIS_CONFIG', message);
+  }
+}
+
+/** Redis refused the credentials of the URL (wrong password or user). The message names no secret. */
+export class RedisAuthError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_REDIS_AUTH', message);
+  }
+}
+
+/** Redis did not answer in time (down, unreachable, or stalled). The message names no secret. */
+export class RedisUnreachableError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_REDIS_UNREACHABLE', message);
   }
 }

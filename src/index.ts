@@ -7,7 +7,8 @@
  * and the errors. Writing tools: `mcp-cancel-pool/tools`. A client that
  * cancels correctly: `mcp-cancel-pool/client`. The parts the server is
  * built from (guard, registry, ledgers, line transport, state codes), for
- * assembling a server by hand: `mcp-cancel-pool/plumbing`.
+ * assembling a server by hand: `mcp-cancel-pool/plumbing`. Many hosts on
+ * one Redis (the queue backend, worker hosts): `mcp-cancel-pool/remote`.
  */
 export { Executor } from './executor/executor.js';
 export type { ExecutorStats } from './executor/executor.js';
@@ -23,6 +24,7 @@ export type {
   JobOutcome,
   FailureCode,
   CancelResult,
+  CallState,
   ProgressReport,
   LogEntry,
   ClientRequestHandler,
@@ -39,11 +41,6 @@ export { AUTH_TOKEN_ENV } from './transport/http/access.js';
 export { createMcpServer, STATS_URI } from './server/server.js';
 export type { ServerStats } from './server/server.js';
 export type { WireStats } from './server/guard.js';
-export { QueueBackend, LOST_HOST_TIMEOUT_MS } from './remote/queue-backend.js';
-export type { QueueBackendOptions } from './remote/queue-backend.js';
-export { WorkerHost, LOCK_DURATION_MS, STALLED_INTERVAL_MS } from './remote/worker-host.js';
-export type { WorkerHostOptions, WorkerHostStats } from './remote/worker-host.js';
-export { DEFAULT_QUEUE } from './remote/messages.js';
 export { McpCancelPoolError, DuplicateRequestError, ExecutorClosedError, InvalidOptionError, ToolModuleError } from './errors.js';
 export { HttpConfigError } from './transport/http/access.js';
 export type { ErrorCodeName } from './errors.js';

@@ -81,17 +81,18 @@ describe('faults across hosts', () => {
     expect(responsesFor(a, 'k2')).toHaveLength(1);
   });
 
-  it('a front end that dies: the jobs of its sessions are cancelled on the hosts within a few seconds', async () => {
+  it('a front end that dies: the jobs of its sessions are cancelled on the hosts once its liveness TTL has passed (not before)', async () => {
     const doomed = await rawFrontEnd(redis.url, Q);
     call(doomed, 'orphan', 'spin', { ms: 120_000, stageMs: 1 });
     const host = await hostRunning();
     const before = (await host.stats(r)).orphansCancelled ?? 0;
     doomed.kill();
     const killedAt = Date.now();
-    await until(async () => ((await host.stats(r)).orphansCancelled ?? 0) === before + 1, 10_000, 'the orphan cancelled');
+    await until(async () => ((await host.stats(r)).orphansCancelled ?? 0) === before + 1, 25_000, 'the orphan cancelled');
     await until(async () => (await host.stats(r)).running === 0, 5000, 'the host free again');
-    // Liveness TTL (3 s) + the hosts' sweep (1 s) + the counters' refresh (1 s).
-    expect(Date.now() - killedAt).toBeLessThan(7000);
+    // The front end's liveness TTL (15 s, to outlive ordinary stalls) + the hosts' check (1 s) + the counters' refresh (1 s).
+    expect(Date.now() - killedAt).toBeGreaterThan(10_000);
+    expect(Date.now() - killedAt).toBeLessThan(20_000);
   });
 
   it('a tool the host has not loaded: a clear error, not a hang', async () => {

@@ -76,7 +76,7 @@ export async function leftovers(redis: Redis, queue: string): Promise<{ jobState
 /** A raw-JSON-RPC front end (`serve --redis`), initialized and on Redis. */
 export async function rawFrontEnd(url: string, queue: string, args: string[] = []): Promise<RawServer> {
   const raw = new RawServer(['--redis', url, '--queue', queue, ...args]);
-  await raw.initialize();
+  await initializeRaw(raw);
   await until(async () => {
     const id = `ready-${Math.random()}`;
     raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 0 } } });
@@ -99,4 +99,11 @@ export function cancel(raw: RawServer, id: string | number): void {
 /** Responses on the raw wire for this id. */
 export function responsesFor(raw: RawServer, id: string | number): Record<string, unknown>[] {
   return (raw.lines as Record<string, unknown>[]).filter((m) => m.id === id && ('result' in m || 'error' in m));
+}
+
+/** The initialize handshake, with room for a loaded machine (a front end answers it once it can queue calls). */
+export async function initializeRaw(raw: RawServer, ms = 30_000): Promise<void> {
+  raw.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  await raw.next((m) => m.id === 'init', ms);
+  raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 }

@@ -32,13 +32,13 @@ describe('per-job state in Redis', () => {
     expect(await s.respond('j1', 'F', 'wrong-token', 'x')).toBe(false);
     expect(await s.respond('j1', 'F', 'tok1', 'outcome-1')).toBe(true);
     expect(await s.report('j1', 'F', 'tok1', 'late')).toBe(false); // none after terminal
-    expect(await s.cancel('j1')).toBe('responding'); // completion won: the late cancel changes nothing
+    expect(await s.requestCancel('j1')).toEqual({ found: 'responding', message: 'outcome-1' }); // completion won: the late cancel changes nothing, and gets the outcome
     expect(await s.probe('j1')).toEqual({ state: 'responding', message: 'outcome-1' });
     await new Promise((r) => setTimeout(r, 100));
-    expect(got).toEqual(['progress-1', 'outcome-1']);
-    await s.remove('j1');
+    expect(got).toEqual(['{"j":"j1","t":"r","h":"H1"}', 'progress-1', 'outcome-1']); // the take tells the front end
+    await s.retire('j1');
     expect(await s.probe('j1')).toEqual({ state: 'gone' });
-    expect(await s.cancel('j1')).toBe('unknown');
+    expect((await s.requestCancel('j1')).found).toBe('unknown');
     await sub.unsubscribe();
     sub.removeAllListeners('message');
   });
@@ -50,13 +50,13 @@ describe('per-job state in Redis', () => {
     await sub.subscribe(s.keys.cancelChannel);
     sub.on('message', (_c, m) => cancels.push(m));
     await s.create('q', 'F');
-    expect(await s.cancel('q')).toBe('queued');
+    expect((await s.requestCancel('q')).found).toBe('queued');
     expect(await s.take('q', 'F', 'H', 't')).toBe('cancelled');
     await s.create('r', 'F');
     expect(await s.take('r', 'F', 'H', 't')).toBe('running');
-    expect(await s.cancel('r')).toBe('running');
+    expect((await s.requestCancel('r')).found).toBe('running');
     expect(await s.respond('r', 'F', 't', 'x')).toBe(false);
-    expect(await s.cancel('r')).toBe('cancelled');
+    expect((await s.requestCancel('r')).found).toBe('cancelled');
     await new Promise((r) => setTimeout(r, 100));
     expect(cancels).toEqual(['r']);
     await sub.unsubscribe();
@@ -70,10 +70,13 @@ describe('per-job state in Redis', () => {
     await s.create('j', 'F');
     await s.create('k', 'F');
     expect(await s.take('k', 'F', 'H', 't')).toBe('running');
-    expect(await s.cancelIfOrphan('k', 'F', 't')).toBe(false);
+    expect(await s.check('k', 'F', 't')).toBe('running');
+    expect(await s.check('k', 'F', 'other')).toBe('retaken');
     await front.stop();
     expect(await s.take('j', 'F', 'H', 't')).toBe('orphan');
-    expect(await s.cancelIfOrphan('k', 'F', 't')).toBe(true);
+    expect(await s.check('k', 'F', 't')).toBe('orphan');
+    expect(await s.check('k', 'F', 't')).toBe('cancelled');
+    expect(await s.check('nope', 'F', 't')).toBe('gone');
     expect(await s.respond('k', 'F', 't', 'x')).toBe(false);
   });
 
@@ -118,7 +121,7 @@ describe('per-job state in Redis', () => {
     expect(await s.failIfLost('j', 'H1')).toBe(false);
     expect(await s.respond('j', 'F', 't', 'x')).toBe(false);
     expect(await s.take('j', 'F', 'H2', 't2')).toBe('failed');
-    expect(await s.cancel('j')).toBe('failed');
+    expect((await s.requestCancel('j')).found).toBe('failed');
   });
 
   it('concurrency: 3,000 cancel-vs-respond races from two connections each have exactly one winner', async () => {
@@ -132,7 +135,7 @@ describe('per-job state in Redis', () => {
     // Both sides fire at once, interleaved differently per job.
     const results = await Promise.all(
       ids.map(async (id, i) => {
-        const cancel = () => front.cancel(id);
+        const cancel = () => front.requestCancel(id).then((x) => x.found);
         const respond = () => host.respond(id, 'F', 'tok', id);
         const [c, r] = i % 2 ? await Promise.all([cancel(), respond()]) : (await Promise.all([respond(), cancel()])).reverse() as [string, boolean];
         return { c, r };

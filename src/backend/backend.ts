@@ -8,7 +8,6 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestId } from '../wire/registry.js';
-import type { JobStateName } from '../state/job-state.js';
 import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 
@@ -25,9 +24,14 @@ export interface CallBackend {
   reserve(session: string, id: RequestId): CallHandle;
   /**
    * A peer's cancellation, looked up only among that session's inbound calls.
-   * Whatever it does not find or cannot stop is ignored (and counted).
+   * Resolves with the decision, for every backend: `cancelled-*` means
+   * cancellation won and nothing will ever be sent for the call; `too-late`
+   * means completion (or the deadline) won and the outcome will be answered.
+   * The local pool decides at once (a CAS on the state word), the queue
+   * backend when Redis has. Whatever it does not find or cannot stop is
+   * ignored (and counted). Never rejects.
    */
-  cancel(session: string, id: RequestId, reason?: string): CancelResult;
+  requestCancel(session: string, id: RequestId, reason?: string): Promise<CancelResult>;
   /** Cancels every call of a session (its transport closed). */
   cancelSession(session: string, reason: string): void;
   /** Calls of this session not settled yet (an idle HTTP session with none may be closed). */
@@ -43,12 +47,23 @@ export interface CallHandle {
   readonly session: string;
   readonly id: RequestId;
   /** Where the call is in its life; only `cancelled` means "send nothing". */
-  readonly state: JobStateName;
+  readonly state: CallState;
   /** Queues the call. Never throws: an unknown tool, bad arguments or a full queue settle the outcome as failed. */
   start(options: StartOptions): Promise<JobOutcome>;
   /** Releases a reservation that will never start (the request was answered with an error first). */
   abandon(): void;
 }
+
+/**
+ * Where a call is, as the server sees it, for every backend. `queued`: not on
+ * a worker yet. `running`: on a worker (its reports are delivered).
+ * `cancelling`: a cancel was asked and the backend has not decided yet (the
+ * queue backend waits for Redis); nothing of the call is delivered meanwhile
+ * except its outcome, should completion have won. `responding`: completion
+ * won, the outcome is on its way. The rest are settled; only `cancelled` means
+ * "send nothing".
+ */
+export type CallState = 'queued' | 'running' | 'cancelling' | 'responding' | 'completed' | 'failed' | 'timedOut' | 'cancelled';
 
 /** One progress report from a running job. */
 export interface ProgressReport {

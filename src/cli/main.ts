@@ -63,6 +63,8 @@ interface ServeFlags {
   taskTtlMs: number;
   maxTaskTtlMs: number;
   redis?: string;
+  redisUrlFile?: string;
+  redisCaFile?: string;
   queue: string;
   toolPriority: ToolPriority;
 }
@@ -102,6 +104,8 @@ program
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
+  .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
+  .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
   .action(async (flags: ServeFlags, command: Command) => {
     let authToken: string | undefined;

@@ -1,28 +1,77 @@
 /** `serve --redis URL [--queue NAME]`: the front end puts each call on a shared queue instead of its local pool. */
 import { resolve } from 'node:path';
 import type { CallBackend } from '../backend/backend.js';
+import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
 import { QueueBackend } from '../remote/queue-backend.js';
+import { REDIS_URL_ENV, redisConfig } from '../remote/redis-config.js';
+import { UsageError } from './usage-error.js';
 
 /** The flags the backend choice reads. */
 export interface BackendFlags {
   redis?: string;
+  redisUrlFile?: string;
+  redisCaFile?: string;
   queue: string;
+  queueLimit?: number;
   tools: string[];
   builtins: boolean;
 }
 
-/** The queue backend, or undefined without --redis (the local pool stays the default). */
-export async function openQueueBackend(flags: BackendFlags): Promise<QueueBackend | undefined> {
-  if (flags.redis === undefined) return undefined;
-  return QueueBackend.create({ redisUrl: flags.redis, queue: flags.queue, toolModules: flags.tools.map((m) => resolve(m)), builtins: flags.builtins });
+/** How long `serve` waits for Redis at start before it serves anyway (calls then fail with a clear error until Redis is back). */
+export const REDIS_START_WAIT_MS = 10_000;
+
+/**
+ * The Redis URL of `serve` or `worker`: `--redis`, else `--redis-url-file`,
+ * else {@link REDIS_URL_ENV}; undefined if none. A URL that cannot be used
+ * is refused with one line (a {@link UsageError}) that names no secret.
+ */
+export function redisUrlOf(flags: Pick<BackendFlags, 'redis' | 'redisUrlFile' | 'redisCaFile'>): string | undefined {
+  if (flags.redis === undefined && flags.redisUrlFile === undefined && !process.env[REDIS_URL_ENV]) return undefined;
+  try {
+    return redisConfig({ ...(flags.redis !== undefined && { url: flags.redis }), ...(flags.redisUrlFile !== undefined && { urlFile: flags.redisUrlFile }), ...(flags.redisCaFile !== undefined && { caFile: flags.redisCaFile }) }).url;
+  } catch (error) {
+    if (error instanceof RedisConfigError) throw new UsageError(error.message);
+    throw error;
+  }
 }
 
-/** How the log line names where calls run. */
+/**
+ * The queue backend, or undefined without a Redis URL (the local pool stays
+ * the default). Waits until Redis is reachable so the first calls can be
+ * queued (up to {@link REDIS_START_WAIT_MS}, logging meanwhile); refuses
+ * credentials Redis rejects.
+ */
+export async function openQueueBackend(flags: BackendFlags): Promise<QueueBackend | undefined> {
+  const redisUrl = redisUrlOf(flags);
+  if (redisUrl === undefined) return undefined;
+  const backend = await QueueBackend.create({
+    redisUrl,
+    ...(flags.redisCaFile !== undefined && { redisCaFile: flags.redisCaFile }),
+    queue: flags.queue,
+    ...(flags.queueLimit !== undefined && { queueLimit: flags.queueLimit }),
+    toolModules: flags.tools.map((m) => resolve(m)),
+    builtins: flags.builtins,
+  });
+  try {
+    await backend.ready(REDIS_START_WAIT_MS);
+  } catch (error) {
+    if (error instanceof RedisAuthError) {
+      await backend.close();
+      throw new UsageError(error.message);
+    }
+    if (!(error instanceof RedisUnreachableError)) throw error;
+    process.stderr.write(`[mcp-cancel-pool] ${error.message} after ${REDIS_START_WAIT_MS / 1000} s: serving anyway; calls fail with a clear error until it is reachable\n`);
+  }
+  return backend;
+}
+
+/** How the log line names where calls run (credentials redacted). */
 export function describeBackend(backend: CallBackend, flags: BackendFlags): string {
   if (backend instanceof Executor) {
     const priority = backend.toolPriority.priority;
     return `${backend.threads} worker threads (+${backend.spareThreads} standby${priority === 'normal' ? '' : `, priority ${priority}`})`;
   }
-  return `calls queued on Redis ${flags.redis} (queue '${flags.queue}') for worker hosts`;
+  const display = backend instanceof QueueBackend ? backend.redis.display : 'Redis';
+  return `calls queued on Redis ${display} (queue '${flags.queue}') for worker hosts`;
 }

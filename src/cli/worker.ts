@@ -6,14 +6,21 @@
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULTS } from '../defaults.js';
+import { RedisAuthError, RedisConfigError } from '../errors.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
-import { WorkerHost } from '../remote/worker-host.js';
+import { REDIS_URL_ENV } from '../remote/redis-config.js';
+import { DRAIN_TIMEOUT_MS, WorkerHost } from '../remote/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
+import { redisUrlOf } from './serve-remote.js';
+import { UsageError } from './usage-error.js';
 
 interface WorkerFlags extends PoolFlags {
-  redis: string;
+  redis?: string;
+  redisUrlFile?: string;
+  redisCaFile?: string;
   queue: string;
+  drainTimeoutMs: number;
 }
 
 function positiveInt(value: string): number {
@@ -31,7 +38,10 @@ export function registerWorker(program: Command): void {
   program
     .command('worker')
     .description('Run a worker host: take tool calls from a Redis queue shared with `serve --redis` front ends (see README "Many hosts").')
-    .requiredOption('--redis <url>', 'Redis to take jobs from, e.g. redis://127.0.0.1:6379')
+    .option('--redis <url>', 'Redis to take jobs from, e.g. redis://127.0.0.1:6379 (rediss:// for TLS)')
+    .option('--redis-url-file <path>', `like --redis, the URL read from this file (keeps a password out of argv; or set ${REDIS_URL_ENV})`)
+    .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
+    .option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may finish; then they are stopped and handed back to other hosts (see README "Many hosts")', (v: string) => (v === '0' ? 0 : positiveInt(v)), DRAIN_TIMEOUT_MS)
     .option('--queue <name>', 'queue name (the same on the front ends)', DEFAULT_QUEUE)
     .option('--threads <n>', 'worker threads, also the jobs this host runs at once (default: available CPUs)', positiveInt)
     .option('--spare-threads <n>', 'warm standby threads (see serve --spare-threads)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1)
@@ -45,20 +55,36 @@ export function registerWorker(program: Command): void {
     )
     .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker thread is replaced', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1000)
     .action(async (flags: WorkerFlags) => {
+      const redisUrl = redisUrlOf(flags);
+      if (redisUrl === undefined) throw new UsageError(`worker needs Redis: give --redis <url>, --redis-url-file <path> or ${REDIS_URL_ENV}`);
       for (const file of flags.tools) await checkToolModule(resolve(file));
-      const host = await WorkerHost.start({
-        redisUrl: flags.redis,
-        queue: flags.queue,
-        executor: poolOptions(flags),
-      });
-      log(`host ${host.hostId} serving queue '${flags.queue}' with ${host.executor.threads} threads (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
+      // A SIGTERM while Redis is still away (the host waits for it at start) ends the process at once.
+      const early = () => process.exit(0);
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, early);
+      let host: WorkerHost;
+      try {
+        host = await WorkerHost.start({
+          redisUrl,
+          ...(flags.redisCaFile !== undefined && { redisCaFile: flags.redisCaFile }),
+          queue: flags.queue,
+          executor: poolOptions(flags),
+        });
+      } catch (error) {
+        if (error instanceof RedisConfigError || error instanceof RedisAuthError) throw new UsageError(error.message);
+        throw error;
+      }
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, early);
+      log(`host ${host.hostId} serving queue '${flags.queue}' on Redis ${host.redis.display} with ${host.executor.threads} threads (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
       let stopping = false;
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         process.once(signal, () => {
           if (stopping) return;
           stopping = true;
-          log(`shutting down (${signal}); running jobs finish first`);
-          void host.close().then(() => process.exit(0));
+          log(`shutting down (${signal}); running jobs may finish for ${flags.drainTimeoutMs} ms`);
+          void host.close({ drainTimeoutMs: flags.drainTimeoutMs }).then((handedBack) => {
+            if (handedBack > 0) log(`drain timeout: ${handedBack} running job(s) stopped and handed back to other hosts`);
+            process.exit(0);
+          });
         });
       }
     });

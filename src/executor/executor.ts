@@ -134,6 +134,11 @@ export class Executor implements CallBackend {
     return entry.cancel();
   }
 
+  /** {@link CallBackend.requestCancel}: the local CAS decides at once ({@link Executor.cancel}). */
+  requestCancel(session: string, id: RequestId, reason?: string): Promise<CancelResult> {
+    return Promise.resolve(this.cancel(session, id, reason));
+  }
+
   /** Cancels every request of a session (its transport closed); returns how many inbound jobs it stopped. */
   cancelSession(session: string, reason = 'session closed'): number {
     let n = 0;

@@ -66,9 +66,10 @@ export class Job implements InFlightEntry, CallHandle {
   }
 
   /** The shared word while the job holds a slot; its outcome's state once settled; `queued` while only reserved. */
-  get state(): JobStateName {
+  get state(): Exclude<JobStateName, 'free'> {
     if (this.result) return settledState(this.result);
-    return this.slot ? this.host.slab.read(this.slot) : 'queued';
+    // A slot is released only after the result is set, so a held slot never reads `free`.
+    return this.slot ? (this.host.slab.read(this.slot) as Exclude<JobStateName, 'free'>) : 'queued';
   }
 
   /** Fires when cancellation or the deadline wins (or the job settles); cascades to the job's requests to the client. */

@@ -29,7 +29,7 @@ export function crashed(message: string): JobOutcome {
 }
 
 /** The state a settled job shows: the state word's last word, kept after its slot was released. */
-export function settledState(outcome: JobOutcome): JobStateName {
+export function settledState(outcome: JobOutcome): Exclude<JobStateName, 'free'> {
   return outcome.kind === 'failed' ? 'failed' : outcome.kind;
 }
 

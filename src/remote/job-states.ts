@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { RemoteKeys } from './keys.js';
-import { CANCEL, CREATE, LOST, ORPHAN, PROBE, REPORT, RESPOND, TAKE } from './lua.js';
+import { CANCEL, CHECK, CREATE, HOST_BEAT, LIVE_HOSTS, LOST, NO_HOST, PROBE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
 
 const SCRIPTS = {
   mcpCreate: [2, CREATE],
@@ -13,7 +13,11 @@ const SCRIPTS = {
   mcpRespond: [1, RESPOND],
   mcpReport: [1, REPORT],
   mcpCancel: [1, CANCEL],
-  mcpOrphan: [2, ORPHAN],
+  mcpRetire: [1, RETIRE],
+  mcpNoHost: [1, NO_HOST],
+  mcpCheck: [2, CHECK],
+  mcpHostBeat: [1, HOST_BEAT],
+  mcpLiveHosts: [1, LIVE_HOSTS],
   mcpProbe: [1, PROBE],
   mcpLost: [2, LOST],
 } as const;
@@ -23,13 +27,21 @@ type Call = (...args: (string | number)[]) => Promise<unknown>;
 
 /** What {@link JobStates.take} found. */
 export type TakeResult = 'running' | 'retaken' | 'orphan' | 'gone' | 'cancelled' | 'responding' | 'failed';
-/** What {@link JobStates.cancel} found (the state before; only 'queued' and 'running' mean the cancel won). */
-export type RemoteCancelResult = 'queued' | 'running' | 'responding' | 'cancelled' | 'failed' | 'unknown';
+/** What {@link JobStates.requestCancel} found (the state before; only 'queued' and 'running' mean the cancel won). */
+export type RemoteCancelResult =
+  | { readonly found: 'queued' | 'running' | 'cancelled' | 'failed' | 'unknown' }
+  /** Completion won first: its outcome message, for the front end to deliver. */
+  | { readonly found: 'responding'; readonly message: string };
+/** What {@link JobStates.check} found for a host's running job. */
+export type CheckResult = 'running' | 'orphan' | 'retaken' | 'gone' | 'cancelled' | 'responding' | 'failed';
 /** What {@link JobStates.probe} found. */
 export type ProbeResult = { state: 'running' | 'hostless'; host: string } | { state: 'responding'; message: string } | { state: 'gone' | 'queued' | 'cancelled' | 'failed' };
 
 /** A job hash left without an explicit delete (e.g. its front end died) expires after this. */
 export const JOB_STATE_TTL_MS = 24 * 3600_000;
+
+/** The job-state operations a front end's {@link RemoteCall} uses (a fake stands in for it in the unit tests). */
+export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe' | 'failIfLost' | 'failIfNoHost' | 'retire'>;
 
 export class JobStates {
   readonly keys: RemoteKeys;
@@ -52,9 +64,9 @@ export class JobStates {
     await this.call('mcpCreate', this.keys.job(jobId), this.keys.front(frontId), frontId, JOB_STATE_TTL_MS);
   }
 
-  /** queued → running for this host (or a takeover after a stalled host). */
+  /** queued → running for this host (or a takeover after a stalled host); the front end is told. */
   take(jobId: string, frontId: string, hostId: string, token: string): Promise<TakeResult> {
-    return this.call('mcpTake', this.keys.job(jobId), this.keys.front(frontId), hostId, token, this.keys.cancelChannel, jobId) as Promise<TakeResult>;
+    return this.call('mcpTake', this.keys.job(jobId), this.keys.front(frontId), hostId, token, this.keys.cancelChannel, jobId, this.keys.frontChannel(frontId)) as Promise<TakeResult>;
   }
 
   /** running → responding for the token's holder, publishing `message` to the front end in the same step. */
@@ -67,14 +79,41 @@ export class JobStates {
     return (await this.call('mcpReport', this.keys.job(jobId), token, this.keys.frontChannel(frontId), message)) === 1;
   }
 
-  /** queued|running → cancelled; a running job's host hears of it on the cancel channel. */
-  cancel(jobId: string): Promise<RemoteCancelResult> {
-    return this.call('mcpCancel', this.keys.job(jobId), this.keys.cancelChannel, jobId) as Promise<RemoteCancelResult>;
+  /** The front end's side of the race: queued|running → cancelled; a running job's host hears of it on the cancel channel. */
+  async requestCancel(jobId: string): Promise<RemoteCancelResult> {
+    const [found, message] = (await this.call('mcpCancel', this.keys.job(jobId), this.keys.cancelChannel, jobId)) as [string, string];
+    if (found === 'responding') return { found, message };
+    return { found: found as 'queued' };
   }
 
-  /** running → cancelled if the job's front end is gone. */
-  async cancelIfOrphan(jobId: string, frontId: string, token: string): Promise<boolean> {
-    return (await this.call('mcpOrphan', this.keys.job(jobId), this.keys.front(frontId), token)) === 1;
+  /** The front end is done with the call: a queued or running job is cancelled, and the state deleted. */
+  async retire(jobId: string): Promise<void> {
+    await this.call('mcpRetire', this.keys.job(jobId), this.keys.cancelChannel, jobId);
+  }
+
+  /** queued → failed, when no host has been alive for too long. */
+  async failIfNoHost(jobId: string): Promise<boolean> {
+    return (await this.call('mcpNoHost', this.keys.job(jobId))) === 1;
+  }
+
+  /** A host's re-read of a job it runs (also cancels it if its front end is gone). */
+  check(jobId: string, frontId: string, token: string): Promise<CheckResult> {
+    return this.call('mcpCheck', this.keys.job(jobId), this.keys.front(frontId), token) as Promise<CheckResult>;
+  }
+
+  /** A host says it is alive for `ttlMs` more (Redis's clock). */
+  async hostBeat(hostId: string, ttlMs: number): Promise<void> {
+    await this.call('mcpHostBeat', this.keys.hosts, hostId, ttlMs);
+  }
+
+  /** A host leaves cleanly. */
+  async hostGone(hostId: string): Promise<void> {
+    await this.redis.zrem(this.keys.hosts, hostId);
+  }
+
+  /** How many hosts are alive now. */
+  async liveHosts(): Promise<number> {
+    return Number(await this.call('mcpLiveHosts', this.keys.hosts));
   }
 
   /** Reads a job's state for the front end's sweep. */
@@ -88,10 +127,5 @@ export class JobStates {
   /** running → failed if the host that holds it is gone. */
   async failIfLost(jobId: string, hostId: string): Promise<boolean> {
     return (await this.call('mcpLost', this.keys.job(jobId), this.keys.host(hostId))) === 1;
-  }
-
-  /** Forgets a finished job. */
-  async remove(jobId: string): Promise<void> {
-    await this.redis.del(this.keys.job(jobId));
   }
 }

@@ -21,6 +21,10 @@ export class RemoteKeys {
   host(hostId: string): string {
     return `${this.prefix}:host:${hostId}`;
   }
+  /** Sorted set of live worker hosts, each scored with the Redis time its liveness runs out. */
+  get hosts(): string {
+    return `${this.prefix}:hosts`;
+  }
   /** Pub/sub: cancellations for the host that runs the job (`<jobId>` or `<jobId> <token>`). */
   get cancelChannel(): string {
     return `${this.prefix}:cancel`;

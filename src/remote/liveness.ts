@@ -2,12 +2,19 @@
  * A process's liveness key: set with a TTL and refreshed well inside it, so
  * the key disappears within the TTL of the process dying (SIGKILL included).
  * Others read it to tell a live front end or host from a dead one.
+ *
+ * The TTLs are chosen to outlive ordinary stalls: a Redis fork or
+ * `DEBUG SLEEP`, a long GC pause, a busy machine, a client paused for a few
+ * seconds. A stall shorter than a TTL (less the refresh interval) changes
+ * nothing; only a process that has been silent for longer is taken for dead.
  */
 import type { Redis } from 'ioredis';
 
-/** How long a liveness key outlives its last refresh. */
-export const LIVENESS_TTL_MS = 3000;
-/** How often it is refreshed. */
+/** How long a front end's liveness key outlives its last refresh: its jobs are cancelled on the hosts after this much silence. */
+export const FRONT_LIVENESS_TTL_MS = 15_000;
+/** How long a host's liveness key outlives its last refresh: its jobs may be failed by their front ends this long plus their lost-host bound after it went silent. */
+export const HOST_LIVENESS_TTL_MS = 8000;
+/** How often a liveness key is refreshed. */
 export const LIVENESS_REFRESH_MS = 1000;
 
 /** Keeps `key` alive until {@link Liveness.stop}. Errors (Redis away) are retried at the next refresh. */
@@ -16,27 +23,31 @@ export class Liveness {
   constructor(
     private readonly redis: Redis,
     readonly key: string,
-    private readonly ttlMs = LIVENESS_TTL_MS,
+    readonly ttlMs = FRONT_LIVENESS_TTL_MS,
     private readonly refreshMs = LIVENESS_REFRESH_MS,
     /** The key's value: what others may read about the process (a host puts its counters there). */
     private readonly value: () => string = () => String(process.pid),
+    /** Runs with every refresh (a host's beat in the live-hosts set). */
+    private readonly beat: () => Promise<unknown> = () => Promise.resolve(),
   ) {}
 
-  /** Sets the key now (awaited, so a caller knows it exists) and keeps refreshing it. */
+  /** Sets the key now (awaited, so a caller knows it exists) and keeps refreshing it: one timer, however often it is called. */
   async start(): Promise<void> {
-    await this.redis.set(this.key, this.value(), 'PX', this.ttlMs);
-    this.timer = setInterval(() => void this.redis.set(this.key, this.value(), 'PX', this.ttlMs).catch(() => undefined), this.refreshMs);
+    clearInterval(this.timer);
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
     this.timer.unref();
+    await this.refresh();
   }
 
   /** Refreshes now (e.g. so a counter in the value is seen at once). */
   async refresh(): Promise<void> {
-    await this.redis.set(this.key, this.value(), 'PX', this.ttlMs);
+    await Promise.all([this.redis.set(this.key, this.value(), 'PX', this.ttlMs), this.beat()]);
   }
 
   /** Stops refreshing and deletes the key (a clean exit needs no TTL wait). */
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.timer = undefined;
     await this.redis.del(this.key).catch(() => undefined);
   }
 }

@@ -8,12 +8,17 @@
  *   queued ──take (host)──▶ running ──respond (host)──▶ responding   (the outcome is published; the front end answers)
  *     │                       │ ▲
  *     │                       │ └─retake (another host, after BullMQ's stalled-job recovery; the old token loses)
- *     │                       ├──cancel (front end)──────▶ cancelled (published to the hosts; nothing is ever sent)
- *     │                       ├──orphan (host: front end gone)──▶ cancelled
+ *     │                       ├──cancel | retire (front end)──▶ cancelled (published to the hosts; nothing is ever sent)
+ *     │                       ├──check (host: front end gone)──▶ cancelled
  *     │                       └──lost (front end: host gone, not retaken in time)──▶ failed (a tool error is sent)
- *     ├──cancel (front end)─────────────────────────────▶ cancelled (never reaches a host)
+ *     ├──cancel | retire (front end)────────────────────▶ cancelled (never reaches a host)
+ *     ├──no host (front end: no live host for a while)──▶ failed (a tool error is sent)
  *     └──take finds the front end gone──────────────────▶ cancelled
  * ```
+ *
+ * A host re-reads its jobs' states once a second ({@link CHECK}), so a job
+ * whose cancel message it missed, or whose state is gone (Redis restarted
+ * without persistence), stops within a second and a half.
  */
 
 /** KEYS: job, front liveness. ARGV: front id, ttl ms. A new job, queued. */
@@ -23,10 +28,11 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
 
 /**
- * KEYS: job, front liveness. ARGV: host id, lock token, cancel channel, job id.
+ * KEYS: job, front liveness. ARGV: host id, lock token, cancel channel, job id, front channel.
  * Returns 'running' (taken), 'retaken' (taken over from a host whose lock
  * expired; that host is told to stop), 'orphan' (its front end is gone: now
- * cancelled), 'gone' (no state), or the state that stopped it.
+ * cancelled), 'gone' (no state), or the state that stopped it. A take tells
+ * the front end (`t: 'r'`), so it counts the call as running, not queued.
  */
 export const TAKE = `
 local s = redis.call('HGET', KEYS[1], 's')
@@ -39,6 +45,7 @@ end
 local old = redis.call('HGET', KEYS[1], 'k')
 if s == 'running' and old == ARGV[2] then return 'running' end
 redis.call('HSET', KEYS[1], 's', 'running', 'h', ARGV[1], 'k', ARGV[2])
+redis.call('PUBLISH', ARGV[5], '{"j":' .. cjson.encode(ARGV[4]) .. ',"t":"r","h":' .. cjson.encode(ARGV[1]) .. '}')
 if s == 'running' then
   redis.call('PUBLISH', ARGV[3], ARGV[4] .. ' ' .. old)
   return 'retaken'
@@ -58,22 +65,69 @@ if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1`;
 
-/** KEYS: job. ARGV: cancel channel, job id. queued|running → cancelled; returns the state it found ('unknown' if none). */
+/**
+ * KEYS: job. ARGV: cancel channel, job id. queued|running → cancelled.
+ * Returns [the state it found ('unknown' if none), the outcome message if that was 'responding'].
+ */
 export const CANCEL = `
+local s = redis.call('HGET', KEYS[1], 's')
+if not s then return {'unknown', ''} end
+if s == 'queued' or s == 'running' then
+  redis.call('HSET', KEYS[1], 's', 'cancelled')
+  if s == 'running' then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
+end
+if s == 'responding' then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
+return {s, ''}`;
+
+/**
+ * KEYS: job. ARGV: cancel channel, job id. The front end is done with a call
+ * (answered, cancelled, failed): a job still queued or running is cancelled
+ * (a host running it hears so at once), and the state goes. Returns the state found.
+ */
+export const RETIRE = `
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'unknown' end
 if s == 'queued' or s == 'running' then
   redis.call('HSET', KEYS[1], 's', 'cancelled')
   if s == 'running' then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
 end
+redis.call('DEL', KEYS[1])
 return s`;
 
-/** KEYS: job, front liveness. ARGV: token. A host's check of a running job: cancelled if its front end is gone. */
-export const ORPHAN = `
-if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 's', 'cancelled')
+/** KEYS: job. The front end found no live host for too long: queued → failed (a tool error is owed). 1 if it won. */
+export const NO_HOST = `
+if redis.call('HGET', KEYS[1], 's') ~= 'queued' then return 0 end
+redis.call('HSET', KEYS[1], 's', 'failed')
 return 1`;
+
+/**
+ * KEYS: job, front liveness. ARGV: token. A host's check of a job it runs:
+ * 'running' (still its to run), 'orphan' (its front end is gone: now
+ * cancelled), 'retaken' (another host holds it), 'gone' (no state: Redis lost
+ * it), or the state that ended it ('cancelled', 'responding', 'failed').
+ */
+export const CHECK = `
+local s = redis.call('HGET', KEYS[1], 's')
+if not s then return 'gone' end
+if s ~= 'running' then return s end
+if redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 'retaken' end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'running' end
+redis.call('HSET', KEYS[1], 's', 'cancelled')
+return 'orphan'`;
+
+/** KEYS: live-hosts sorted set. ARGV: host id, ttl ms. A host is alive until Redis's clock passes its score. */
+export const HOST_BEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+return 1`;
+
+/** KEYS: live-hosts sorted set. Drops the hosts whose beat expired; returns how many are alive. */
+export const LIVE_HOSTS = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])`;
 
 /**
  * KEYS: job. ARGV: prefix of host liveness keys. The front end's check of one

@@ -19,8 +19,12 @@ export interface RemoteJobData {
   readonly liveLogs: boolean;
 }
 
-/** On the front end's channel: a report or the outcome of job `j`. */
+/** On the front end's channel: a take, a report, the outcome, or the end of a stopped job `j`. */
 export type FrontMessage =
+  /** A host took the job (published by the take script itself). */
+  | { readonly j: string; readonly t: 'r'; readonly h: string }
+  /** The job's work stopped on its host after a cancel won (`k`: its thread had to be terminated). */
+  | { readonly j: string; readonly t: 's'; readonly k: boolean }
   | { readonly j: string; readonly t: 'p'; readonly r: ProgressReport }
   | { readonly j: string; readonly t: 'l'; readonly e: LogEntry }
   /** The outcome; `h` is the host that ran it. Only sent once the job's Redis state is `responding`. */
@@ -30,7 +34,7 @@ export type FrontMessage =
 export function parseFrontMessage(text: string): FrontMessage | undefined {
   try {
     const m = JSON.parse(text) as Partial<FrontMessage>;
-    return typeof m.j === 'string' && (m.t === 'p' || m.t === 'l' || m.t === 'o') ? (m as FrontMessage) : undefined;
+    return typeof m.j === 'string' && (m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's') ? (m as FrontMessage) : undefined;
   } catch {
     return undefined;
   }

@@ -2,186 +2,276 @@
  * The queue backend: a front end's {@link CallBackend} that puts each call on
  * a BullMQ queue for worker hosts. The Redis state CAS decides each race; the
  * front end answers only for a job whose Redis state is `responding` (the
- * host publishes the outcome in that same atomic step).
+ * host publishes the outcome in that same atomic step). Each call's life is
+ * its {@link RemoteCall}'s state; the counts are derived from those.
  */
 import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { BackendStats, CallBackend, CancelResult } from '../backend/backend.js';
-import { DuplicateRequestError, ExecutorClosedError } from '../errors.js';
-import { InFlightRegistry, type RequestId } from '../wire/registry.js';
+import type { BackendStats, CallBackend, StartOptions } from '../backend/backend.js';
+import { CallTable } from '../backend/calls.js';
+import { RedisAuthError, RedisUnreachableError } from '../errors.js';
+import type { RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobStates } from './job-states.js';
-import { Liveness, LIVENESS_REFRESH_MS, LIVENESS_TTL_MS } from './liveness.js';
+import { Liveness, FRONT_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from './liveness.js';
 import { DEFAULT_QUEUE, parseFrontMessage } from './messages.js';
+import { RedisWatch } from './redis-watch.js';
 import { RemoteCall } from './remote-call.js';
+import type { Refusal, RemoteContext } from './remote-context.js';
+import { redisConfig, type RedisConfig } from './redis-config.js';
 import { loadToolCatalog } from './tool-catalog.js';
 
 /**
  * How long a job may stay on a host whose liveness key is gone before the
- * front end answers it with an error. BullMQ's stalled check (lock 5 s, check
- * every 2.5 s on the hosts) hands it to another host well inside this; with
- * the 3 s liveness TTL and 1 s sweep, the answer comes within 15 s of a crash.
+ * front end answers it with an error. A host's key outlives it by
+ * {@link HOST_LIVENESS_TTL_MS} (8 s); BullMQ's stalled check hands a crashed
+ * host's job to another host 5–7.5 s after the crash, before the key is even
+ * gone. So a call on a crashed host, with no other host, is answered with an
+ * error 12–14 s after the crash.
  */
-export const LOST_HOST_TIMEOUT_MS = 9000;
+export const LOST_HOST_TIMEOUT_MS = 4000;
+/** How long the front end waits with no live worker host before it fails its queued calls (and refuses new ones). */
+export const NO_HOST_TIMEOUT_MS = 5000;
+/** How long queuing a call, or Redis's answer to a cancel, may take before the front end decides alone. */
+export const REDIS_TIMEOUT_MS = 2000;
 
 /** Options for {@link QueueBackend.create}. */
 export interface QueueBackendOptions {
-  /** e.g. `redis://127.0.0.1:6379`. */
+  /** e.g. `redis://127.0.0.1:6379`, or `rediss://...` for TLS. Never shown: messages carry it with its credentials redacted. */
   readonly redisUrl: string;
+  /** PEM CA certificate(s) the `rediss://` server's certificate must chain to (host name checked too). */
+  readonly redisCaFile?: string;
   /** @default 'mcp-cancel-pool' */
   readonly queue?: string;
   /** Tool modules, the same as the worker hosts load (metadata and argument validation only). */
   readonly toolModules?: readonly (string | URL)[];
   /** @default true */
   readonly builtins?: boolean;
+  /**
+   * Calls of this front end allowed to wait for a worker host; beyond it a
+   * call fails at once with "server busy".
+   * @default 256
+   */
+  readonly queueLimit?: number;
   /** @default {@link LOST_HOST_TIMEOUT_MS} */
   readonly lostHostTimeoutMs?: number;
-  /** How long queuing a call may take before it fails with an error. @default 2000 */
+  /** @default {@link NO_HOST_TIMEOUT_MS} */
+  readonly noHostTimeoutMs?: number;
+  /** @default {@link REDIS_TIMEOUT_MS} */
   readonly submitTimeoutMs?: number;
+  /** Where the front end says what happens to Redis and the hosts (one line each; never a secret). @default stderr */
+  readonly log?: (message: string) => void;
 }
 
-/** @internal What a {@link RemoteCall} needs from its backend. */
-export interface RemoteContext {
-  readonly frontId: string;
-  readonly redisUrl: string;
-  readonly states: JobStates;
-  readonly queue: Queue;
-  readonly tools: ReadonlyMap<string, ToolDefinition>;
-  readonly counters: BackendStats;
-  readonly submitTimeoutMs: number;
-  /** Whether the command connection is up (new calls fail at once otherwise). */
-  connected(): boolean;
-  /** Jobs on the queue by BullMQ job id, for their channel messages. */
-  readonly byJob: Map<string, RemoteCall>;
-  settled(call: RemoteCall): void;
-}
+/** Queued calls are re-read in Redis every this many sweeps (running ones every sweep). */
+const QUEUED_PROBE_EVERY = 5;
+/** Cap on Redis states still to retire after Redis was away (each is a few bytes). */
+const RETIRE_BACKLOG = 100_000;
 
-export class QueueBackend implements CallBackend {
-  /** Inbound calls by session and id (only {@link RemoteCall}s are added). */
-  readonly registry = new InFlightRegistry();
-  private readonly counters: BackendStats = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, queued: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0, inFlight: 0, threads: 0 };
+export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
+  private readonly counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
+  protected readonly unknownCancels = this.counters;
   private readonly context: RemoteContext;
+  private readonly byJob = new Map<string, RemoteCall>();
+  /** Jobs whose cancel won while running, until their host says their work stopped (or the lost-host bound passes). */
+  private readonly stoppingJobs = new Map<string, number>();
+  private readonly retireLater = new Set<string>();
   private sweeper: NodeJS.Timeout | undefined;
-  private closed = false;
+  private sweeps = 0;
+  private probeAll = false;
+  private noHostSince: number | undefined;
+  private noHostReported = false;
 
   private constructor(
     readonly tools: ReadonlyMap<string, ToolDefinition>,
     readonly frontId: string,
+    readonly redis: RedisConfig,
+    readonly queueName: string,
     private readonly cmd: Redis,
     private readonly sub: Redis,
     private readonly queue: Queue,
     private readonly liveness: Liveness,
-    states: JobStates,
-    options: QueueBackendOptions,
-    private readonly lostHostTimeoutMs: number,
+    private readonly states: JobStates,
+    private readonly watch: RedisWatch,
+    private readonly options: QueueBackendOptions,
   ) {
+    super();
+    const queueLimit = options.queueLimit ?? 256;
     this.context = {
       frontId,
-      redisUrl: options.redisUrl,
+      redisDisplay: redis.display,
+      queueName,
       states,
-      queue,
       tools,
       counters: this.counters,
-      submitTimeoutMs: options.submitTimeoutMs ?? 2000,
-      connected: () => cmd.status === 'ready',
-      byJob: new Map(),
-      settled: (call) => this.registry.remove(call),
+      redisTimeoutMs: options.submitTimeoutMs ?? REDIS_TIMEOUT_MS,
+      refusal: (o) => this.refusal(o, queueLimit),
+      enqueue: async (jobId, data) => void (await queue.add(data.tool, data, { jobId, removeOnComplete: true, removeOnFail: true })),
+      dequeue: (jobId) => void queue.remove(jobId).catch(() => undefined),
+      submitted: (jobId, call) => this.byJob.set(jobId, call as RemoteCall),
+      stopping: (jobId) => this.stoppingJobs.set(jobId, Date.now() + this.lostHostTimeoutMs),
+      settled: (call, jobId, inRedis) => {
+        this.registry.remove(call);
+        if (jobId === undefined || inRedis === undefined) return;
+        this.byJob.delete(jobId);
+        void inRedis.then(() => this.retire(jobId));
+      },
     };
   }
 
-  /** Loads the tool metadata and connects; does not wait for Redis (calls fail with a clear error until it is reachable). */
+  private get lostHostTimeoutMs(): number {
+    return this.options.lostHostTimeoutMs ?? LOST_HOST_TIMEOUT_MS;
+  }
+
+  /**
+   * Checks the URL (throws {@link RedisConfigError}), loads the tool metadata
+   * and connects; does not wait for Redis (see {@link QueueBackend.ready}).
+   */
   static async create(options: QueueBackendOptions): Promise<QueueBackend> {
+    const redis = redisConfig({ url: options.redisUrl, ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }) });
     const tools = await loadToolCatalog(options.toolModules ?? [], options.builtins ?? true);
     const name = options.queue ?? DEFAULT_QUEUE;
     const frontId = randomBytes(6).toString('hex');
     // Fail fast while Redis is away instead of queueing commands for later; reconnect on its own.
     const retry = { retryStrategy: (times: number) => Math.min(times * 100, 1000) };
-    const cmd = new Redis(options.redisUrl, { ...retry, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    const sub = new Redis(options.redisUrl, { ...retry, maxRetriesPerRequest: null });
-    for (const c of [cmd, sub]) c.on('error', () => undefined); // the status says it; calls report it
-    const queue = new Queue(name, { connection: { url: options.redisUrl, ...retry } });
+    const cmd = new Redis(redis.url, { ...redis.options, ...retry, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: `mcp-front-${frontId}-cmd` });
+    const sub = new Redis(redis.url, { ...redis.options, ...retry, maxRetriesPerRequest: null, connectionName: `mcp-front-${frontId}-sub` });
+    const log = options.log ?? ((m: string) => process.stderr.write(`[mcp-cancel-pool] ${m}\n`));
+    const watch = new RedisWatch(redis, 'calls fail until it is back', log);
+    watch.follow(cmd);
+    sub.on('error', () => undefined); // the command connection's watch reports Redis's state
+    const queue = new Queue(name, { connection: { url: redis.url, ...redis.options, ...retry } });
     queue.on('error', () => undefined);
     const states = new JobStates(cmd, name);
-    const liveness = new Liveness(cmd, states.keys.front(frontId), LIVENESS_TTL_MS, LIVENESS_REFRESH_MS);
-    const backend = new QueueBackend(tools, frontId, cmd, sub, queue, liveness, states, options, options.lostHostTimeoutMs ?? LOST_HOST_TIMEOUT_MS);
+    const liveness = new Liveness(cmd, states.keys.front(frontId), FRONT_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS);
+    const backend = new QueueBackend(tools, frontId, redis, name, cmd, sub, queue, liveness, states, watch, { ...options, log });
     sub.on('message', (_channel: string, text: string) => backend.onMessage(text));
     void sub.subscribe(states.keys.frontChannel(frontId)).catch(() => undefined); // ioredis resubscribes after a reconnect
-    cmd.on('ready', () => void liveness.start().catch(() => undefined)); // also after a Redis restart
+    let first = true;
+    const onReady = () => {
+      // Once, and on every reconnect a refresh now (Redis may have restarted) and a look at every call's state.
+      if (first) void liveness.start().catch(() => undefined);
+      else void liveness.refresh().catch(() => undefined);
+      if (!first) backend.probeAll = true;
+      first = false;
+    };
+    cmd.on('ready', onReady);
+    sub.on('ready', () => (backend.probeAll = true)); // messages sent while it was away are lost: look
     backend.sweeper = setInterval(() => backend.sweep(), LIVENESS_REFRESH_MS);
     backend.sweeper.unref();
     return backend;
   }
 
-  /** Waits until Redis is reachable and the front end's liveness key exists (for callers that want to start only then). */
+  /**
+   * Waits until Redis is reachable and the front end's liveness key exists.
+   * Throws {@link RedisAuthError} at once if Redis refused the credentials,
+   * {@link RedisUnreachableError} after `timeoutMs`.
+   */
   async ready(timeoutMs = 10_000): Promise<void> {
     const end = Date.now() + timeoutMs;
-    while (this.cmd.status !== 'ready' || (await this.cmd.exists(this.context.states.keys.front(this.frontId)).catch(() => 0)) === 0) {
-      if (Date.now() > end) throw new Error(`Redis at ${this.context.redisUrl} is not reachable`);
+    for (;;) {
+      if (this.watch.authFailed) throw new RedisAuthError(this.watch.describe());
+      if (this.cmd.status === 'ready' && (await this.cmd.exists(this.liveness.key).catch(() => 0)) === 1) break;
+      if (Date.now() > end) throw new RedisUnreachableError(this.watch.describe());
       await new Promise((r) => setTimeout(r, 50));
     }
     await this.queue.waitUntilReady();
   }
 
-  reserve(session: string, id: RequestId): RemoteCall {
-    if (this.closed) throw new ExecutorClosedError();
-    const call = new RemoteCall(this.context, session, id);
-    if (!this.registry.add(call)) throw new DuplicateRequestError(session, id);
-    return call;
-  }
-
-  cancel(session: string, id: RequestId, reason?: string): CancelResult {
-    const call = this.registry.get('inbound', session, id) as RemoteCall | undefined;
-    if (!call) {
-      this.counters.unknownCancelsIgnored++;
-      return 'unknown';
-    }
-    return call.cancel(reason);
-  }
-
-  /** {@link QueueBackend.cancel}, resolved once Redis has decided the race (see {@link RemoteCall.cancelDecided}). */
-  cancelDecided(session: string, id: RequestId, reason?: string): Promise<CancelResult> {
-    const call = this.registry.get('inbound', session, id) as RemoteCall | undefined;
-    if (call) return call.cancelDecided(reason);
-    this.counters.unknownCancelsIgnored++;
-    return Promise.resolve('unknown');
-  }
-
-  cancelSession(session: string, reason: string): void {
-    for (const call of this.registry.inSession('inbound', session) as RemoteCall[]) call.cancel(reason);
-  }
-
-  callsInFlight(session: string): number {
-    return this.registry.inSession('inbound', session).length;
+  protected newCall(session: string, id: RequestId): RemoteCall {
+    return new RemoteCall(this.context, session, id);
   }
 
   stats(): BackendStats {
     let running = 0;
-    for (const call of this.registry.all()) if (call.state === 'running') running++;
-    return { ...this.counters, running, inFlight: this.registry.size };
+    let queued = 0;
+    for (const call of this.calls()) {
+      const p = call.phase;
+      if (p.kind === 'running' || (p.kind === 'cancelling' && p.from === 'running')) running++;
+      else if (p.kind === 'submitting' || p.kind === 'queued' || (p.kind === 'cancelling' && p.from === 'queued')) queued++;
+    }
+    return { ...this.counters, running, queued, stopping: this.stoppingJobs.size, inFlight: this.registry.size, threads: 0 };
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    const calls = this.registry.all() as RemoteCall[];
-    for (const call of calls) call.cancel('front end closing');
-    await Promise.race([Promise.all(calls.map((c) => c.done)), new Promise((r) => setTimeout(r, 2000))]);
-    await this.liveness.stop();
-    await this.queue.close().catch(() => undefined);
+    const calls = this.calls();
+    await Promise.race([Promise.all(calls.map((c) => c.requestCancel('front end closing'))), new Promise((r) => setTimeout(r, 2000))]);
+    await Promise.race([this.liveness.stop(), new Promise((r) => setTimeout(r, 1000))]);
+    await Promise.race([this.queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
     this.sub.disconnect();
     this.cmd.disconnect();
   }
 
-  private onMessage(text: string): void {
-    const message = parseFrontMessage(text);
-    if (message) this.context.byJob.get(message.j)?.receive(message);
+  /** Why a new call cannot be queued now. */
+  private refusal(_options: StartOptions, queueLimit: number): Refusal | undefined {
+    if (this.cmd.status !== 'ready') {
+      return { code: 'rejected', message: this.watch.authFailed ? `${this.watch.describe()}: the call was not queued` : `Redis at ${this.redis.display} is unreachable: the call was not queued; try again when it is back` };
+    }
+    if (this.noHostReported) return { code: 'rejected', message: this.noHostMessage() };
+    let waiting = 0;
+    for (const call of this.calls()) {
+      const k = call.phase.kind;
+      if (k === 'submitting' || k === 'queued') waiting++;
+    }
+    if (waiting >= queueLimit) return { code: 'queue_full', message: `server busy: ${waiting} calls already waiting for a worker host (queue limit ${queueLimit}); try again later` };
+    return undefined;
   }
 
-  /** Once a second: delivers outcomes whose message was lost, retries cancels, and answers jobs whose host is gone. */
+  private noHostMessage(): string {
+    const s = Math.round((this.options.noHostTimeoutMs ?? NO_HOST_TIMEOUT_MS) / 1000);
+    return `no worker host is serving queue '${this.queueName}' on Redis ${this.redis.display} (none alive for ${s} s): the call was not run; start \`mcp-cancel-pool worker\` hosts on this queue`;
+  }
+
+  private onMessage(text: string): void {
+    const message = parseFrontMessage(text);
+    if (!message) return;
+    if (message.t === 's') {
+      if (this.stoppingJobs.delete(message.j) && message.k) this.counters.hardKilled++;
+      return;
+    }
+    this.byJob.get(message.j)?.receive(message);
+  }
+
+  private retire(jobId: string): void {
+    this.states.retire(jobId).then(
+      () => this.retireLater.delete(jobId),
+      () => {
+        if (this.retireLater.size < RETIRE_BACKLOG) this.retireLater.add(jobId);
+      },
+    );
+  }
+
+  /** Once a second: live hosts, outcomes whose message was lost, states that are gone, hosts that are gone. */
   private sweep(): void {
+    const now = Date.now();
+    for (const [jobId, until] of this.stoppingJobs) if (until < now) this.stoppingJobs.delete(jobId);
     if (this.cmd.status !== 'ready') return;
-    for (const call of this.context.byJob.values()) void call.check(this.lostHostTimeoutMs).catch(() => undefined);
+    const all = this.probeAll || ++this.sweeps % QUEUED_PROBE_EVERY === 0;
+    this.probeAll = false;
+    for (const call of this.byJob.values()) {
+      if (all || call.phase.kind === 'running') void call.check(this.lostHostTimeoutMs).catch(() => undefined);
+    }
+    for (const jobId of [...this.retireLater].slice(0, 1000)) this.retire(jobId);
+    void this.states.liveHosts().then((n) => this.hosts(n), () => undefined);
+  }
+
+  private hosts(alive: number): void {
+    const log = this.options.log!;
+    if (alive > 0) {
+      if (this.noHostReported) log(`worker host(s) on queue '${this.queueName}' again: ${alive} alive`);
+      this.noHostSince = undefined;
+      this.noHostReported = false;
+      return;
+    }
+    this.noHostSince ??= Date.now();
+    if (Date.now() - this.noHostSince < (this.options.noHostTimeoutMs ?? NO_HOST_TIMEOUT_MS)) return;
+    const message = this.noHostMessage();
+    if (!this.noHostReported) log(message.replace(': the call was not run', ': waiting calls fail, new ones are refused'));
+    this.noHostReported = true;
+    for (const call of this.byJob.values()) void call.noHost(message).catch(() => undefined);
   }
 }

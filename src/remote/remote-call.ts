@@ -1,15 +1,47 @@
 /**
- * One tools/call at a front end whose job runs on a worker host. The call
- * settles exactly once: with the outcome the host published when it won
- * running → responding, or as cancelled when the front end's cancel won in
- * Redis, or with an error when its host is lost or Redis fails it.
+ * One tools/call at a front end whose job runs on a worker host. Its whole
+ * life is one discriminated {@link FrontState}; every count is derived from
+ * it, and each arrow below is one named method:
+ *
+ * ```
+ *   reserved ──start──▶ submitting ──added──▶ queued ──taken──▶ running ──delivered (Redis: responding)──▶ settled{outcome}
+ *      │                    │                   │                  │
+ *      │                    │                   └──requestCancel──▶ cancelling ◀──requestCancel──┘
+ *      │                    └──requestCancel (Redis asked once the job is there)──▶ │
+ *      │                                                            │ Redis: responding ──▶ settled{the host's outcome}
+ *      │                                                            └ anything else (won, gone, failed, queuing failed, no answer) ──▶ settled{cancelled}
+ *      │                    submitting ──submit fails or times out──▶ settled{failed}
+ *      └──requestCancel──▶ settled{cancelled}
+ *   queued | running ──gone | host lost | no host (each a Redis CAS where it races a host)──▶ settled{failed}
+ * ```
+ *
+ * The one rule: only the host's outcome, published when it won running →
+ * responding in Redis, can beat a cancel that was asked. Once a call is
+ * `cancelling`, every other path (Redis stalls, restarts, lost state, lost
+ * hosts) ends in `settled{cancelled}`, so nothing is sent by construction.
  */
-import type { CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
-import { describeIssues } from '../issues.js';
+import type { CallHandle, CallState, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
+import { checkStart, countSettled, ReportTurn } from '../backend/calls.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
-import type { JobStateName } from '../state/job-state.js';
-import type { RemoteContext } from './queue-backend.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
+import type { RemoteContext } from './remote-context.js';
+
+/** A call's job once it has an id: what it runs and whether it reached Redis. */
+interface Submission {
+  readonly jobId: string;
+  readonly options: StartOptions;
+  /** True once the job's state and BullMQ job exist in Redis; false if queuing failed. Never rejects. */
+  readonly inRedis: Promise<boolean>;
+}
+
+/** Where a remote call is: one field, one truth. */
+export type FrontState =
+  | { readonly kind: 'reserved' }
+  | { readonly kind: 'submitting'; readonly job: Submission }
+  | { readonly kind: 'queued'; readonly job: Submission }
+  | { readonly kind: 'running'; readonly job: Submission; readonly host: string; readonly hostlessSince?: number }
+  | { readonly kind: 'cancelling'; readonly job: Submission; readonly from: 'queued' | 'running'; readonly decision: Promise<CancelResult> }
+  | { readonly kind: 'settled'; readonly outcome: JobOutcome };
 
 let sequence = 0;
 
@@ -17,223 +49,275 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   readonly direction = 'inbound' as const;
   /** Settles with the outcome (never rejects). */
   readonly done: Promise<JobOutcome>;
-  private settle!: (outcome: JobOutcome) => void;
-  private phase: 'reserved' | 'submitting' | 'queued' | 'settled' = 'reserved';
-  private finalState: JobStateName = 'queued';
-  private jobId: string | undefined;
-  private options: StartOptions | undefined;
-  /** Set when the client cancelled: Redis decides; no more reports are handed on. */
-  private cancelWanted = false;
-  private cancelling = false;
-  /** When the job's host was first seen gone. */
-  private hostlessSince: number | undefined;
-  private reportedThisTurn = false;
+  private resolve!: (outcome: JobOutcome) => void;
+  private current: FrontState = { kind: 'reserved' };
+  private readonly turn = new ReportTurn();
 
   constructor(
     private readonly ctx: RemoteContext,
     readonly session: string,
     readonly id: RequestId,
   ) {
-    this.done = new Promise((resolve) => (this.settle = resolve));
+    this.done = new Promise((resolve) => (this.resolve = resolve));
   }
 
-  get state(): JobStateName {
-    return this.phase === 'settled' ? this.finalState : this.phase === 'reserved' ? 'queued' : 'running';
+  /** The discriminated state (for the backend's counts and the tests). */
+  get phase(): FrontState {
+    return this.current;
   }
 
+  /** {@link CallHandle.state}. */
+  get state(): CallState {
+    const s = this.current;
+    switch (s.kind) {
+      case 'reserved':
+      case 'submitting':
+      case 'queued':
+        return 'queued';
+      case 'running':
+        return 'running';
+      case 'cancelling':
+        return 'cancelling';
+      case 'settled':
+        return s.outcome.kind;
+    }
+  }
+
+  /** The BullMQ job id, once started. */
+  get jobId(): string | undefined {
+    const s = this.current;
+    return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.jobId;
+  }
+
+  /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
   stop(reason?: string): boolean {
-    const r = this.cancel(reason);
-    return r === 'cancelled-queued' || r === 'cancelled-running';
+    if (this.current.kind === 'settled') return false;
+    void this.requestCancel(reason);
+    return true;
   }
 
+  /** reserved → submitting (or settled{failed} for a call that cannot be queued). */
   start(options: StartOptions): Promise<JobOutcome> {
-    if (this.phase !== 'reserved') return this.done;
-    this.options = options;
-    const tool = this.ctx.tools.get(options.tool);
-    if (!tool) return this.fail('unknown_tool', `unknown tool '${options.tool}'`);
-    const parsed = tool.input.safeParse(options.args ?? {});
-    if (!parsed.success) return this.fail('invalid_arguments', `invalid arguments for tool '${tool.name}': ${describeIssues(parsed.error)}`);
-    if (!this.ctx.connected()) return this.fail('rejected', `Redis at ${this.ctx.redisUrl} is unreachable: the call was not queued; try again when it is back`);
-    this.phase = 'submitting';
-    this.jobId = `${this.ctx.frontId}-${++sequence}`;
-    this.ctx.byJob.set(this.jobId, this);
-    void this.submit({
+    if (this.current.kind !== 'reserved') return this.done;
+    const checked = checkStart(this.ctx.tools, options);
+    if ('kind' in checked) return this.settle(checked);
+    const refusal = this.ctx.refusal(options);
+    if (refusal) return this.settle({ kind: 'failed', ...refusal });
+    const jobId = `${this.ctx.frontId}-${++sequence}`;
+    const data: RemoteJobData = {
       front: this.ctx.frontId,
-      tool: tool.name,
-      args: parsed.data,
+      tool: checked.tool.name,
+      args: checked.args,
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       progress: options.onProgress !== undefined,
       ...(options.onLog && { logLevel: options.logLevel ?? 'debug' }),
       liveLogs: options.liveLogs ?? false,
-    });
+    };
+    const queuing = (async () => {
+      await this.ctx.states.create(jobId, this.ctx.frontId);
+      await this.ctx.enqueue(jobId, data);
+    })();
+    const job: Submission = { jobId, options, inRedis: queuing.then(() => true, () => false) };
+    this.current = { kind: 'submitting', job };
+    this.ctx.submitted(jobId, this);
+    const timer = setTimeout(() => this.submitFailed(job, `no answer within ${this.ctx.redisTimeoutMs} ms`), this.ctx.redisTimeoutMs);
+    queuing.then(
+      () => {
+        clearTimeout(timer);
+        this.added(job);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        this.submitFailed(job, error instanceof Error ? error.message : String(error));
+      },
+    );
     return this.done;
   }
 
+  /** {@link CallHandle.abandon}: reserved → settled{failed}. */
   abandon(): void {
-    if (this.phase === 'reserved') this.fail('rejected', 'request rejected before it started');
-  }
-
-  cancel(_reason?: string): CancelResult {
-    if (this.phase === 'reserved') {
-      this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false }, 'cancelled');
-      return 'cancelled-queued';
-    }
-    if (this.phase === 'settled' || this.cancelWanted) {
-      this.ctx.counters.lateCancelsIgnored++;
-      return 'too-late';
-    }
-    this.cancelWanted = true; // from now on nothing of this call reaches the client unless Redis says completion won
-    if (this.phase === 'queued') void this.cancelInRedis();
-    // Redis decides; until its answer the call is held (no reports). 'too-late' would be known only then.
-    return 'cancelled-running';
+    if (this.current.kind === 'reserved') this.settle({ kind: 'failed', code: 'rejected', message: 'request rejected before it started' });
   }
 
   /**
-   * A cancel whose answer is Redis's decision, not the front end's hope: for
-   * a caller that must tell "cancelled" from "completion won" before it
-   * answers (tasks/cancel). Waits until the call settles.
+   * The client's cancel. Resolves with the decision: before the job is in
+   * Redis the front end decides at once (cancelled: the job, if it lands, is
+   * cancelled in Redis after); once it is, Redis decides (queued|running →
+   * cancelled in one script), or, should Redis not answer in time, the front
+   * end does: cancelled. Never rejects.
    */
-  async cancelDecided(reason?: string): Promise<CancelResult> {
-    const first = this.cancel(reason);
-    if (first !== 'cancelled-running') return first;
-    const outcome = await this.done;
-    if (outcome.kind !== 'cancelled') return 'too-late';
-    return outcome.from === 'queued' ? 'cancelled-queued' : 'cancelled-running';
-  }
-
-  private async submit(data: RemoteJobData): Promise<void> {
-    const jobId = this.jobId!;
-    try {
-      await withTimeout(
-        (async () => {
-          await this.ctx.states.create(jobId, this.ctx.frontId);
-          await this.ctx.queue.add(data.tool, data, { jobId, removeOnComplete: true, removeOnFail: true });
-        })(),
-        this.ctx.submitTimeoutMs,
-      );
-    } catch (error) {
-      void this.ctx.states.remove(jobId).catch(() => undefined);
-      if (this.phase === 'submitting') this.fail('rejected', `Redis at ${this.ctx.redisUrl} failed while queuing the call: ${error instanceof Error ? error.message : String(error)}`);
-      return;
-    }
-    if (this.phase !== 'submitting') return;
-    this.phase = 'queued';
-    if (this.cancelWanted) void this.cancelInRedis();
-  }
-
-  /** The front end's side of the race: queued|running → cancelled in one Lua step. */
-  private async cancelInRedis(): Promise<void> {
-    if (this.cancelling || this.phase !== 'queued') return;
-    this.cancelling = true;
-    try {
-      const found = await this.ctx.states.cancel(this.jobId!);
-      if (found === 'queued') {
-        void this.ctx.queue.remove(this.jobId!).catch(() => undefined); // taken meanwhile: the host's take finds it cancelled
-        this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false }, 'cancelled');
-      } else if (found === 'running' || found === 'cancelled' || found === 'unknown') {
-        this.finish({ kind: 'cancelled', from: 'running', hardKilled: false }, 'cancelled');
-      } else {
-        // Completion (or the host-lost failure) won: its outcome is on its way or already here; the late cancel changes nothing.
-        this.ctx.counters.lateCancelsIgnored++;
+  requestCancel(_reason?: string): Promise<CancelResult> {
+    const s = this.current;
+    switch (s.kind) {
+      case 'reserved':
+        this.settle({ kind: 'cancelled', from: 'queued', hardKilled: false });
+        return Promise.resolve('cancelled-queued');
+      case 'submitting':
+      case 'queued':
+      case 'running': {
+        const from = s.kind === 'running' ? 'running' : 'queued';
+        const decision = s.kind === 'submitting' ? this.afterSubmit(s.job) : this.askRedis(s.job, from);
+        this.current = { kind: 'cancelling', job: s.job, from, decision };
+        return decision;
       }
-    } catch {
-      /* Redis away: the sweep retries */
-    } finally {
-      this.cancelling = false;
+      case 'cancelling':
+        return s.decision; // one cancel, one decision, counted once
+      case 'settled':
+        this.ctx.counters.lateCancelsIgnored++;
+        return Promise.resolve('too-late');
     }
   }
 
   /** A message from the host on this front end's channel. */
   receive(message: FrontMessage): void {
-    if (this.phase === 'settled') return;
-    if (message.t === 'o') {
-      // Published only after the host won running → responding: this is the answer, whatever the client sent since.
-      if (this.cancelWanted) this.ctx.counters.lateCancelsIgnored++;
-      this.cancelWanted = false;
-      // The SDK client drops a progress notification read in the same chunk as the response (typescript-sdk#2580).
-      if (this.reportedThisTurn) setImmediate(() => this.answer(message.o));
-      else this.answer(message.o);
-      return;
+    const s = this.current;
+    if (s.kind === 'reserved' || s.kind === 'settled') return;
+    switch (message.t) {
+      case 'o':
+        return this.delivered(message.o);
+      case 'r':
+        if (s.kind === 'submitting' || s.kind === 'queued') this.current = { kind: 'running', job: s.job, host: message.h };
+        return;
+      case 's':
+        return;
     }
     this.ctx.counters.reportsReceived++;
-    if (this.cancelWanted || !this.options) {
+    if (s.kind === 'cancelling') {
       this.ctx.counters.reportsDiscarded++;
       return;
     }
-    if (!this.reportedThisTurn) {
-      this.reportedThisTurn = true;
-      setImmediate(() => (this.reportedThisTurn = false));
-    }
-    if (message.t === 'p') this.options.onProgress?.(message.r);
-    else this.options.onLog?.(message.e);
+    // A report means a host runs the job, whether or not its take message came first.
+    if (s.kind !== 'running') this.current = { kind: 'running', job: s.job, host: '' };
+    this.turn.mark();
+    if (message.t === 'p') s.job.options.onProgress?.(message.r);
+    else s.job.options.onLog?.(message.e);
   }
 
-  /** The sweep: an outcome whose message was lost, a cancel to retry, a host that is gone. */
+  /**
+   * The sweep's look at the job in Redis: an outcome whose message was lost,
+   * a state that is gone, a host that is gone (`lostHostTimeoutMs`).
+   */
   async check(lostHostTimeoutMs: number): Promise<void> {
-    if (this.phase !== 'queued') return;
-    if (this.cancelWanted) return this.cancelInRedis();
-    const probe = await this.ctx.states.probe(this.jobId!);
-    if (this.phase !== 'queued') return;
+    const s = this.current;
+    if (s.kind !== 'queued' && s.kind !== 'running') return;
+    const probe = await this.ctx.states.probe(s.job.jobId);
+    const now = this.current;
+    if (now.kind !== 'queued' && now.kind !== 'running') return;
     switch (probe.state) {
       case 'responding': {
         const message = parseFrontMessage(probe.message);
-        if (message) this.receive(message);
+        if (message?.t === 'o') this.delivered(message.o);
         return;
       }
       case 'gone':
-        return void this.fail('crash', 'the job\'s state in Redis is gone (was Redis restarted or flushed?); the call may or may not have run');
+        return void this.fail('the job\'s state in Redis is gone (was Redis restarted without persistence, or flushed?); the call may or may not have run');
       case 'failed':
-        return void this.fail('crash', 'the worker host running this call was lost and no other host took it over');
+        return void this.fail('the worker host running this call was lost and no other host took it over');
       case 'cancelled':
-        return void this.fail('crash', 'the call was cancelled by the worker hosts because this front end lost its Redis connection');
+        return void this.fail(`the worker hosts cancelled this call: this front end's liveness key in Redis expired (no refresh reached Redis for that long: Redis or this process stalled)`);
       case 'hostless': {
-        this.hostlessSince ??= Date.now();
-        if (Date.now() - this.hostlessSince < lostHostTimeoutMs) return;
-        if (await this.ctx.states.failIfLost(this.jobId!, probe.host)) {
-          this.fail('crash', `worker host ${probe.host} stopped (crashed?) while running this call, and no other host took it over within ${Math.round(lostHostTimeoutMs / 1000)} s`);
+        const since = now.kind === 'running' && now.hostlessSince !== undefined ? now.hostlessSince : Date.now();
+        this.current = { kind: 'running', job: now.job, host: probe.host, hostlessSince: since };
+        if (Date.now() - since < lostHostTimeoutMs) return;
+        if (await this.ctx.states.failIfLost(now.job.jobId, probe.host)) {
+          this.fail(`worker host ${probe.host} stopped (crashed?) while running this call, and no other host took it over within ${Math.round(lostHostTimeoutMs / 1000)} s`);
         }
         return;
       }
-      default:
-        this.hostlessSince = undefined;
+      case 'running':
+        this.current = { kind: 'running', job: now.job, host: probe.host };
+        return;
+      case 'queued':
+        return;
     }
   }
 
-  private answer(outcome: JobOutcome): void {
-    this.finish(outcome, outcome.kind === 'timedOut' ? 'timedOut' : 'completed');
-  }
-
-  private fail(code: 'unknown_tool' | 'invalid_arguments' | 'rejected' | 'crash', message: string): Promise<JobOutcome> {
-    return this.finish({ kind: 'failed', code, message }, 'completed');
-  }
-
-  private finish(outcome: JobOutcome, finalState: JobStateName): Promise<JobOutcome> {
-    if (this.phase === 'settled') return this.done;
-    const jobId = this.jobId;
-    this.phase = 'settled';
-    this.finalState = finalState;
-    const c = this.ctx.counters;
-    if (outcome.kind === 'completed') c.completed++;
-    else if (outcome.kind === 'failed') c.failed++;
-    else if (outcome.kind === 'timedOut') c.timedOut++;
-    else c.cancelled++;
-    if (jobId !== undefined) {
-      this.ctx.byJob.delete(jobId);
-      // Every script treats a missing state like a lost race ('gone'), so a decided job's state can go at once.
-      void this.ctx.states.remove(jobId).catch(() => undefined);
+  /** No worker host has been alive for too long: queued → failed, if no host took it meanwhile (a CAS in Redis). */
+  async noHost(message: string): Promise<void> {
+    const s = this.current;
+    if (s.kind !== 'queued') return;
+    if (await this.ctx.states.failIfNoHost(s.job.jobId)) {
+      this.ctx.dequeue(s.job.jobId);
+      if (this.current.kind === 'queued') this.settle({ kind: 'failed', code: 'rejected', message });
     }
-    this.ctx.settled(this);
+  }
+
+  /** submitting → queued. */
+  private added(job: Submission): void {
+    if (this.current.kind === 'submitting' && this.current.job === job) this.current = { kind: 'queued', job };
+  }
+
+  /** submitting → settled{failed}: no cancel was asked, so the error is owed. */
+  private submitFailed(job: Submission, why: string): void {
+    if (this.current.kind !== 'submitting' || this.current.job !== job) return;
+    this.settle({ kind: 'failed', code: 'rejected', message: `Redis at ${this.ctx.redisDisplay} failed while queuing the call: ${why}` });
+  }
+
+  /** The host won running → responding in Redis: this outcome is the answer, whatever the client sent since. */
+  private delivered(outcome: JobOutcome): void {
+    const s = this.current;
+    if (s.kind === 'settled' || s.kind === 'reserved') return;
+    if (s.kind === 'cancelling') this.ctx.counters.lateCancelsIgnored++; // completion won the race in Redis
     this.settle(outcome);
+  }
+
+  /** queued|running → failed (Redis lost it, its host is gone); a call being cancelled ends cancelled instead. */
+  private fail(message: string): void {
+    const s = this.current;
+    if (s.kind === 'cancelling') this.settle({ kind: 'cancelled', from: s.from, hardKilled: false });
+    else this.settle({ kind: 'failed', code: 'crash', message });
+  }
+
+  /**
+   * A cancel that came while the job was being queued: Redis decides once
+   * the job is there; if queuing fails or takes too long, the front end
+   * decides (cancelled), and a job that lands later is retired in Redis.
+   */
+  private async afterSubmit(job: Submission): Promise<CancelResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const inRedis = await Promise.race([job.inRedis, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.ctx.redisTimeoutMs)))]);
+    clearTimeout(timer);
+    if (inRedis) return this.askRedis(job, 'queued');
+    const s = this.current;
+    if (s.kind === 'settled') return s.outcome.kind === 'cancelled' ? 'cancelled-queued' : 'too-late';
+    this.settle({ kind: 'cancelled', from: 'queued', hardKilled: false });
+    return 'cancelled-queued';
+  }
+
+  /** The cancel's round trip: Redis's decision, or the front end's if Redis does not answer in time. */
+  private async askRedis(job: Submission, from: 'queued' | 'running'): Promise<CancelResult> {
+    let timer: NodeJS.Timeout | undefined;
+    const found = await Promise.race([
+      this.ctx.states.requestCancel(job.jobId).catch(() => undefined),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), this.ctx.redisTimeoutMs))),
+    ]);
+    clearTimeout(timer);
+    const s = this.current;
+    if (s.kind === 'settled') return s.outcome.kind === 'cancelled' ? (s.outcome.from === 'queued' ? 'cancelled-queued' : 'cancelled-running') : 'too-late';
+    if (found?.found === 'responding') {
+      const message = parseFrontMessage(found.message);
+      if (message?.t === 'o') {
+        this.delivered(message.o);
+        return 'too-late';
+      }
+    }
+    // Won in Redis, or Redis lost the job, or did not answer: nothing of this call is sent, ever.
+    const wonFrom = found?.found === 'queued' ? 'queued' : found?.found === 'running' ? 'running' : from;
+    if (wonFrom === 'queued') this.ctx.dequeue(job.jobId);
+    else this.ctx.stopping(job.jobId);
+    this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
+    return wonFrom === 'queued' ? 'cancelled-queued' : 'cancelled-running';
+  }
+
+  private settle(outcome: JobOutcome): Promise<JobOutcome> {
+    const s = this.current;
+    if (s.kind === 'settled') return this.done;
+    this.current = { kind: 'settled', outcome };
+    countSettled(this.ctx.counters, outcome);
+    const job = s.kind === 'reserved' ? undefined : s.job;
+    this.ctx.settled(this, job?.jobId, job?.inRedis);
+    // A report handed on in this turn must leave before the response (typescript-sdk#2580).
+    this.turn.then(() => this.resolve(outcome));
     return this.done;
   }
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    p.then(
-      (v) => (clearTimeout(t), resolve(v)),
-      (e: unknown) => (clearTimeout(t), reject(e instanceof Error ? e : new Error(String(e)))),
-    );
-  });
 }

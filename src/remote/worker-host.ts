@@ -2,29 +2,40 @@
  * A worker host: a BullMQ Worker whose processor hands each job to the local
  * Executor (Piscina pool, stages, checkpoints, state word, grace, hard stop).
  * A job's result leaves only if the local state word's CAS and the Redis CAS
- * (running → responding) were both won.
+ * (running → responding) were both won. Each job's life here is a
+ * {@link HostJob}; the host re-reads its running jobs' Redis states once a
+ * second, so a stop it was not told of (a lost message, lost state) still
+ * reaches them.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Worker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { JobOutcome } from '../backend/backend.js';
-import type { LogEntry, ProgressReport } from '../backend/backend.js';
+import type { JobOutcome, LogEntry, ProgressReport } from '../backend/backend.js';
+import { RedisAuthError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
+import type { Job } from '../executor/job.js';
 import type { ExecutorOptions } from '../executor/options.js';
+import { HostJob } from './host-job.js';
 import { JobStates } from './job-states.js';
-import { Liveness, LIVENESS_REFRESH_MS } from './liveness.js';
+import { HOST_LIVENESS_TTL_MS, Liveness, LIVENESS_REFRESH_MS } from './liveness.js';
 import { DEFAULT_QUEUE, type FrontMessage, type RemoteJobData } from './messages.js';
+import { redisConfig, type RedisConfig } from './redis-config.js';
+import { RedisWatch } from './redis-watch.js';
 
 /** BullMQ's lock on an active job; a host that stops renewing it (SIGKILL) loses the job to the stalled check. */
 export const LOCK_DURATION_MS = 5000;
 /** How often each host looks for jobs whose lock expired and puts them back in the queue (BullMQ's default is 30 s). */
 export const STALLED_INTERVAL_MS = 2500;
+/** How long a SIGTERM'd host lets its running jobs finish before it stops them and exits. */
+export const DRAIN_TIMEOUT_MS = 25_000;
 
 /** Options for {@link WorkerHost.start}. */
 export interface WorkerHostOptions {
-  /** e.g. `redis://127.0.0.1:6379`. */
+  /** e.g. `redis://127.0.0.1:6379`, or `rediss://...` for TLS. Messages carry it with its credentials redacted. */
   readonly redisUrl: string;
+  /** PEM CA certificate(s) the `rediss://` server's certificate must chain to. */
+  readonly redisCaFile?: string;
   /** @default 'mcp-cancel-pool' */
   readonly queue?: string;
   /** The local pool; its `threads` is also the host's BullMQ concurrency. */
@@ -35,6 +46,8 @@ export interface WorkerHostOptions {
   readonly lockDurationMs?: number;
   /** @default {@link STALLED_INTERVAL_MS} */
   readonly stalledIntervalMs?: number;
+  /** Where the host says what happens to Redis (never a secret). @default stderr */
+  readonly log?: (message: string) => void;
 }
 
 /** This host's counters. */
@@ -43,120 +56,171 @@ export interface WorkerHostStats {
   answered: number;
   /** Outcomes dropped because the Redis CAS was lost (the front end's cancel won first). */
   dropped: number;
-  /** Jobs that were cancelled, orphaned or gone when this host took them: never run. */
+  /** Jobs that were cancelled, orphaned or gone when this host took them (or cancelled during the take): never run. */
   skipped: number;
-  /** Cancels relayed to the local executor that won there. */
+  /** Cancels (messages or the check) that won on the local state word. */
   cancelsRelayed: number;
   /** Jobs cancelled because their front end's liveness key expired. */
   orphansCancelled: number;
+  /** Jobs stopped because their Redis state was gone (Redis restarted without persistence, or flushed). */
+  stateLost: number;
   /** Cancelled jobs whose work has stopped here (counted, and published in the liveness key, the moment it stops). */
   stopped: number;
-}
-
-interface Running {
-  readonly localId: string;
-  readonly token: string;
-  readonly front: string;
-  /** The local cancel won: the processor returns without waiting for the thread. */
-  readonly cancelWon: () => void;
 }
 
 const SESSION = 'remote';
 
 export class WorkerHost {
-  readonly stats: WorkerHostStats = { answered: 0, dropped: 0, skipped: 0, cancelsRelayed: 0, orphansCancelled: 0, stopped: 0 };
-  private readonly running = new Map<string, Running>();
+  readonly stats: WorkerHostStats = { answered: 0, dropped: 0, skipped: 0, cancelsRelayed: 0, orphansCancelled: 0, stateLost: 0, stopped: 0 };
+  private readonly jobs = new Map<string, HostJob>();
   private sweeper: NodeJS.Timeout | undefined;
   private worker!: Worker<RemoteJobData>;
 
   private constructor(
     readonly hostId: string,
     readonly executor: Executor,
+    readonly redis: RedisConfig,
     private readonly cmd: Redis,
     private readonly sub: Redis,
     private readonly states: JobStates,
     private readonly liveness: Liveness,
   ) {}
 
-  /** Starts the pool, the liveness key, the cancel relay and the BullMQ worker. */
+  /**
+   * Checks the URL (throws {@link RedisConfigError}), starts the pool, waits
+   * for Redis (logging while it is unreachable; throws {@link RedisAuthError}
+   * if it refuses the credentials), then the liveness key, the cancel relay
+   * and the BullMQ worker.
+   */
   static async start(options: WorkerHostOptions): Promise<WorkerHost> {
+    const redis = redisConfig({ url: options.redisUrl, ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }) });
     const queue = options.queue ?? DEFAULT_QUEUE;
     const hostId = options.hostId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    const log = options.log ?? warn;
+    const retry = { retryStrategy: (times: number) => Math.min(times * 200, 2000) };
+    const cmd = new Redis(redis.url, { ...redis.options, ...retry, maxRetriesPerRequest: null, connectionName: `mcp-host-${hostId}-cmd` });
+    const sub = new Redis(redis.url, { ...redis.options, ...retry, maxRetriesPerRequest: null, connectionName: `mcp-host-${hostId}-sub` });
+    const watch = new RedisWatch(redis, 'waiting for it (jobs cannot be taken or answered meanwhile)', log);
+    watch.follow(cmd);
+    sub.on('error', () => undefined);
+    try {
+      while (cmd.status !== 'ready') {
+        if (watch.authFailed) throw new RedisAuthError(watch.describe());
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } catch (error) {
+      cmd.disconnect();
+      sub.disconnect();
+      throw error;
+    }
     const executor = await Executor.create(options.executor);
-    const cmd = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
-    const sub = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
-    for (const c of [cmd, sub]) c.on('error', (e: Error) => warn(`redis: ${e.message}`));
     const states = new JobStates(cmd, queue);
     let host!: WorkerHost;
     // The liveness key carries the host's counters, so anyone can read them (tests, operators: GET mcp:<queue>:host:<id>).
-    const liveness = new Liveness(cmd, states.keys.host(hostId), undefined, undefined, () => JSON.stringify({ pid: process.pid, toolPriority: executor.toolPriority.priority, active: host.active, ...host.stats, ...executor.stats() }));
-    host = new WorkerHost(hostId, executor, cmd, sub, states, liveness);
+    const liveness = new Liveness(
+      cmd,
+      states.keys.host(hostId),
+      HOST_LIVENESS_TTL_MS,
+      LIVENESS_REFRESH_MS,
+      () => JSON.stringify({ pid: process.pid, toolPriority: executor.toolPriority.priority, active: host.active, ...host.stats, ...executor.stats() }),
+      () => states.hostBeat(hostId, HOST_LIVENESS_TTL_MS),
+    );
+    host = new WorkerHost(hostId, executor, redis, cmd, sub, states, liveness);
     await liveness.start();
-    sub.on('message', (_channel: string, message: string) => host.relayCancel(message));
+    cmd.on('ready', () => void liveness.refresh().catch(() => undefined)); // at once after a Redis restart
+    sub.on('message', (_channel: string, message: string) => host.onCancelMessage(message));
     await sub.subscribe(states.keys.cancelChannel);
     host.worker = new Worker<RemoteJobData>(queue, (job, token) => host.process(job, token), {
-      connection: { url: options.redisUrl, maxRetriesPerRequest: null },
+      connection: { url: redis.url, ...redis.options, maxRetriesPerRequest: null },
       concurrency: executor.threads,
       lockDuration: options.lockDurationMs ?? LOCK_DURATION_MS,
       stalledInterval: options.stalledIntervalMs ?? STALLED_INTERVAL_MS,
       // One retry after a host crash; a second stall fails the job (the front end then answers with an error).
       maxStalledCount: 1,
     });
-    host.worker.on('error', (e: Error) => warn(`worker: ${e.message}`));
+    host.worker.on('error', () => undefined); // the command connection's watch reports Redis's state
     await host.worker.waitUntilReady();
-    host.sweeper = setInterval(() => void host.cancelOrphans(), LIVENESS_REFRESH_MS);
+    host.sweeper = setInterval(() => void host.checkJobs(), LIVENESS_REFRESH_MS);
     host.sweeper.unref();
     return host;
   }
 
   /** Jobs this host is running now. */
   get active(): number {
-    return this.running.size;
+    let n = 0;
+    for (const j of this.jobs.values()) if (j.state.kind === 'running') n++;
+    return n;
   }
 
-  private async process(job: BullJob<RemoteJobData>, token: string | undefined): Promise<void> {
-    const jobId = job.id!;
-    const data = job.data;
-    const lock = token ?? '';
-    const took = await this.states.take(jobId, data.front, this.hostId, lock);
-    if (took !== 'running' && took !== 'retaken') {
-      this.stats.skipped++; // cancelled while queued, its front end gone, or finished elsewhere: it never runs here
-      this.publishStats();
-      return;
+  private async process(bull: BullJob<RemoteJobData>, token: string | undefined): Promise<void> {
+    const jobId = bull.id!;
+    const data = bull.data;
+    const job = new HostJob(jobId, token ?? '', data.front);
+    // Registered before the take: a cancel published while the take is in flight is kept, not dropped.
+    this.jobs.set(jobId, job);
+    try {
+      const took = await this.states.take(jobId, data.front, this.hostId, job.token);
+      if (took !== 'running' && took !== 'retaken') job.skipped(); // cancelled while queued, its front end gone, or finished elsewhere
+      if (!job.taken()) {
+        this.stats.skipped++;
+        this.publishStats();
+        return;
+      }
+      this.run(job, data);
+      await job.released;
+    } finally {
+      if (this.jobs.get(jobId) === job && job.state.kind !== 'stopping') this.jobs.delete(jobId);
     }
-    const localId = `${jobId} ${lock}`;
-    const local = this.executor.reserve(SESSION, localId);
-    // A cancel that wins here frees this BullMQ slot at once: the next job starts on the standby thread while
-    // this one winds down to its next checkpoint, as on one host (see ExecutorOptions.spareThreads).
-    let cancelWon!: () => void;
-    const stoppedHere = new Promise<'stopped'>((resolve) => (cancelWon = () => resolve('stopped')));
-    this.running.set(jobId, { localId, token: lock, front: data.front, cancelWon });
+  }
+
+  private run(job: HostJob, data: RemoteJobData): void {
+    const { jobId, token } = job;
+    const local: Job = this.executor.reserve(SESSION, `${jobId} ${token}`);
+    job.running({
+      get state() {
+        return local.state;
+      },
+      outcome: local.outcome,
+      tryCancel: () => {
+        const r = local.cancel();
+        return r === 'cancelled-queued' || r === 'cancelled-running';
+      },
+    });
     this.publishStats();
+    if (this.executor.tools.has(data.tool)) {
+      void local.start({
+        tool: data.tool,
+        args: data.args,
+        ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
+        ...(data.progress && { onProgress: (r: ProgressReport) => this.report(job, { j: jobId, t: 'p', r }) }),
+        ...(data.logLevel !== undefined && { onLog: (e: LogEntry) => this.report(job, { j: jobId, t: 'l', e }), logLevel: data.logLevel }),
+        liveLogs: data.liveLogs,
+        onClientRequest: () => Promise.reject(new Error('requests to the client (sampling, elicitation, roots) are not relayed from worker hosts')),
+      });
+    } else {
+      local.abandon();
+    }
     const outcome: Promise<JobOutcome> = this.executor.tools.has(data.tool)
-      ? local.start({
-          tool: data.tool,
-          args: data.args,
-          ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
-          ...(data.progress && { onProgress: (r: ProgressReport) => this.report(jobId, data.front, lock, { j: jobId, t: 'p', r }) }),
-          ...(data.logLevel !== undefined && { onLog: (e: LogEntry) => this.report(jobId, data.front, lock, { j: jobId, t: 'l', e }), logLevel: data.logLevel }),
-          liveLogs: data.liveLogs,
-          onClientRequest: () => Promise.reject(new Error('requests to the client (sampling, elicitation, roots) are not relayed from worker hosts')),
-        })
-      : (local.abandon(), Promise.resolve({ kind: 'failed', code: 'crash', message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)` }));
-    void outcome.then((o) => {
-      if (o.kind !== 'cancelled') return;
-      // Its work has stopped (the worker thread is back, or was replaced): say so at once.
-      this.stats.stopped++;
+      ? local.outcome
+      : Promise.resolve({ kind: 'failed', code: 'crash', message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)` });
+    void outcome.then(async (o) => {
+      if (o.kind === 'cancelled') {
+        // Its work has stopped (the worker thread is back, or was replaced): say so at once, to the front end too.
+        job.stopped();
+        if (this.jobs.get(jobId) === job) this.jobs.delete(jobId);
+        this.stats.stopped++;
+        this.publishStats();
+        void this.cmd.publish(this.states.keys.frontChannel(job.front), JSON.stringify({ j: jobId, t: 's', k: o.hardKilled } satisfies FrontMessage)).catch(() => undefined);
+        return;
+      }
+      if (job.state.kind !== 'running') return;
+      const message: FrontMessage = { j: jobId, t: 'o', o, h: this.hostId };
+      const won = await this.states.respond(jobId, job.front, token, JSON.stringify(message)).catch(() => false);
+      job.responded(won);
+      if (won) this.stats.answered++;
+      else this.stats.dropped++; // the local CAS won, the Redis one was lost: the front end's cancel came first (or the state is gone)
       this.publishStats();
     });
-    const first = await Promise.race([outcome, stoppedHere]);
-    this.running.delete(jobId);
-    // The Redis cancel (or the orphan check) won: nothing leaves.
-    if (first === 'stopped' || first.kind === 'cancelled') return;
-    const message: FrontMessage = { j: jobId, t: 'o', o: first, h: this.hostId };
-    if (await this.states.respond(jobId, data.front, lock, JSON.stringify(message))) this.stats.answered++;
-    else this.stats.dropped++; // the local CAS won, the Redis one was lost: the front end's cancel came first
-    this.publishStats();
   }
 
   /** The counters in the liveness key are rewritten as jobs start and end, so readers see them current. */
@@ -164,51 +228,73 @@ export class WorkerHost {
     void this.liveness.refresh().catch(() => undefined);
   }
 
-  private report(jobId: string, front: string, token: string, message: FrontMessage): void {
-    void this.states.report(jobId, front, token, JSON.stringify(message)).catch(() => undefined);
+  private report(job: HostJob, message: FrontMessage): void {
+    void this.states.report(job.jobId, job.front, job.token, JSON.stringify(message)).catch(() => undefined);
   }
 
   /** `<jobId>` (the front end's cancel won in Redis) or `<jobId> <token>` (a stale attempt was taken over). */
-  private relayCancel(message: string): void {
+  private onCancelMessage(message: string): void {
     const [jobId, token] = message.split(' ');
-    const entry = this.running.get(jobId!);
-    if (!entry || (token !== undefined && token !== entry.token)) return;
-    const r = this.executor.cancel(SESSION, entry.localId, 'cancelled at the front end');
-    if (r === 'cancelled-running' || r === 'cancelled-queued') {
-      this.stats.cancelsRelayed++;
-      entry.cancelWon();
-    }
+    const job = this.jobs.get(jobId!);
+    if (!job || (token !== undefined && token !== job.token)) return;
+    if (job.stop('cancelled at the front end')) this.stats.cancelsRelayed++;
   }
 
-  /** A front end that died cannot cancel: its jobs are cancelled once its liveness key has expired. */
-  private async cancelOrphans(): Promise<void> {
-    for (const [jobId, entry] of [...this.running]) {
+  /** Once a second: each running job's Redis state, so a missed cancel, a dead front end or a lost state still stops it. */
+  private async checkJobs(): Promise<void> {
+    if (this.cmd.status !== 'ready') return;
+    for (const job of [...this.jobs.values()]) {
+      if (job.state.kind !== 'running') continue;
+      let found;
       try {
-        if (await this.states.cancelIfOrphan(jobId, entry.front, entry.token)) {
-          this.stats.orphansCancelled++;
-          const r = this.executor.cancel(SESSION, entry.localId, 'front end gone');
-          if (r === 'cancelled-running' || r === 'cancelled-queued') entry.cancelWon();
-        }
+        found = await this.states.check(job.jobId, job.front, job.token);
       } catch {
         return; // Redis away: try again at the next sweep
       }
+      if (found === 'running' || found === 'responding') continue;
+      if (!job.stop(`its Redis state is ${found}`)) continue;
+      if (found === 'orphan') this.stats.orphansCancelled++;
+      else if (found === 'gone') this.stats.stateLost++;
+      else this.stats.cancelsRelayed++;
     }
   }
 
+  /** Jobs this host is running or taking now. */
+  get jobsHeld(): number {
+    return this.jobs.size;
+  }
+
   /**
-   * Stops taking jobs and closes everything. By default the running jobs finish and answer first;
-   * `force` cancels them (their front ends then answer with an error once this host's liveness key is gone).
+   * Stops taking jobs and closes everything. The running jobs may finish and
+   * answer for `drainTimeoutMs`; then (or at once with `force`) they are
+   * stopped here and handed back: BullMQ's stalled check gives each to
+   * another host once its lock expires ({@link LOCK_DURATION_MS} +
+   * {@link STALLED_INTERVAL_MS}), or, with none, its front end answers it with
+   * an error after its lost-host bound. Returns how many were handed back.
+   * Never waits on Redis past the deadline (a Redis that is down included).
    */
-  async close(force = false): Promise<void> {
+  async close(options: { force?: boolean; drainTimeoutMs?: number } = {}): Promise<number> {
     clearInterval(this.sweeper);
-    const closing = this.worker.close(force);
-    if (force) await this.executor.close();
-    await closing.catch(() => undefined);
-    await this.executor.close();
-    await this.liveness.stop();
+    const drain = options.force ? 0 : (options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
+    const closing = this.worker.close(false).catch(() => undefined);
+    let handedBack = 0;
+    if (!(await within(closing, drain))) {
+      handedBack = this.active;
+      for (const job of this.jobs.values()) if (job.state.kind === 'running') job.state.local.tryCancel();
+      await within(this.worker.close(true).catch(() => undefined), 1000);
+    }
+    await within(this.executor.close(), 5000);
+    await within(Promise.all([this.liveness.stop(), this.states.hostGone(this.hostId).catch(() => undefined)]), 1000);
     this.sub.disconnect();
     this.cmd.disconnect();
+    return handedBack;
   }
+}
+
+/** True if `p` settled within `ms`. */
+function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]).finally(() => clearTimeout(timer));
 }
 
 function warn(message: string): void {

@@ -112,9 +112,9 @@ export class ToolCalls {
    * SDK's own cancel handling would only delay it. Until then anything sent
    * for the call is dropped ({@link leaving}).
    */
-  cancel(id: RequestId, reason?: string): boolean {
-    const r = this.backend.cancel(this.session, id, reason);
-    return r === 'cancelled-queued' || r === 'cancelled-running';
+  cancel(id: RequestId, reason?: string): void {
+    // The decision shows in the call's state (and outcome); nothing here waits for it.
+    void this.backend.requestCancel(this.session, id, reason);
   }
 
   /** The SDK's `tools/call` handler: runs the reserved call and maps its outcome to a result or an error. */

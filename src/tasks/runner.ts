@@ -18,13 +18,7 @@ import { cancelledAnswer, settlementOf } from './answer.js';
 import { isTerminal, type TaskAnswer, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
 
 /** What the runner needs of the call backend (the local pool, or a queue shared by hosts): reserve, start, cancel. */
-export type TaskBackend = Pick<CallBackend, 'tools' | 'reserve' | 'cancel'> & {
-  /**
-   * For a backend whose {@link CallBackend.cancel} answers before the race is
-   * decided (the queue backend: Redis decides): the decided result.
-   */
-  readonly cancelDecided?: (session: string, id: string, reason?: string) => Promise<CancelResult>;
-};
+export type TaskBackend = Pick<CallBackend, 'tools' | 'reserve' | 'requestCancel'>;
 
 /** One task-augmented `tools/call`. */
 export interface TaskCall {
@@ -162,8 +156,7 @@ export class TaskRunner {
     let result: CancelResult = 'unknown';
     if (live?.owner === owner) {
       live.cancelRequested = true;
-      const { cancelDecided } = this.backend;
-      result = cancelDecided ? await cancelDecided.call(this.backend, taskSession(owner), taskId, 'tasks/cancel') : this.backend.cancel(taskSession(owner), taskId, 'tasks/cancel');
+      result = await this.backend.requestCancel(taskSession(owner), taskId, 'tasks/cancel');
     }
     const won = result === 'cancelled-queued' || result === 'cancelled-running';
     if (won) {
@@ -184,14 +177,22 @@ export class TaskRunner {
   async closeOwner(owner: string): Promise<void> {
     const pending: Promise<unknown>[] = [];
     let cancelled = 0;
+    const decisions: Promise<CancelResult>[] = [];
+    const ids: string[] = [];
     for (const [taskId, live] of this.live) {
       if (live.owner !== owner || live.terminal) continue;
-      const result = this.backend.cancel(taskSession(owner), taskId, 'session closed');
+      ids.push(taskId);
+      decisions.push(this.backend.requestCancel(taskSession(owner), taskId, 'session closed'));
+    }
+    // The local pool decides each at once; the queue backend when Redis has: all asked before any wait.
+    const results = await Promise.all(decisions);
+    results.forEach((result, i) => {
+      const taskId = ids[i]!;
       if (result === 'cancelled-queued' || result === 'cancelled-running') {
         cancelled++;
         pending.push(this.settle(owner, taskId, 'cancelled', cancelledAnswer(taskId), 'The session closed.'));
       } else pending.push(this.store.waitForTerminal(owner, taskId));
-    }
+    });
     // Before any await: a stdio server exits right after its connection closes.
     this.options.onOwnerClosed?.(owner, cancelled);
     await Promise.all(pending);
@@ -221,7 +222,7 @@ export class TaskRunner {
       const live = this.live.get(task.taskId);
       if (live && !isTerminal(task.status)) {
         live.terminal = true;
-        this.backend.cancel(taskSession(live.owner), task.taskId, 'task expired');
+        void this.backend.requestCancel(taskSession(live.owner), task.taskId, 'task expired');
       }
     }
     this.removed(gone, 'tasksExpired');
