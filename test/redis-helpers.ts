@@ -25,7 +25,15 @@ export interface RedisProcess {
   stop(): Promise<void>;
 }
 
-export async function startRedis(): Promise<RedisProcess> {
+/** Options for {@link startRedis}. */
+export interface RedisStartOptions {
+  /** Sets `requirepass`; the url and clients then carry it. */
+  readonly password?: string;
+  /** More redis-server arguments (e.g. `['--enable-debug-command', 'yes']`). */
+  readonly args?: readonly string[];
+}
+
+export async function startRedis(options: RedisStartOptions = {}): Promise<RedisProcess> {
   if (spawnSync('redis-server', ['--version']).error) {
     throw new Error(`redis-server is not installed; the multi-host tests need it: ${INSTALL_REDIS}`);
   }
@@ -34,8 +42,9 @@ export async function startRedis(): Promise<RedisProcess> {
   const clients: Redis[] = [];
   let child!: ChildProcess;
   const launch = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const auth = options.password !== undefined ? ['--requirepass', options.password] : [];
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...auth, ...(options.args ?? [])], { stdio: 'ignore' });
+    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...(options.password !== undefined && { password: options.password }) });
     probe.on('error', () => undefined);
     const end = Date.now() + 10_000;
     for (;;) {
@@ -59,12 +68,12 @@ export async function startRedis(): Promise<RedisProcess> {
   };
   return {
     port,
-    url: `redis://127.0.0.1:${port}`,
+    url: options.password !== undefined ? `redis://:${encodeURIComponent(options.password)}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`,
     get child() {
       return child;
     },
     client() {
-      const c = new Redis({ port, host: '127.0.0.1' });
+      const c = new Redis({ port, host: '127.0.0.1', ...(options.password !== undefined && { password: options.password }) });
       c.on('error', () => undefined);
       clients.push(c);
       return c;
