@@ -44,6 +44,12 @@ export class Liveness {
     await Promise.all([this.redis.set(this.key, this.value(), 'PX', this.ttlMs), this.beat()]);
   }
 
+  /** Stops refreshing and leaves the key to expire with its TTL. */
+  async pause(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
   /** Stops refreshing and deletes the key (a clean exit needs no TTL wait). */
   async stop(): Promise<void> {
     clearInterval(this.timer);

@@ -276,15 +276,21 @@ export class WorkerHost {
   async close(options: { force?: boolean; drainTimeoutMs?: number } = {}): Promise<number> {
     clearInterval(this.sweeper);
     const drain = options.force ? 0 : (options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
-    const closing = this.worker.close(false).catch(() => undefined);
+    const closing = this.worker.close(false).catch(() => undefined); // takes no more jobs
     let handedBack = 0;
-    if (!(await within(closing, drain))) {
+    // What the drain waits for is this host's jobs, not BullMQ (which waits for Redis, however long it is away).
+    if (!(await within(Promise.all([...this.jobs.values()].map((j) => j.released)), drain))) {
+      // Handed back: stopped here, but their processors never return, so BullMQ does not complete them; their
+      // locks expire and the stalled check puts them back in the queue, where another host retakes them.
       handedBack = this.active;
       for (const job of this.jobs.values()) if (job.state.kind === 'running') job.state.local.tryCancel();
-      await within(this.worker.close(true).catch(() => undefined), 1000);
     }
+    if (!(await within(closing, 1000))) await within(this.worker.close(true).catch(() => undefined), 1000);
     await within(this.executor.close(), 5000);
-    await within(Promise.all([this.liveness.stop(), this.states.hostGone(this.hostId).catch(() => undefined)]), 1000);
+    // With jobs handed back, the liveness key is left to expire (HOST_LIVENESS_TTL_MS), so their front ends
+    // wait for the retake (within LOCK_DURATION_MS + STALLED_INTERVAL_MS) instead of failing them as lost.
+    const leaving = handedBack > 0 ? this.liveness.pause() : this.liveness.stop();
+    await within(Promise.all([leaving, this.states.hostGone(this.hostId).catch(() => undefined)]), 1000);
     this.sub.disconnect();
     this.cmd.disconnect();
     return handedBack;
