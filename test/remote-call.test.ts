@@ -1,0 +1,257 @@
+/**
+ * Unit tests of the front end's state machine (src/remote/remote-call.ts)
+ * against a fake JobStates: every arrow of its diagram, and the rule that
+ * once a cancel was asked only the host's outcome (Redis: responding) can be
+ * answered. No Redis here; the real scripts are tested in remote-state.test.ts.
+ */
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { CancelResult, JobOutcome, StartOptions } from '../src/backend/backend.js';
+import type { FrontJobStates, ProbeResult, RemoteCancelResult } from '../src/remote/job-states.js';
+import type { FrontMessage } from '../src/remote/messages.js';
+import { RemoteCall } from '../src/remote/remote-call.js';
+import type { Refusal, RemoteContext } from '../src/remote/remote-context.js';
+import { defineTool } from '../src/stages/tool.js';
+
+const tool = defineTool({ name: 't', description: 'a test tool', input: z.object({ n: z.number().optional() }), stages: [() => ({ content: [] })] });
+
+/** A promise with its resolvers, for steering the fake. */
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: Error) => void } {
+  let resolve!: (v: T) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+class Fake {
+  readonly create = deferred<void>();
+  readonly enqueue = deferred<void>();
+  cancelReply = deferred<RemoteCancelResult>();
+  probeReply: ProbeResult = { state: 'queued' };
+  noHostWins = true;
+  readonly calls: string[] = [];
+  readonly counters = { completed: 0, failed: 0, timedOut: 0, cancelled: 0, lateCancelsIgnored: 0, reportsReceived: 0, reportsDiscarded: 0 };
+  refusal: Refusal | undefined;
+  settledWith: { jobId: string | undefined } | undefined;
+  readonly states: FrontJobStates = {
+    create: async () => (this.calls.push('create'), this.create.promise),
+    requestCancel: async () => (this.calls.push('requestCancel'), this.cancelReply.promise),
+    probe: async () => (this.calls.push('probe'), this.probeReply),
+    failIfLost: async () => (this.calls.push('failIfLost'), true),
+    failIfNoHost: async () => (this.calls.push('failIfNoHost'), this.noHostWins),
+    retire: async () => void this.calls.push('retire'),
+  };
+  readonly ctx: RemoteContext = {
+    frontId: 'F',
+    redisDisplay: 'redis://***@h:1',
+    queueName: 'q',
+    states: this.states,
+    tools: new Map([['t', tool]]),
+    counters: this.counters,
+    redisTimeoutMs: 50,
+    refusal: () => this.refusal,
+    enqueue: async () => (this.calls.push('enqueue'), this.enqueue.promise),
+    dequeue: () => void this.calls.push('dequeue'),
+    submitted: () => undefined,
+    stopping: () => void this.calls.push('stopping'),
+    settled: (_call, jobId) => (this.settledWith = { jobId }),
+  };
+}
+
+const tick = () => new Promise((r) => setImmediate(r));
+const opts = (extra: Partial<StartOptions> = {}): StartOptions => ({ tool: 't', args: {}, ...extra });
+const outcome = (call: RemoteCall) => Promise.race([call.done, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 200))]);
+
+async function queued(f: Fake, extra: Partial<StartOptions> = {}): Promise<RemoteCall> {
+  const call = new RemoteCall(f.ctx, 's', 1);
+  void call.start(opts(extra));
+  f.create.resolve();
+  f.enqueue.resolve();
+  await tick();
+  expect(call.phase.kind).toBe('queued');
+  return call;
+}
+
+describe('RemoteCall: starting', () => {
+  it('reserved → submitting → queued → running (the take message); queued counts as queued, not running', async () => {
+    const f = new Fake();
+    const call = new RemoteCall(f.ctx, 's', 1);
+    expect(call.state).toBe('queued');
+    void call.start(opts());
+    expect(call.phase.kind).toBe('submitting');
+    f.create.resolve();
+    f.enqueue.resolve();
+    await tick();
+    expect(call.phase.kind).toBe('queued');
+    expect(call.state).toBe('queued');
+    call.receive({ j: call.jobId!, t: 'r', h: 'H' });
+    expect(call.phase).toMatchObject({ kind: 'running', host: 'H' });
+    expect(call.state).toBe('running');
+  });
+
+  it('an unknown tool, bad arguments or a refusal settle failed at once, without touching Redis', async () => {
+    for (const [o, code] of [[opts({ tool: 'nope' }), 'unknown_tool'], [opts({ args: { n: 'x' } }), 'invalid_arguments']] as const) {
+      const f = new Fake();
+      const out = await new RemoteCall(f.ctx, 's', 1).start(o);
+      expect(out).toMatchObject({ kind: 'failed', code });
+      expect(f.calls).toEqual([]);
+    }
+    const f = new Fake();
+    f.refusal = { code: 'queue_full', message: 'busy' };
+    expect(await new RemoteCall(f.ctx, 's', 1).start(opts())).toEqual({ kind: 'failed', code: 'queue_full', message: 'busy' });
+    expect(f.counters.failed).toBe(1);
+  });
+
+  it('queuing that fails with no cancel asked: an error is owed (settled failed, naming Redis without secrets)', async () => {
+    const f = new Fake();
+    const call = new RemoteCall(f.ctx, 's', 1);
+    const done = call.start(opts());
+    f.create.reject(new Error('Reached the max retries per request limit'));
+    const out = await done;
+    expect(out).toMatchObject({ kind: 'failed', code: 'rejected' });
+    expect((out as { message: string }).message).toMatch(/^Redis at redis:\/\/\*\*\*@h:1 failed while queuing the call/);
+  });
+});
+
+describe('RemoteCall: a cancel that was asked is never followed by anything but the host\'s outcome', () => {
+  it('reserved: cancelled at once, Redis never touched', async () => {
+    const f = new Fake();
+    const call = new RemoteCall(f.ctx, 's', 1);
+    expect(await call.requestCancel()).toBe('cancelled-queued');
+    expect(await call.done).toEqual({ kind: 'cancelled', from: 'queued', hardKilled: false });
+    expect(f.calls).toEqual([]);
+  });
+
+  it('submitting, then queuing fails: cancelled (not failed); nothing is owed', async () => {
+    const f = new Fake();
+    const call = new RemoteCall(f.ctx, 's', 1);
+    void call.start(opts());
+    const decision = call.requestCancel();
+    expect(call.state).toBe('cancelling');
+    f.create.reject(new Error('Reached the max retries per request limit'));
+    expect(await decision).toBe('cancelled-queued');
+    expect((await call.done).kind).toBe('cancelled');
+    expect(f.counters).toMatchObject({ cancelled: 1, failed: 0 });
+  });
+
+  it('submitting, and queuing never answers (a stalled Redis): cancelled after the Redis timeout', async () => {
+    const f = new Fake();
+    const call = new RemoteCall(f.ctx, 's', 1);
+    void call.start(opts());
+    expect(await call.requestCancel()).toBe('cancelled-queued');
+    expect(f.counters).toMatchObject({ cancelled: 1, failed: 0 });
+    expect(f.calls).not.toContain('requestCancel');
+  });
+
+  it('submitting, then the job lands: Redis decides (queued → cancelled), and the job is taken off the queue', async () => {
+    const f = new Fake();
+    const call = new RemoteCall(f.ctx, 's', 1);
+    void call.start(opts());
+    const decision = call.requestCancel();
+    f.create.resolve();
+    f.enqueue.resolve();
+    await tick();
+    f.cancelReply.resolve({ found: 'queued' });
+    expect(await decision).toBe('cancelled-queued');
+    expect(f.calls).toEqual(['create', 'enqueue', 'requestCancel', 'dequeue']);
+  });
+
+  it('running: Redis says running → cancelled-running, its stop awaited; reports while cancelling are discarded', async () => {
+    const f = new Fake();
+    const seen: unknown[] = [];
+    const call = await queued(f, { onProgress: (r) => seen.push(r) });
+    call.receive({ j: call.jobId!, t: 'p', r: { progress: 1 } });
+    expect(call.state).toBe('running'); // a report means a host runs it
+    const decision = call.requestCancel();
+    call.receive({ j: call.jobId!, t: 'p', r: { progress: 2 } });
+    f.cancelReply.resolve({ found: 'running' });
+    expect(await decision).toBe('cancelled-running');
+    expect(seen).toEqual([{ progress: 1 }]);
+    expect(f.counters).toMatchObject({ reportsReceived: 2, reportsDiscarded: 1, cancelled: 1 });
+    expect(f.calls).toContain('stopping');
+  });
+
+  it('completion won in Redis, its outcome read before the cancel\'s reply: the outcome is answered, one late cancel', async () => {
+    const f = new Fake();
+    const call = await queued(f);
+    const decision = call.requestCancel();
+    const result: JobOutcome = { kind: 'completed', result: { content: [{ type: 'text', text: 'r' }] } };
+    call.receive({ j: call.jobId!, t: 'o', o: result, h: 'H' });
+    f.cancelReply.resolve({ found: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' } satisfies FrontMessage) });
+    expect(await decision).toBe('too-late');
+    expect(await call.done).toEqual(result);
+    expect(f.counters).toMatchObject({ completed: 1, cancelled: 0, lateCancelsIgnored: 1 });
+  });
+
+  it('completion won in Redis, its message lost: the cancel\'s reply carries the outcome, which is answered', async () => {
+    const f = new Fake();
+    const call = await queued(f);
+    const decision = call.requestCancel();
+    const result: JobOutcome = { kind: 'timedOut', timeoutMs: 5, hardKilled: false };
+    f.cancelReply.resolve({ found: 'responding', message: JSON.stringify({ j: call.jobId, t: 'o', o: result, h: 'H' }) });
+    expect(await decision).toBe('too-late');
+    expect(await call.done).toEqual(result);
+    expect(f.counters.lateCancelsIgnored).toBe(1);
+  });
+
+  it('the cancel\'s Redis call fails, or Redis lost the job: cancelled (nothing sent), whatever the failure', async () => {
+    for (const reply of [() => Promise.reject(new Error('Connection is closed.')), () => Promise.resolve({ found: 'unknown' as const }), () => new Promise<never>(() => undefined)]) {
+      const f = new Fake();
+      const call = await queued(f);
+      f.cancelReply = { ...deferred<RemoteCancelResult>(), promise: reply() as Promise<RemoteCancelResult> };
+      f.cancelReply.promise.catch(() => undefined);
+      const d: CancelResult = await call.requestCancel();
+      expect(d).toBe('cancelled-queued');
+      expect((await call.done).kind).toBe('cancelled');
+      expect(f.counters.failed).toBe(0);
+    }
+  });
+
+  it('a second cancel gets the first one\'s decision; a cancel after settling is too late, counted once', async () => {
+    const f = new Fake();
+    const call = await queued(f);
+    const first = call.requestCancel();
+    const second = call.requestCancel();
+    f.cancelReply.resolve({ found: 'queued' });
+    expect(await first).toBe('cancelled-queued');
+    expect(await second).toBe('cancelled-queued');
+    expect(await call.requestCancel()).toBe('too-late');
+    expect(f.counters).toMatchObject({ cancelled: 1, lateCancelsIgnored: 1 });
+  });
+});
+
+describe('RemoteCall: the sweep', () => {
+  it('a state Redis lost, or one the hosts cancelled: settled failed with a true message', async () => {
+    for (const [probe, text] of [[{ state: 'gone' }, /state in Redis is gone/], [{ state: 'cancelled' }, /liveness key in Redis expired/]] as const) {
+      const f = new Fake();
+      const call = await queued(f);
+      f.probeReply = probe;
+      await call.check(1000);
+      const out = await call.done;
+      expect(out.kind).toBe('failed');
+      expect((out as { message: string }).message).toMatch(text);
+    }
+  });
+
+  it('an outcome whose message was lost is delivered from the probe', async () => {
+    const f = new Fake();
+    const call = await queued(f);
+    const result: JobOutcome = { kind: 'completed', result: { content: [] } };
+    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }) };
+    await call.check(1000);
+    expect(await call.done).toEqual(result);
+  });
+
+  it('no host alive: a queued call fails with the message given, once the CAS in Redis won; a running one is left alone', async () => {
+    const f = new Fake();
+    const call = await queued(f);
+    await call.noHost('no worker host is serving queue q');
+    expect(await call.done).toMatchObject({ kind: 'failed', code: 'rejected', message: 'no worker host is serving queue q' });
+    const g = new Fake();
+    const running = await queued(g);
+    running.receive({ j: running.jobId!, t: 'r', h: 'H' });
+    await running.noHost('x');
+    expect(await outcome(running)).toBe('pending');
+    expect(g.calls).not.toContain('failIfNoHost');
+  });
+});
