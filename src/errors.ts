@@ -13,7 +13,13 @@ export type ErrorCodeName =
   | 'ERR_TOOL_MODULE'
   | 'ERR_REDIS_CONFIG'
   | 'ERR_REDIS_AUTH'
-  | 'ERR_REDIS_UNREACHABLE';
+  | 'ERR_REDIS_UNREACHABLE'
+  | 'ERR_TASK_LIMIT'
+  | 'ERR_INVALID_CURSOR'
+  | 'ERR_JOB_STOPPED'
+  | 'ERR_CALL_ABORTED'
+  | 'ERR_CALL_TIMED_OUT'
+  | 'ERR_USAGE';
 
 /** Base class of every error this package throws on purpose. */
 export class McpCancelPoolError extends Error {
@@ -80,5 +86,28 @@ export class RedisAuthError extends McpCancelPoolError {
 export class RedisUnreachableError extends McpCancelPoolError {
   constructor(message: string) {
     super('ERR_REDIS_UNREACHABLE', message);
+  }
+}
+
+/**
+ * A client call that was given up: its `signal` fired (`AbortError`) or its
+ * timeout passed (`TimeoutError`), the names DOM abort errors use.
+ */
+export class CallAbortedError extends McpCancelPoolError {
+  override readonly name: 'AbortError' | 'TimeoutError';
+  /** The signal's reason, or the timeout's message. */
+  readonly reason: unknown;
+  /** The request's id on the wire, if it had been sent. */
+  readonly requestId: RequestId | undefined;
+  /** Whether `notifications/cancelled` went out: false if the response had already arrived (no stale cancellation) or nothing was sent. */
+  readonly cancelSent: boolean;
+
+  constructor(kind: 'AbortError' | 'TimeoutError', reason: unknown, requestId: RequestId | undefined, cancelSent: boolean) {
+    const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : reason === undefined ? undefined : String(reason);
+    super(kind === 'TimeoutError' ? 'ERR_CALL_TIMED_OUT' : 'ERR_CALL_ABORTED', `${kind === 'TimeoutError' ? 'timed out' : 'aborted'}${requestId === undefined ? '' : ` (request ${JSON.stringify(requestId)})`}: ${why ?? 'no reason given'}`);
+    this.name = kind;
+    this.reason = reason;
+    this.requestId = requestId;
+    this.cancelSent = cancelSent;
   }
 }

@@ -33,6 +33,7 @@ import {
   type Progress,
 } from '@modelcontextprotocol/sdk/types.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
+import { CallAbortedError } from '../errors.js';
 import { ClientGuard, emptyClientStats } from './guard.js';
 import { callToolAsTask, type ClientTask, type TaskCallOptions, type TaskClientCounters, type TaskHandle } from './task-handle.js';
 import type {
@@ -49,28 +50,7 @@ import type {
 /** The longest delay a Node timer accepts; the SDK's own timeout is pushed out to it, ours applies instead. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-/**
- * How a call ends when the caller stopped waiting: its signal aborted
- * (`name` is `'AbortError'`) or its timeout passed (`'TimeoutError'`), the
- * names DOM abort errors use.
- */
-export class CallAbortedError extends Error {
-  override readonly name: 'AbortError' | 'TimeoutError';
-  /** The signal's reason, or the timeout's message. */
-  readonly reason: unknown;
-  /** The request's id on the wire, if it had been sent. */
-  readonly requestId: RequestId | undefined;
-  /** Whether `notifications/cancelled` went out: false if the response had already arrived (no stale cancellation) or nothing was sent. */
-  readonly cancelSent: boolean;
-
-  constructor(kind: 'AbortError' | 'TimeoutError', reason: unknown, requestId: RequestId | undefined, cancelSent: boolean) {
-    super(`${kind === 'TimeoutError' ? 'timed out' : 'aborted'}${requestId === undefined ? '' : ` (request ${JSON.stringify(requestId)})`}: ${reasonText(reason) ?? 'no reason given'}`);
-    this.name = kind;
-    this.reason = reason;
-    this.requestId = requestId;
-    this.cancelSent = cancelSent;
-  }
-}
+export { CallAbortedError };
 
 /**
  * An MCP client with a registry of its in-flight requests at its end of the

@@ -10,7 +10,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestId } from '../wire/registry.js';
 import type { ClientCancelStats } from './guard.js';
-import type { CallAbortedError, CancelAwareClient } from './client.js';
+import type { CallAbortedError } from '../errors.js';
 import type { TaskClientCounters } from './task-handle.js';
 
 /** Options for {@link CancelAwareClient}: the SDK client's, plus the guard's. */

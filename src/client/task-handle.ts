@@ -25,7 +25,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestId } from '../wire/registry.js';
-import { CallAbortedError } from './client.js';
+import { CallAbortedError } from '../errors.js';
 import type { ClientGuard } from './guard.js';
 
 /** The longest delay a Node timer accepts: tasks/result waits for the task, not for a timer. */

@@ -5,10 +5,9 @@
  * loops with `ctx.checkpoint()`.
  */
 import type { z } from 'zod';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import type { TaskSupport } from '../tasks/task-support.js';
+import type { CallToolResult, ToolAnnotations, ToolExecution } from '@modelcontextprotocol/sdk/types.js';
 import type { LoggingLevel } from './log-levels.js';
-import { ToolModuleError } from '../errors.js';
+import { McpCancelPoolError, ToolModuleError } from '../errors.js';
 
 export type { LoggingLevel };
 
@@ -96,7 +95,7 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject> {
    * (either) or `required` (tasks only). Shown in `tools/list`.
    * @default { taskSupport: 'forbidden' }
    */
-  readonly execution?: { readonly taskSupport?: TaskSupport };
+  readonly execution?: { readonly taskSupport?: NonNullable<ToolExecution['taskSupport']> };
 }
 
 /** Declares a tool; the identity function, there for type checking. */
@@ -119,9 +118,9 @@ export function stageName(s: StageLike, index: number): string {
  * Thrown by `ctx.checkpoint()` when the job was stopped. The runtime
  * recognises it; a stage that catches errors should rethrow it.
  */
-export class StopError extends Error {
+export class StopError extends McpCancelPoolError {
   constructor() {
-    super('job stopped');
+    super('ERR_JOB_STOPPED', 'job stopped');
     this.name = 'StopError';
   }
 }

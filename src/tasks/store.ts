@@ -13,6 +13,7 @@
  * themselves are the SDK's `Task` type, checked against its `TaskSchema` in
  * the tests.
  */
+import { McpCancelPoolError } from '../errors.js';
 import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js';
 
 /** The statuses a task never leaves. */
@@ -72,17 +73,17 @@ export interface TaskLimits {
 }
 
 /** {@link TaskStore.create} refused: a limit of {@link TaskLimits} is reached. */
-export class TaskLimitError extends Error {
+export class TaskLimitError extends McpCancelPoolError {
   constructor(message: string) {
-    super(message);
+    super('ERR_TASK_LIMIT', message);
     this.name = 'TaskLimitError';
   }
 }
 
 /** {@link TaskStore.list} got a cursor it never issued. */
-export class InvalidCursorError extends Error {
+export class InvalidCursorError extends McpCancelPoolError {
   constructor(cursor: string) {
-    super(`invalid tasks/list cursor ${JSON.stringify(cursor)}`);
+    super('ERR_INVALID_CURSOR', `invalid tasks/list cursor ${JSON.stringify(cursor)}`);
     this.name = 'InvalidCursorError';
   }
 }

@@ -1,0 +1,110 @@
+/**
+ * The layers of src/, pinned: no import cycle anywhere (type-only imports
+ * count: a cycle of types is still two files that cannot be read apart), and
+ * each lower layer imports nothing above it. Reads the sources, so a new
+ * import that breaks a layer fails here, naming the file and the import.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((e) => {
+    const p = join(dir, e);
+    return statSync(p).isDirectory() ? sources(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** src-relative file → the src-relative files it imports (static, dynamic, re-exports; types included). */
+function graph(): Map<string, string[]> {
+  const g = new Map<string, string[]>();
+  for (const file of sources(SRC)) {
+    const text = readFileSync(file, 'utf8');
+    const deps = new Set<string>();
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)|(?:^|\n)\s*import\s+'(\.[^']+)'/g)) {
+      const spec = m[1] ?? m[2] ?? m[3]!;
+      deps.add(relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, '.ts'));
+    }
+    g.set(relative(SRC, file), [...deps]);
+  }
+  return g;
+}
+
+/** Strongly connected components with more than one file (or a file importing itself). */
+function cycles(g: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of g.get(v) ?? []) {
+      if (!g.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (g.get(v) ?? []).includes(v)) found.push(component.sort());
+    }
+  };
+  for (const v of g.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** Each layer (a folder of src/) and the folders it must never import. */
+const FORBIDDEN: Record<string, readonly string[]> = {
+  state: ['stages', 'backend', 'executor', 'pool', 'remote', 'server', 'transport', 'tasks', 'client', 'cli', 'wire', 'admission', 'probe'],
+  stages: ['tasks', 'backend', 'executor', 'pool', 'remote', 'server', 'transport', 'client', 'cli', 'probe'],
+  backend: ['executor', 'pool', 'remote', 'server', 'transport', 'tasks', 'client', 'cli', 'probe'],
+  remote: ['server', 'transport', 'tasks', 'client', 'cli', 'probe'],
+  executor: ['remote', 'server', 'transport', 'tasks', 'client', 'cli', 'probe'],
+  wire: ['executor', 'remote', 'server', 'transport', 'tasks', 'client', 'cli', 'probe'],
+};
+
+const layerOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '.');
+
+describe('the import graph of src/', () => {
+  const g = graph();
+
+  it('reads the whole tree (the parser sees the imports)', () => {
+    expect(g.size).toBeGreaterThan(50);
+    expect(g.get('remote/queue-backend.ts')).toContain('remote/remote-call.ts');
+  });
+
+  it('has no cycle', () => {
+    expect(cycles(g)).toEqual([]);
+  });
+
+  for (const [layer, banned] of Object.entries(FORBIDDEN)) {
+    it(`${layer}/ imports nothing from ${banned.join(', ')}`, () => {
+      const bad: string[] = [];
+      for (const [file, deps] of g) {
+        if (layerOf(file) !== layer) continue;
+        for (const dep of deps) if (banned.includes(layerOf(dep))) bad.push(`${file} → ${dep}`);
+      }
+      expect(bad).toEqual([]);
+    });
+  }
+
+  it('the root entry carries no remote runtime (that is mcp-cancel-pool/remote), and errors.ts imports only types', () => {
+    expect((g.get('index.ts') ?? []).filter((d) => d.startsWith('remote/'))).toEqual([]);
+    expect(readFileSync(join(SRC, 'errors.ts'), 'utf8')).not.toMatch(/^import (?!type )/m);
+  });
+});
