@@ -5,7 +5,7 @@
  * bad URLs, refused credentials and an unreachable Redis are each told
  * apart, in one line, at start (defect 10).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,4 +161,40 @@ describe('defect 10: bad configuration is told at start, in one line', () => {
     expect(front.child.exitCode).toBeNull();
     front.kill();
   }, 60_000);
+});
+
+describe('rediss:// and --redis-ca-file', () => {
+  it('a TLS Redis: refused with a certificate error without the CA file (not "unreachable" alone), served with it', async () => {
+    const tls = join(dir, 'tls');
+    spawnSync('mkdir', ['-p', tls]);
+    const ssl = (...args: string[]) => {
+      const r = spawnSync('openssl', args, { cwd: tls, stdio: 'pipe' });
+      if (r.error || r.status !== 0) throw new Error(`openssl ${args[0]} failed (is openssl installed?): ${r.stderr?.toString() ?? r.error}`);
+    };
+    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=test-ca');
+    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+    writeFileSync(join(tls, 'ext.cnf'), 'subjectAltName=DNS:localhost\n');
+    ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf');
+    const port = await freePort();
+    const server = spawn('redis-server', ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', join(tls, 'server.pem'), '--tls-key-file', join(tls, 'server.key'), '--tls-ca-cert-file', join(tls, 'ca.pem'), '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', tls], { stdio: 'ignore' });
+    killers.push(() => server.kill('SIGKILL'));
+    const url = `rediss://localhost:${port}`;
+    const noCa = spawn(process.execPath, [CLI, 'worker', '--redis', url, '--threads', '1'], { stdio: 'pipe' });
+    killers.push(() => noCa.kill('SIGKILL'));
+    let stderr = '';
+    noCa.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await until(() => /certificate was not accepted/.test(stderr), 20_000, 'the certificate error');
+    expect(stderr).not.toMatch(/serving queue/);
+    noCa.kill('SIGKILL');
+    const host = await worker(['--redis', url, '--redis-ca-file', join(tls, 'ca.pem')]);
+    expect(host.stderr()).toMatch(/serving queue 'config' on Redis rediss:\/\/localhost:\d+/);
+    const front = new RawServer(['--redis', url, '--redis-ca-file', join(tls, 'ca.pem'), '--queue', Q]);
+    killers.push(() => front.kill());
+    await initializeRaw(front);
+    call(front, 'tls', 'spin', { ms: 1 });
+    expect(text(await front.next((m) => m.id === 'tls', 20_000))).toMatch(/^spun 1 slices/);
+    front.kill();
+    expect(await host.stop()).toBe(0);
+    expect((await run(['serve', '--redis', 'redis://localhost:1', '--redis-ca-file', join(tls, 'ca.pem')])).stderr).toMatch(/--redis-ca-file needs a rediss:\/\/ URL/);
+  }, 90_000);
 });

@@ -101,5 +101,6 @@ export function isAuthFailure(error: unknown): boolean {
 /** A one-line reason for a connection error, without secrets. */
 export function describeRedisError(config: RedisConfig, error: unknown): string {
   const m = error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error);
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|altnames/i.test(m)) return config.redact(`${m}: its TLS certificate was not accepted; give --redis-ca-file with the CA that signed it, and a host name the certificate names`);
   return config.redact(m);
 }
