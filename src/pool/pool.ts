@@ -26,11 +26,19 @@ export type PoolOutcome =
   /** The worker died under the job: crash, out of memory, or a hard stop. */
   | { readonly kind: 'crashed'; readonly message: string };
 
+/** Told how a pool run ended. An object with a method, not a closure: the job itself. */
+export interface PoolCallback {
+  poolDone(outcome: PoolOutcome): void;
+}
+
 export interface WorkerPoolOptions {
   readonly threads: number;
   readonly init: WorkerInit;
   readonly resourceLimits?: ResourceLimits;
 }
+
+/** Piscina's run options for a task without a port: one shared object. */
+const NO_TRANSFER = {};
 
 export class WorkerPool {
   private readonly piscina: Piscina<WorkerTask | Record<string, never>, WorkerOutcome | WarmupReport>;
@@ -40,7 +48,7 @@ export class WorkerPool {
       filename: RUNTIME,
       minThreads: options.threads,
       maxThreads: options.threads,
-      // Admission (p-queue) already limits work to one job per thread; Piscina's own queue stays empty.
+      // Admission already limits work to one job per thread; Piscina's own queue stays empty.
       concurrentTasksPerWorker: 1,
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: options.init,
@@ -51,13 +59,16 @@ export class WorkerPool {
     this.piscina.on('error', (error: unknown) => process.emitWarning(`worker error: ${String(error)}`));
   }
 
-  /** Runs one job. A worker that dies under it (crash, out of memory, {@link terminate}) settles it as crashed. */
-  async run(task: WorkerTask): Promise<PoolOutcome> {
-    try {
-      return (await this.piscina.run(task, task.port ? { transferList: [task.port] } : {})) as WorkerOutcome;
-    } catch (error) {
-      return { kind: 'crashed', message: error instanceof Error ? error.message : String(error) };
-    }
+  /**
+   * Runs one job; `done` hears how it ended, in the microtask after Piscina
+   * saw the result. A worker that dies under it (crash, out of memory,
+   * {@link terminate}) ends it as crashed.
+   */
+  run(task: WorkerTask, done: PoolCallback): void {
+    this.piscina.run(task, task.port ? { transferList: [task.port] } : NO_TRANSFER).then(
+      (outcome) => done.poolDone(outcome as WorkerOutcome),
+      (error: unknown) => done.poolDone({ kind: 'crashed', message: error instanceof Error ? error.message : String(error) }),
+    );
   }
 
   /**
