@@ -174,8 +174,7 @@ class JobContext implements StageContext, WorkerSlot {
   log(level: LoggingLevel, message: string, data?: unknown): void {
     const severity = severityOf(level);
     if (severity === undefined) throw new TypeError(`ctx.log: ${JSON.stringify(level)} is not a log level (one of ${LOGGING_LEVELS.join(', ')})`);
-    const min = this.task.minLogSeverity;
-    if (min === undefined || severity < min || this.closed) return;
+    if (severity < (this.task.minLogSeverity ?? 0) || this.closed) return;
     this.reports().log(severity, level, String(message), data);
   }
 

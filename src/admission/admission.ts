@@ -55,19 +55,19 @@ export class Admission {
   }
 
   /** Starts `job` now if a slot is free and nobody waits; otherwise it waits under `id` until a slot frees. */
-  admit(job: Admittable, id: string, session: string, priority: number): void {
+  admit(job: Admittable, id: number, session: string, priority: number): void {
     if (!this.#closed && this.#active < this.#concurrency && this.#fair.size === 0) {
       this.#active++;
       job.dispatch();
       return;
     }
     // Its promise settles once dispatch() returned; a job taken out with remove() never settles it.
-    this.#waiting.add(() => job.dispatch(), { id, session, priority }).catch(() => undefined);
+    this.#waiting.add(() => job.dispatch(), { id: String(id), session, priority }).catch(() => undefined);
   }
 
   /** Takes a waiting job out (it was cancelled); it never starts. */
-  remove(id: string): void {
-    this.#fair.remove(id);
+  remove(id: number): void {
+    this.#fair.remove(String(id));
   }
 
   /** A started job's thread is free again: the next waiting job starts now, in this stack. */

@@ -45,7 +45,8 @@ export class Executor implements CallBackend {
     this.#slab = new StateSlab(this.#standby.slabCapacity(options.queueLimit));
     internals.set(this, { slab: this.#slab });
     this.#pool = new WorkerPool({
-      threads: this.#standby.poolThreads,
+      threads: options.threads,
+      spareThreads: options.spareThreads,
       init: {
         stateBuffer: this.#slab.buffer,
         toolModules: [...options.toolModules],
@@ -62,7 +63,7 @@ export class Executor implements CallBackend {
   static async create(options: ExecutorOptions = {}): Promise<Executor> {
     const resolved = resolveOptions(options);
     const executor = new Executor(resolved, await loadTools(resolved.toolModules));
-    const reports = await executor.#pool.warmup(executor.#standby.poolThreads);
+    const reports = await executor.#pool.warmup();
     // Every thread runs the same code, so they agree; should they not, the first that differs is reported.
     const got = reports.find((r) => r.priority.priority !== resolved.toolPriority) ?? reports[0];
     if (got) executor.#toolPriority = got.priority;

@@ -7,7 +7,7 @@
 import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { Admittable } from '../admission/admission.js';
 import type { PoolCallback, PoolOutcome } from '../pool/pool.js';
-import type { WorkerTask } from '../pool/protocol.js';
+import { NO_LOGS, type WorkerTask } from '../pool/protocol.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobState, packSlot, type JobStateName, type SlotRef, type StateSlab } from '../state/job-state.js';
@@ -35,9 +35,9 @@ export interface JobHost {
   readonly graceMs: number;
   /** Why admission refuses a job now (queue full), or undefined. */
   refusal(): string | undefined;
-  /** Starts the job now if a slot is free, else queues it under `queueId`; it never starts if dequeued first. */
-  admit(job: Job, queueId: string, session: string, priority: number): void;
-  dequeue(queueId: string): void;
+  /** Starts the job now if a slot is free, else queues it under its slot index; it never starts if dequeued first. */
+  admit(job: Job, slotIndex: number, session: string, priority: number): void;
+  dequeue(slotIndex: number): void;
   /** The job's thread is free again (its worker returned): the next waiting job starts now. */
   released(): void;
   /** Posts the task to a worker; `done` gets how it ended. */
@@ -113,7 +113,7 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
     this.tool = tool;
     this.args = parsed.data;
     this.options = options;
-    host.admit(this, String(this.slot.index), this.session, options.priority ?? 0);
+    host.admit(this, this.slot.index, this.session, options.priority ?? 0);
     return this.outcome;
   }
 
@@ -143,7 +143,7 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
     }
     this.stopped?.abort(STOPPED);
     if (won === 'queued') {
-      host.dequeue(String(this.slot!.index)); // it never reaches a worker
+      host.dequeue(this.slot!.index); // it never reaches a worker
       this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
       return 'cancelled-queued';
     }
@@ -165,12 +165,12 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
     const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
     if (timeoutMs !== undefined && timeoutMs > 0) this.escalate().armDeadline(timeoutMs);
     if (wantsPort(tool, options)) this.channel = new WorkerChannel(tool, options, this, host.counters);
-    const minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : undefined;
+    const minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : NO_LOGS;
     const port = this.channel?.port;
     // Only what the worker needs: absent fields cost nothing to clone.
     const task: { -readonly [K in keyof WorkerTask]: WorkerTask[K] } = { tool: tool.name, args: this.args, slot: packSlot(slot, host.slab.capacity) };
     if (options.onProgress) task.progress = true;
-    if (minLogSeverity !== undefined) task.minLogSeverity = minLogSeverity;
+    if (minLogSeverity !== 0) task.minLogSeverity = minLogSeverity;
     if (port) task.port = port.workerPort;
     this.args = undefined;
     host.runOnPool(task, this);

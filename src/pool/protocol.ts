@@ -39,6 +39,9 @@ export interface WarmupReport {
   readonly priority: AppliedToolPriority;
 }
 
+/** {@link WorkerTask.minLogSeverity} when nobody listens to a job's logs: above every level. */
+export const NO_LOGS = 1000;
+
 /** One job as sent to a worker: only the fields it needs, since every field costs a structured clone. */
 export interface WorkerTask {
   readonly tool: string;
@@ -51,8 +54,9 @@ export interface WorkerTask {
   readonly progress?: true;
   /**
    * Severity index (see LOGGING_LEVELS) below which `ctx.log` is ignored;
-   * absent: nobody listens to this job's logs. With a port, logs are posted as
-   * they come; without one, they ride in the outcome's {@link JobReports.tail}.
+   * absent: 0, every level (what a server's call asks for unless the client
+   * set a level); {@link NO_LOGS}: nobody listens. With a port, logs are
+   * posted as they come; without one, they ride in the outcome's {@link JobReports.tail}.
    */
   readonly minLogSeverity?: number;
 }
