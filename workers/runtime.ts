@@ -14,7 +14,7 @@ import {
   type StageContext,
   type ToolDefinition,
 } from '../src/stages/tool.js';
-import { claimResponse, leftRunning, stillRunning, workerSlot, type WorkerSlot } from '../src/state/job-state.js';
+import { claimResponse, leftRunning, startSlot, stillRunning, type WorkerSlot } from '../src/state/job-state.js';
 import { assertPlainJson } from './plain-json.js';
 import { Reporter } from './reporter.js';
 import { applyToolPriority } from './thread-priority.js';
@@ -55,7 +55,7 @@ export function warmup(): WarmupReport {
  */
 export default function runJob(task: WorkerTask): WorkerOutcome | Promise<WorkerOutcome> {
   const tool = tools.get(task.tool);
-  const job = new JobContext(workerSlot(words, task.slot, threadId), task);
+  const job = new JobContext(task);
   let value: unknown = task.args;
   try {
     if (!tool) throw new Error(`tool '${task.tool}' is not loaded in the worker`);
@@ -84,11 +84,19 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
 
-/** Per-job state behind every stage's `ctx`; it is the `ctx` itself, renamed per stage. */
-class JobContext implements StageContext {
+/**
+ * Per-job state behind every stage's `ctx`; it is the `ctx` itself, renamed
+ * per stage, and the job's {@link WorkerSlot}. One per job, not one per
+ * thread: a stage may keep its `ctx` past its job (a timer, a stray promise),
+ * and what it does with it then must never reach the next job.
+ */
+class JobContext implements StageContext, WorkerSlot {
   readonly settings = init.settings;
   tool = '';
   stage = 'start';
+  words = words;
+  index = 0;
+  runningWord = 0;
   /** Made on first use of `ctx.signal`: CPU stages that only checkpoint never pay for a waiter. */
   private controller: AbortController | undefined;
   private pending: Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }> | undefined;
@@ -96,10 +104,8 @@ class JobContext implements StageContext {
   private closed = false;
   private reporter: Reporter | undefined;
 
-  constructor(
-    private readonly slot: WorkerSlot,
-    private readonly task: WorkerTask,
-  ) {
+  constructor(private readonly task: WorkerTask) {
+    startSlot(this, words, task.slot, threadId);
     task.port?.on('message', (m: MainMessage) => this.onMain(m));
   }
 
@@ -118,8 +124,9 @@ class JobContext implements StageContext {
       this.stage = 'result';
       this.checkpoint();
       const result = toCallToolResult(value);
-      assertPlainJson(result, 'result');
-      return claimResponse(this.slot, this.controller !== undefined) ? this.withReports({ kind: 'result', result }) : this.withReports({ kind: 'stopped', stage: this.stage });
+      // A result the runtime built itself (from a string, or JSON.stringify) is plain by construction.
+      if (result === value) assertPlainJson(result, 'result');
+      return claimResponse(this, this.controller !== undefined) ? this.withReports({ kind: 'result', result }) : this.withReports({ kind: 'stopped', stage: this.stage });
     } catch (error) {
       return this.fail(error);
     } finally {
@@ -130,9 +137,9 @@ class JobContext implements StageContext {
   /** A stage threw (or the result cannot be sent): owed as an error only if completion still wins. */
   fail(error: unknown): WorkerOutcome {
     try {
-      if (!stillRunning(this.slot)) return this.withReports({ kind: 'stopped', stage: this.stage });
+      if (!stillRunning(this)) return this.withReports({ kind: 'stopped', stage: this.stage });
       const message = error instanceof Error ? error.message : String(error);
-      return claimResponse(this.slot, this.controller !== undefined)
+      return claimResponse(this, this.controller !== undefined)
         ? this.withReports({ kind: 'error', stage: this.stage, message })
         : this.withReports({ kind: 'stopped', stage: this.stage });
     } finally {
@@ -144,7 +151,7 @@ class JobContext implements StageContext {
   get signal(): AbortSignal {
     if (!this.controller) {
       const controller = (this.controller = new AbortController());
-      void leftRunning(this.slot).then(() => {
+      void leftRunning(this).then(() => {
         if (!this.closed) controller.abort(new StopError());
       });
     }
@@ -152,23 +159,22 @@ class JobContext implements StageContext {
   }
 
   get stopped(): boolean {
-    return !stillRunning(this.slot);
+    return !stillRunning(this);
   }
 
   checkpoint(): void {
-    if (!stillRunning(this.slot)) throw new StopError();
+    if (!stillRunning(this)) throw new StopError();
   }
 
   progress(progress: number, total?: number, message?: string): void {
-    if (!this.task.wantsProgress || this.closed) return;
+    if (this.task.progress !== true || this.closed) return;
     this.reports().progress(progress, total, message);
   }
 
   log(level: LoggingLevel, message: string, data?: unknown): void {
     const severity = severityOf(level);
     if (severity === undefined) throw new TypeError(`ctx.log: ${JSON.stringify(level)} is not a log level (one of ${LOGGING_LEVELS.join(', ')})`);
-    const min = this.task.minLogSeverity;
-    if (min === undefined || severity < min || this.closed) return;
+    if (severity < (this.task.minLogSeverity ?? 0) || this.closed) return;
     this.reports().log(severity, level, String(message), data);
   }
 
@@ -211,7 +217,7 @@ class JobContext implements StageContext {
     this.closed = true;
     this.reporter?.stop();
     // Releases this job's waiter, if it has one, should the job ever end without leaving `running`.
-    if (this.controller) Atomics.notify(this.slot.words, this.slot.index);
+    if (this.controller) Atomics.notify(this.words, this.index);
     this.task.port?.close();
   }
 }

@@ -16,7 +16,7 @@ import { statCpuMs } from '../../src/probe/cpu.js';
 const DIST = new URL('../../', import.meta.url);
 const path = (rel: string) => fileURLToPath(new URL(rel, DIST));
 
-export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'workerpool' | 'bullmq';
+export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq';
 export type TransportKind = 'stdio' | 'http';
 
 export interface ServerSpec {
@@ -41,6 +41,7 @@ export const KIND_LABEL: Record<ServerKind, string> = {
   'main-thread': '(a) main thread',
   'main-thread-yield': "(a') main thread, yielding",
   'piscina-abort': '(b) Piscina + abort',
+  'piscina-coop': '(e) Piscina + SAB flag',
   workerpool: '(c) workerpool cancel',
   bullmq: '(d) plain BullMQ + AbortSignal + pub/sub',
 };
@@ -67,6 +68,8 @@ export function serverCommand(spec: ServerSpec): string[] {
       return [path('bench/baselines/main-thread.js'), '--yield'];
     case 'piscina-abort':
       return [path('bench/baselines/piscina-abort.js'), '--threads', String(spec.threads)];
+    case 'piscina-coop':
+      return [path('bench/baselines/piscina-coop.js'), '--threads', String(spec.threads)];
     case 'workerpool':
       return [path('bench/baselines/workerpool.js'), '--threads', String(spec.threads)];
     case 'bullmq':

@@ -4,10 +4,9 @@
  * between completion and cancellation. This facade wires the pieces; a job's
  * life is in job.ts, the hand-off to the standby in standby.ts.
  */
-import PQueue from 'p-queue';
 import type { BackendStats, CallBackend, CancelResult, StartOptions } from '../backend/backend.js';
 import { DuplicateRequestError, ExecutorClosedError } from '../errors.js';
-import { FairQueue, type FairQueueOptions } from '../admission/fair-queue.js';
+import { Admission } from '../admission/admission.js';
 import { WorkerPool } from '../pool/pool.js';
 import type { AppliedToolPriority } from '../pool/protocol.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
@@ -31,9 +30,7 @@ export class Executor implements CallBackend {
   readonly #options: ResolvedOptions;
   readonly #slab: StateSlab;
   readonly #pool: WorkerPool;
-  readonly #admission: PQueue<FairQueue, FairQueueOptions>;
-  /** The admission queue's own instance, so a cancelled job can be taken out of it directly. */
-  readonly #queue: FairQueue;
+  readonly #admission: Admission;
   readonly #standby: Standby;
   readonly #counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
   readonly #host: JobHost;
@@ -43,21 +40,13 @@ export class Executor implements CallBackend {
   private constructor(options: ResolvedOptions, tools: Map<string, ToolDefinition>) {
     this.#options = options;
     this.tools = tools;
-    let queue: FairQueue | undefined;
-    // p-queue builds its queue itself; this subclass hands the instance back.
-    class OwnQueue extends FairQueue {
-      constructor() {
-        super();
-        queue = this;
-      }
-    }
-    this.#admission = new PQueue<FairQueue, FairQueueOptions>({ concurrency: options.threads, queueClass: OwnQueue });
-    this.#queue = queue!;
+    this.#admission = new Admission(options.threads);
     this.#standby = new Standby(options, this.#admission);
     this.#slab = new StateSlab(this.#standby.slabCapacity(options.queueLimit));
     internals.set(this, { slab: this.#slab });
     this.#pool = new WorkerPool({
-      threads: this.#standby.poolThreads,
+      threads: options.threads,
+      spareThreads: options.spareThreads,
       init: {
         stateBuffer: this.#slab.buffer,
         toolModules: [...options.toolModules],
@@ -74,7 +63,7 @@ export class Executor implements CallBackend {
   static async create(options: ExecutorOptions = {}): Promise<Executor> {
     const resolved = resolveOptions(options);
     const executor = new Executor(resolved, await loadTools(resolved.toolModules));
-    const reports = await executor.#pool.warmup(executor.#standby.poolThreads);
+    const reports = await executor.#pool.warmup();
     // Every thread runs the same code, so they agree; should they not, the first that differs is reported.
     const got = reports.find((r) => r.priority.priority !== resolved.toolPriority) ?? reports[0];
     if (got) executor.#toolPriority = got.priority;
@@ -161,7 +150,7 @@ export class Executor implements CallBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#admission.pause();
+    this.#admission.close();
     for (const entry of this.#stopOrder(this.registry.all())) entry.stop('executor closed');
     await this.#pool.close();
   }
@@ -185,11 +174,10 @@ export class Executor implements CallBackend {
         if (size - this.#standby.freeThreads(onThreads()) < queueLimit) return undefined;
         return `server busy: ${size} calls already waiting (queue limit ${queueLimit}); try again later`;
       },
-      enqueue: (id, session, priority, run) => {
-        this.#admission.add(run, { id, session, priority }).catch(() => undefined); // a queued cancel rejects p-queue's promise; cancel() settled the outcome
-      },
-      dequeue: (id) => this.#queue.remove(id),
-      runOnPool: (task) => this.#pool.run(task),
+      admit: (job, id, session, priority) => this.#admission.admit(job, id, session, priority),
+      dequeue: (id) => this.#admission.remove(id),
+      released: () => this.#admission.release(),
+      runOnPool: (task, done) => this.#pool.run(task, done),
       terminate: (threadId) => this.#pool.terminate(threadId),
       stoppedOnThread: () => this.#standby.stopped(onThreads()),
       settled: (job) => this.registry.remove(job),

@@ -5,16 +5,18 @@
  * outcome afterwards; nothing else shadows it.
  */
 import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
-import type { PoolOutcome } from '../pool/pool.js';
-import type { WorkerTask } from '../pool/protocol.js';
+import type { Admittable } from '../admission/admission.js';
+import type { PoolCallback, PoolOutcome } from '../pool/pool.js';
+import { NO_LOGS, type WorkerTask } from '../pool/protocol.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
-import { JobState, type JobStateName, type SlotRef, type StateSlab } from '../state/job-state.js';
+import { JobState, packSlot, type JobStateName, type SlotRef, type StateSlab } from '../state/job-state.js';
 import { describeIssues } from '../issues.js';
+import { severityOf } from '../stages/log-levels.js';
 import { Escalation } from './escalation.js';
 import { crashed, outcomeOf, settledState, stoppedWhileRunning } from './outcome.js';
 import type { StandbyLoan } from './standby.js';
-import { WorkerChannel } from './worker-channel.js';
+import { WorkerChannel, wantsPort } from './worker-channel.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -33,10 +35,13 @@ export interface JobHost {
   readonly graceMs: number;
   /** Why admission refuses a job now (queue full), or undefined. */
   refusal(): string | undefined;
-  /** Queues `run` in the admission queue under `queueId`; it never runs if dequeued first. */
-  enqueue(queueId: string, session: string, priority: number, run: () => Promise<void>): void;
-  dequeue(queueId: string): void;
-  runOnPool(task: WorkerTask): Promise<PoolOutcome>;
+  /** Starts the job now if a slot is free, else queues it under its slot index; it never starts if dequeued first. */
+  admit(job: Job, slotIndex: number, session: string, priority: number): void;
+  dequeue(slotIndex: number): void;
+  /** The job's thread is free again (its worker returned): the next waiting job starts now. */
+  released(): void;
+  /** Posts the task to a worker; `done` gets how it ended. */
+  runOnPool(task: WorkerTask, done: PoolCallback): void;
   terminate(threadId: number): void;
   /** A running job was stopped: the standby policy may lend its slot until {@link StandbyLoan.end}. */
   stoppedOnThread(): StandbyLoan;
@@ -44,7 +49,7 @@ export interface JobHost {
   settled(job: Job): void;
 }
 
-export class Job implements InFlightEntry, CallHandle {
+export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback {
   readonly direction = 'inbound' as const;
   /** Settles when the job has ended and its worker is free (or replaced). */
   readonly outcome: Promise<JobOutcome>;
@@ -54,8 +59,15 @@ export class Job implements InFlightEntry, CallHandle {
   private slot: SlotRef | undefined;
   /** Created only when someone needs to hear of the stop (a tool's requests to the client): most jobs never do. */
   private stopped: AbortController | undefined;
+  /** Created only for a deadline or a stop: a zero-work call arms no timer. */
   private escalation: Escalation | undefined;
   private loan: StandbyLoan | undefined;
+  /** What start() validated, kept for the moment admission starts the job. */
+  private tool: ToolDefinition | undefined;
+  private args: unknown;
+  private options: StartOptions | undefined;
+  /** Made when the job needs a port, or when its worker carried reports back. */
+  private channel: WorkerChannel | undefined;
 
   constructor(
     private readonly host: JobHost,
@@ -98,9 +110,11 @@ export class Job implements InFlightEntry, CallHandle {
     }
     const refusal = host.refusal();
     if (refusal !== undefined) return this.finish({ kind: 'failed', code: 'queue_full', message: refusal });
-    const slot = host.slab.allocate();
-    this.slot = slot;
-    host.enqueue(String(slot.index), this.session, options.priority ?? 0, () => this.run(tool, parsed.data, options, slot));
+    this.slot = host.slab.allocate();
+    this.tool = tool;
+    this.args = parsed.data;
+    this.options = options;
+    host.admit(this, this.slot.index, this.session, options.priority ?? 0);
     return this.outcome;
   }
 
@@ -130,7 +144,7 @@ export class Job implements InFlightEntry, CallHandle {
     }
     this.stopped?.abort(STOPPED);
     if (won === 'queued') {
-      host.dequeue(String(this.slot!.index)); // it never reaches a worker
+      host.dequeue(this.slot!.index); // it never reaches a worker
       this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
       return 'cancelled-queued';
     }
@@ -138,13 +152,56 @@ export class Job implements InFlightEntry, CallHandle {
     return 'cancelled-running';
   }
 
-  private async run(tool: ToolDefinition, args: unknown, options: StartOptions, slot: SlotRef): Promise<void> {
+  /** {@link Admittable.dispatch}: admission's turn came; onto a worker, in the caller's stack. */
+  dispatch(): void {
     const host = this.host;
-    if (!host.slab.transition(slot, JobState.queued, JobState.running)) return; // cancelled while queued
+    const slot = this.slot!;
+    if (!host.slab.transition(slot, JobState.queued, JobState.running)) {
+      host.released(); // cancelled while queued: it never reaches a worker
+      return;
+    }
     host.counters.running++;
-    const channel = new WorkerChannel(tool, options, { state: () => this.state, stopSignal: () => this.stopSignal(), counters: host.counters });
+    const tool = this.tool!;
+    const options = this.options!;
     const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
-    const escalation = new Escalation({
+    if (timeoutMs !== undefined && timeoutMs > 0) this.escalate().armDeadline(timeoutMs);
+    if (wantsPort(tool, options)) this.channel = new WorkerChannel(tool, options, this, host.counters);
+    const minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : NO_LOGS;
+    const port = this.channel?.port;
+    // Only what the worker needs: absent fields cost nothing to clone.
+    const task: { -readonly [K in keyof WorkerTask]: WorkerTask[K] } = { tool: tool.name, args: this.args, slot: packSlot(slot, host.slab.capacity) };
+    if (options.onProgress) task.progress = true;
+    if (minLogSeverity !== 0) task.minLogSeverity = minLogSeverity;
+    if (port) task.port = port.workerPort;
+    this.args = undefined;
+    host.runOnPool(task, this);
+  }
+
+  /** {@link PoolCallback.poolDone}: the worker returned (or died). Its slot goes to the next job before this one's response is built. */
+  poolDone(result: PoolOutcome): void {
+    const host = this.host;
+    const slot = this.slot!;
+    const state = host.slab.read(slot);
+    if (state === 'cancelled' || state === 'timedOut') host.counters.stopping--;
+    else host.counters.running--;
+    this.loan?.end();
+    host.released();
+    const reports = result.kind === 'crashed' ? undefined : result.reports;
+    if (reports && !this.channel) this.channel = new WorkerChannel(this.tool!, this.options!, this, host.counters);
+    const channel = this.channel;
+    if (!channel) {
+      this.conclude(result, slot);
+      return;
+    }
+    void channel.drain(reports, result.kind === 'stopped').then(() => this.conclude(result, slot));
+  }
+
+  /** The deadline and grace timers, made on first need. */
+  private escalate(): Escalation {
+    if (this.escalation) return this.escalation;
+    const host = this.host;
+    const slot = this.slot!;
+    return (this.escalation = new Escalation({
       onDeadline: () => {
         if (host.slab.transition(slot, JobState.running, JobState.timedOut)) {
           this.stopped?.abort(STOPPED);
@@ -153,27 +210,11 @@ export class Job implements InFlightEntry, CallHandle {
       },
       onThread: () => host.slab.started(slot),
       hardStop: () => host.terminate(host.slab.threadOf(slot)),
-    });
-    this.escalation = escalation;
-    escalation.armDeadline(timeoutMs);
-    const result = await host.runOnPool({
-      tool: tool.name,
-      args,
-      slot,
-      wantsProgress: channel.wantsProgress,
-      ...(channel.port && { port: channel.port.workerPort }),
-      ...(channel.minLogSeverity !== undefined && { minLogSeverity: channel.minLogSeverity }),
-    });
-    const state = host.slab.read(slot);
-    if (state === 'cancelled' || state === 'timedOut') host.counters.stopping--;
-    else host.counters.running--;
-    this.loan?.end();
-    await channel.drain(result.kind === 'crashed' ? undefined : result.reports, result.kind === 'stopped');
-    this.conclude(result, slot, timeoutMs ?? 0);
+    }));
   }
 
   /** Turns what the pool reported into the outcome, trusting the state word for who won. */
-  private conclude(result: PoolOutcome, slot: SlotRef, timeoutMs: number): void {
+  private conclude(result: PoolOutcome, slot: SlotRef): void {
     const slab = this.host.slab;
     const hardKilled = this.escalation?.hardStopped === true && result.kind === 'crashed';
     // The worker died before claiming: claim the response on its behalf, unless a stop already won.
@@ -181,7 +222,7 @@ export class Job implements InFlightEntry, CallHandle {
       this.finish(crashed(result.message));
       return;
     }
-    this.finish(outcomeOf(result, slab.read(slot), timeoutMs, hardKilled));
+    this.finish(outcomeOf(result, slab.read(slot), this.options!.timeoutMs ?? this.tool!.timeoutMs ?? 0, hardKilled));
   }
 
   private finish(outcome: JobOutcome): Promise<JobOutcome> {
@@ -217,6 +258,6 @@ export class Job implements InFlightEntry, CallHandle {
     counters.running--;
     counters.stopping++;
     this.loan = this.host.stoppedOnThread();
-    this.escalation?.armGrace(this.host.graceMs);
+    this.escalate().armGrace(this.host.graceMs);
   }
 }

@@ -8,23 +8,31 @@ import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
 import type { StartOptions } from '../backend/backend.js';
 import { JobChannel } from '../pool/job-channel.js';
 import type { JobReports, ReportMessage } from '../pool/protocol.js';
-import { severityOf } from '../stages/log-levels.js';
 import type { JobStateName } from '../state/job-state.js';
 
-/** What the channel needs from its job and executor. */
+/** What the channel needs from its job. */
 export interface ChannelOwner {
   /** The job's current state (reports are handed on only while `running` or `responding`). */
-  state(): JobStateName;
+  readonly state: JobStateName;
   /** Fires when the job stops; passed to the client-request handler. */
   stopSignal(): AbortSignal;
-  readonly counters: { reportsReceived: number; reportsDiscarded: number; logsDropped: number };
+}
+
+/** The executor's counters a channel moves. */
+export interface ChannelCounters {
+  reportsReceived: number;
+  reportsDiscarded: number;
+  logsDropped: number;
+}
+
+/** Whether a job needs a live port to its worker: progress, a tool that talks to the client, or logs as they come. */
+export function wantsPort(tool: ToolDefinition, options: StartOptions): boolean {
+  return options.onProgress !== undefined || tool.usesClient === true || (options.liveLogs === true && options.onLog !== undefined);
 }
 
 export class WorkerChannel {
   /** Undefined when nobody listens: the worker then carries its logs in the outcome. */
   readonly port: JobChannel | undefined;
-  /** Sent with the task: the lowest log severity worth posting; undefined means `ctx.log` does nothing. */
-  readonly minLogSeverity: number | undefined;
   /** A report was handed on in the current event-loop turn (cleared by an immediate). */
   private reportedThisTurn = false;
 
@@ -32,11 +40,10 @@ export class WorkerChannel {
     tool: ToolDefinition,
     private readonly options: StartOptions,
     private readonly owner: ChannelOwner,
+    private readonly counters: ChannelCounters,
   ) {
-    this.minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : undefined;
     const { onClientRequest } = options;
-    const live = this.wantsProgress || tool.usesClient || (options.liveLogs && options.onLog);
-    this.port = live
+    this.port = wantsPort(tool, options)
       ? new JobChannel({
           report: (message) => this.report(message),
           ...(onClientRequest && {
@@ -44,10 +51,6 @@ export class WorkerChannel {
           }),
         })
       : undefined;
-  }
-
-  get wantsProgress(): boolean {
-    return this.options.onProgress !== undefined;
   }
 
   /**
@@ -58,7 +61,7 @@ export class WorkerChannel {
    */
   async drain(reports: JobReports | undefined, stopped: boolean): Promise<void> {
     if (reports) {
-      this.owner.counters.logsDropped += reports.logsDropped ?? 0;
+      this.counters.logsDropped += reports.logsDropped ?? 0;
       const pending = stopped ? undefined : this.port?.caughtUp(reports.posted);
       if (pending) await pending;
       for (const message of reports.tail ?? []) this.report(message);
@@ -71,10 +74,10 @@ export class WorkerChannel {
 
   /** Hands a report on while the job may still answer (running, or its response claimed but not yet sent). */
   private report(message: ReportMessage): void {
-    this.owner.counters.reportsReceived++;
-    const state = this.owner.state();
+    this.counters.reportsReceived++;
+    const state = this.owner.state;
     if (state !== 'running' && state !== 'responding') {
-      this.owner.counters.reportsDiscarded++;
+      this.counters.reportsDiscarded++;
       return;
     }
     if (!this.reportedThisTurn) {

@@ -26,21 +26,51 @@ export type PoolOutcome =
   /** The worker died under the job: crash, out of memory, or a hard stop. */
   | { readonly kind: 'crashed'; readonly message: string };
 
+/** Told how a pool run ended. An object with a method, not a closure: the job itself. */
+export interface PoolCallback {
+  poolDone(outcome: PoolOutcome): void;
+}
+
 export interface WorkerPoolOptions {
+  /** Threads for the jobs admission starts. */
   readonly threads: number;
+  /** Standby threads: they run a job only while a stopped job still holds one of the others. */
+  readonly spareThreads: number;
   readonly init: WorkerInit;
   readonly resourceLimits?: ResourceLimits;
 }
 
+/** Piscina's run options for a task without a port: one shared object. */
+const NO_TRANSFER = {};
+
+type Pool = Piscina<WorkerTask | Record<string, never>, WorkerOutcome | WarmupReport>;
+
+/**
+ * Two Piscina pools: the `threads` that run admitted jobs, and the standby.
+ * Piscina looks at every thread it has on each run() (an interface object per
+ * thread for its balancer), and spreads work over idle threads so each sleeps
+ * longer between jobs; a standby thread in its own pool is seen only when a
+ * job goes to it.
+ */
 export class WorkerPool {
-  private readonly piscina: Piscina<WorkerTask | Record<string, never>, WorkerOutcome | WarmupReport>;
+  private readonly main: Pool;
+  private readonly standby: Pool | undefined;
+  private readonly mainThreads: number;
+  /** Jobs posted to the main pool and not yet back. */
+  private mainBusy = 0;
 
   constructor(options: WorkerPoolOptions) {
-    this.piscina = new Piscina({
+    this.mainThreads = options.threads;
+    this.main = this.piscina(options.threads, options);
+    this.standby = options.spareThreads > 0 ? this.piscina(options.spareThreads, options) : undefined;
+  }
+
+  private piscina(threads: number, options: WorkerPoolOptions): Pool {
+    const pool: Pool = new Piscina({
       filename: RUNTIME,
-      minThreads: options.threads,
-      maxThreads: options.threads,
-      // Admission (p-queue) already limits work to one job per thread; Piscina's own queue stays empty.
+      minThreads: threads,
+      maxThreads: threads,
+      // Admission already limits work to one job per thread; Piscina's own queue stays empty.
       concurrentTasksPerWorker: 1,
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: options.init,
@@ -48,16 +78,28 @@ export class WorkerPool {
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
     });
     // A worker that dies between tasks must not take the process down.
-    this.piscina.on('error', (error: unknown) => process.emitWarning(`worker error: ${String(error)}`));
+    pool.on('error', (error: unknown) => process.emitWarning(`worker error: ${String(error)}`));
+    return pool;
   }
 
-  /** Runs one job. A worker that dies under it (crash, out of memory, {@link terminate}) settles it as crashed. */
-  async run(task: WorkerTask): Promise<PoolOutcome> {
-    try {
-      return (await this.piscina.run(task, task.port ? { transferList: [task.port] } : {})) as WorkerOutcome;
-    } catch (error) {
-      return { kind: 'crashed', message: error instanceof Error ? error.message : String(error) };
-    }
+  /**
+   * Runs one job, on a main thread if one is free, else on the standby;
+   * `done` hears how it ended, in the microtask after Piscina saw the result.
+   * A worker that dies under it (crash, out of memory, {@link terminate}) ends it as crashed.
+   */
+  run(task: WorkerTask, done: PoolCallback): void {
+    const onMain = this.mainBusy < this.mainThreads || !this.standby;
+    if (onMain) this.mainBusy++;
+    (onMain ? this.main : this.standby!).run(task, task.port ? { transferList: [task.port] } : NO_TRANSFER).then(
+      (outcome) => {
+        if (onMain) this.mainBusy--;
+        done.poolDone(outcome as WorkerOutcome);
+      },
+      (error: unknown) => {
+        if (onMain) this.mainBusy--;
+        done.poolDone({ kind: 'crashed', message: error instanceof Error ? error.message : String(error) });
+      },
+    );
   }
 
   /**
@@ -66,7 +108,8 @@ export class WorkerPool {
    * its checkpoints past the grace period; a cooperative stop never gets here.
    */
   terminate(threadId: number): void {
-    void this.piscina.threads.find((w) => w.threadId === threadId)?.terminate();
+    const worker = this.main.threads.find((w) => w.threadId === threadId) ?? this.standby?.threads.find((w) => w.threadId === threadId);
+    void worker?.terminate();
   }
 
   /**
@@ -74,18 +117,19 @@ export class WorkerPool {
    * thread is ready only then), so a first call's deadline and grace period
    * do not include thread start-up. Each thread's report says what priority it got.
    */
-  async warmup(threads: number): Promise<WarmupReport[]> {
-    return (await Promise.all(Array.from({ length: threads }, () => this.piscina.run({}, { name: 'warmup' })))) as WarmupReport[];
+  async warmup(): Promise<WarmupReport[]> {
+    const each = (pool: Pool | undefined, n: number) => Array.from({ length: pool ? n : 0 }, () => pool!.run({}, { name: 'warmup' }));
+    return (await Promise.all([...each(this.main, this.mainThreads), ...each(this.standby, this.standby?.options.maxThreads ?? 0)])) as WarmupReport[];
   }
 
   /** Worker threads currently alive. */
   get threads(): number {
-    return this.piscina.threads.length;
+    return this.main.threads.length + (this.standby?.threads.length ?? 0);
   }
 
   /** Terminates every worker at once; running tasks settle as crashed. */
   async close(): Promise<void> {
     // destroy(), not close(): close() waits for tasks, and one whose worker a hard stop already removed never reports back.
-    await this.piscina.destroy();
+    await Promise.all([this.main.destroy(), this.standby?.destroy()]);
   }
 }

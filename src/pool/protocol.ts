@@ -39,19 +39,24 @@ export interface WarmupReport {
   readonly priority: AppliedToolPriority;
 }
 
-/** One job as sent to a worker. */
+/** {@link WorkerTask.minLogSeverity} when nobody listens to a job's logs: above every level. */
+export const NO_LOGS = 1000;
+
+/** One job as sent to a worker: only the fields it needs, since every field costs a structured clone. */
 export interface WorkerTask {
   readonly tool: string;
   readonly args: unknown;
-  readonly slot: SlotRef;
-  /** Present when progress is wanted or the tool talks to the client. */
+  /** The job's {@link SlotRef}, packed into one number (see `packSlot`). */
+  readonly slot: number;
+  /** Present when the job has a port: progress is wanted, logs are live, or the tool talks to the client. */
   readonly port?: MessagePort;
-  /** Whether `ctx.progress` should post anything. */
-  readonly wantsProgress: boolean;
+  /** Present (true) when `ctx.progress` should post anything. */
+  readonly progress?: true;
   /**
    * Severity index (see LOGGING_LEVELS) below which `ctx.log` is ignored;
-   * absent: nobody listens to this job's logs. With a port, logs are posted as
-   * they come; without one, they ride in the outcome's {@link JobReports.tail}.
+   * absent: 0, every level (what a server's call asks for unless the client
+   * set a level); {@link NO_LOGS}: nobody listens. With a port, logs are
+   * posted as they come; without one, they ride in the outcome's {@link JobReports.tail}.
    */
   readonly minLogSeverity?: number;
 }

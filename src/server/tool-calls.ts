@@ -169,12 +169,22 @@ export class ToolCalls {
   private settleAfterHandler(id: RequestId): void {
     const call = this.requests.get(id);
     if (!call) return;
-    setImmediate(() => {
-      if (this.requests.get(id) !== call) return;
+    // One immediate per turn for every call that settled in it, not one per call.
+    if (this.settling.push({ id, call }) === 1) setImmediate(this.settle);
+  }
+
+  /** Handlers that settled in the last turn, forgotten together in the next. */
+  private settling: { readonly id: RequestId; readonly call: CallHandle }[] = [];
+
+  private readonly settle = (): void => {
+    const settled = this.settling;
+    this.settling = [];
+    for (const { id, call } of settled) {
+      if (this.requests.get(id) !== call) continue;
       this.requests.delete(id);
       if (call.state === 'cancelled') this.hooks.cancelled?.(id);
-    });
-  }
+    }
+  };
 }
 
 /** The answer a call's outcome owes (never called for a cancelled one). */

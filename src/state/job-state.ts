@@ -68,6 +68,11 @@ export interface SlotRef {
   readonly generation: number;
 }
 
+/** A slot in one number, for the message to a worker: generation × capacity + index (exact below 2^53). */
+export function packSlot(ref: SlotRef, capacity: number): number {
+  return ref.generation * capacity + ref.index;
+}
+
 /**
  * The main thread's view of the shared state words: a fixed set of slots,
  * handed out to jobs and returned when the job has left the registry.
@@ -160,12 +165,21 @@ export interface WorkerSlot {
   readonly runningWord: number;
 }
 
-/** Builds the worker's handle for a slot and records which worker has begun the job (so a hard stop can find its thread). */
-export function workerSlot(words: Int32Array, ref: SlotRef, threadId: number): WorkerSlot {
+/**
+ * Unpacks a {@link packSlot} number and records which worker has begun the
+ * job (so a hard stop can find its thread). Fills `into` (the worker's job
+ * context is its slot) rather than allocating.
+ */
+export function startSlot<T extends { -readonly [K in keyof WorkerSlot]: WorkerSlot[K] }>(into: T, words: Int32Array, packed: number, threadId: number): T {
   const capacity = words.length / 3;
-  Atomics.store(words, 2 * capacity + ref.index, threadId);
-  Atomics.store(words, capacity + ref.index, ref.generation);
-  return { words, index: ref.index, runningWord: word(ref.generation, JobState.running) };
+  const index = packed % capacity;
+  const generation = (packed - index) / capacity;
+  Atomics.store(words, 2 * capacity + index, threadId);
+  Atomics.store(words, capacity + index, generation);
+  into.words = words;
+  into.index = index;
+  into.runningWord = word(generation, JobState.running);
+  return into;
 }
 
 /** True while nobody has stopped the job. A single atomic load: cheap enough for inner loops. */

@@ -144,8 +144,8 @@ export class LineTransport implements Transport {
       void this.sendError(ErrorCode.ParseError, `parse error: ${(error as Error).message}`);
       return;
     }
-    // JSON.parse does not recurse, but the SDK's schema and error paths do.
-    if (nestingDepth(line, this.maxDepth) > this.maxDepth) {
+    // JSON.parse does not recurse, but the SDK's schema and error paths do. Valid JSON of n characters nests at most n/2 deep.
+    if (line.length > 2 * this.maxDepth && nestingDepth(line, this.maxDepth) > this.maxDepth) {
       this.refuse(raw, `message nested deeper than ${this.maxDepth} levels`);
       return;
     }
