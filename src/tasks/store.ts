@@ -13,7 +13,7 @@
  * themselves are the SDK's `Task` type, checked against its `TaskSchema` in
  * the tests.
  */
-import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Task } from '@modelcontextprotocol/server';
 
 /** The statuses a task never leaves. */
 export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
@@ -118,4 +118,7 @@ export interface TaskStore {
 }
 
 /** Whether a status is terminal (the SDK's own check). */
-export { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
+/** Whether a task status is terminal (completed, failed, cancelled). */
+export function isTerminal(status: Task['status']): status is TerminalStatus {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
