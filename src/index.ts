@@ -37,7 +37,7 @@ export { serveHttp } from './transport/http/serve.js';
 export type { HttpOptions, HttpMcpServer } from './transport/http/serve.js';
 export { AUTH_TOKEN_ENV } from './transport/http/access.js';
 export { createMcpServer, STATS_URI } from './server/server.js';
-export type { ServerStats } from './server/server.js';
+export type { ServerStats, ServerScope } from './server/server.js';
 export type { WireStats } from './server/guard.js';
 export { QueueBackend, LOST_HOST_TIMEOUT_MS } from './remote/queue-backend.js';
 export type { QueueBackendOptions } from './remote/queue-backend.js';
