@@ -39,7 +39,7 @@ export { serveHttp } from './transport/http/serve.js';
 export type { HttpOptions, HttpMcpServer } from './transport/http/serve.js';
 export { AUTH_TOKEN_ENV } from './transport/http/access.js';
 export { createMcpServer, STATS_URI } from './server/server.js';
-export type { ServerStats } from './server/server.js';
+export type { ServerStats, ServerScope } from './server/server.js';
 export type { WireStats } from './server/guard.js';
 export { McpCancelPoolError, DuplicateRequestError, ExecutorClosedError, InvalidOptionError, ToolModuleError } from './errors.js';
 export { HttpConfigError } from './transport/http/access.js';

@@ -3,7 +3,7 @@
  * assembling one by hand (a custom transport, a test harness). Less stable
  * than the root entry: these follow the implementation.
  *
- * - {@link GuardedTransport}: the server's wire filter; wrap any SDK transport with it, then `createMcpServer`.
+ * - {@link GuardedTransport}: the server's wire filter; wrap any SDK transport with it, then `createMcpServer(backend, wire, version, () => ({ guard, wraps: false, caller }))` and connect the server to the guard.
  * - {@link newWireStats}, {@link serverStats}, {@link SERVER_BUSY}: the wire counters and the busy error code.
  * - {@link InFlightRegistry}, {@link OutboundLedger}: the in-flight bookkeeping both guards use.
  * - {@link LineTransport}: newline-delimited JSON-RPC over any pair of streams.

@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 import { createMcpServer, Executor, type WireStats } from '../dist/src/index.js';
 import { GuardedTransport, newWireStats } from '../dist/src/plumbing.js';
 import { CLI, CLIENT_TOOLS, startHttpServer } from './helpers.js';
@@ -164,10 +164,10 @@ export async function openConnection(kind: Kind, setup: ServerSetup = {}): Promi
   const wire: WireStats = newWireStats();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const guard = new GuardedTransport(serverSide, 'memory', executor, wire, setup.cancelledTtlMs === undefined ? {} : { cancelledTtlMs: setup.cancelledTtlMs });
-  const server = createMcpServer(executor, guard, wire, 'test');
+  const server = createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }));
   const errors: Error[] = [];
   server.onerror = (e) => errors.push(e);
-  await server.connect(guard);
+  await server.connect(guard as never);
   return {
     kind,
     tap: new Tap(clientSide),

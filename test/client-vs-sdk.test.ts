@@ -111,7 +111,7 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     sdkConn.tap.hold((m) => m.result !== undefined && 'protocolVersion' in m.result);
     const a = new AbortController();
     const connecting = sdkClient.connect(sdkConn.tap, { signal: a.signal }).catch((e: unknown) => e);
-    await until(() => sdkConn.tap.held.length === 1, 10_000, 'initialize answer on its way');
+    await until(() => sdkConn.tap.held.length === 1, 30_000, 'initialize answer on its way'); // the server starts first: seconds on a busy machine
     a.abort('gave up');
     expect(await connecting).toBeInstanceOf(McpError);
     const initId = sdkConn.tap.sent.find((m) => m.method === 'initialize')!.id;
@@ -122,7 +122,7 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     conn.tap.hold((m) => m.result !== undefined && 'protocolVersion' in m.result);
     const b = new AbortController();
     const connecting2 = client.connect(conn.tap, { signal: b.signal }).catch((e: unknown) => e);
-    await until(() => conn.tap.held.length === 1, 10_000, 'initialize answer on its way');
+    await until(() => conn.tap.held.length === 1, 30_000, 'initialize answer on its way');
     b.abort('gave up');
     expect(await connecting2).toBeInstanceOf(CallAbortedError);
     expect(conn.tap.cancelsSent()).toEqual([]);

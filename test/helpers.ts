@@ -96,7 +96,8 @@ export class RawServer {
   /** Performs the initialize handshake. */
   async initialize(capabilities: Record<string, unknown> = {}): Promise<void> {
     this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'raw', version: '1' } } });
-    await this.next((m) => m.id === 'init');
+    // The first answer waits for the process and its pool to start: seconds on a busy machine.
+    await this.next((m) => m.id === 'init', 30_000);
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }
 

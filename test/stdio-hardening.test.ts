@@ -56,7 +56,7 @@ describe('stdio: a client that stops reading stdout', () => {
   // Half pings, half zero-work tool calls: every one answered at once, so every answer piles up unread.
   const flood = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(i % 2 ? { jsonrpc: '2.0', id: i, method: 'ping' } : spin(i, 0)));
 
-  it('stops reading stdin while its output is blocked, keeps memory bounded, and answers everything once the client reads again', async () => {
+  it('stops reading stdin while its output is blocked, keeps memory bounded, and answers everything once the client reads again', { timeout: 180_000 }, async () => {
     const s = start(['--threads', '1']);
     await s.initialize();
     s.send(spin('warm', 0)); // the pool's workers start on the first call: count them in the baseline
@@ -73,7 +73,8 @@ describe('stdio: a client that stops reading stdout', () => {
       expect(peak - base).toBeLessThan(100);
       expect(taken).toBeLessThan(total / 2); // it stopped admitting work
       s.resumeReading();
-      await s.until(() => answerCounts(s.lines).size >= n + 2, 25_000, `answers to ${n} calls`);
+      // A correctness check, not a speed one: SDK 2.x spends about twice 1.x's time per message, and the machine may be busy.
+      await s.until(() => answerCounts(s.lines).size >= n + 2, 120_000, `answers to ${n} calls`);
       const counts = answerCounts(s.lines);
       for (let i = 0; i < n; i++) expect(counts.get(i), `answers to ${i}`).toBe(1);
       // Answering them all at full speed costs garbage, not retention (the old server: +575 MB here).
@@ -98,7 +99,8 @@ describe('stdio: a client that stops reading stdout', () => {
     const t = performance.now();
     s.child.kill('SIGTERM');
     expect(await s.exited).toBe(0);
-    expect(performance.now() - t).toBeLessThan(5000);
+    // Promptly, not hung: 7 s were measured with the machine's load average at 20.
+    expect(performance.now() - t).toBeLessThan(15_000);
     expect(s.stderr).toMatch(/shutting down \(SIGTERM\)/);
   });
 });

@@ -3,29 +3,15 @@
  * where its progress, logs and requests to the client go. Shared by every way
  * a call runs (a response now, or a task).
  */
-import {
-  CreateMessageResultSchema,
-  ElicitResultSchema,
-  ListRootsResultSchema,
-  type CallToolRequest,
-  type ServerNotification,
-  type ServerRequest,
-} from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolRequest, ServerContext } from '@modelcontextprotocol/server';
 import type { ClientRequestHandler, LogEntry, ProgressReport, StartOptions } from '../backend/backend.js';
 import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
 
 /** The SDK's per-request context of a server handler. */
-export type HandlerExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-const RESULT_SCHEMAS = {
-  'sampling/createMessage': CreateMessageResultSchema,
-  'elicitation/create': ElicitResultSchema,
-  'roots/list': ListRootsResultSchema,
-} as const;
+export type HandlerExtra = ServerContext;
 
 /** The backend's start options for one call; `logLevel` is read again for every message (the client may raise it). */
-export function startOptions(request: CallToolRequest, extra: HandlerExtra, logLevel: () => LoggingLevel | undefined): StartOptions {
+export function startOptions(request: CallToolRequest, extra: HandlerExtra, logLevel: () => LoggingLevel | undefined, modern = false): StartOptions {
   const progressToken = request.params._meta?.progressToken;
   const level = logLevel();
   return {
@@ -33,13 +19,14 @@ export function startOptions(request: CallToolRequest, extra: HandlerExtra, logL
     args: request.params.arguments ?? {},
     ...(progressToken !== undefined && {
       onProgress: (report: ProgressReport) =>
-        void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined),
+        void extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined),
     }),
     onClientRequest: clientRequester(extra),
     onLog: (entry: LogEntry) => {
       const now = logLevel();
+      if (modern && now === undefined) return;
       if (now !== undefined && severityOf(entry.level)! < severityOf(now)!) return;
-      void extra.sendNotification({ method: 'notifications/message', params: logParams(request.params.name, entry) }).catch(() => undefined);
+      void extra.mcpReq.notify({ method: 'notifications/message', params: logParams(request.params.name, entry) }).catch(() => undefined);
     },
     ...(level !== undefined && { logLevel: level }),
     // A client that chose a level gets logs as they come; one that did not, with the response (no channel per call).
@@ -61,11 +48,11 @@ function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger
 function clientRequester(extra: HandlerExtra): ClientRequestHandler {
   return async (method, params, signal) => {
     const request = new AbortController();
-    const cascade = () => request.abort(`tool call ${JSON.stringify(extra.requestId)} stopped`);
+    const cascade = () => request.abort(`tool call ${JSON.stringify(extra.mcpReq.id)} stopped`);
     if (signal.aborted) cascade();
     signal.addEventListener('abort', cascade, { once: true });
     try {
-      const result = await extra.sendRequest({ method, params } as ServerRequest, RESULT_SCHEMAS[method], { signal: request.signal });
+      const result: unknown = await extra.mcpReq.send({ method, params } as never, { signal: request.signal });
       return result as Record<string, unknown>;
     } finally {
       signal.removeEventListener('abort', cascade);

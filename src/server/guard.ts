@@ -14,14 +14,17 @@
  * it leaves only while it is pending; a late answer to a cancelled one is
  * absorbed here instead of reaching the SDK as an "unknown message ID".
  */
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ErrorCode,
+  ProtocolErrorCode as ErrorCode,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type JSONRPCResultResponse,
   type MessageExtraInfo,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+  type TransportSendOptions,
+  UnsupportedProtocolVersionError,
+} from '@modelcontextprotocol/server';
+import { MODERN_VERSIONS, unsupportedClaim } from './request-envelope.js';
 import { asError, cancelledRequestId, cancelReason, isNotification, isRequest, isResponse } from '../wire/jsonrpc.js';
 import { TransportWrapper } from '../wire/transport-wrapper.js';
 import type { CallBackend } from '../backend/backend.js';
@@ -73,6 +76,8 @@ export class GuardedTransport extends TransportWrapper {
   private readonly afterAnswered: ((id: RequestId) => void) | undefined;
   /** The inner transport closed: the cancellations its close cascades into have no one to go to. */
   private closed = false;
+  /** Told once the inner transport closed, after its calls were cancelled (the session's 2025 tasks go with it). */
+  onOwnerClosed: (() => void) | undefined;
 
   constructor(
     inner: Transport,
@@ -82,7 +87,7 @@ export class GuardedTransport extends TransportWrapper {
     wire: WireStats,
     options: GuardOptions = {},
   ) {
-    super(inner);
+    super(inner as never);
     this.afterAnswered = options.afterAnswered;
     this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), options.hooks);
     this.clientRequests = new OutboundLedger({
@@ -106,6 +111,17 @@ export class GuardedTransport extends TransportWrapper {
     this.closed = true; // the cascade below has no one left to tell
     this.calls.closed();
     this.clientRequests.close();
+    this.onOwnerClosed?.();
+  }
+
+  /** The 2.x SDK hands its version list to the transport it connects (a 2025 HTTP session checks the header against it). */
+  setSupportedProtocolVersions(versions: string[]): void {
+    (this.inner as { setSupportedProtocolVersions?: (v: string[]) => void }).setSupportedProtocolVersions?.(versions);
+  }
+
+  /** A transport that opens one exchange per request (2026 HTTP) says so; the SDK reads it through us. */
+  get hasPerRequestStream(): boolean | undefined {
+    return (this.inner as { hasPerRequestStream?: boolean }).hasPerRequestStream;
   }
 
   /**
@@ -128,6 +144,13 @@ export class GuardedTransport extends TransportWrapper {
       return;
     }
     if (isRequest(message)) {
+      const claimed = unsupportedClaim(message.params);
+      if (claimed !== undefined) {
+        // 2026-07-28: a revision we do not serve is refused with the ones we do, whatever the request.
+        const refusal = new UnsupportedProtocolVersionError({ supported: [...MODERN_VERSIONS], requested: claimed });
+        void this.inner.send({ jsonrpc: '2.0', id: message.id, error: { code: refusal.code, message: refusal.message, data: refusal.data } } as never).catch((e: unknown) => this.onerror?.(asError(e)));
+        return;
+      }
       const admission = this.calls.admit(message.id, message.method, message.params);
       if (admission.kind === 'duplicate') return this.refuseDuplicate(message.id, admission.message);
       if (admission.kind === 'refuse') {
@@ -154,25 +177,25 @@ export class GuardedTransport extends TransportWrapper {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isRequest(message)) {
       // A request to the client, linked to the tool call it was sent for.
-      return this.clientRequests.send(message, options?.relatedRequestId, () => this.inner.send(message, options));
+      return this.clientRequests.send(message, options?.relatedRequestId as RequestId | undefined, () => this.inner.send(message, options as never));
     }
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
       if (!this.clientRequests.gateCancel(message) || this.closed) return; // gate first: it counts, as before the close
-      return this.inner.send(message, options);
+      return this.inner.send(message, options as never);
     }
     if (isResponse(message)) {
       if (!this.calls.leaving(message.id as RequestId)) return;
       return this.answer('error' in message ? withPlainMessage(message) : message, options);
     }
     if (isNotification(message) && options?.relatedRequestId !== undefined && (message.method === 'notifications/progress' || message.method === 'notifications/message')) {
-      if (!this.calls.mayReport(options.relatedRequestId, message.method === 'notifications/progress' ? 'progress' : 'log')) return;
+      if (!this.calls.mayReport(options.relatedRequestId as RequestId, message.method === 'notifications/progress' ? 'progress' : 'log')) return;
     }
-    return this.inner.send(message, options);
+    return this.inner.send(message, options as never);
   }
 
   private async answer(message: JSONRPCResultResponse | JSONRPCErrorResponse, options?: TransportSendOptions): Promise<void> {
-    if (!this.afterAnswered) return this.inner.send(message, options);
+    if (!this.afterAnswered) return this.inner.send(message, options as never);
     try {
       await this.inner.send(message, options);
     } finally {

@@ -1,31 +1,29 @@
 /**
- * The MCP server object for one connection: tools/list from the tool
- * definitions, tools/call through the connection's {@link ToolCalls}, and
- * the `executor://stats` resource.
+ * The MCP server object for one connection (2025) or one request (2026 over
+ * HTTP): tools/list from the tool definitions, tools/call through the
+ * connection's {@link ToolCalls}, and the `executor://stats` resource. One
+ * factory serves both eras; the SDK tells them apart, our guard sits under
+ * every instance ({@link GuardedServer}).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  SetLevelRequestSchema,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Server, type ServerContext, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
-import { callAsTask, registerTaskHandlers, TASK_CAPABILITIES } from '../tasks/handlers.js';
+import { callAsTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
 import type { TaskStats } from '../tasks/runner.js';
 import { tasksOf } from '../tasks/tasks-of.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
+import { invalidParams } from './wire-errors.js';
+import { envelopeOf } from './request-envelope.js';
+import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
-export { SERVER_BUSY } from './tool-calls.js';
+export { SERVER_BUSY } from './wire-errors.js';
 
 /** The stats resource's URI. */
 export const STATS_URI = 'executor://stats';
+
+/** The protocol revisions this server speaks: the 2026 one, and the 2025 ones a legacy client may open with. */
+export const SUPPORTED_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
 /** Everything `executor://stats` reports. */
 export type ServerStats = BackendStats & WireStats & TaskStats;
@@ -35,60 +33,165 @@ export function serverStats(backend: CallBackend, wire: WireStats): ServerStats 
   return { ...backend.stats(), ...wire, ...tasksOf(backend).stats() };
 }
 
+/** One `tools/list` entry. */
+export interface ListedTool {
+  name: string;
+  title?: string;
+  description: string;
+  inputSchema: { type: 'object'; [key: string]: unknown };
+  annotations?: Record<string, unknown>;
+  execution: { taskSupport: 'forbidden' | 'optional' | 'required' };
+}
+
 /** The `tools/list` entries of a backend's tools. */
-export function listedTools(backend: CallBackend): Tool[] {
+export function listedTools(backend: CallBackend): ListedTool[] {
   return [...backend.tools.values()].map((tool) => ({
     name: tool.name,
     ...(tool.title !== undefined && { title: tool.title }),
     description: tool.description,
-    inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as Tool['inputSchema'],
-    ...(tool.annotations && { annotations: tool.annotations }),
+    inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as ListedTool['inputSchema'],
+    ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
     execution: executionOf(tool),
   }));
 }
 
-/** Builds the SDK server for one connection; connect it to `guard`. */
-export function createMcpServer(backend: CallBackend, guard: GuardedTransport, wire: WireStats, version: string): Server {
-  const server = new Server(
+/**
+ * An SDK server whose transport is always under a guard: `connect` asks its
+ * scope which guard goes with the transport the serving entry hands it, and
+ * wraps it unless that transport already sits above the guard (stdio's
+ * connection channel, whose wire is the guard).
+ */
+export class GuardedServer extends Server {
+  /** This instance's guard and caller, once connected. */
+  scope: ServerScope | undefined;
+
+  constructor(
+    info: { name: string; version: string },
+    options: ConstructorParameters<typeof Server>[1],
+    private readonly scopeOf: (transport: Transport) => ServerScope,
+  ) {
+    super(info, options);
+  }
+
+  override connect(transport: Transport): Promise<void> {
+    const scope = this.scopeOf(transport);
+    this.scope = scope;
+    return super.connect(scope.wraps ? scope.guard : transport);
+  }
+
+  /**
+   * The SDK checks every `tools/call` result against CallToolResult, which a
+   * task answer is not (2025 `{ task }`, 2026 the flat `CreateTaskResult`):
+   * such an answer is carried past that check, and only it.
+   */
+  protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
+    if (method !== 'tools/call') return super._wrapHandler(method, handler);
+    const checked = super._wrapHandler(method, async (request, ctx) => {
+      const result = await handler(request, ctx);
+      if (isTaskAnswer(result)) throw new TaskAnswer(result);
+      return result;
+    });
+    return async (request, ctx) => {
+      try {
+        return await checked(request, ctx);
+      } catch (error) {
+        if (error instanceof TaskAnswer) return error.result;
+        throw error;
+      }
+    };
+  }
+}
+
+/** Carries a task answer past the SDK's CallToolResult check (never leaves {@link GuardedServer}). */
+class TaskAnswer {
+  constructor(readonly result: Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>>) {}
+}
+
+function isTaskAnswer(result: object): boolean {
+  const r = result as { task?: unknown; resultType?: unknown };
+  return r.resultType === 'task' || (typeof r.task === 'object' && r.task !== null);
+}
+
+/** What one server instance is for. */
+export interface ServerScope {
+  /** The guard under this instance (one connection, or one 2026 HTTP exchange). */
+  readonly guard: GuardedTransport;
+  /** Whether the guard wraps the transport given to `connect` (false: the guard is already beneath it). */
+  readonly wraps: boolean;
+  /** Who owns the 2026 tasks this instance creates: the caller (the token's principal over HTTP, the connection over stdio). */
+  readonly caller: string;
+}
+
+/**
+ * Builds the SDK server for one connection or exchange. `scopeOf` is called
+ * with the transport the entry connects, and names the guard that goes with it.
+ */
+export function createMcpServer(backend: CallBackend, wire: WireStats, version: string, scopeOf: (transport: Transport) => ServerScope): Server {
+  const tasks = tasksOf(backend);
+  const server: GuardedServer = new GuardedServer(
     { name: 'mcp-cancel-pool', version },
     {
-      capabilities: { tools: {}, resources: {}, logging: {}, tasks: TASK_CAPABILITIES },
-      instructions: 'CPU-heavy tools run on a worker pool. Cancel a call with notifications/cancelled and its work stops at the next checkpoint; no response is sent for it.',
+      capabilities: { tools: {}, resources: {}, logging: {}, tasks: TASK_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
+      supportedProtocolVersions: SUPPORTED_VERSIONS,
+      instructions: 'CPU-heavy tools run on a worker pool. Cancel a call (notifications/cancelled, or over 2026 HTTP by closing its response stream) and its work stops at the next checkpoint; nothing more is sent for it.',
+    },
+    (transport) => {
+      const s = scopeOf(transport);
+      registerTaskHandlers(server, tasks, s.guard.session, s.caller);
+      return s;
     },
   );
-  const calls = guard.calls;
   const listed = listedTools(backend);
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  server.setRequestHandler('tools/list', () => ({ tools: listed }) as never);
 
   // Replaces the SDK's own handler, whose level only its sendLoggingMessage reads; that sends without
-  // relatedRequestId, off the call's HTTP stream.
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
-    calls.logLevel = request.params.level;
+  // relatedRequestId, off the call's HTTP stream. (2025 only: the SDK refuses it on a 2026 request.)
+  server.setRequestHandler('logging/setLevel', (request) => {
+    if (server.scope) server.scope.guard.calls.logLevel = request.params.level;
     return {};
   });
 
-  const tasks = tasksOf(backend);
-  registerTaskHandlers(server, tasks, guard.session);
-  // Protocol.connect keeps a transport's own onclose: the session is gone, and its tasks with it.
-  guard.onclose = () => void tasks.closeOwner(guard.session);
-
-  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
-    // A task-augmented call is answered at once with its task (ToolCalls reserved nothing under its id).
-    if (request.params.task !== undefined) return callAsTask(server, tasks, guard.session, request, backend.tools);
-    const tool = backend.tools.get(request.params.name);
-    const refusal = tool && taskSupportError(tool, false);
-    if (refusal) throw refusal; // the reserved call is released when this error leaves
-    return calls.handle(request, extra);
+  server.setRequestHandler('tools/call', (request, ctx) => {
+    const s = server.scope;
+    if (!s) throw invalidParams('not connected');
+    return handleCall(server, backend, s, request as CallToolRequest, ctx) as Promise<CallToolResult> as never;
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+  server.setRequestHandler('resources/list', () => ({
     resources: [{ uri: STATS_URI, name: 'stats', title: 'Executor counters', mimeType: 'application/json', description: 'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …' }],
   }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    if (request.params.uri !== STATS_URI) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
+  server.setRequestHandler('resources/read', (request) => {
+    if (request.params.uri !== STATS_URI) throw invalidParams(`unknown resource ${request.params.uri}`);
     return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(backend, wire)) }] };
   });
 
   return server;
+}
+
+/** Whether the request declared the tasks extension (2026: per request) or carries a 2025 `task` param. */
+function asTaskRequested(request: CallToolRequest, ctx: ServerContext): { era: 'legacy' | 'modern'; declared: boolean } {
+  const envelope = envelopeOf(ctx);
+  if (!envelope) return { era: 'legacy', declared: (request.params as { task?: unknown }).task !== undefined };
+  return { era: 'modern', declared: envelope.extensions[TASKS_EXTENSION] !== undefined };
+}
+
+async function handleCall(server: Server, backend: CallBackend, scope: ServerScope, request: CallToolRequest, ctx: ServerContext): Promise<unknown> {
+  const { era, declared } = asTaskRequested(request, ctx);
+  const tool = backend.tools.get(request.params.name);
+  const tasks = tasksOf(backend);
+  if (era === 'legacy') {
+    // A task-augmented call is answered at once with its task (ToolCalls reserved nothing under its id).
+    if (declared) return callAsTask(server, tasks, scope.guard.session, request, backend.tools, 'legacy');
+    const refusal = tool && taskSupportError(tool, false);
+    if (refusal) throw refusal; // the reserved call is released when this error leaves
+    return scope.guard.calls.handle(request, ctx);
+  }
+  const support = tool ? executionOf(tool).taskSupport : 'forbidden';
+  if (support === 'required') {
+    if (!declared) throw taskSupportError(tool!, false, 'modern')!;
+    scope.guard.calls.release(ctx.mcpReq.id);
+    return callAsTask(server, tasks, scope.caller, request, backend.tools, 'modern');
+  }
+  return scope.guard.calls.handle(request, ctx);
 }

@@ -10,23 +10,28 @@
  * `tools/call` handler calls {@link ToolCalls.handle}. The SDK contract it
  * relies on is written down here, once:
  * - the SDK's own cancel handler, fed a `notifications/cancelled` just
- *   before the handler rejects, aborts the request a microtask ahead of the
- *   rejection, so the SDK sends nothing ({@link ToolCalls.handle});
+ *   before the handler rejects, may abort the request ahead of the
+ *   rejection, so the SDK sends nothing; on 2.x the stdio entry queues that
+ *   notification behind its own pump, and the SDK answers the rejection with
+ *   an error instead, which the guard drops without counting it: it is the
+ *   designed end of a cancelled call, not a response that slipped through
+ *   ({@link ToolCalls.handle});
  * - the SDK sends (or suppresses) a handler's response within the
  *   macrotask in which the handler settled, so one `setImmediate` later the
  *   entry can be forgotten ({@link ToolCalls.settleAfterHandler}).
  */
-import { ErrorCode, McpError, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
 import { DuplicateRequestError } from '../errors.js';
 import type { RequestId } from '../wire/registry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import { callParamsProblem } from './call-params.js';
-import { startOptions, type HandlerExtra } from './call-options.js';
+import { startOptions } from './call-options.js';
+import { envelopeOf } from './request-envelope.js';
+import { serverBusy, wireError, SERVER_BUSY } from './wire-errors.js';
 import { cancelledNotification } from '../wire/jsonrpc.js';
 
-/** JSON-RPC error code for a full admission queue (implementation-defined server error range). */
-export const SERVER_BUSY = -32000;
+export { SERVER_BUSY };
 
 /** What the transport needs to hear about a call's end. */
 export interface ToolCallHooks {
@@ -62,6 +67,8 @@ export class ToolCalls {
    * bookkeeping (abort controllers, HTTP streams) by id alone.
    */
   private readonly requests = new Map<RequestId, CallHandle | typeof NOT_A_CALL>();
+  /** Cancelled calls whose handler rejected on purpose: the SDK's answer to that rejection is dropped uncounted. */
+  private readonly silenced = new Set<RequestId>();
   /** The level the client set with `logging/setLevel` (one server per connection, so per session). */
   logLevel: LoggingLevel | undefined;
 
@@ -118,17 +125,39 @@ export class ToolCalls {
   }
 
   /** The SDK's `tools/call` handler: runs the reserved call and maps its outcome to a result or an error. */
-  async handle(request: CallToolRequest, extra: HandlerExtra): Promise<CallToolResult> {
-    const call = this.requests.get(extra.requestId);
-    if (!call) throw new McpError(ErrorCode.InternalError, 'tool call was not registered');
+  async handle(request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> {
+    const id = ctx.mcpReq.id;
+    const call = this.requests.get(id);
+    if (!call) throw wireError(ErrorCode.InternalError, 'tool call was not registered');
+    // The SDK aborts this signal when a 2026 HTTP exchange ends: a closed stream is a cancel. It also aborts after a
+    // normal answer; only a call still queued or running is cancelled, so only a close that can win the CAS counts.
+    const { signal } = ctx.mcpReq;
+    const onAbort = () => {
+      if (call.state === 'queued' || call.state === 'running') this.cancel(id, 'client disconnected');
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    const envelope = envelopeOf(ctx);
+    const modern = envelope !== undefined;
+    // 2026: the level travels with the request, and a request without one gets no log notifications.
+    const logLevel = modern ? () => envelope.logLevel : () => this.logLevel;
     try {
-      const outcome = await call.start(startOptions(request, extra, () => this.logLevel));
+      const outcome = await call.start(startOptions(request, ctx, logLevel, modern));
       if (outcome.kind !== 'cancelled') return resultOf(request.params.name, outcome);
-      this.toSdk(cancelledNotification(extra.requestId, 'request cancelled'));
+      this.silenced.add(id);
+      this.toSdk(cancelledNotification(id, 'request cancelled'));
       throw new CancelledCall();
     } finally {
-      this.settleAfterHandler(extra.requestId);
+      signal.removeEventListener('abort', onAbort);
+      this.settleAfterHandler(id);
     }
+  }
+
+  /** A reserved call that will not run as a plain call (a 2026 call answered as a task): its reservation is freed. */
+  release(id: RequestId): void {
+    const call = this.requests.get(id);
+    if (!call) return;
+    call.abandon();
+    this.requests.set(id, NOT_A_CALL);
   }
 
   /**
@@ -140,7 +169,7 @@ export class ToolCalls {
     this.requests.delete(id);
     if (!call) return true;
     if (call.state === 'cancelled') {
-      this.counters.responsesDropped++;
+      if (!this.silenced.delete(id)) this.counters.responsesDropped++;
       // The SDK answered anyway: it ignores cancels of falsy ids (0, ""), so the handler's cancel could not stop it.
       // This took the entry settleAfterHandler would have seen: run the hook here, or the POST's stream never ends.
       this.hooks.cancelled?.(id);
@@ -180,6 +209,7 @@ export class ToolCalls {
     const settled = this.settling;
     this.settling = [];
     for (const { id, call } of settled) {
+      this.silenced.delete(id);
       if (this.requests.get(id) !== call) continue;
       this.requests.delete(id);
       if (call.state === 'cancelled') this.hooks.cancelled?.(id);
@@ -195,8 +225,8 @@ export function resultOf(tool: string, outcome: Exclude<JobOutcome, { kind: 'can
     case 'timedOut':
       return errorResult(`tool '${tool}' timed out after ${outcome.timeoutMs} ms and was stopped`);
     case 'failed':
-      if (outcome.code === 'unknown_tool') throw new McpError(ErrorCode.InvalidParams, outcome.message);
-      if (outcome.code === 'queue_full') throw new McpError(SERVER_BUSY, outcome.message);
+      if (outcome.code === 'unknown_tool') throw wireError(ErrorCode.InvalidParams, outcome.message);
+      if (outcome.code === 'queue_full') throw serverBusy(outcome.message);
       return errorResult(outcome.message);
   }
 }

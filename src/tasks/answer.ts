@@ -2,14 +2,13 @@
  * How a job's outcome becomes a task's terminal status and its `tasks/result`
  * answer: the same answer the plain `tools/call` would have given.
  */
-import { ErrorCode, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import { ProtocolErrorCode as ErrorCode, SERVER_BUSY } from '../server/wire-errors.js';
 import type { JobOutcome } from '../backend/backend.js';
 import type { TaskAnswer, TerminalStatus } from './store.js';
 
 /** JSON-RPC code of `tasks/result` for a cancelled task (the code LSP and other MCP SDKs use for a cancelled request). */
 export const TASK_CANCELLED = -32800;
-/** The plain call's code for a full admission queue. */
-const SERVER_BUSY = -32000;
 
 /** The answer stored for a cancelled task: an error, never a result. */
 export function cancelledAnswer(taskId: string): TaskAnswer {

@@ -1,101 +1,152 @@
 /**
- * The MCP face of tasks on one connection's SDK server: the `task` branch of
- * `tools/call` and the `tasks/get`, `tasks/list`, `tasks/result` and
- * `tasks/cancel` handlers, all scoped to the connection's session.
+ * The MCP face of tasks on one SDK server, in both eras:
+ * - 2025-11-25: the `task` param of `tools/call`, and `tasks/get`,
+ *   `tasks/list`, `tasks/result`, `tasks/cancel`, scoped to the session;
+ * - 2026-07-28, the extension `io.modelcontextprotocol/tasks`: a flat
+ *   `CreateTaskResult` (`resultType: "task"`), `tasks/get` (the result or the
+ *   error inline), `tasks/update`, `tasks/cancel` (an empty ack), owned by
+ *   the caller.
+ * One store and one runner serve both.
  *
- * The SDK's own task handlers (its `taskStore` option) are not used: its
- * `tasks/cancel` only marks the task cancelled and never stops the work.
+ * The SDK's own task handlers are not used: its `tasks/cancel` only marks
+ * the task cancelled and never stops the work (and 2.x has none).
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { z } from 'zod';
 import {
-  CancelTaskRequestSchema,
-  CreateMessageResultSchema,
-  ElicitResultSchema,
-  ErrorCode,
-  GetTaskPayloadRequestSchema,
-  GetTaskRequestSchema,
-  ListRootsResultSchema,
-  ListTasksRequestSchema,
-  McpError,
   RELATED_TASK_META_KEY,
   type CallToolRequest,
-  type CreateTaskResult,
   type ServerCapabilities,
-  type ServerRequest,
+  type Server,
+  type ServerContext,
   type Task,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import type { ClientRequestHandler, ProgressReport } from '../backend/backend.js';
-import { InvalidCursorError, TaskLimitError } from './store.js';
+import { InvalidCursorError, TaskLimitError, isTerminal, type TaskRecord } from './store.js';
 import type { TaskRunner } from './runner.js';
 import { taskSupportError } from './task-support.js';
+import { invalidParams, serverBusy, wireError } from '../server/wire-errors.js';
+import { envelopeOf } from '../server/request-envelope.js';
 
-/** The server capabilities for tasks: task-augmented tools/call, tasks/list, tasks/cancel. */
+/** The extension's identifier (2026-07-28). */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** The 2025 server capabilities for tasks: task-augmented tools/call, tasks/list, tasks/cancel. */
 export const TASK_CAPABILITIES: NonNullable<ServerCapabilities['tasks']> = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
 
-/** JSON-RPC code for a task refused at a limit (the implementation-defined range, like a full queue). */
-const TASK_LIMIT = -32000;
+/** Which face of the tasks a request sees. */
+export type TaskEra = 'legacy' | 'modern';
 
-const CLIENT_RESULT_SCHEMAS = {
-  'sampling/createMessage': CreateMessageResultSchema,
-  'elicitation/create': ElicitResultSchema,
-  'roots/list': ListRootsResultSchema,
-} as const;
+const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
+const ListParams = z.object({ cursor: z.string().optional() }).passthrough().optional();
+const UpdateParams = z.object({ taskId: z.string(), inputResponses: z.record(z.string(), z.unknown()) }).passthrough();
 
-/** Registers the tasks/* handlers on `server`, for the tasks of `owner` (this connection's session). */
-export function registerTaskHandlers(server: Server, runner: TaskRunner, owner: string): void {
-  server.setRequestHandler(GetTaskRequestSchema, async (request) => runner.get(owner, request.params.taskId));
+/** Whether a request came in the 2026 era (it carries the per-request envelope). */
+export function eraOf(ctx: ServerContext): TaskEra {
+  return envelopeOf(ctx) === undefined ? 'legacy' : 'modern';
+}
 
-  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
-    const { taskId } = request.params;
-    const { answer } = await runner.result(owner, taskId, extra.signal);
-    if (answer.kind === 'error') throw new McpError(answer.code, answer.message);
-    // The spec: tasks/result carries the related-task metadata, since a CallToolResult has no task id.
-    return { ...answer.result, _meta: { ...answer.result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+/**
+ * Registers the tasks/* handlers on `server`: 2025 requests see the tasks
+ * of `session`, 2026 requests those of `caller`. Registered with their own
+ * schemas: the SDK then serves them in either era (the extension's names).
+ */
+export function registerTaskHandlers(server: Server, runner: TaskRunner, session: string, caller: string): void {
+  const ownerOf = (ctx: ServerContext) => (eraOf(ctx) === 'modern' ? caller : session);
+
+  server.setRequestHandler('tasks/get', { params: TaskIdParams }, async (params, ctx) => {
+    if (eraOf(ctx) === 'legacy') return (await runner.get(session, params.taskId)) as never;
+    return detailed(await runner.record(caller, params.taskId)) as never;
   });
 
-  server.setRequestHandler(ListTasksRequestSchema, async (request) => {
+  server.setRequestHandler('tasks/result', { params: TaskIdParams }, async (params, ctx) => {
+    if (eraOf(ctx) === 'modern') throw wireError(-32601, 'tasks/result is not part of the 2026-07-28 tasks extension: the result comes inline in tasks/get');
+    const { taskId } = params;
+    const { answer } = await runner.result(session, taskId, ctx.mcpReq.signal);
+    if (answer.kind === 'error') throw wireError(answer.code, answer.message);
+    // The spec: tasks/result carries the related-task metadata, since a CallToolResult has no task id.
+    return { ...answer.result, _meta: { ...answer.result._meta, [RELATED_TASK_META_KEY]: { taskId } } } as never;
+  });
+
+  server.setRequestHandler('tasks/list', { params: ListParams }, async (params, ctx) => {
+    if (eraOf(ctx) === 'modern') throw wireError(-32601, 'tasks/list is not part of the 2026-07-28 tasks extension');
     try {
-      const page = await runner.list(owner, request.params?.cursor);
-      return page.nextCursor === undefined ? { tasks: page.tasks } : { tasks: page.tasks, nextCursor: page.nextCursor };
+      const page = await runner.list(session, params?.cursor);
+      return (page.nextCursor === undefined ? { tasks: page.tasks } : { tasks: page.tasks, nextCursor: page.nextCursor }) as never;
     } catch (error) {
-      if (error instanceof InvalidCursorError) throw new McpError(ErrorCode.InvalidParams, error.message);
+      if (error instanceof InvalidCursorError) throw invalidParams(error.message);
       throw error;
     }
   });
 
-  server.setRequestHandler(CancelTaskRequestSchema, async (request) => runner.cancel(owner, request.params.taskId));
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async (params, ctx) => {
+    const task = await runner.cancel(ownerOf(ctx), params.taskId);
+    // 2026: an empty acknowledgement; ours comes only once the CAS decided, so a tasks/get right after it is final.
+    return (eraOf(ctx) === 'modern' ? {} : task) as never;
+  });
+
+  server.setRequestHandler('tasks/update', { params: UpdateParams }, async (params, ctx) => {
+    if (eraOf(ctx) === 'legacy') throw wireError(-32601, 'tasks/update is part of the 2026-07-28 tasks extension only');
+    await runner.update(caller, params.taskId, params.inputResponses);
+    return {} as never;
+  });
+}
+
+/** A 2026 `tasks/get` answer: the task, with its result (completed) or error (failed) inline, in the extension's terms. */
+export function detailed(record: TaskRecord): Record<string, unknown> {
+  const task = modernTask(record.task);
+  if (!isTerminal(record.task.status) || !record.answer) return task;
+  if (record.task.status === 'cancelled') return { ...task, status: 'cancelled' };
+  // The extension: a tool result (isError or not) makes the task completed; failed is for a JSON-RPC error only.
+  if (record.answer.kind === 'result') return { ...task, status: 'completed', result: record.answer.result };
+  return { ...task, status: 'failed', error: { code: record.answer.code, message: record.answer.message } };
+}
+
+/** A stored (2025-shaped) task in the extension's field names. */
+function modernTask(task: Task): Record<string, unknown> {
+  const { ttl, pollInterval, ...rest } = task as Task & { ttl: number | null; pollInterval?: number };
+  return { ...rest, ttlMs: ttl, ...(pollInterval !== undefined && { pollIntervalMs: pollInterval }) };
 }
 
 /**
- * A `tools/call` with a `task` param: checks the tool's task support, creates
- * the task and queues its job, and answers at once with the CreateTaskResult.
- * Progress keeps the request's progress token; status changes go out as
- * `notifications/tasks/status`. Both travel outside the request's stream
- * (which ends with this answer): over HTTP on the session's GET stream, when
- * the client keeps one open.
+ * A `tools/call` run as a task: checks the tool's task support, creates the
+ * task and queues its job, and answers at once, with the 2025
+ * `{ task }` or the 2026 flat `CreateTaskResult`. 2025: progress keeps the
+ * request's progress token and status changes go out as
+ * `notifications/tasks/status`, outside the request's stream (over HTTP on
+ * the session's GET stream). 2026: the client polls `tasks/get`.
  */
-export async function callAsTask(server: Server, runner: TaskRunner, owner: string, request: CallToolRequest, tools: ReadonlyMap<string, { readonly name: string; readonly usesClient?: boolean }>): Promise<CreateTaskResult> {
-  const { name, arguments: args, task: taskParams, _meta } = request.params;
+export async function callAsTask(
+  server: Server,
+  runner: TaskRunner,
+  owner: string,
+  request: CallToolRequest,
+  tools: ReadonlyMap<string, { readonly name: string; readonly usesClient?: boolean; readonly execution?: { readonly taskSupport?: 'forbidden' | 'optional' | 'required' } }>,
+  era: TaskEra,
+): Promise<Record<string, unknown>> {
+  const { name, arguments: args, _meta } = request.params;
+  const taskParams = (request.params as { task?: { ttl?: number } }).task;
   const tool = tools.get(name);
-  if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'`);
+  if (!tool) throw invalidParams(`unknown tool '${name}'`);
   const refusal = taskSupportError(tool, true);
   if (refusal) throw refusal;
   const progressToken = _meta?.progressToken;
   let taskId: string | undefined;
   const notify = (notification: Parameters<Server['notification']>[0]) => void server.notification(notification).catch(() => undefined);
+  const legacy = era === 'legacy';
   try {
     const task = await runner.create(owner, {
       tool: name,
       args: args ?? {},
       ...(taskParams?.ttl !== undefined && { ttlMs: taskParams.ttl }),
-      ...(progressToken !== undefined && { onProgress: (report: ProgressReport) => notify({ method: 'notifications/progress', params: { progressToken, ...report } }) }),
-      ...(tool.usesClient && { onClientRequest: clientRequester(server, () => taskId) }),
-      onStatus: (changed: Task) => notify({ method: 'notifications/tasks/status', params: changed }),
+      ...(legacy && progressToken !== undefined && { onProgress: (report: ProgressReport) => notify({ method: 'notifications/progress', params: { progressToken, ...report } }) }),
+      ...(legacy && tool.usesClient && { onClientRequest: clientRequester(server, () => taskId) }),
+      ...(legacy && { onStatus: (changed: Task) => notify({ method: 'notifications/tasks/status', params: changed } as never) }),
     });
     taskId = task.taskId;
-    return { task };
+    if (legacy) return { task };
+    return { resultType: 'task', ...modernTask(task) };
   } catch (error) {
-    if (error instanceof TaskLimitError) throw new McpError(TASK_LIMIT, error.message);
+    if (error instanceof TaskLimitError) throw serverBusy(error.message);
     throw error;
   }
 }
@@ -104,7 +155,7 @@ export async function callAsTask(server: Server, runner: TaskRunner, owner: stri
 function clientRequester(server: Server, taskId: () => string | undefined): ClientRequestHandler {
   return async (method, params, signal) => {
     const id = taskId();
-    const result = await server.request({ method, params } as ServerRequest, CLIENT_RESULT_SCHEMAS[method], { signal, ...(id !== undefined && { relatedTask: { taskId: id } }) });
+    const result: unknown = await server.request({ method, params } as never, { signal, ...(id !== undefined && { relatedTask: { taskId: id } }) } as never);
     return result as Record<string, unknown>;
   };
 }

@@ -11,7 +11,8 @@
  * If completion (or the deadline) won, the task takes the job's outcome and
  * `tasks/cancel` gets the spec's error for a terminal task.
  */
-import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
+import type { Task } from '@modelcontextprotocol/server';
+import { invalidParams } from '../server/wire-errors.js';
 import type { CallBackend, CancelResult, ClientRequestHandler, JobOutcome, ProgressReport } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
 import { cancelledAnswer, settlementOf } from './answer.js';
@@ -127,6 +128,22 @@ export class TaskRunner {
     const record = await this.store.get(owner, taskId);
     if (!record) throw notFound(taskId);
     return record.task;
+  }
+
+  /** The owner's task and, once terminal, its answer; -32602 if unknown, expired or another owner's. */
+  async record(owner: string, taskId: string): Promise<TaskRecord> {
+    const record = await this.store.get(owner, taskId);
+    if (!record) throw notFound(taskId);
+    return record;
+  }
+
+  /**
+   * 2026 `tasks/update`: input for a task waiting for it. No task of ours
+   * waits for input yet, so the responses match no outstanding key and are
+   * ignored, as the extension says; an unknown task is still -32602.
+   */
+  async update(owner: string, taskId: string, _responses: Record<string, unknown>): Promise<void> {
+    await this.record(owner, taskId);
   }
 
   /** Waits until the task is terminal, then gives its answer; -32602 if it is not (or no longer) there. */
@@ -271,10 +288,10 @@ export class TaskRunner {
   }
 }
 
-function notFound(taskId: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `Failed to retrieve task: Task not found (${JSON.stringify(taskId)}: unknown, expired or another session's)`);
+function notFound(taskId: string): Error {
+  return invalidParams(`Failed to retrieve task: Task not found (${JSON.stringify(taskId)}: unknown, expired or another session's)`);
 }
 
-function alreadyTerminal(status: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${status}'`);
+function alreadyTerminal(status: string): Error {
+  return invalidParams(`Cannot cancel task: already in terminal status '${status}'`);
 }

@@ -14,7 +14,7 @@
  * the tests.
  */
 import { McpCancelPoolError } from '../errors.js';
-import type { CallToolResult, Task } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Task } from '@modelcontextprotocol/server';
 
 /** The statuses a task never leaves. */
 export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
@@ -119,4 +119,7 @@ export interface TaskStore {
 }
 
 /** Whether a status is terminal (the SDK's own check). */
-export { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
+/** Whether a task status is terminal (completed, failed, cancelled). */
+export function isTerminal(status: Task['status']): status is TerminalStatus {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}

@@ -2,7 +2,8 @@
  * A tool's `execution.taskSupport` (MCP 2025-11-25, tasks): whether a
  * `tools/call` of it may, or must, carry a `task` param.
  */
-import { ErrorCode, McpError, type ToolExecution } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolExecution } from '@modelcontextprotocol/server';
+import { MISSING_CLIENT_CAPABILITY, ProtocolErrorCode as ErrorCode, wireError } from '../server/wire-errors.js';
 
 /** `forbidden`: plain calls only; `optional`: either; `required`: task-augmented calls only. */
 export type TaskSupport = NonNullable<ToolExecution['taskSupport']>;
@@ -19,9 +20,12 @@ export function executionOf(tool: { readonly execution?: { readonly taskSupport?
  * The spec's error (-32601, Method not found) for a call that does not match
  * the tool's task support, or undefined if it may go ahead.
  */
-export function taskSupportError(tool: { readonly name: string; readonly execution?: { readonly taskSupport?: TaskSupport } }, asTask: boolean): McpError | undefined {
+export function taskSupportError(tool: { readonly name: string; readonly execution?: { readonly taskSupport?: TaskSupport } }, asTask: boolean, era: 'legacy' | 'modern' = 'legacy'): Error | undefined {
   const support = executionOf(tool).taskSupport;
-  if (asTask && support === 'forbidden') return new McpError(ErrorCode.MethodNotFound, `tool '${tool.name}' cannot run as a task (execution.taskSupport: forbidden); call it without 'task'`);
-  if (!asTask && support === 'required') return new McpError(ErrorCode.MethodNotFound, `tool '${tool.name}' runs only as a task (execution.taskSupport: required); call it with a 'task' param`);
+  // 2026: the extension's -32021, naming the capability the request lacked.
+  if (era === 'modern' && !asTask && support === 'required')
+    return wireError(MISSING_CLIENT_CAPABILITY, `tool '${tool.name}' runs only as a task: declare the io.modelcontextprotocol/tasks extension in this request's clientCapabilities`, { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } });
+  if (asTask && support === 'forbidden') return wireError(ErrorCode.MethodNotFound, `tool '${tool.name}' cannot run as a task (execution.taskSupport: forbidden); call it without 'task'`);
+  if (!asTask && support === 'required') return wireError(ErrorCode.MethodNotFound, `tool '${tool.name}' runs only as a task (execution.taskSupport: required); call it with a 'task' param`);
   return undefined;
 }

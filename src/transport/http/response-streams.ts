@@ -6,9 +6,12 @@
  * A POST may carry a batch: it ends only once its other requests are
  * answered, or their responses would be lost with it.
  */
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import type { NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+
 import type { RequestId } from '../../wire/registry.js';
+
+/** JSON-RPC code of the never-sent release response (1.x's ErrorCode.RequestTimeout). */
+const REQUEST_TIMEOUT = -32001;
 
 interface Post {
   /** Requests still owed a response. */
@@ -68,7 +71,7 @@ export class ResponseStreams {
    */
   private release(id: RequestId): void {
     this.transport
-      .send({ jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: 'cancelled; never sent' } })
+      .send({ jsonrpc: '2.0', id, error: { code: REQUEST_TIMEOUT, message: 'cancelled; never sent' } })
       .catch(() => undefined);
   }
 }

@@ -1,17 +1,21 @@
 /**
- * Streamable HTTP: one SDK transport, guard and server per MCP session.
- * Cancellation reaches a job through the process-wide registry, whichever
+ * Streamable HTTP, both eras on one endpoint. `isLegacyRequest` tells them
+ * apart. 2025-11-25: one SDK transport, guard and server per MCP session;
+ * cancellation reaches a job through the process-wide registry, whichever
  * request carried it; a client that drops the response stream of a pending
  * POST has cancelled the requests in it; DELETE or idle expiry closes the
- * session and cancels what it still runs.
+ * session and cancels what it still runs. 2026-07-28: no sessions; the SDK's
+ * per-request handler (`legacy: 'reject'`, never its per-request 2025
+ * fallback, which would lose a 2025 cancel), a guard under each exchange,
+ * and a closed response stream is that request's cancellation.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
-import { ErrorCode, isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { createHash } from 'node:crypto';
+import { NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport, hostHeaderValidation, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, ProtocolErrorCode as ErrorCode, type Transport } from '@modelcontextprotocol/server';
 import type { CallBackend } from '../../backend/backend.js';
 import type { RequestId } from '../../wire/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../../server/server.js';
@@ -94,17 +98,37 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   app.disable('x-powered-by');
 
   // DNS rebinding: a page on another origin must not reach the server through a name it controls. Always on.
-  app.use(hostHeaderValidation(acceptedHostnames(host, options.allowedHosts)));
+  const validHost = hostHeaderValidation(acceptedHostnames(host, options.allowedHosts));
+  // 2.x's check answers 403 itself and says whether to go on.
+  app.use((req: Request, res: Response, next: NextFunction) => void (validHost(req, res) && next()));
   app.use(originCheck(options.allowedOrigins ?? []));
   // Before the body is read: a client without the token costs no parsing.
   if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
   app.use(express.json({ limit: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes }));
   app.use(bodyErrors);
 
+  // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
+  const caller = options.authToken === undefined ? 'caller:anonymous' : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
+  const modern = createMcpHandler(
+    () =>
+      createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
+        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire),
+        wraps: true,
+        caller,
+      })),
+    { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes },
+  );
+  const serveModern = toNodeHandler(modern);
+
   app.post('/mcp', async (req: Request, res: Response) => {
     const malformed = malformedMessages(req.body);
     if (malformed) return void res.status(400).json(malformed);
     const sid = req.header('mcp-session-id');
+    if (!sid && !(await isLegacyRequest(await toWebRequest(req, req.body), req.body))) {
+      // SSE answers must reach the client as they are written, through any buffering proxy.
+      res.setHeader('X-Accel-Buffering', 'no');
+      return serveModern(req, res, req.body);
+    }
     const session = sid ? sessions.get(sid) : undefined;
     if (session) {
       const guard = session.guard;
@@ -145,7 +169,10 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   }
 
   const existing = async (req: Request, res: Response) => {
-    const session = sessions.get(req.header('mcp-session-id') ?? '');
+    const sid = req.header('mcp-session-id');
+    // Without a 2025 session there is nothing to GET or DELETE: 2026 has neither a GET stream nor sessions.
+    if (!sid) return void res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Method not allowed: GET and DELETE need a 2025-11-25 session (Mcp-Session-Id)' } });
+    const session = sessions.get(sid);
     if (!session) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
     session.lastSeen = Date.now();
     await session.transport.handleRequest(req, res);
@@ -168,10 +195,14 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       hooks: { cancelled: (requestId) => streams.cancelled(requestId) },
       afterAnswered: (requestId) => streams.answered(requestId),
     });
-    const server = createMcpServer(backend, guard, options.wire, options.version);
+    const server = createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller }));
     const session: Session = { transport, guard, streams, lastSeen: Date.now() };
-    server.onclose = () => sessions.delete(id);
-    await server.connect(guard);
+    // The session is gone: so are its tasks.
+    guard.onOwnerClosed = () => {
+      sessions.delete(id);
+      void tasksOf(backend).closeOwner(id);
+    };
+    await server.connect(guard as never);
     return session;
   }
 
@@ -196,6 +227,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     async close() {
       clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));
+      await modern.close();
       await new Promise<void>((resolve) => {
         listener.close(() => resolve());
         listener.closeAllConnections();
