@@ -21,6 +21,9 @@ import { UsageError } from './usage-error.js';
 import { poolOptions } from './pool-options.js';
 import { DEFAULTS } from '../defaults.js';
 import type { ToolPriority } from '../pool/protocol.js';
+import { instrumentBackend } from '../ops/instrument.js';
+import { frontEndOps, RedisProbe } from '../ops/ops.js';
+import { serveHealth } from '../ops/health.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -65,6 +68,9 @@ interface ServeFlags {
   redis?: string;
   queue: string;
   toolPriority: ToolPriority;
+  healthPort?: number;
+  healthHost: string;
+  healthAuth: boolean;
 }
 
 const program = new Command()
@@ -103,6 +109,9 @@ program
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
+  .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', int(0))
+  .option('--health-host <host>', 'with --health-port: interface to bind', '127.0.0.1')
+  .option('--health-auth', 'HTTP: /healthz, /readyz and /metrics need the bearer token too (by default they do not)', false)
   .action(async (flags: ServeFlags, command: Command) => {
     let authToken: string | undefined;
     if (flags.transport === 'http') {
@@ -115,14 +124,34 @@ program
       }
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
-    const executor = (await openQueueBackend(flags)) ?? await Executor.create({
+    const backend = (await openQueueBackend(flags)) ?? await Executor.create({
       ...poolOptions(flags),
       ...(flags.cores !== undefined && { cores: flags.cores }),
       handoffDelayMs: flags.handoffDelayMs,
       queueLimit: flags.queueLimit,
       ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
     });
-    configureTasks(executor, {
+    const local = backend instanceof Executor;
+    const wire = newWireStats();
+    let stopping = false;
+    let sessions = () => 1;
+    const redisProbe = flags.redis !== undefined ? new RedisProbe(flags.redis, flags.queue) : undefined;
+    const ops = frontEndOps(
+      {
+        stats: () => backend.stats(),
+        taskStats: () => tasks.stats(),
+        wire,
+        sessions: () => sessions(),
+        tools: new Set(backend.tools.keys()),
+        ...(redisProbe && { redis: redisProbe }),
+        accepting: () => !stopping,
+      },
+      // Job events cost a little per call: only subscribe when something can scrape them.
+      local && (flags.transport === 'http' || flags.healthPort !== undefined),
+    );
+    // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
+    const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
+    const tasks = configureTasks(executor, {
       maxTasksPerSession: flags.maxTasksPerSession,
       maxTasks: flags.maxTasks,
       defaultTtlMs: flags.taskTtlMs,
@@ -131,14 +160,13 @@ program
         if (cancelled > 0) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
     });
-    const wire = newWireStats();
-    let stopping = false;
     const stop = async (why: string, close: () => Promise<void>) => {
       if (stopping) return;
       stopping = true;
       log(`shutting down (${why})`);
       await close(); // cancels every in-flight call of every session
       await executor.close();
+      ops.close();
       process.exit(0);
     };
     if (flags.transport === 'http') {
@@ -154,13 +182,20 @@ program
         allowUnauthenticated: flags.allowUnauthenticated,
         version,
         wire,
+        routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
+      sessions = () => http.sessions();
       log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
-      log(`listening on ${http.url} with ${describeBackend(executor, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
+      log(`health and metrics on ${http.url.replace(/\/mcp$/, '')}/healthz, /readyz, /metrics${flags.healthAuth ? ' (bearer token required)' : ''}`);
+      log(`listening on ${http.url} with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
       const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire });
-      log(`serving on stdio with ${describeBackend(executor, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
+      if (flags.healthPort !== undefined) {
+        const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
+        log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);
+      }
+      log(`serving on stdio with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       // The MCP lifecycle: closing stdin is how a stdio client shuts the server down (a closed stdout ends it too).
       void stdio.closed.then((why) => stop(why, async () => undefined));
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => stdio.close()));

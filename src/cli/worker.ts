@@ -10,10 +10,14 @@ import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { WorkerHost } from '../remote/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
+import { RedisProbe, workerHostOps } from '../ops/ops.js';
+import { serveHealth } from '../ops/health.js';
 
 interface WorkerFlags extends PoolFlags {
   redis: string;
   queue: string;
+  healthPort?: number;
+  healthHost: string;
 }
 
 function positiveInt(value: string): number {
@@ -44,6 +48,8 @@ export function registerWorker(program: Command): void {
         .default(DEFAULTS.toolPriority),
     )
     .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker thread is replaced', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1000)
+    .option('--health-port <port>', 'serve GET /healthz, /readyz and /metrics on this port', (v: string) => (v === '0' ? 0 : positiveInt(v)))
+    .option('--health-host <host>', 'with --health-port: interface to bind', '127.0.0.1')
     .action(async (flags: WorkerFlags) => {
       for (const file of flags.tools) await checkToolModule(resolve(file));
       const host = await WorkerHost.start({
@@ -53,6 +59,17 @@ export function registerWorker(program: Command): void {
       });
       log(`host ${host.hostId} serving queue '${flags.queue}' with ${host.executor.threads} threads (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
       let stopping = false;
+      if (flags.healthPort !== undefined) {
+        const ops = workerHostOps({
+          stats: () => host.executor.stats(),
+          dropped: () => host.stats.dropped,
+          tools: new Set(host.executor.tools.keys()),
+          redis: new RedisProbe(flags.redis, flags.queue),
+          accepting: () => !stopping,
+        });
+        const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
+        log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);
+      }
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         process.once(signal, () => {
           if (stopping) return;

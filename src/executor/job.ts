@@ -15,6 +15,7 @@ import { Escalation } from './escalation.js';
 import { crashed, outcomeOf, settledState, stoppedWhileRunning } from './outcome.js';
 import type { StandbyLoan } from './standby.js';
 import { WorkerChannel } from './worker-channel.js';
+import { JOB_EVENTS, type JobEvent } from './events.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -88,6 +89,7 @@ export class Job implements InFlightEntry, CallHandle {
   /** Queues the job. Never throws: a full queue or unknown tool settles the outcome as failed. */
   start(options: StartOptions): Promise<JobOutcome> {
     if (this.result || this.slot) return this.outcome;
+    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'start', job: this, tool: options.tool } satisfies JobEvent);
     const host = this.host;
     const tool = host.tools.get(options.tool);
     if (!tool) return this.finish({ kind: 'failed', code: 'unknown_tool', message: `unknown tool '${options.tool}'` });
@@ -141,6 +143,7 @@ export class Job implements InFlightEntry, CallHandle {
     const host = this.host;
     if (!host.slab.transition(slot, JobState.queued, JobState.running)) return; // cancelled while queued
     host.counters.running++;
+    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'running', job: this } satisfies JobEvent);
     const channel = new WorkerChannel(tool, options, { state: () => this.state, stopSignal: () => this.stopSignal(), counters: host.counters });
     const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
     const escalation = new Escalation({
@@ -202,6 +205,7 @@ export class Job implements InFlightEntry, CallHandle {
     if ((outcome.kind === 'cancelled' || outcome.kind === 'timedOut') && outcome.hardKilled) counters.hardKilled++;
     this.stopped?.abort(STOPPED); // releases the job's outbound requests, if any are still pending
     this.host.settled(this);
+    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'settled', job: this, outcome } satisfies JobEvent);
     this.resolve(outcome);
     return this.outcome;
   }
@@ -215,6 +219,7 @@ export class Job implements InFlightEntry, CallHandle {
     counters[kind]++;
     counters.running--;
     counters.stopping++;
+    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'stopped', job: this, kind } satisfies JobEvent);
     this.loan = this.host.stoppedOnThread();
     this.escalation?.armGrace(this.host.graceMs);
   }

@@ -6,7 +6,7 @@
  * session and cancels what it still runs.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -62,12 +62,16 @@ export interface HttpOptions {
   readonly allowedOrigins?: readonly string[];
   readonly version: string;
   readonly wire: WireStats;
+  /** Requests it answers (returns true) skip MCP authentication: health and metrics (src/ops/health.ts). */
+  readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /** A running HTTP server. */
 export interface HttpMcpServer {
   /** The MCP endpoint, e.g. http://127.0.0.1:3000/mcp. */
   readonly url: string;
+  /** Live sessions now. */
+  sessions(): number;
   /** Closes every session (cancelling their calls) and the listener. */
   close(): Promise<void>;
 }
@@ -96,6 +100,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   // DNS rebinding: a page on another origin must not reach the server through a name it controls. Always on.
   app.use(hostHeaderValidation(acceptedHostnames(host, options.allowedHosts)));
   app.use(originCheck(options.allowedOrigins ?? []));
+  const routes = options.routes;
+  if (routes) app.use((req, res, next) => void (routes(req, res) || next()));
   // Before the body is read: a client without the token costs no parsing.
   if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
   app.use(express.json({ limit: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes }));
@@ -186,13 +192,14 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   sweeper.unref();
 
   const listener: HttpServer = await new Promise((resolve, reject) => {
-    const srv = app.listen(options.port ?? DEFAULTS.port, host, () => resolve(srv));
-    srv.once('error', reject);
+    // Express 5 hands a listen error (EADDRINUSE, …) to this callback.
+    const srv = app.listen(options.port ?? DEFAULTS.port, host, (error?: Error) => (error ? reject(error) : resolve(srv)));
   });
   const { port } = listener.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shownHost}:${port}/mcp`,
+    sessions: () => sessions.size,
     async close() {
       clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));
