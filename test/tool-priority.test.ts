@@ -78,7 +78,7 @@ describe('tool threads priority, local pool over stdio', () => {
     const err = stderrOf(w);
     expect(await sched(w)).toMatchObject({ policy: 0, nice: mainNice(w.transport.pid!) });
     expect(idleThreads(w.transport.pid!)).toBe(0);
-    await until(() => err().includes('worker threads'), 15_000, 'the start-up line');
+    await until(() => err().includes('worker thread'), 15_000, 'the start-up line');
     expect(err()).not.toMatch(/priority|MCP_CANCEL_POOL_TOOL_PRIORITY/);
   });
 

@@ -18,6 +18,7 @@ import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
+import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
 import { poolOptions } from './pool-options.js';
 import { DEFAULTS } from '../defaults.js';
 import type { ToolPriority } from '../pool/protocol.js';
@@ -31,13 +32,14 @@ function log(message: string): void {
   process.stderr.write(`[mcp-cancel-pool] ${message}\n`);
 }
 
-function int(min: number) {
+function int(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `expected an integer >= ${min}` : `expected an integer from ${min} to ${max}`);
     return n;
   };
 }
+const port = int(0, 65535);
 
 interface ServeFlags {
   transport: 'stdio' | 'http';
@@ -73,7 +75,7 @@ interface ServeFlags {
   healthAuth: boolean;
 }
 
-const program = new Command()
+const program = new EnvCommand()
   .name('mcp-cancel-pool')
   .description('An MCP server that runs CPU-heavy tools on a worker pool, with cancellation that stops the work and never answers a cancelled call.')
   .version(version);
@@ -88,8 +90,8 @@ program
   .option('--handoff-delay-ms <ms>', 'with every core busy, how long a cancelled call may take to stop before its slot passes to the standby anyway (0 = at once)', int(0), DEFAULTS.handoffDelayMs)
   .option('--queue-limit <n>', 'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"', int(0), DEFAULTS.queueLimit)
   .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), DEFAULTS.graceMs)
-  .option('--host <host>', 'HTTP: interface to bind; anything but loopback needs a token or --allow-unauthenticated', DEFAULTS.host)
-  .option('--port <port>', 'HTTP: port (0 = any free port)', int(0), DEFAULTS.port)
+  .option('--host <host>', 'HTTP: interface to bind (an IPv6 address with or without brackets); anything but loopback needs a token or --allow-unauthenticated', hostArg, DEFAULTS.host)
+  .option('--port <port>', 'HTTP: port (0 = any free port)', port, DEFAULTS.port)
   .option('--tools <module>', 'load tools from this module (repeatable); see README "Writing your own tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--no-builtins', 'do not load the built-in tools')
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
@@ -109,8 +111,8 @@ program
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
-  .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', int(0))
-  .option('--health-host <host>', 'with --health-port: interface to bind', '127.0.0.1')
+  .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)
+  .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
   .option('--health-auth', 'HTTP: /healthz, /readyz and /metrics need the bearer token too (by default they do not)', false)
   .action(async (flags: ServeFlags, command: Command) => {
     let authToken: string | undefined;
@@ -206,8 +208,17 @@ registerInitTools(program, version);
 (await import('./probe.js')).registerProbe(program);
 (await import('./worker.js')).registerWorker(program);
 listServeOptionsInHelp(program);
+program.hook('preAction', (_program, command) => refuseInapplicable(command));
 
-program.parseAsync(process.argv).catch((error: unknown) => {
-  log(error instanceof UsageError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error));
+// Start-up errors end in one line and exit 1: what went wrong and what to do, never a stack into our code.
+const fail = (error: unknown) => {
+  const line = startupErrorLine(error) ?? (error instanceof Error ? error.message.split('\n')[0] : String(error));
+  log(error instanceof UsageError || startupErrorLine(error) !== undefined ? line! : `cannot start: ${line}`);
   process.exit(1);
-});
+};
+try {
+  checkSwitchesInEnv(program);
+  await program.parseAsync(process.argv);
+} catch (error) {
+  fail(error);
+}

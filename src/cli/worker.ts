@@ -12,6 +12,7 @@ import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
 import { RedisProbe, workerHostOps } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
+import { hostArg } from './config.js';
 
 interface WorkerFlags extends PoolFlags {
   redis: string;
@@ -23,6 +24,12 @@ interface WorkerFlags extends PoolFlags {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer >= 1');
+  return n;
+}
+
+function healthPort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected an integer from 0 to 65535');
   return n;
 }
 
@@ -48,8 +55,8 @@ export function registerWorker(program: Command): void {
         .default(DEFAULTS.toolPriority),
     )
     .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker thread is replaced', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1000)
-    .option('--health-port <port>', 'serve GET /healthz, /readyz and /metrics on this port', (v: string) => (v === '0' ? 0 : positiveInt(v)))
-    .option('--health-host <host>', 'with --health-port: interface to bind', '127.0.0.1')
+    .option('--health-port <port>', 'serve GET /healthz, /readyz and /metrics on this port (0 = any free port)', healthPort)
+    .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
     .action(async (flags: WorkerFlags) => {
       for (const file of flags.tools) await checkToolModule(resolve(file));
       const host = await WorkerHost.start({
@@ -57,7 +64,7 @@ export function registerWorker(program: Command): void {
         queue: flags.queue,
         executor: poolOptions(flags),
       });
-      log(`host ${host.hostId} serving queue '${flags.queue}' with ${host.executor.threads} threads (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
+      log(`host ${host.hostId} serving queue '${flags.queue}' with ${host.executor.threads} thread${host.executor.threads === 1 ? '' : 's'} (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
       let stopping = false;
       if (flags.healthPort !== undefined) {
         const ops = workerHostOps({
