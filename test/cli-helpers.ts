@@ -14,10 +14,11 @@ export interface Ran {
  * Runs `command args` to its end with stdin left open (a server must end by itself), killing it after `ms`.
  * npm's per-script variables of the outer `npm test` are dropped, so a nested npm behaves as in a fresh shell.
  */
-export function run(command: string, args: string[], options: { cwd?: string; ms?: number; shell?: boolean } = {}): Promise<Ran> {
-  const env = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !/^npm_(lifecycle|package)_/.test(k) && k !== 'npm_config_loglevel'),
-  );
+export function run(command: string, args: string[], options: { cwd?: string; ms?: number; shell?: boolean; env?: Record<string, string> } = {}): Promise<Ran> {
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_(lifecycle|package)_/.test(k) && k !== 'npm_config_loglevel')),
+    ...options.env,
+  };
   const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env, stdio: 'pipe', shell: options.shell ?? false });
   let stdout = '';
   let stderr = '';

@@ -36,15 +36,13 @@ describe('hard stop, deadlines, ctx.signal', () => {
     expect(stats.cancelled).toBe(1);
     expect(stats.inFlight).toBe(0);
 
-    // Same for the built-in spin with cooperative: false (no progress to wait for: it never checks).
-    const second = ex.submit('s', 'spin-nc', { tool: 'spin', args: { ms: 60_000, cooperative: false } });
-    await delay(200);
-    expect(second.state).toBe('running');
+    // Same for the built-in spin with cooperative: false (its one progress report says the uncheckable part began).
+    const { job: second } = await submitRunning(ex, 's', 'spin-nc', 'spin', { ms: 60_000, cooperative: false });
     expect(ex.cancel('s', 'spin-nc')).toBe('cancelled-running');
     expect(await within(second.outcome, 10_000, 'second hard kill')).toMatchObject({ kind: 'cancelled', hardKilled: true });
     expect(ex.stats().hardKilled).toBe(2);
     await quick(ex);
-  }, 30_000);
+  }, 90_000);
 
   it('survives many hard stops in a row, each worker replaced while others start up', async () => {
     const ex = await make({ threads: 2, graceMs: 20 });
@@ -69,14 +67,14 @@ describe('hard stop, deadlines, ctx.signal', () => {
   it('spin with cooperative:false is hard-killed too', async () => {
     const ex = await make({ threads: 1, graceMs: 200 });
     await quick(ex); // the worker is up
-    const job = ex.submit('s', 'nc', { tool: 'spin', args: { ms: 60_000, cooperative: false } });
-    await delay(200); // no progress from a non-cooperative spin: give it time to reach the worker
-    expect(job.state).toBe('running');
+    // Cancel once its one progress report says it is past the last checkpoint, however long a busy machine took.
+    const { job, reports } = await submitRunning(ex, 's', 'nc', 'spin', { ms: 60_000, cooperative: false });
     expect(ex.cancel('s', 'nc')).toBe('cancelled-running');
     expect(await within(job.outcome, 10_000, 'non-cooperative spin')).toEqual({ kind: 'cancelled', from: 'running', hardKilled: true });
+    expect(reports()).toBe(1); // never checks, so never reports again
     expect(ex.stats().hardKilled).toBe(1);
     await quick(ex);
-  }, 30_000);
+  }, 90_000);
 
   it('a deadline ends the job with timedOut (an error is owed), by tool default or per call', async () => {
     const ex = await make({ threads: 2, graceMs: 300 });

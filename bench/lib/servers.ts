@@ -56,9 +56,11 @@ export function serverCommand(spec: ServerSpec): string[] {
   switch (spec.kind) {
     case 'ours':
       return [
-        path('src/cli/main.js'), 'serve', '--transport', spec.transport, '--threads', String(spec.threads),
-        ...(spec.graceMs !== undefined ? ['--grace-ms', String(spec.graceMs)] : []),
-        ...(spec.spareThreads !== undefined ? ['--spare-threads', String(spec.spareThreads)] : []),
+        path('src/cli/main.js'), 'serve', '--transport', spec.transport,
+        // A front end on Redis has no pool (serve refuses pool flags there): the hosts take them.
+        ...(spec.redis === undefined ? ['--threads', String(spec.threads)] : []),
+        ...(spec.graceMs !== undefined && spec.redis === undefined ? ['--grace-ms', String(spec.graceMs)] : []),
+        ...(spec.spareThreads !== undefined && spec.redis === undefined ? ['--spare-threads', String(spec.spareThreads)] : []),
         ...(spec.transport === 'http' ? ['--port', '0'] : []),
         ...(spec.redis !== undefined ? ['--redis', spec.redis, '--queue', spec.queue ?? 'mcp-cancel-pool'] : []),
       ];

@@ -18,9 +18,13 @@ import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
+import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
 import { poolOptions } from './pool-options.js';
 import { DEFAULTS } from '../defaults.js';
 import type { ToolPriority } from '../pool/protocol.js';
+import { instrumentBackend } from '../ops/instrument.js';
+import { frontEndOps, RedisProbe } from '../ops/ops.js';
+import { serveHealth } from '../ops/health.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -28,13 +32,14 @@ function log(message: string): void {
   process.stderr.write(`[mcp-cancel-pool] ${message}\n`);
 }
 
-function int(min: number) {
+function int(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(max === Number.MAX_SAFE_INTEGER ? `expected an integer >= ${min}` : `expected an integer from ${min} to ${max}`);
     return n;
   };
 }
+const port = int(0, 65535);
 
 interface ServeFlags {
   transport: 'stdio' | 'http';
@@ -67,9 +72,12 @@ interface ServeFlags {
   redisCaFile?: string;
   queue: string;
   toolPriority: ToolPriority;
+  healthPort?: number;
+  healthHost: string;
+  healthAuth: boolean;
 }
 
-const program = new Command()
+const program = new EnvCommand()
   .name('mcp-cancel-pool')
   .description('An MCP server that runs CPU-heavy tools on a worker pool, with cancellation that stops the work and never answers a cancelled call.')
   .version(version);
@@ -84,8 +92,8 @@ program
   .option('--handoff-delay-ms <ms>', 'with every core busy, how long a cancelled call may take to stop before its slot passes to the standby anyway (0 = at once)', int(0), DEFAULTS.handoffDelayMs)
   .option('--queue-limit <n>', 'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"', int(0), DEFAULTS.queueLimit)
   .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), DEFAULTS.graceMs)
-  .option('--host <host>', 'HTTP: interface to bind; anything but loopback needs a token or --allow-unauthenticated', DEFAULTS.host)
-  .option('--port <port>', 'HTTP: port (0 = any free port)', int(0), DEFAULTS.port)
+  .option('--host <host>', 'HTTP: interface to bind (an IPv6 address with or without brackets); anything but loopback needs a token or --allow-unauthenticated', hostArg, DEFAULTS.host)
+  .option('--port <port>', 'HTTP: port (0 = any free port)', port, DEFAULTS.port)
   .option('--tools <module>', 'load tools from this module (repeatable); see README "Writing your own tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--no-builtins', 'do not load the built-in tools')
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
@@ -107,6 +115,9 @@ program
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
+  .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)
+  .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
+  .option('--health-auth', 'HTTP: /healthz, /readyz and /metrics need the bearer token too (by default they do not)', false)
   .action(async (flags: ServeFlags, command: Command) => {
     let authToken: string | undefined;
     if (flags.transport === 'http') {
@@ -119,14 +130,34 @@ program
       }
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
-    const executor = (await openQueueBackend(flags)) ?? await Executor.create({
+    const backend = (await openQueueBackend(flags)) ?? await Executor.create({
       ...poolOptions(flags),
       ...(flags.cores !== undefined && { cores: flags.cores }),
       handoffDelayMs: flags.handoffDelayMs,
       queueLimit: flags.queueLimit,
       ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
     });
-    configureTasks(executor, {
+    const local = backend instanceof Executor;
+    const wire = newWireStats();
+    let stopping = false;
+    let sessions = () => 1;
+    const redisProbe = flags.redis !== undefined ? new RedisProbe(flags.redis, flags.queue) : undefined;
+    const ops = frontEndOps(
+      {
+        stats: () => backend.stats(),
+        taskStats: () => tasks.stats(),
+        wire,
+        sessions: () => sessions(),
+        tools: new Set(backend.tools.keys()),
+        ...(redisProbe && { redis: redisProbe }),
+        accepting: () => !stopping,
+      },
+      // Job events cost a little per call: only subscribe when something can scrape them.
+      local && (flags.transport === 'http' || flags.healthPort !== undefined),
+    );
+    // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
+    const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
+    const tasks = configureTasks(executor, {
       maxTasksPerSession: flags.maxTasksPerSession,
       maxTasks: flags.maxTasks,
       defaultTtlMs: flags.taskTtlMs,
@@ -135,14 +166,13 @@ program
         if (cancelled > 0) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
     });
-    const wire = newWireStats();
-    let stopping = false;
     const stop = async (why: string, close: () => Promise<void>) => {
       if (stopping) return;
       stopping = true;
       log(`shutting down (${why})`);
       await close(); // cancels every in-flight call of every session
       await executor.close();
+      ops.close();
       process.exit(0);
     };
     if (flags.transport === 'http') {
@@ -158,13 +188,20 @@ program
         allowUnauthenticated: flags.allowUnauthenticated,
         version,
         wire,
+        routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
+      sessions = () => http.sessions();
       log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
-      log(`listening on ${http.url} with ${describeBackend(executor, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
+      log(`health and metrics on ${http.url.replace(/\/mcp$/, '')}/healthz, /readyz, /metrics${flags.healthAuth ? ' (bearer token required)' : ''}`);
+      log(`listening on ${http.url} with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
       const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire });
-      log(`serving on stdio with ${describeBackend(executor, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
+      if (flags.healthPort !== undefined) {
+        const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
+        log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);
+      }
+      log(`serving on stdio with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       // The MCP lifecycle: closing stdin is how a stdio client shuts the server down (a closed stdout ends it too).
       void stdio.closed.then((why) => stop(why, async () => undefined));
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => stdio.close()));
@@ -175,8 +212,17 @@ registerInitTools(program, version);
 (await import('./probe.js')).registerProbe(program);
 (await import('./worker.js')).registerWorker(program);
 listServeOptionsInHelp(program);
+program.hook('preAction', (_program, command) => refuseInapplicable(command));
 
-program.parseAsync(process.argv).catch((error: unknown) => {
-  log(error instanceof UsageError ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error));
+// Start-up errors end in one line and exit 1: what went wrong and what to do, never a stack into our code.
+const fail = (error: unknown) => {
+  const line = startupErrorLine(error) ?? (error instanceof Error ? error.message.split('\n')[0] : String(error));
+  log(error instanceof UsageError || startupErrorLine(error) !== undefined ? line! : `cannot start: ${line}`);
   process.exit(1);
-});
+};
+try {
+  checkSwitchesInEnv(program);
+  await program.parseAsync(process.argv);
+} catch (error) {
+  fail(error);
+}

@@ -70,7 +70,7 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
 export function describeBackend(backend: CallBackend, flags: BackendFlags): string {
   if (backend instanceof Executor) {
     const priority = backend.toolPriority.priority;
-    return `${backend.threads} worker threads (+${backend.spareThreads} standby${priority === 'normal' ? '' : `, priority ${priority}`})`;
+    return `${backend.threads} worker thread${backend.threads === 1 ? '' : 's'} (+${backend.spareThreads} standby${priority === 'normal' ? '' : `, priority ${priority}`})`;
   }
   const display = backend instanceof QueueBackend ? backend.redis.display : 'Redis';
   return `calls queued on Redis ${display} (queue '${flags.queue}') for worker hosts`;

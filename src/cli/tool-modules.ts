@@ -2,6 +2,7 @@
  * Checks a `--tools` module before the pool starts, so the usual mistakes end
  * in one line that names the file and the fix instead of a loader stack trace.
  */
+import { execFileSync } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -53,9 +54,25 @@ function explainLoadError(file: string, real: string, error: unknown): UsageErro
       `--tools ${file}: it imports mcp-cancel-pool, which is not installed in its own project: run "npm install mcp-cancel-pool" there (a global install is not visible to it; ${GUIDE})`,
     );
   }
+  // A syntax error carries no location in its stack; node --check prints it (only on this failure path).
+  if (error instanceof SyntaxError) return new UsageError(`--tools ${syntaxLocation(real) ?? file}: ${message} (fix the module, or pass its compiled .js)`);
   // An error in the user's own code: keep where it happened, the one frame that helps.
   const url = pathToFileURL(real).href;
   const frame = (e as { stack?: string }).stack?.split('\n').find((l) => l.includes(url) || l.includes(real));
   const where = frame ? ` (${frame.trim().replace(/^at /, '')})` : '';
   return new UsageError(`--tools ${file}: cannot load it: ${message}${where}`);
+}
+
+/** `file:line:col` of the syntax error in `file`, from `node --check`'s report (path:line, the source line, a caret). */
+function syntaxLocation(file: string): string | undefined {
+  try {
+    execFileSync(process.execPath, ['--check', file], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 10_000 });
+    return undefined;
+  } catch (error) {
+    const lines = String((error as { stderr?: Buffer }).stderr ?? '').split('\n');
+    const m = /^(.*):(\d+)$/.exec(lines[0] ?? '');
+    if (!m) return undefined;
+    const caret = lines[2]?.indexOf('^') ?? -1;
+    return `${m[1]}:${m[2]}:${caret >= 0 ? caret + 1 : 1}`;
+  }
 }

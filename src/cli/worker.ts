@@ -14,6 +14,9 @@ import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
 import { redisUrlOf } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
+import { RedisProbe, workerHostOps } from '../ops/ops.js';
+import { serveHealth } from '../ops/health.js';
+import { hostArg } from './config.js';
 
 interface WorkerFlags extends PoolFlags {
   redis?: string;
@@ -21,11 +24,19 @@ interface WorkerFlags extends PoolFlags {
   redisCaFile?: string;
   queue: string;
   drainTimeoutMs: number;
+  healthPort?: number;
+  healthHost: string;
 }
 
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected an integer >= 1');
+  return n;
+}
+
+function healthPort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected an integer from 0 to 65535');
   return n;
 }
 
@@ -54,6 +65,8 @@ export function registerWorker(program: Command): void {
         .default(DEFAULTS.toolPriority),
     )
     .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker thread is replaced', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1000)
+    .option('--health-port <port>', 'serve GET /healthz, /readyz and /metrics on this port (0 = any free port)', healthPort)
+    .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
     .action(async (flags: WorkerFlags) => {
       const redisUrl = redisUrlOf(flags);
       if (redisUrl === undefined) throw new UsageError(`worker needs Redis: give --redis <url>, --redis-url-file <path> or ${REDIS_URL_ENV}`);
@@ -74,8 +87,19 @@ export function registerWorker(program: Command): void {
         throw error;
       }
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, early);
-      log(`host ${host.hostId} serving queue '${flags.queue}' on Redis ${host.redis.display} with ${host.executor.threads} threads (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
+      log(`host ${host.hostId} serving queue '${flags.queue}' on Redis ${host.redis.display} with ${host.executor.threads} thread${host.executor.threads === 1 ? '' : 's'} (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
       let stopping = false;
+      if (flags.healthPort !== undefined) {
+        const ops = workerHostOps({
+          stats: () => host.executor.stats(),
+          dropped: () => host.stats.dropped,
+          tools: new Set(host.executor.tools.keys()),
+          redis: new RedisProbe(redisUrl, flags.queue),
+          accepting: () => !stopping,
+        });
+        const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
+        log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);
+      }
       for (const signal of ['SIGINT', 'SIGTERM'] as const) {
         process.once(signal, () => {
           if (stopping) return;

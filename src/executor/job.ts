@@ -17,6 +17,7 @@ import { Escalation } from './escalation.js';
 import { crashed, outcomeOf, settledState, stoppedWhileRunning } from './outcome.js';
 import type { StandbyLoan } from './standby.js';
 import { WorkerChannel, wantsPort } from './worker-channel.js';
+import { JOB_EVENTS, type JobEvent } from './events.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -101,6 +102,7 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
   /** Queues the job. Never throws: a full queue or unknown tool settles the outcome as failed. */
   start(options: StartOptions): Promise<JobOutcome> {
     if (this.result || this.slot) return this.outcome;
+    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'start', job: this, tool: options.tool } satisfies JobEvent);
     const host = this.host;
     const tool = host.tools.get(options.tool);
     if (!tool) return this.finish({ kind: 'failed', code: 'unknown_tool', message: `unknown tool '${options.tool}'` });
@@ -161,6 +163,7 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
       return;
     }
     host.counters.running++;
+    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'running', job: this } satisfies JobEvent);
     const tool = this.tool!;
     const options = this.options!;
     const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
@@ -244,6 +247,7 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
     if ((outcome.kind === 'cancelled' || outcome.kind === 'timedOut') && outcome.hardKilled) counters.hardKilled++;
     this.stopped?.abort(STOPPED); // releases the job's outbound requests, if any are still pending
     this.host.settled(this);
+    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'settled', job: this, outcome } satisfies JobEvent);
     this.resolve(outcome);
     return this.outcome;
   }
@@ -257,6 +261,7 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
     counters[kind]++;
     counters.running--;
     counters.stopping++;
+    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'stopped', job: this, kind } satisfies JobEvent);
     this.loan = this.host.stoppedOnThread();
     this.escalate().armGrace(this.host.graceMs);
   }

@@ -20,6 +20,8 @@ export const spin = defineTool({
     stage('burn', (input: { ms: number; stageMs: number; cooperative: boolean }, ctx) => {
       const slices = Math.max(1, Math.ceil(input.ms / input.stageMs));
       const started = performance.now();
+      // Tells a client (or a test) the moment the uncheckable part begins: a cancel after it ends in a hard stop.
+      if (!input.cooperative) ctx.progress(0, slices, 'running without checkpoints');
       for (let i = 0; i < slices; i++) {
         if (input.cooperative) ctx.checkpoint();
         burn(Math.min(input.stageMs, input.ms - i * input.stageMs));

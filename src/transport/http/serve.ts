@@ -10,7 +10,7 @@
  * and a closed response stream is that request's cancellation.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHash } from 'node:crypto';
@@ -66,12 +66,16 @@ export interface HttpOptions {
   readonly allowedOrigins?: readonly string[];
   readonly version: string;
   readonly wire: WireStats;
+  /** Requests it answers (returns true) skip MCP authentication: health and metrics (src/ops/health.ts). */
+  readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 /** A running HTTP server. */
 export interface HttpMcpServer {
   /** The MCP endpoint, e.g. http://127.0.0.1:3000/mcp. */
   readonly url: string;
+  /** Live sessions now. */
+  sessions(): number;
   /** Closes every session (cancelling their calls) and the listener. */
   close(): Promise<void>;
 }
@@ -102,6 +106,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   // 2.x's check answers 403 itself and says whether to go on.
   app.use((req: Request, res: Response, next: NextFunction) => void (validHost(req, res) && next()));
   app.use(originCheck(options.allowedOrigins ?? []));
+  const routes = options.routes;
+  if (routes) app.use((req, res, next) => void (routes(req, res) || next()));
   // Before the body is read: a client without the token costs no parsing.
   if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
   app.use(express.json({ limit: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes }));
@@ -217,13 +223,14 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   sweeper.unref();
 
   const listener: HttpServer = await new Promise((resolve, reject) => {
-    const srv = app.listen(options.port ?? DEFAULTS.port, host, () => resolve(srv));
-    srv.once('error', reject);
+    // Express 5 hands a listen error (EADDRINUSE, …) to this callback.
+    const srv = app.listen(options.port ?? DEFAULTS.port, host, (error?: Error) => (error ? reject(error) : resolve(srv)));
   });
   const { port } = listener.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;
   return {
     url: `http://${shownHost}:${port}/mcp`,
+    sessions: () => sessions.size,
     async close() {
       clearInterval(sweeper);
       await Promise.all([...sessions.values()].map((s) => s.transport.close()));

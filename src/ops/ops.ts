@@ -1,0 +1,145 @@
+/**
+ * Operating a process: its metrics and readiness, put together for a front
+ * end (`serve`) or a worker host (`worker`) from what each already keeps.
+ */
+import { Redis } from 'ioredis';
+import type { BackendStats } from '../backend/backend.js';
+import type { WireStats } from '../server/guard.js';
+import type { TaskStats } from '../tasks/runner.js';
+import { healthHandler, type HealthHandler, type Readiness } from './health.js';
+import { subscribeJobMetrics } from './job-metrics.js';
+import { Metrics, type Snapshot } from './metrics.js';
+
+/** A Redis connection used only to answer `/readyz` and count live worker hosts. */
+export class RedisProbe {
+  private readonly redis: Redis;
+  constructor(
+    url: string,
+    private readonly queue: string,
+  ) {
+    // Fail fast while Redis is away (the answer is "not ready"), reconnect on its own.
+    this.redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    this.redis.on('error', () => undefined);
+    void this.redis.connect().catch(() => undefined);
+  }
+
+  /** Whether Redis answers now. */
+  async connected(): Promise<boolean> {
+    return this.redis.status === 'ready' && (await this.redis.ping().catch(() => '')) === 'PONG';
+  }
+
+  /** Worker hosts whose liveness key exists (`mcp:<queue>:host:*`). */
+  async liveHosts(): Promise<number> {
+    let n = 0;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `mcp:${this.queue}:host:*`, 'COUNT', 1000);
+      cursor = next;
+      n += keys.length;
+    } while (cursor !== '0');
+    return n;
+  }
+
+  close(): void {
+    this.redis.disconnect();
+  }
+}
+
+/** What {@link frontEndOps} reads, each at scrape time. */
+export interface FrontEndSources {
+  stats(): BackendStats;
+  taskStats(): TaskStats;
+  readonly wire: WireStats;
+  /** Live sessions now; stdio has one. */
+  sessions(): number;
+  readonly tools: ReadonlySet<string>;
+  /** With `--redis`: the probe for readiness and worker hosts. */
+  readonly redis?: RedisProbe;
+  /** False once shutting down. */
+  accepting(): boolean;
+}
+
+/** A process's metrics and health handler. */
+export interface Ops {
+  readonly metrics: Metrics;
+  /** The `/healthz`, `/readyz`, `/metrics` handler; with a token, those need it too. */
+  handler(authToken?: string): HealthHandler;
+  close(): void;
+}
+
+/** Metrics and readiness of a front end. With a local pool (`local`), job events feed the timing histograms. */
+export function frontEndOps(sources: FrontEndSources, local: boolean): Ops {
+  const metrics = new Metrics('front', async (): Promise<Snapshot> => {
+    const s = sources.stats();
+    const t = sources.taskStats();
+    const hosts = sources.redis && (await sources.redis.connected()) ? await sources.redis.liveHosts().catch(() => undefined) : undefined;
+    return {
+      running: s.running,
+      queued: s.queued,
+      ...(local && { threads: s.threads, hardStops: s.hardKilled }),
+      tasksWorking: t.tasksWorking,
+      tasksFinished: t.tasksStored - t.tasksWorking,
+      sessions: sources.sessions(),
+      ...(hosts !== undefined && { workerHosts: hosts }),
+      lateCancelsIgnored: s.lateCancelsIgnored,
+      unknownCancelsIgnored: s.unknownCancelsIgnored,
+      responsesDropped: sources.wire.responsesDropped,
+    };
+  });
+  const unsubscribe = local ? subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: false }) : () => undefined;
+  const readiness: Readiness = async () => {
+    if (!sources.accepting()) return { ready: false, why: 'shutting down' };
+    if (!sources.redis) return { ready: true }; // the pool was warmed up before serving began
+    if (!(await sources.redis.connected())) return { ready: false, why: 'Redis is not connected' };
+    if ((await sources.redis.liveHosts()) === 0) return { ready: false, why: 'no worker host is alive on the queue' };
+    return { ready: true };
+  };
+  return {
+    metrics,
+    handler: (authToken) => healthHandler({ metrics, readiness, ...(authToken !== undefined && { authToken }) }),
+    close() {
+      unsubscribe();
+      sources.redis?.close();
+    },
+  };
+}
+
+/** What {@link workerHostOps} reads from a running worker host. */
+export interface WorkerHostSources {
+  stats(): { running: number; queued: number; threads: number; hardKilled: number; lateCancelsIgnored: number; unknownCancelsIgnored: number };
+  /** Responses the host produced but lost to a cancel decided in Redis. */
+  dropped(): number;
+  readonly tools: ReadonlySet<string>;
+  readonly redis: RedisProbe;
+  accepting(): boolean;
+}
+
+/** Metrics and readiness of a worker host; calls are counted from its executor's job events. */
+export function workerHostOps(sources: WorkerHostSources): Ops {
+  const metrics = new Metrics('worker', () => {
+    const s = sources.stats();
+    return {
+      running: s.running,
+      queued: s.queued,
+      threads: s.threads,
+      hardStops: s.hardKilled,
+      lateCancelsIgnored: s.lateCancelsIgnored,
+      unknownCancelsIgnored: s.unknownCancelsIgnored,
+      responsesDropped: sources.dropped(),
+    };
+  });
+  const unsubscribe = subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: true });
+  const readiness: Readiness = async () => {
+    if (!sources.accepting()) return { ready: false, why: 'shutting down' };
+    if (!(await sources.redis.connected())) return { ready: false, why: 'Redis is not connected' };
+    return { ready: true };
+  };
+  return {
+    metrics,
+    handler: (authToken) => healthHandler({ metrics, readiness, ...(authToken !== undefined && { authToken }) }),
+    close() {
+      unsubscribe();
+      sources.redis.close();
+    },
+  };
+}
