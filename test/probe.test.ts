@@ -27,7 +27,7 @@ function probe(args: string[]): Promise<Run> {
 
 /** Short windows: the fixture's long call runs 3 s, far past each cancel's window. */
 const FAST = ['--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8'];
-const brokenArgs = (mode: string) => ['--stdio', `${process.execPath} ${BROKEN} --mode ${mode}`, '--tool', 'long', '--args', '{"ms":3000}', '--quick-tool', 'quick', ...FAST];
+const brokenArgs = (mode: string, quickArgs = '{}') => ['--stdio', `${process.execPath} ${BROKEN} --mode ${mode}`, '--tool', 'long', '--args', '{"ms":3000}', '--quick-tool', 'quick', '--quick-args', quickArgs, '--era', '2025', ...FAST];
 
 /** The verdict word printed for a rule. */
 const outcome = (stdout: string, rule: string) => new RegExp(`^\\s+(PASS|FAIL|WARN|skip)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
@@ -60,6 +60,13 @@ describe('probe', () => {
     expect(r.code).toBe(1);
   });
 
+  it('reports a server that answers cancelled calls only in races (after the markers behind the cancel), and exits 1', async () => {
+    const r = await probe(brokenArgs('quick-ignores-cancel', '{"ms":30}'));
+    expect(outcome(r.stdout, 'cancel.no-answer')).toBe('PASS');
+    expect(r.stdout).toMatch(/FAIL\s+race\.no-answer-after-cancel\s+8 races: .* [1-8] violations \(answered [\d.]+ ms after the cancel, after all 2 markers behind it/);
+    expect(r.code).toBe(1);
+  });
+
   it('passes the same fixture without its defect, and exits 0', async () => {
     const r = await probe(brokenArgs('correct'));
     expect(r.stdout).not.toMatch(/FAIL/);
@@ -71,7 +78,7 @@ describe('probe', () => {
     const r = await probe([
       '--stdio', `${process.execPath} ${CLI} serve --threads 1`,
       '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}',
-      ...FAST, '--race-slack-ms', '10',
+      ...FAST,
     ]);
     expect(r.stdout).not.toMatch(/FAIL|ERROR/);
     for (const rule of ['cancel.no-answer', 'cancel.work-stops', 'ping.while-running', 'race.no-answer-after-cancel', 'ping.after']) expect(outcome(r.stdout, rule), rule).toBe('PASS');
@@ -88,5 +95,37 @@ describe('probe', () => {
     const r = await probe(['--tool', 'x']);
     expect(r.stderr).toMatch(/give at least one --stdio/);
     expect(r.code).toBe(2);
+  });
+
+  it('exits 2 on every argument mistake, as the README says (not commander\'s 1)', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--stdio', 'x', '--tool', 'x', '--bogus'], /unknown option '--bogus'/],
+      [['--stdio', 'x'], /required option '--tool <name>' not specified/],
+      [['--stdio', 'x', '--tool', 'x', '--era', '2027'], /argument '2027' is invalid/],
+      [['--stdio', 'x', '--tool', 'x', '--samples', '0'], /expected an integer >= 1/],
+      [['--stdio', 'x', '--tool', 'x', '--format', 'xml'], /Allowed choices are text, json, junit/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await probe(args);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.code, args.join(' ')).toBe(2);
+    }
+  });
+
+  it('--format json and --format junit carry the same verdicts for CI', async () => {
+    const json = await probe([...brokenArgs('answers-cancelled'), '--format', 'json']);
+    expect(json.code).toBe(1);
+    const doc = JSON.parse(json.stdout) as { result: string; servers: { era: string; verdicts: { rule: string; outcome: string }[] }[] };
+    expect(doc.result).toBe('fail');
+    expect(doc.servers[0]!.era).toBe('2025');
+    expect(doc.servers[0]!.verdicts.find((v) => v.rule === 'cancel.no-answer')?.outcome).toBe('fail');
+    expect(doc.servers[0]!.verdicts.find((v) => v.rule === 'cancel.work-stops')?.outcome).toBe('pass');
+    const junit = await probe([...brokenArgs('answers-cancelled'), '--format', 'junit']);
+    expect(junit.code).toBe(1);
+    expect(junit.stdout).toMatch(/^<\?xml version="1.0"/);
+    expect(junit.stdout).toMatch(/<testcase classname="[^"]+ \[2025\]" name="cancel\.no-answer: [^"]+"><failure message="2 of 2 cancelled calls were answered anyway/);
+    expect(junit.stdout).toMatch(/<testcase [^>]+name="cancel\.work-stops: [^"]+"><system-out>PASS: /);
+    const failures = Number(/<testsuite [^>]*failures="(\d+)"/.exec(junit.stdout)?.[1]);
+    expect(failures).toBe(doc.servers[0]!.verdicts.filter((v) => v.outcome === 'fail').length);
   });
 });
