@@ -23,6 +23,7 @@ export interface SampleContext {
 
 export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
   const { wire, pid, options } = ctx;
+  const cpuStart = pid !== undefined ? treeCpuMs(pid) : undefined;
   const call = callTool(wire, options.tool, options.args);
   const markers = markerLoop(wire, options.timeoutMs);
   await sleep(options.cancelAfterMs);
@@ -68,6 +69,7 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
     pingWhileRunningMs,
     ...(cpu0 !== undefined && cpuEnd !== undefined && {
       cpuAfterCancelMs: cpuEnd - cpu0,
+      ...(cpuStart !== undefined && { cpuBeforeCancelMs: cpu0 - cpuStart }),
       idleAfterCancelMs: stillBusy ? Number.POSITIVE_INFINITY : lastBusyAt - cancelAt,
     }),
     progressAfterCancel: progressAfter.length,

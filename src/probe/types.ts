@@ -74,6 +74,8 @@ export interface CancelSample {
   readonly pingWhileRunningMs: number[];
   /** CPU the server's process tree used from the cancel to the end of the window (stdio or --pid only). */
   readonly cpuAfterCancelMs?: number;
+  /** CPU it used from the call to the cancel (`--cancel-after-ms`): the rate the work ran at, on this machine at this load. */
+  readonly cpuBeforeCancelMs?: number;
   /** ms from the cancel until the process tree went idle; undefined if not measured; Infinity if still busy at the end. */
   readonly idleAfterCancelMs?: number;
   /** Progress notifications for the call that arrived after the marker chain was answered (see ordering.ts), and the last one's delay after the cancel. */
