@@ -53,6 +53,7 @@ interface ProbeFlags {
   format: 'text' | 'json' | 'junit';
   maxCpuAfterCancelMs: number;
   timeoutMs: number;
+  connectTimeoutMs: number;
   out?: string;
   progress: boolean;
 }
@@ -78,7 +79,8 @@ export function registerProbe(program: Command): void {
     .addOption(new Option('--era <era>', 'protocol era to probe: auto = every era the server offers (2025-11-25, 2026-07-28), each reported').choices(['auto', '2025', '2026']).default('auto'))
     .addOption(new Option('--format <format>', 'stdout: the text summary, or the verdicts as JSON or JUnit XML for CI').choices(['text', 'json', 'junit']).default('text'))
     .option('--max-cpu-after-cancel-ms <ms>', 'CPU the server may burn after a cancel (median over samples) before "work did not stop"', int(0), 100)
-    .option('--timeout-ms <ms>', 'bound on waiting for any one answer (ping, quick call, connect)', int(100), 10_000)
+    .option('--timeout-ms <ms>', 'bound on waiting for any one answer (ping, quick call)', int(100), 10_000)
+    .option('--connect-timeout-ms <ms>', 'bound on opening a connection, the server process start included', int(100), 60_000)
     .option('--out <dir>', 'write probe.json (every sample, the environment, the command), report.md and SVG charts here')
     .option('--no-progress', 'no progress bar on stderr')
     .exitOverride((error: CommanderError) => {
@@ -105,6 +107,7 @@ export function registerProbe(program: Command): void {
         markers: flags.markers,
         maxCpuAfterCancelMs: flags.maxCpuAfterCancelMs,
         timeoutMs: flags.timeoutMs,
+        connectTimeoutMs: flags.connectTimeoutMs,
       };
       const bar = new cliProgress.SingleBar(
         { stream: process.stderr, format: ' {bar} {percentage}% | {phase} | {duration_formatted}', hideCursor: true, noTTYOutput: false },
@@ -120,7 +123,7 @@ export function registerProbe(program: Command): void {
         let notes: string[] = [];
         if (flags.era === 'auto') {
           progress.phase(`${targetLabel(target)}: which eras`);
-          const offered = await erasOffered(target, Math.min(options.timeoutMs, 5000));
+          const offered = await erasOffered(target, options.connectTimeoutMs);
           eras = offered.eras;
           notes = offered.notes.map((n) => `not offered: ${n}`);
           if (eras.length === 0) {

@@ -29,7 +29,7 @@ export function probeSteps(spec: TargetSpec, options: ProbeOptions): number {
 export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progress: ProbeProgress, era: Era = '2025'): Promise<TargetResult & { dropped?: DroppedStream }> {
   const label = targetLabel(spec);
   progress.phase(`${label} (${era}): connecting`);
-  const conn = await connect(spec, era, options.timeoutMs);
+  const conn = await connect(spec, era, options.connectTimeoutMs, options.timeoutMs);
   const { wire } = conn;
   const base = { label, target: spec, era, ...(conn.serverInfo && { serverInfo: conn.serverInfo }), ...(conn.protocolVersion && { protocolVersion: conn.protocolVersion }) };
   const verdicts: Verdict[] = [];

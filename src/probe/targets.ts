@@ -54,7 +54,8 @@ function openTransport(spec: TargetSpec, era: Era): { transport: Transport; tail
   return { transport: stdio, tail: () => tail };
 }
 
-export async function connect(spec: TargetSpec, era: Era, timeoutMs: number): Promise<Connected> {
+/** Connects in `era`; `timeoutMs` bounds the opening (process start included), later requests get `requestTimeoutMs`. */
+export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, requestTimeoutMs = timeoutMs): Promise<Connected> {
   const { transport, tail } = openTransport(spec, era);
   const wire = new Wire(transport, era);
   let closing = false;
@@ -76,7 +77,7 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number): Pr
       pid: pidOf(),
       ...(version && { serverInfo: { name: version.name, version: version.version } }),
       ...(init && { protocolVersion: init.protocolVersion }),
-      listTools: async () => (await client.listTools(undefined, { timeout: timeoutMs })).tools.map((t) => t.name),
+      listTools: async () => (await client.listTools(undefined, { timeout: requestTimeoutMs })).tools.map((t) => t.name),
       stderrTail: tail,
       lost: () => lost,
       close: async () => {
@@ -117,7 +118,7 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number): Pr
       pid: pidOf(),
       ...(info?.name !== undefined && { serverInfo: { name: info.name, version: info.version ?? '?' } }),
       protocolVersion: ERAS['2026'].version,
-      listTools: async () => ((await ask(wire, 'tools/list', {}, timeoutMs)).tools as { name: string }[]).map((t) => t.name),
+      listTools: async () => ((await ask(wire, 'tools/list', {}, requestTimeoutMs)).tools as { name: string }[]).map((t) => t.name),
       stderrTail: tail,
       lost: () => lost,
       close,
@@ -137,13 +138,28 @@ export async function ask(wire: Wire, method: string, params: Record<string, unk
   return a.msg.result as Record<string, unknown>;
 }
 
-/** Which eras the server offers: 2026-07-28 when `server/discover` names it, 2025-11-25 when `initialize` succeeds. */
-export async function erasOffered(spec: TargetSpec, timeoutMs: number): Promise<{ eras: Era[]; notes: string[] }> {
+/** A 2026 discovery after a successful 2025 handshake waits this many times as long as the handshake took (at least {@link MIN_DISCOVER_MS}). */
+const DISCOVER_PER_HANDSHAKE = 3;
+const MIN_DISCOVER_MS = 5000;
+
+/**
+ * Which eras the server offers: 2025-11-25 when `initialize` succeeds,
+ * 2026-07-28 when `server/discover` names it. Many 2025 servers never answer
+ * a request before `initialize`, so the discovery cannot wait the whole
+ * connect timeout each time: after a handshake it waits a few times what the
+ * handshake took (the same process start, the same load), else the full
+ * `connectTimeoutMs`.
+ */
+export async function erasOffered(spec: TargetSpec, connectTimeoutMs: number): Promise<{ eras: Era[]; notes: string[] }> {
   const eras: Era[] = [];
   const notes: string[] = [];
+  let handshakeMs: number | undefined;
   for (const era of ['2025', '2026'] as const) {
+    const wait = era === '2026' && handshakeMs !== undefined ? Math.min(connectTimeoutMs, Math.max(MIN_DISCOVER_MS, DISCOVER_PER_HANDSHAKE * handshakeMs)) : connectTimeoutMs;
+    const started = performance.now();
     try {
-      const conn = await connect(spec, era, timeoutMs);
+      const conn = await connect(spec, era, wait);
+      if (era === '2025') handshakeMs = performance.now() - started;
       await conn.close();
       eras.push(era);
     } catch (error) {

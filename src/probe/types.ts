@@ -45,6 +45,8 @@ export interface ProbeOptions {
   readonly maxCpuAfterCancelMs: number;
   /** Bound on any single request the probe waits for (ping, quick call). @default 10000 */
   readonly timeoutMs: number;
+  /** Bound on opening a connection, the server's start included (a loaded machine starts a process slowly). @default 60000 */
+  readonly connectTimeoutMs: number;
 }
 
 export type Outcome = 'pass' | 'fail' | 'warn' | 'skip';
