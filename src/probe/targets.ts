@@ -58,6 +58,16 @@ function openTransport(spec: TargetSpec, era: Era): { transport: Transport; tail
 export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, requestTimeoutMs = timeoutMs): Promise<Connected> {
   const { transport, tail } = openTransport(spec, era);
   const wire = new Wire(transport, era);
+  if (transport instanceof StdioClientTransport) {
+    // The SDK transport writes one message per write; the same-write races need two in one (the child's stdin, which the SDK keeps private).
+    const internals = transport as unknown as { _process?: { stdin?: { write(s: string): boolean } | null } };
+    wire.writeTogether = (lines) => {
+      const stdin = internals._process?.stdin;
+      if (!stdin) return false;
+      stdin.write(lines);
+      return true;
+    };
+  }
   let closing = false;
   let lost = false;
   const pidOf = () => (spec.kind === 'stdio' ? ((transport as StdioClientTransport).pid ?? undefined) : spec.pid);

@@ -76,8 +76,12 @@ export interface CancelSample {
   readonly pingWhileRunningMs: number[];
   /** CPU the server's process tree used from the cancel to the end of the window (stdio or --pid only). */
   readonly cpuAfterCancelMs?: number;
-  /** CPU it used from the call to the cancel (`--cancel-after-ms`): the rate the work ran at, on this machine at this load. */
+  /** CPU it used from the call to the cancel (`--cancel-after-ms`). */
   readonly cpuBeforeCancelMs?: number;
+  /** Runnable threads (state R) of the process tree just before the cancel. */
+  readonly runnableAtCancel?: number;
+  /** Share of thread-state samples, from a third of the window on, in which some thread of the tree was runnable: about 1 for work that goes on, whatever the load. */
+  readonly runnableShareAfterCancel?: number;
   /** ms from the cancel until the process tree went idle; undefined if not measured; Infinity if still busy at the end. */
   readonly idleAfterCancelMs?: number;
   /** Progress notifications for the call that arrived after the marker chain was answered (see ordering.ts), and the last one's delay after the cancel. */
@@ -99,13 +103,18 @@ export interface RaceSample {
   /** Where the answer fell in the order of the wire (see ordering.ts). */
   readonly order?: Order;
   readonly answers: number;
+  /** The call and its cancel went out in one write (stdio): the server read the cancel before it could start the call. */
+  readonly together?: boolean;
   /**
    * `completed`: answered before the cancel was sent; `cancelled`: never
    * answered; `crossed`: answered before the markers behind the cancel were,
-   * so possibly sent before the server read it; `violation`: answered after
-   * the whole marker chain, or twice, or with an error that says it was cancelled.
+   * so possibly sent before the server read it; `late`: answered after the
+   * whole marker chain: sent after the server had read the cancel, but
+   * possibly decided before (a result handed from another thread), so not
+   * held against it; `violation`: a call cancelled in the same write answered,
+   * two answers, or an error that says it was cancelled.
    */
-  readonly outcome: 'completed' | 'cancelled' | 'crossed' | 'violation';
+  readonly outcome: 'completed' | 'cancelled' | 'crossed' | 'late' | 'violation';
 }
 
 /** Where a message for a cancelled request arrived, relative to the cancel and the marker chain behind it. */

@@ -106,7 +106,7 @@ export class Wire {
   request(method: string, params?: Record<string, unknown>): { id: number; sentAt: number } {
     const id = this.nextId++;
     const sentAt = performance.now();
-    const withMeta = this.era === '2026' ? { ...params, _meta: { ...(params?._meta as Record<string, unknown> | undefined), ...this.requestMeta() } } : params;
+    const withMeta = this.era === '2026' ? { ...params, _meta: { ...this.requestMeta(), ...(params?._meta as Record<string, unknown> | undefined) } } : params;
     void this.transport.send({ jsonrpc: '2.0', id, method, ...(withMeta && { params: withMeta }) } as JSONRPCMessage).catch(() => undefined);
     return { id, sentAt };
   }
@@ -131,6 +131,28 @@ export class Wire {
   /** The next id {@link request} will use (to name a progress token after it). */
   peekId(): number {
     return this.nextId;
+  }
+
+  /**
+   * Writes several messages in one write where the transport allows it (a
+   * stdio pipe: one write of up to 4 KiB reaches the reader whole), so the
+   * server reads them in one chunk. Unset for HTTP.
+   */
+  writeTogether: ((lines: string) => boolean) | undefined;
+
+  /** Sends a tools/call and, in the same write, its `notifications/cancelled`; undefined when the transport cannot. */
+  callAndCancelTogether(params: Record<string, unknown>, reason: string): { id: number; sentAt: number } | undefined {
+    if (!this.writeTogether) return undefined;
+    const id = this.nextId;
+    const withMeta = this.era === '2026' ? { ...params, _meta: { ...this.requestMeta(), ...(params._meta as Record<string, unknown> | undefined) } } : params;
+    const call = { jsonrpc: '2.0', id, method: 'tools/call', params: withMeta } as JSONRPCMessage;
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage;
+    const sentAt = performance.now();
+    if (!this.writeTogether(JSON.stringify(call) + '\n' + JSON.stringify(cancel) + '\n')) return undefined;
+    this.nextId++;
+    this.recordOut(call);
+    this.recordOut(cancel);
+    return { id, sentAt };
   }
 
   /** Sends anything, well-formed or not; returns the send time. */
