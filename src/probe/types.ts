@@ -111,8 +111,8 @@ export interface RaceSample {
    * so possibly sent before the server read it; `late`: answered after the
    * whole marker chain: sent after the server had read the cancel, but
    * possibly decided before (a result handed from another thread), so not
-   * held against it; `violation`: a call cancelled in the same write answered,
-   * two answers, or an error that says it was cancelled.
+   * held against it; `violation`: a call cancelled in the same write answered
+   * after the markers, two answers, or an error that says it was cancelled.
    */
   readonly outcome: 'completed' | 'cancelled' | 'crossed' | 'late' | 'violation';
 }

@@ -7,8 +7,11 @@
  *
  * Either outcome of a race is right: the answer (the call finished first) or
  * silence (the cancel won). What is wrong, and shown by the wire alone: an
- * answer to a call cancelled in the same write (the server read the cancel
- * before it could even start the call); two answers to one call; an error
+ * answer after the whole marker chain to a call cancelled in the same write
+ * (the server read the cancel right after the call, before any work of it
+ * could be handed anywhere, and answered every marker before it sent the
+ * answer; a server that answers a call while still reading that chunk sends
+ * it before the markers: "crossed"); two answers to one call; an error
  * answer saying the call was cancelled (accepted, and answered anyway).
  * Everything else is counted, not judged: an answer between the cancel and
  * the end of the marker chain "crossed"; one after the whole chain is "late":
@@ -82,7 +85,7 @@ function judge(wire: Wire, r: Race): RaceSample {
   const order = orderOf(first.at, r.chain);
   const after = first.at - r.chain.cancelAt;
   const outcome: RaceSample['outcome'] =
-    r.together || answers.length > 1 || (order !== 'before-cancel' && saysCancelled(first.msg)) ? 'violation' : order === 'before-cancel' ? 'completed' : order === 'after-markers' ? 'late' : 'crossed';
+    (r.together && order === 'after-markers') || answers.length > 1 || (order !== 'before-cancel' && saysCancelled(first.msg)) ? 'violation' : order === 'before-cancel' ? 'completed' : order === 'after-markers' ? 'late' : 'crossed';
   return { ...base, cancelDelayMs, answerAfterCancelMs: after, order, outcome };
 }
 
@@ -94,7 +97,7 @@ export function raceVerdict(races: readonly RaceSample[], options: ProbeOptions)
   const bad = races.filter((r) => r.outcome === 'violation');
   const unjudged = races.filter((r) => r.order === 'markers-unanswered').length;
   const together = races.filter((r) => r.together).length;
-  const why = (r: RaceSample) => (r.answers > 1 ? `${r.answers} answers` : r.together ? `cancelled in the same write as the call, answered ${fmt(r.answerAfterCancelMs ?? 0)} ms later` : 'an error saying it was cancelled');
+  const why = (r: RaceSample) => (r.answers > 1 ? `${r.answers} answers` : r.together && r.order === 'after-markers' ? `cancelled in the same write as the call, answered ${fmt(r.answerAfterCancelMs ?? 0)} ms later, after all ${options.markers} markers behind it` : 'an error saying it was cancelled');
   return {
     rule,
     title,
