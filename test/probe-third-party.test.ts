@@ -16,13 +16,16 @@ const FAST = ['--samples', '2', '--cancel-after-ms', '300', '--settle-ms', '700'
 
 function probe(args: string[]): Promise<{ code: number | null; stdout: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, 'probe', '--no-progress', ...args], { timeout: 90_000 }, (error, stdout) => {
+    execFile(process.execPath, [CLI, 'probe', '--no-progress', ...args], { timeout: 200_000 }, (error, stdout) => {
       const code = error ? (error as { code?: number }).code : 0;
       resolve({ code: typeof code === 'number' ? code : null, stdout });
     });
   });
 }
 const outcome = (stdout: string, rule: string) => new RegExp(`^\\s+(PASS|FAIL|WARN|skip)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
+
+/** Each case starts several processes; on a loaded 2-core machine one node start takes seconds. */
+const SLOW = 240_000;
 
 describe('probe, third-party servers', () => {
   it('server-everything 2026.8.31: no answer after a cancel, but progress goes on after it (warning), exit 0', async () => {
@@ -31,10 +34,12 @@ describe('probe, third-party servers', () => {
       '--tool', 'trigger-long-running-operation', '--args', '{"duration":10,"steps":100}', '--quick-tool', 'echo', '--quick-args', '{"message":"hi"}', ...FAST,
     ]);
     expect(outcome(r.stdout, 'cancel.no-answer')).toBe('PASS');
-    expect(outcome(r.stdout, 'cancel.progress-stops')).toBe('WARN');
-    expect(r.stdout).toMatch(/2 of 2 calls sent progress later than a round-trip window after their cancel/);
+    // A 2025-11-25 server: 2026-07-28 is not offered (its SDK 1.32 answers server/discover with an error).
+    expect(r.stdout).toMatch(/note\s+not offered: 2026-07-28: server\/discover/);
+    expect(outcome(r.stdout, 'cancel.no-further-messages')).toBe('WARN');
+    expect(r.stdout).toMatch(/2 of 2 cancelled calls sent progress after the server had read the cancel and answered 2 marker/);
     expect(r.code).toBe(0);
-  });
+  }, SLOW);
 
   it('fastmcp 4.20.16, a tool that honours its signal: clean; one that ignores it: "work did not stop", exit 1', async () => {
     const good = await probe(['--stdio', `${process.execPath} ${FASTMCP}`, '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'quick', ...FAST]);
@@ -44,7 +49,7 @@ describe('probe, third-party servers', () => {
     expect(bad.stdout).toMatch(/FAIL\s+cancel\.work-stops\s+work did not stop/);
     expect(outcome(bad.stdout, 'cancel.no-answer')).toBe('PASS');
     expect(bad.code).toBe(1);
-  });
+  }, SLOW);
 
   it('fastmcp over Streamable HTTP: an explicit cancel stops the work; a dropped response stream does not (warning)', async () => {
     const port = await freePort();
@@ -65,21 +70,21 @@ describe('probe, third-party servers', () => {
     } finally {
       child.kill('SIGKILL');
     }
-  });
+  }, SLOW);
 
   it('ours over Streamable HTTP: clean, the dropped stream included', async () => {
     const server = await startHttpServer(['--threads', '1']);
     try {
       const r = await probe([
         '--url', server.url.href, '--pid', String(server.child.pid),
-        '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}', ...FAST, '--race-slack-ms', '10',
+        '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}', '--era', '2025', ...FAST,
       ]);
-      // cancel.progress-stops may warn here: PROBE.md, "ours".
+      // With the marker chain, a report that crossed the cancel is no longer mistaken for one sent after it.
       expect(r.stdout).not.toMatch(/FAIL|ERROR/);
-      for (const rule of ['cancel.no-answer', 'cancel.work-stops', 'http.cancel-own-post', 'http.dropped-stream', 'ping.after']) expect(outcome(r.stdout, rule), rule).toBe('PASS');
+      for (const rule of ['cancel.no-answer', 'cancel.work-stops', 'cancel.no-further-messages', 'race.no-answer-after-cancel', 'http.cancel-own-post', 'http.dropped-stream', 'ping.after']) expect(outcome(r.stdout, rule), rule).toBe('PASS');
       expect(r.code).toBe(0);
     } finally {
       await server.stop();
     }
-  });
+  }, SLOW);
 });

@@ -1,16 +1,22 @@
 /**
  * `mcp-cancel-pool probe`: checks and measures how any MCP server handles
- * `notifications/cancelled`, as a real client, black-box. Exit status: 0 all
- * rules held, 1 a rule was violated, 2 a server could not be probed or the
- * arguments were wrong.
+ * cancellation, in each protocol era it offers, as a real client, black-box.
+ * Exit status: 0 all rules held, 1 a rule was violated, 2 a server could not
+ * be probed or the arguments were wrong.
  */
 import { resolve } from 'node:path';
 import cliProgress from 'cli-progress';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { ERAS } from '../probe/era.js';
+import { junitReport, jsonReport } from '../probe/formats.js';
 import { writeOut } from '../probe/out.js';
 import { failed, summaryText } from '../probe/report.js';
 import { probeSteps, probeTarget } from '../probe/run.js';
-import type { ProbeOptions, TargetResult, TargetSpec } from '../probe/types.js';
+import { erasOffered, targetLabel } from '../probe/targets.js';
+import type { Era, ProbeOptions, TargetResult, TargetSpec } from '../probe/types.js';
+
+/** Exit status for arguments the probe cannot run with (commander's own default would be 1, the code for "a rule was violated"). */
+const EXIT_USAGE = 2;
 
 const int = (min: number) => (value: string): number => {
   const n = Number(value);
@@ -42,9 +48,12 @@ interface ProbeFlags {
   settleMs: number;
   quietMs: number;
   storm: number;
-  raceSlackMs: number;
+  markers: number;
+  era: 'auto' | Era;
+  format: 'text' | 'json' | 'junit';
   maxCpuAfterCancelMs: number;
   timeoutMs: number;
+  connectTimeoutMs: number;
   out?: string;
   progress: boolean;
 }
@@ -53,7 +62,7 @@ interface ProbeFlags {
 export function registerProbe(program: Command): void {
   const cmd = program
     .command('probe')
-    .description('Check and measure how any MCP server handles cancellation (notifications/cancelled), as a real client. Exit 1 when a rule is violated.')
+    .description('Check and measure how any MCP server handles cancellation, in each protocol era it offers (2025-11-25, 2026-07-28), as a real client. Exit 0 all rules held, 1 a rule was violated, 2 a server could not be probed or bad arguments.')
     .option('--stdio <command>', 'probe the server this command line starts (repeatable; quoted like a shell, run without one)', collect, [] as string[])
     .option('--url <url>', 'probe a Streamable HTTP server at this URL (repeatable)', collect, [] as string[])
     .option('--pid <pid>', 'process id of the server behind the --url given in the same position: enables its CPU checks (repeatable)', (v: string, acc: number[]) => [...acc, int(1)(v)], [] as number[])
@@ -66,14 +75,21 @@ export function registerProbe(program: Command): void {
     .option('--settle-ms <ms>', 'how long after each cancel to watch for an answer and measure CPU', int(50), 1500)
     .option('--quiet-ms <ms>', 'how long to watch for a reply to each notification-only case', int(10), 300)
     .option('--storm <n>', 'complete-vs-cancel races with the quick tool', int(0), 30)
-    .option('--race-slack-ms <ms>', 'race storm: an answer later than 2 × the measured ping round trip + this after its cancel is a violation', int(0), 2)
+    .option('--markers <n>', 'marker requests sent one after another behind each cancel: only a message for the cancelled request that arrives after the last one\'s answer counts against the server', int(1), 2)
+    .addOption(new Option('--era <era>', 'protocol era to probe: auto = every era the server offers (2025-11-25, 2026-07-28), each reported').choices(['auto', '2025', '2026']).default('auto'))
+    .addOption(new Option('--format <format>', 'stdout: the text summary, or the verdicts as JSON or JUnit XML for CI').choices(['text', 'json', 'junit']).default('text'))
     .option('--max-cpu-after-cancel-ms <ms>', 'CPU the server may burn after a cancel (median over samples) before "work did not stop"', int(0), 100)
-    .option('--timeout-ms <ms>', 'bound on waiting for any one answer (ping, quick call, connect)', int(100), 10_000)
+    .option('--timeout-ms <ms>', 'bound on waiting for any one answer (ping, quick call)', int(100), 10_000)
+    .option('--connect-timeout-ms <ms>', 'bound on opening a connection, the server process start included', int(100), 60_000)
     .option('--out <dir>', 'write probe.json (every sample, the environment, the command), report.md and SVG charts here')
     .option('--no-progress', 'no progress bar on stderr')
+    .exitOverride((error: CommanderError) => {
+      // --help and --version end with 0; every argument mistake with EXIT_USAGE, as the README says.
+      process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
+    })
     .action(async (flags: ProbeFlags) => {
-      if (flags.stdio.length + flags.url.length === 0) cmd.error('give at least one --stdio <command> or --url <url>', { exitCode: 2 });
-      if (flags.pid.length > flags.url.length) cmd.error('each --pid goes with a --url', { exitCode: 2 });
+      if (flags.stdio.length + flags.url.length === 0) cmd.error('give at least one --stdio <command> or --url <url>', { exitCode: EXIT_USAGE });
+      if (flags.pid.length > flags.url.length) cmd.error('each --pid goes with a --url', { exitCode: EXIT_USAGE });
       const targets: TargetSpec[] = [
         ...flags.stdio.map((command): TargetSpec => ({ kind: 'stdio', command })),
         ...flags.url.map((url, i): TargetSpec => ({ kind: 'http', url, ...(flags.pid[i] !== undefined && { pid: flags.pid[i] }) })),
@@ -88,26 +104,47 @@ export function registerProbe(program: Command): void {
         settleMs: flags.settleMs,
         quietMs: flags.quietMs,
         storm: flags.storm,
-        raceSlackMs: flags.raceSlackMs,
+        markers: flags.markers,
         maxCpuAfterCancelMs: flags.maxCpuAfterCancelMs,
         timeoutMs: flags.timeoutMs,
+        connectTimeoutMs: flags.connectTimeoutMs,
       };
       const bar = new cliProgress.SingleBar(
         { stream: process.stderr, format: ' {bar} {percentage}% | {phase} | {duration_formatted}', hideCursor: true, noTTYOutput: false },
         cliProgress.Presets.shades_classic,
       );
-      if (flags.progress) bar.start(targets.reduce((n, t) => n + probeSteps(t, options), 0), 0, { phase: 'starting' });
+      const eraCount = flags.era === 'auto' ? 2 : 1;
+      if (flags.progress) bar.start(targets.reduce((n, t) => n + eraCount * probeSteps(t, options), 0), 0, { phase: 'starting' });
       const progress = { phase: (phase: string) => flags.progress && bar.update({ phase }), tick: () => flags.progress && bar.increment() };
       const results: TargetResult[] = [];
+      const failedResult = (target: TargetSpec, error: unknown, era?: Era): TargetResult => ({ label: targetLabel(target), target, ...(era && { era }), verdicts: [], samples: [], races: [], idlePingMs: [], summaries: {}, error: error instanceof Error ? error.message : String(error) });
       for (const target of targets) {
-        try {
-          results.push(await probeTarget(target, options, progress));
-        } catch (error) {
-          results.push({ label: target.kind === 'stdio' ? target.command : target.url, target, verdicts: [], samples: [], races: [], idlePingMs: [], summaries: {}, error: error instanceof Error ? error.message : String(error) });
+        let eras: Era[];
+        let notes: string[] = [];
+        if (flags.era === 'auto') {
+          progress.phase(`${targetLabel(target)}: which eras`);
+          const offered = await erasOffered(target, options.connectTimeoutMs);
+          eras = offered.eras;
+          notes = offered.notes.map((n) => `not offered: ${n}`);
+          if (eras.length === 0) {
+            results.push(failedResult(target, `the server speaks neither era: ${offered.notes.join('; ')}`));
+            continue;
+          }
+        } else {
+          eras = [flags.era];
+        }
+        for (const era of eras) {
+          try {
+            const result = await probeTarget(target, options, progress, era);
+            results.push(notes.length ? { ...result, notes } : result);
+          } catch (error) {
+            results.push(failedResult(target, `${ERAS[era].version}: ${error instanceof Error ? error.message : String(error)}`, era));
+          }
         }
       }
       if (flags.progress) bar.stop();
-      process.stdout.write(summaryText(results) + '\n');
+      const stdout = flags.format === 'json' ? jsonReport(results, options) : flags.format === 'junit' ? junitReport(results) : summaryText(results);
+      process.stdout.write(stdout + '\n');
       if (flags.out) {
         const files = await writeOut(resolve(flags.out), results, options, process.argv.slice(2));
         process.stderr.write(`[probe] wrote ${files.join(', ')} to ${resolve(flags.out)}\n`);

@@ -37,7 +37,12 @@ export interface TaskCallOptions {
   readonly signal?: AbortSignal;
   /** Progress of the task, with the original request's token, until it is terminal (or cancelled by us). */
   readonly onprogress?: (progress: Progress) => void;
-  /** Each status the client learns (`notifications/tasks/status`, `status()`, `tasks/cancel`'s answer). */
+  /**
+   * Each status change, once: the first status the client learns and every
+   * later one that differs from the one before, whichever way it came
+   * (`notifications/tasks/status`, `status()`, `tasks/cancel`'s answer); the
+   * same status learned twice (a notification and an answer) is not repeated.
+   */
   readonly onstatus?: (task: Task) => void;
   /** Requested ttl in ms (the server may grant less). Default: the server's. */
   readonly ttl?: number;
@@ -80,6 +85,8 @@ export class ClientTask implements TaskHandle {
   /** The task is known to be terminal (a status said so, or tasks/result answered). */
   private ended = false;
   private cancelAccepted = false;
+  /** The status last passed to `onstatus`. */
+  private reported: Task['status'] | undefined;
   private abortReason: unknown;
   private cancelling: Promise<boolean> | undefined;
   private resulting: Promise<CallToolResult> | undefined;
@@ -119,8 +126,12 @@ export class ClientTask implements TaskHandle {
   /** @internal A status from the server (notification or answer). */
   observe(task: Task): void {
     if (this.cancelAccepted && task.status !== 'cancelled') return; // cancelled stays cancelled, here too
+    if (this.reported !== undefined && isTerminal(this.reported)) return; // a terminal status never changes
     this.last = task;
-    this.options.onstatus?.(task);
+    if (task.status !== this.reported) {
+      this.reported = task.status;
+      this.options.onstatus?.(task);
+    }
     if (isTerminal(task.status)) this.end();
   }
 

@@ -80,3 +80,45 @@ export function treeCpuMs(pid: number): number | undefined {
   }
   return (ticks * 1000) / clockTicks();
 }
+
+/** `pid` and every live descendant, found through each process's parent id. */
+export function processTree(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    const p = Number(name);
+    if (!Number.isInteger(p) || p === pid) continue;
+    const s = readStat(`/proc/${p}/stat`);
+    if (s) children.set(s.ppid, [...(children.get(s.ppid) ?? []), p]);
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]!) ?? []));
+  return out;
+}
+
+/**
+ * How many threads of these processes are runnable right now (state `R`:
+ * on a core or waiting for one). Unlike CPU time this does not depend on the
+ * machine's load: a thread that spins is runnable whether or not the
+ * scheduler gives it a core; a thread that waits for work sleeps.
+ */
+export function runnableThreads(pids: readonly number[]): number {
+  let n = 0;
+  for (const pid of pids) {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone
+    }
+    for (const tid of tids) {
+      let text: string;
+      try {
+        text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      if (text.slice(text.lastIndexOf(')') + 2, text.lastIndexOf(')') + 3) === 'R') n++;
+    }
+  }
+  return n;
+}

@@ -1,4 +1,5 @@
 /** The human-readable results: the summary table for the terminal and the Markdown report. */
+import { ORDERING_NOTE } from './ordering.js';
 import { fmt } from './stats.js';
 import type { Outcome, ProbeOptions, TargetResult } from './types.js';
 
@@ -25,7 +26,8 @@ export function summaryText(results: readonly TargetResult[]): string {
   const out: string[] = [];
   results.forEach((r, i) => {
     const who = r.serverInfo ? ` — ${r.serverInfo.name} ${r.serverInfo.version}` : '';
-    out.push(`[${i + 1}] ${r.label}${who}${r.protocolVersion ? ` (protocol ${r.protocolVersion})` : ''}`);
+    out.push(`[${i + 1}] ${r.label}${who}${r.protocolVersion ? ` (protocol ${r.protocolVersion})` : r.era ? ` (era ${r.era})` : ''}`);
+    for (const n of r.notes ?? []) out.push(`  note  ${n}`);
     if (r.error) out.push(`  ERROR  the probe could not finish: ${r.error.split('\n').join('\n         ')}`);
     for (const v of r.verdicts) out.push(`  ${MARK[v.outcome]}  ${v.rule.padEnd(28)} ${v.evidence}`);
     out.push('');
@@ -56,7 +58,7 @@ export function markdownReport(results: readonly TargetResult[], options: ProbeO
   }
   out.push('');
   results.forEach((r, i) => {
-    out.push(`## [${i + 1}] ${cell(r.label)}`, '');
+    out.push(`## [${i + 1}] ${cell(r.label)}${r.era ? ` (${r.era})` : ''}`, '');
     if (r.serverInfo) out.push(`Server: ${r.serverInfo.name} ${r.serverInfo.version}${r.protocolVersion ? `, protocol ${r.protocolVersion}` : ''}`, '');
     if (r.error) out.push(`**The probe could not finish:** ${cell(r.error)}`, '');
     for (const v of r.verdicts) out.push(`- **${MARK[v.outcome]}** ${v.title}: ${v.evidence}`);
@@ -65,6 +67,6 @@ export function markdownReport(results: readonly TargetResult[], options: ProbeO
     out.push('');
   });
   if (charts.length) out.push('## Charts', '', ...charts.map((c) => `![${c}](${c})`), '');
-  out.push('## How the race storm is judged', '', `An answer sent before the server read the cancel arrives at most one round trip after the cancel was sent. The window allows for the round trip varying: W = 2 × max(ping just before the race, ping just after it, p90 of idle pings) + \`--race-slack-ms\` (${options.raceSlackMs} ms). An answer later than W after its cancel is a violation; within W it plausibly crossed the cancel in flight; two answers to one call are a violation.`, '');
+  out.push('## How an answer after a cancel is judged', '', ORDERING_NOTE(options.markers), '');
   return out.join('\n');
 }

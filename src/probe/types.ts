@@ -1,6 +1,13 @@
 /** What the probe is told, and what it finds: the shapes shared by its parts and written to its JSON. */
 import type { Summary } from './stats.js';
 
+/**
+ * A protocol revision the probe speaks: `2025` is 2025-11-25 (`initialize`,
+ * `ping`, sessions), `2026` is 2026-07-28 (stateless, `server/discover`, no
+ * `ping`; over HTTP a closed response stream is the cancel).
+ */
+export type Era = '2025' | '2026';
+
 /** One server to probe. */
 export type TargetSpec =
   | { readonly kind: 'stdio'; readonly command: string }
@@ -26,12 +33,20 @@ export interface ProbeOptions {
   readonly quietMs: number;
   /** Complete-vs-cancel races with the quick tool. @default 30 */
   readonly storm: number;
-  /** Added to the race storm's crossing window (2 × the measured round trip), for scheduling noise. @default 2 */
-  readonly raceSlackMs: number;
+  /**
+   * Marker requests sent one after another behind each cancel. An answer or
+   * progress for the cancelled request counts against the server only if it
+   * arrived after the last marker's answer: the server had read the cancel
+   * (it came before the first marker on the same stream) and then answered
+   * this many requests before it sent it. @default 2
+   */
+  readonly markers: number;
   /** CPU the server may burn after a cancel (median over samples) before "work did not stop". @default 100 */
   readonly maxCpuAfterCancelMs: number;
   /** Bound on any single request the probe waits for (ping, quick call). @default 10000 */
   readonly timeoutMs: number;
+  /** Bound on opening a connection, the server's start included (a loaded machine starts a process slowly). @default 60000 */
+  readonly connectTimeoutMs: number;
 }
 
 export type Outcome = 'pass' | 'fail' | 'warn' | 'skip';
@@ -61,11 +76,21 @@ export interface CancelSample {
   readonly pingWhileRunningMs: number[];
   /** CPU the server's process tree used from the cancel to the end of the window (stdio or --pid only). */
   readonly cpuAfterCancelMs?: number;
+  /** CPU it used from the call to the cancel (`--cancel-after-ms`). */
+  readonly cpuBeforeCancelMs?: number;
+  /** Runnable threads (state R) of the process tree just before the cancel. */
+  readonly runnableAtCancel?: number;
+  /** Share of thread-state samples, from a third of the window on, in which some thread of the tree was runnable: about 1 for work that goes on, whatever the load. */
+  readonly runnableShareAfterCancel?: number;
   /** ms from the cancel until the process tree went idle; undefined if not measured; Infinity if still busy at the end. */
   readonly idleAfterCancelMs?: number;
-  /** Progress notifications for the call later than the crossing window after its cancel, and the last one's delay. */
+  /** Progress notifications for the call that arrived after the marker chain was answered (see ordering.ts), and the last one's delay after the cancel. */
   readonly progressAfterCancel: number;
   readonly lastProgressAfterCancelMs?: number;
+  /** Progress that arrived between the cancel and the last marker's answer: possibly sent before the server read the cancel. */
+  readonly progressCrossed: number;
+  /** Whether the marker chain behind the cancel was answered (false: a blocked server, nothing can be judged by order). */
+  readonly markersAnswered: boolean;
 }
 
 /** One complete-vs-cancel race. */
@@ -75,11 +100,25 @@ export interface RaceSample {
   readonly cancelDelayMs?: number;
   /** ms from cancel to answer (negative: the answer came before the cancel). */
   readonly answerAfterCancelMs?: number;
-  /** The crossing window used for this race (see storm.ts). */
-  readonly windowMs: number;
+  /** Where the answer fell in the order of the wire (see ordering.ts). */
+  readonly order?: Order;
   readonly answers: number;
-  readonly outcome: 'completed' | 'cancelled' | 'crossed' | 'violation';
+  /** The call and its cancel went out in one write (stdio): the server read the cancel before it could start the call. */
+  readonly together?: boolean;
+  /**
+   * `completed`: answered before the cancel was sent; `cancelled`: never
+   * answered; `crossed`: answered before the markers behind the cancel were,
+   * so possibly sent before the server read it; `late`: answered after the
+   * whole marker chain: sent after the server had read the cancel, but
+   * possibly decided before (a result handed from another thread), so not
+   * held against it; `violation`: a call cancelled in the same write answered
+   * after the markers, two answers, or an error that says it was cancelled.
+   */
+  readonly outcome: 'completed' | 'cancelled' | 'crossed' | 'late' | 'violation';
 }
+
+/** Where a message for a cancelled request arrived, relative to the cancel and the marker chain behind it. */
+export type Order = 'before-cancel' | 'before-markers' | 'after-markers' | 'markers-unanswered';
 
 /** Everything found for one server. */
 export interface TargetResult {
@@ -88,12 +127,16 @@ export interface TargetResult {
   /** The server's own name and version from `initialize`. */
   readonly serverInfo?: { name: string; version: string };
   readonly protocolVersion?: string;
+  /** The era this result is for. */
+  readonly era?: Era;
   readonly verdicts: Verdict[];
   readonly samples: CancelSample[];
   readonly races: RaceSample[];
   /** Ping round trips with nothing else running. */
   readonly idlePingMs: number[];
   readonly summaries: Record<string, Summary>;
+  /** What the probe found out besides the verdicts (e.g. an era the server does not offer). */
+  readonly notes?: string[];
   /** Anything that stopped the probe of this server early. */
   readonly error?: string;
 }

@@ -7,6 +7,8 @@
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ERAS, META } from './era.js';
+import type { Era } from './types.js';
 
 export type Id = string | number;
 
@@ -34,9 +36,26 @@ export class Wire {
   private readonly waiters = new Map<Id, ((a: Answer) => void)[]>();
   private readonly progressTimes = new Map<Id, number[]>();
   private nextId = FIRST_PROBE_ID;
+  /**
+   * How a cancel goes out. Default: `notifications/cancelled` (stdio in both
+   * eras, 2025 HTTP, where it is its own POST and `delivered` settles on its
+   * 202). A 2026 HTTP connection replaces it with closing the stream.
+   */
+  canceller: (id: Id, reason: string) => { at: number; delivered: Promise<unknown> } = (id, reason) => {
+    const t = performance.now();
+    const delivered = this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage);
+    return { at: t, delivered };
+  };
 
-  /** Wraps `transport`; call before `client.connect(transport)` so that `initialize` is recorded too. */
-  constructor(readonly transport: Transport) {
+  /**
+   * Wraps `transport`; call before `client.connect(transport)` so that
+   * `initialize` is recorded too. In `era` 2026 every request of the probe's
+   * own carries the per-request `_meta` that replaces `initialize`.
+   */
+  constructor(
+    readonly transport: Transport,
+    readonly era: Era = '2025',
+  ) {
     const send = transport.send.bind(transport);
     transport.send = (message, options) => {
       this.recordOut(message);
@@ -87,8 +106,19 @@ export class Wire {
   request(method: string, params?: Record<string, unknown>): { id: number; sentAt: number } {
     const id = this.nextId++;
     const sentAt = performance.now();
-    void this.transport.send({ jsonrpc: '2.0', id, method, ...(params && { params }) } as JSONRPCMessage);
+    const withMeta = this.era === '2026' ? { ...params, _meta: { ...this.requestMeta(), ...(params?._meta as Record<string, unknown> | undefined) } } : params;
+    void this.transport.send({ jsonrpc: '2.0', id, method, ...(withMeta && { params: withMeta }) } as JSONRPCMessage).catch(() => undefined);
     return { id, sentAt };
+  }
+
+  /** The `_meta` of a 2026-07-28 request: the version, who asks, and what it can do. */
+  requestMeta(): Record<string, unknown> {
+    return { [META.protocolVersion]: ERAS[this.era].version, [META.clientInfo]: { name: 'mcp-cancel-pool-probe', version: '1.0.0' }, [META.clientCapabilities]: {} };
+  }
+
+  /** Sends the era's marker request (`ping`, or `server/discover` in 2026). */
+  marker(): { id: number; sentAt: number } {
+    return this.request(ERAS[this.era].marker);
   }
 
   /** Takes an id for a request the caller sends by other means (a raw HTTP POST), so its answers are told apart like ours. */
@@ -103,16 +133,38 @@ export class Wire {
     return this.nextId;
   }
 
+  /**
+   * Writes several messages in one write where the transport allows it (a
+   * stdio pipe: one write of up to 4 KiB reaches the reader whole), so the
+   * server reads them in one chunk. Unset for HTTP.
+   */
+  writeTogether: ((lines: string) => boolean) | undefined;
+
+  /** Sends a tools/call and, in the same write, its `notifications/cancelled`; undefined when the transport cannot. */
+  callAndCancelTogether(params: Record<string, unknown>, reason: string): { id: number; sentAt: number } | undefined {
+    if (!this.writeTogether) return undefined;
+    const id = this.nextId;
+    const withMeta = this.era === '2026' ? { ...params, _meta: { ...this.requestMeta(), ...(params._meta as Record<string, unknown> | undefined) } } : params;
+    const call = { jsonrpc: '2.0', id, method: 'tools/call', params: withMeta } as JSONRPCMessage;
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage;
+    const sentAt = performance.now();
+    if (!this.writeTogether(JSON.stringify(call) + '\n' + JSON.stringify(cancel) + '\n')) return undefined;
+    this.nextId++;
+    this.recordOut(call);
+    this.recordOut(cancel);
+    return { id, sentAt };
+  }
+
   /** Sends anything, well-formed or not; returns the send time. */
   raw(message: Record<string, unknown>): number {
     const t = performance.now();
-    void this.transport.send(message as JSONRPCMessage);
+    void this.transport.send(message as JSONRPCMessage).catch(() => undefined);
     return t;
   }
 
-  /** Sends `notifications/cancelled` for `id`; returns the send time. */
-  cancel(id: Id, reason = 'probe: cancelled'): number {
-    return this.raw({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+  /** Cancels `id` the era's and transport's way; returns the send time and when the cancel was taken in (see {@link canceller}). */
+  cancel(id: Id, reason = 'probe: cancelled'): { at: number; delivered: Promise<unknown> } {
+    return this.canceller(id, reason);
   }
 
   /** The first answer for `id`, or undefined after `ms`. */
@@ -142,9 +194,9 @@ export class Wire {
     return this.progressTimes.get(token) ?? [];
   }
 
-  /** Sends a ping and returns its round trip in ms, or undefined if unanswered within `ms`. */
+  /** Sends the era's marker request and returns its round trip in ms, or undefined if unanswered within `ms`. */
   async ping(ms: number): Promise<number | undefined> {
-    const { id, sentAt } = this.request('ping');
+    const { id, sentAt } = this.marker();
     const a = await this.answer(id, ms);
     return a && a.at - sentAt;
   }

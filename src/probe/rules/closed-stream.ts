@@ -1,16 +1,16 @@
 /**
- * Streamable HTTP only: the long call sent on a POST of its own whose
- * response stream the probe then drops (the 2026-07-28 revision makes that the
- * cancel; 2025-11-25 said a disconnect SHOULD NOT be read as one, hence a
- * warning, not a failure). The explicit cancel needs no case of its own here:
- * the SDK's client transport sends every notification on its own POST, so the
- * cancel samples over HTTP are that case.
+ * Rule `http.dropped-stream`, 2025-11-25 Streamable HTTP: the long call sent
+ * on a POST of its own whose response stream the probe then drops. 2025-11-25
+ * said a disconnect SHOULD NOT be read as a cancel, hence information (a
+ * warning), not a failure. In 2026-07-28 the closed stream IS the cancel, so
+ * there every cancelled call is this case, judged as `http.closed-stream-cancels`
+ * (a MUST) from the cancelled calls' CPU: {@link closedStreamVerdict}.
  */
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { sleep } from './stats.js';
-import { treeCpuMs } from './cpu.js';
-import type { ProbeOptions, Verdict } from './types.js';
-import type { Wire } from './wire.js';
+import { sleep } from '../stats.js';
+import { treeCpuMs } from '../cpu.js';
+import type { ProbeOptions, Verdict } from '../types.js';
+import type { Wire } from '../wire.js';
 
 export interface DroppedStream {
   readonly verdict: Verdict;
@@ -60,4 +60,14 @@ export async function droppedStream(wire: Wire, transport: StreamableHTTPClientT
   if (cpuAfterDropMs === undefined) return { ...base, verdict: { rule, title, outcome: 'skip', evidence: facts } };
   const stopped = cpuAfterDropMs <= options.maxCpuAfterCancelMs;
   return { ...base, verdict: { rule, title, outcome: stopped ? 'pass' : 'warn', evidence: stopped ? facts : `work went on after the drop: ${facts}` } };
+}
+
+/** 2026 HTTP: the cancelled calls were cancelled by closing their streams; `cancel.work-stops` is then this MUST. */
+export function closedStreamVerdict(workStops: Verdict): Verdict {
+  return {
+    ...workStops,
+    rule: 'http.closed-stream-cancels',
+    title: 'closing the response stream cancels the call (2026-07-28: MUST)',
+    evidence: `every cancel above was a closed response stream: ${workStops.evidence}`,
+  };
 }

@@ -1,0 +1,95 @@
+/**
+ * Streamable HTTP as 2026-07-28 has it, for the probe: every message its own
+ * POST with the request metadata headers, each answered by one JSON object or
+ * an SSE stream scoped to that request; no session, no GET stream. The
+ * cancel of a request is closing its response stream ({@link abort}).
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { ERAS } from './era.js';
+
+type Id = string | number;
+
+export class Http2026Transport implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onerror?: (error: Error) => void;
+  onclose?: () => void;
+  private readonly streams = new Map<Id, AbortController>();
+  private closed = false;
+
+  constructor(private readonly url: URL) {}
+
+  async start(): Promise<void> {}
+
+  /** Posts `message`; resolves once the server's HTTP status is in (202 for a notification), the response itself is read on. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    const m = message as { id?: Id; method?: string; params?: { name?: unknown; uri?: unknown } };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': ERAS['2026'].version,
+    };
+    if (m.method !== undefined) headers['mcp-method'] = m.method;
+    const name = m.params?.name ?? m.params?.uri;
+    if (typeof name === 'string' && /^[\x20-\x7e]*$/.test(name)) headers['mcp-name'] = name;
+    const abort = new AbortController();
+    const isRequest = m.method !== undefined && m.id !== undefined;
+    if (isRequest) this.streams.set(m.id!, abort);
+    let response: Response;
+    try {
+      response = await fetch(this.url, { method: 'POST', headers, body: JSON.stringify(message), signal: abort.signal });
+    } catch (error) {
+      if (isRequest) this.streams.delete(m.id!);
+      if (!abort.signal.aborted) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      return;
+    }
+    if (!isRequest) {
+      await response.body?.cancel().catch(() => undefined);
+      return;
+    }
+    void this.read(m.id!, response, abort.signal).finally(() => this.streams.delete(m.id!));
+  }
+
+  private async read(id: Id, response: Response, signal: AbortSignal): Promise<void> {
+    try {
+      const type = response.headers.get('content-type') ?? '';
+      if (type.includes('text/event-stream') && response.body) {
+        const events = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+        for await (const event of events) {
+          if (event.data) this.deliver(event.data);
+        }
+      } else {
+        const text = await response.text();
+        if (text.trim()) this.deliver(text);
+        else if (!response.ok) this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32000, message: `HTTP ${response.status} with no body` } } as JSONRPCMessage);
+      }
+    } catch (error) {
+      if (!signal.aborted && !this.closed) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  private deliver(text: string): void {
+    try {
+      this.onmessage?.(JSON.parse(text) as JSONRPCMessage);
+    } catch (error) {
+      this.onerror?.(new Error(`unparsable message: ${text.slice(0, 120)} (${error instanceof Error ? error.message : String(error)})`));
+    }
+  }
+
+  /** Closes the response stream of request `id`: in 2026-07-28 that is its cancellation. False when it has none open. */
+  abort(id: Id): boolean {
+    const stream = this.streams.get(id);
+    if (!stream) return false;
+    stream.abort();
+    this.streams.delete(id);
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const s of this.streams.values()) s.abort();
+    this.streams.clear();
+    this.onclose?.();
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * `callToolAsTask`'s `onstatus` reports each status change once. A cancelled
+ * task's `cancelled` reaches the client twice (the server's
+ * `notifications/tasks/status` and the `tasks/cancel` answer): it used to
+ * fire twice; the README example prints each status, as a new user sees it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { JSONRPCMessage, Task } from '@modelcontextprotocol/sdk/types.js';
+import { CallAbortedError, CancelAwareClient } from '../src/client/index.js';
+import { CLI, sleep, until } from './helpers.js';
+import { TASK_TOOLS } from './task-wire.js';
+
+const open: CancelAwareClient[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close().catch(() => undefined)));
+});
+
+async function ours(): Promise<{ client: CancelAwareClient; received: JSONRPCMessage[] }> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', '--tools', TASK_TOOLS], stderr: 'pipe' });
+  const client = new CancelAwareClient({ name: 'task-status', version: '1.0.0' });
+  await client.connect(transport);
+  open.push(client);
+  const received: JSONRPCMessage[] = [];
+  const onmessage = transport.onmessage!;
+  transport.onmessage = (m: JSONRPCMessage) => {
+    received.push(m);
+    onmessage(m);
+  };
+  return { client, received };
+}
+
+describe('callToolAsTask onstatus', () => {
+  it('a cancelled task reports working once and cancelled once, although cancelled arrives twice on the wire', async () => {
+    const { client, received } = await ours();
+    const stop = new AbortController();
+    const statuses: Task['status'][] = [];
+    const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 60_000, stageMs: 10 } }, { signal: stop.signal, onstatus: (t) => statuses.push(t.status) });
+    const result = handle.result();
+    await sleep(200);
+    await handle.status(); // learns 'working' again: not a change
+    stop.abort('user pressed Stop');
+    await expect(result).rejects.toBeInstanceOf(CallAbortedError);
+    const cancelledOnWire = () =>
+      received.filter((m) => {
+        const x = m as { method?: string; params?: { status?: string; taskId?: string }; result?: { status?: string } };
+        return (x.method === 'notifications/tasks/status' && x.params?.status === 'cancelled') || x.result?.status === 'cancelled';
+      }).length;
+    await until(() => cancelledOnWire() >= 2, 5_000, 'the cancelled status notification and the tasks/cancel answer');
+    await sleep(100);
+    expect(statuses.filter((s) => s === 'cancelled')).toEqual(['cancelled']);
+    expect(statuses.at(-1)).toBe('cancelled');
+    // No status repeats the one before it.
+    expect(statuses.filter((s, i) => i > 0 && s === statuses[i - 1])).toEqual([]);
+    expect((await handle.status()).status).toBe('cancelled');
+    expect(statuses.filter((s) => s === 'cancelled')).toHaveLength(1);
+  });
+
+  it('a completed task reports completed once', async () => {
+    const { client } = await ours();
+    const statuses: Task['status'][] = [];
+    const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 5 } }, { onstatus: (t) => statuses.push(t.status) });
+    await handle.result();
+    await until(() => statuses.includes('completed'), 5_000, 'completed');
+    await handle.status();
+    await handle.status();
+    await sleep(100);
+    expect(statuses.filter((s) => s === 'completed')).toEqual(['completed']);
+  });
+});
