@@ -3,21 +3,19 @@
  * to the real one and notes, per call, who asked for its cancel, so that a
  * cancel that wins is counted once by its source when the outcome settles.
  * Sources are told apart by who calls: `cancelSession` is a session (or the
- * server) closing; `cancel` carries the reason its caller gave.
+ * server) closing; `requestCancel` carries the reason its caller gave.
  */
-import type { CallBackend, CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
+import type { CallBackend, CallHandle, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
 import type { CancelSource, Metrics } from './metrics.js';
 
-/** Reasons our own callers pass to {@link CallBackend.cancel}; anything else came from a client's `notifications/cancelled`. */
+/** Reasons our own callers pass to {@link CallBackend.requestCancel}; anything else came from a client's `notifications/cancelled`. */
 const SOURCE_OF_REASON: Readonly<Record<string, CancelSource>> = {
   'tasks/cancel': 'tasks_cancel',
   'client disconnected': 'closed_stream',
   'session closed': 'session_close',
   'task expired': 'task_expired',
 };
-
-type CancelDecided = (session: string, id: string, reason?: string) => Promise<CancelResult>;
 
 /** Options for {@link instrumentBackend}. */
 export interface InstrumentOptions {
@@ -26,15 +24,14 @@ export interface InstrumentOptions {
 }
 
 /** Wraps `backend`; the wrapper is what the server and the task runner get. */
-export function instrumentBackend<B extends CallBackend>(backend: B, metrics: Metrics, options: InstrumentOptions): CallBackend & { cancelDecided?: CancelDecided } {
+export function instrumentBackend<B extends CallBackend>(backend: B, metrics: Metrics, options: InstrumentOptions): CallBackend {
   /** Per session, per id: the source of the first cancel asked for a call still in flight. */
   const live = new Map<string, Map<RequestId, { source?: CancelSource }>>();
   const note = (session: string, id: RequestId, source: CancelSource) => {
     const entry = live.get(session)?.get(id);
     if (entry && entry.source === undefined) entry.source = source;
   };
-  const inner = backend as B & { cancelDecided?: CancelDecided };
-  const wrapper: CallBackend & { cancelDecided?: CancelDecided } = {
+  return {
     tools: backend.tools,
     reserve(session, id) {
       const handle = backend.reserve(session, id);
@@ -53,9 +50,9 @@ export function instrumentBackend<B extends CallBackend>(backend: B, metrics: Me
         else if (outcome.kind === 'timedOut') metrics.cancels.inc({ source: 'deadline' });
       });
     },
-    cancel(session, id, reason) {
+    requestCancel(session, id, reason) {
       note(session, id, sourceOf(reason));
-      return backend.cancel(session, id, reason);
+      return backend.requestCancel(session, id, reason);
     },
     cancelSession(session, reason) {
       for (const id of live.get(session)?.keys() ?? []) note(session, id, 'session_close');
@@ -65,14 +62,6 @@ export function instrumentBackend<B extends CallBackend>(backend: B, metrics: Me
     stats: () => backend.stats(),
     close: () => backend.close(),
   };
-  if (inner.cancelDecided) {
-    const decided = inner.cancelDecided.bind(inner);
-    wrapper.cancelDecided = (session, id, reason) => {
-      note(session, id, sourceOf(reason));
-      return decided(session, id, reason);
-    };
-  }
-  return wrapper;
 }
 
 function sourceOf(reason: string | undefined): CancelSource {
