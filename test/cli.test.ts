@@ -4,7 +4,7 @@
  * the cancel demo.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -74,7 +74,7 @@ describe('a mistake in --tools prints one clear line and exits non-zero', () => 
     ['a missing file', join(dir, 'missing.js'), /no such file/],
     ['a CommonJS module that loads', join(installed, 'my-tools.js'), /CommonJS module; tools modules must be ES modules: compile with "module": "nodenext" and put "type": "module"/],
     ['a CommonJS module whose require fails', join(bare, 'my-tools.js'), /CommonJS module; tools modules must be ES modules/],
-    ['an ES module whose project lacks mcp-cancel-pool', join(esm, 'my-tools.js'), /imports mcp-cancel-pool, which is not installed in its own project: run "npm install mcp-cancel-pool" there \(a global install is not visible/],
+    ['an ES module whose project lacks mcp-cancel-pool', join(esm, 'my-tools.js'), new RegExp(`imports mcp-cancel-pool, which is not installed in its own project: run "npm install ${realpathSync(ROOT).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" there \\(a global install is not visible`)], // from a checkout: the checkout itself
     ['a TypeScript file', join(esm, 'my-tools.ts'), /TypeScript; compile it/],
     ['a module that throws while loading', join(esm, 'broken.js'), /cannot load it: undefinedThing is not defined \(file:\/\/.*broken\.js:2:1\)/],
   ];

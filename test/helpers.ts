@@ -76,7 +76,7 @@ export class RawServer {
   }
 
   /** Waits for the first line (from `from` on) that matches. */
-  async next(match: (m: Record<string, unknown>) => boolean, ms = 5000, from = 0): Promise<Record<string, unknown>> {
+  async next(match: (m: Record<string, unknown>) => boolean, ms = 30_000, from = 0): Promise<Record<string, unknown>> {
     const end = Date.now() + ms;
     for (;;) {
       const found = this.lines.slice(from).find((m) => match(m as Record<string, unknown>));
@@ -96,8 +96,8 @@ export class RawServer {
   /** Performs the initialize handshake. */
   async initialize(capabilities: Record<string, unknown> = {}): Promise<void> {
     this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'raw', version: '1' } } });
-    // The first answer waits for the process and its pool to start: seconds on a busy machine.
-    await this.next((m) => m.id === 'init', 30_000);
+    // Start-up (a Node process, its worker pool, the tool modules) is what a loaded machine slows most: a bound on a hang, not a speed target.
+    await this.next((m) => m.id === 'init', 60_000);
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }
 
@@ -134,7 +134,7 @@ export async function startHttpServer(args: string[] = []): Promise<HttpServerPr
   const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...args], { stdio: 'pipe' });
   let stderr = '';
   const url = await new Promise<URL>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 60_000); // a bound on a hang (start-up on a loaded machine)
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(stderr);

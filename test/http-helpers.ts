@@ -18,7 +18,7 @@ export function spawnHttp(args: string[], env: Record<string, string> = {}): Pro
   const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...args], { stdio: 'pipe', env: { ...process.env, ...env } });
   let stderr = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server neither listened nor exited: ${stderr}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`server neither listened nor exited: ${stderr}`)), 60_000); // a bound on a hang
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(stderr);

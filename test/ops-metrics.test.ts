@@ -145,7 +145,7 @@ describe('--health-auth and the MCP token', () => {
     } finally {
       await closed.stop();
     }
-  }, 90_000);
+  }, 180_000);
 });
 
 describe('--health-port: stdio serve, and a worker host and its front end on Redis', () => {
@@ -168,14 +168,14 @@ describe('--health-port: stdio serve, and a worker host and its front end on Red
     clients.push(w);
     let err = '';
     w.transport.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    await until(() => healthUrl(err) !== undefined, 20_000, 'the health line');
+    await until(() => healthUrl(err) !== undefined, 60_000, 'the health line');
     const url = healthUrl(err)!;
     expect((await w.client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
     expect(await get(`${url}/readyz`)).toMatchObject({ status: 200 });
     const text = (await get(`${url}/metrics`)).text;
     expect(sample(text, 'mcp_cancel_pool_calls_total', { role: 'front', tool: 'spin', outcome: 'completed' })).toBe(1);
     expect((await get(`${url}/mcp`)).status).toBe(404);
-  }, 60_000);
+  }, 120_000);
 
   it('a front end on Redis is not ready until a worker host is alive; the host reports the same names as role worker', async () => {
     const Q = 'ops-health';
@@ -183,23 +183,23 @@ describe('--health-port: stdio serve, and a worker host and its front end on Red
     clients.push(w);
     let err = '';
     w.transport.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    await until(() => healthUrl(err) !== undefined, 20_000, 'the front end health line');
+    await until(() => healthUrl(err) !== undefined, 60_000, 'the front end health line');
     const front = healthUrl(err)!;
     let r = await get(`${front}/readyz`);
-    await until(async () => (r = await get(`${front}/readyz`)).text !== 'not ready: Redis is not connected\n', 15_000, 'Redis connected');
+    await until(async () => (r = await get(`${front}/readyz`)).text !== 'not ready: Redis is not connected\n', 60_000, 'Redis connected');
     expect(r).toMatchObject({ status: 503, text: 'not ready: no worker host is alive on the queue\n' });
 
     host = await startHost(redis.url, Q, ['--threads', '1', '--health-port', '0']);
-    await until(() => healthUrl(host!.stderr()) !== undefined, 20_000, 'the host health line');
+    await until(() => healthUrl(host!.stderr()) !== undefined, 60_000, 'the host health line');
     const hostUrl = healthUrl(host.stderr())!;
-    await until(async () => (await get(`${front}/readyz`)).status === 200, 15_000, 'the front end ready');
+    await until(async () => (await get(`${front}/readyz`)).status === 200, 60_000, 'the front end ready');
     expect(await get(`${hostUrl}/readyz`)).toMatchObject({ status: 200 });
     const f = await frontEnd(redis.url, Q, []); // a second front end, to carry traffic through the host
     clients.push(f);
     expect((await f.client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
-    await until(async () => (sample((await get(`${hostUrl}/metrics`)).text, 'mcp_cancel_pool_calls_total', { role: 'worker', tool: 'spin', outcome: 'completed' }) ?? 0) >= 2, 15_000, 'the host counting the calls');
+    await until(async () => (sample((await get(`${hostUrl}/metrics`)).text, 'mcp_cancel_pool_calls_total', { role: 'worker', tool: 'spin', outcome: 'completed' }) ?? 0) >= 2, 60_000, 'the host counting the calls');
     const text = (await get(`${front}/metrics`)).text;
     expect(sample(text, 'mcp_cancel_pool_worker_hosts', { role: 'front' })).toBe(1);
     expect((await get(`${hostUrl}/metrics`)).text).toContain('mcp_cancel_pool_queue_wait_seconds_count{role="worker"}');
-  }, 120_000);
+  }, 240_000);
 });

@@ -3,7 +3,7 @@
  * and the tools project `init-tools` writes, installed from that tarball,
  * compiled with its own tsc and served to a real SDK client.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -32,13 +32,13 @@ beforeAll(async () => {
   }
   expect(existsSync(join(checkout, 'dist'))).toBe(false);
   symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
-  const pack = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: checkout, ms: 120_000 });
+  const pack = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: checkout, ms: 400_000 }); // tsc of the whole project: minutes on a loaded machine
   expect(pack.code, pack.stderr).toBe(0);
   packed = (JSON.parse(pack.stdout) as Packed[])[0]!;
   shipped = new Set(packed.files.map((f) => f.path));
-}, 150_000);
+}, 450_000);
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => rmSync(work, { recursive: true, force: true }), 180_000); // several node_modules trees: slow to delete on a loaded machine
 
 describe('npm pack of a clean checkout', () => {
   it('builds and ships dist/src and dist/workers, and every entry point the manifest names', () => {
@@ -92,7 +92,8 @@ describe('init-tools', () => {
     expect(init.code, init.stderr).toBe(0);
     expect(init.stdout).toBe('');
     const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { name: string; type: string; dependencies: Record<string, string> };
-    expect(manifest).toMatchObject({ name: 'my-tools', type: 'module', dependencies: { 'mcp-cancel-pool': '^0.1.0' } });
+    // Run from a checkout, it depends on that checkout (the package is not on the registry).
+    expect(manifest).toMatchObject({ name: 'my-tools', type: 'module', dependencies: { 'mcp-cancel-pool': `file:${realpathSync(checkout)}` } });
 
     // The package itself from the local tarball; its dependencies from npm's cache.
     const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, packed.filename)], { cwd: project, ms: 180_000 });
@@ -120,6 +121,35 @@ describe('init-tools', () => {
       await client.close();
     }
   }, 300_000);
+
+  it('from a tarball in an empty directory, with no registry copy: init-tools, npm install, npm test pass', async () => {
+    const user = join(work, 'first-use');
+    mkdirSync(user);
+    const tarball = join(work, packed.filename);
+    // What the README's Install step does with a tarball, into a project of its own (its dependencies from npm's cache).
+    const install = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: user, ms: 180_000 });
+    expect(install.code, install.stderr).toBe(0);
+    const init = await run(join(user, 'node_modules/.bin/mcp-cancel-pool'), ['init-tools', 'tools'], { cwd: user });
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stderr).toContain(`it depends on mcp-cancel-pool file:${tarball}`);
+    const manifest = JSON.parse(readFileSync(join(user, 'tools/package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(manifest.dependencies['mcp-cancel-pool']).toBe(`file:${tarball}`);
+    // The project's own plain npm install finds mcp-cancel-pool where it came from, not on the registry.
+    const own = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { cwd: join(user, 'tools'), ms: 180_000 });
+    expect(own.code, own.stderr).toBe(0);
+    expect(own.stderr).not.toMatch(/E404/);
+    const test = await run('npm', ['test'], { cwd: join(user, 'tools'), ms: 120_000 });
+    expect(test.code, test.stdout + test.stderr).toBe(0);
+    expect(test.stdout).toMatch(/^# pass 1$/m);
+  }, 400_000);
+
+  it('npm publish --dry-run is clean: no manifest fix-ups, no warnings but the login one', async () => {
+    const r = await run('npm', ['publish', '--dry-run', '--ignore-scripts'], { cwd: checkout, ms: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const warnings = lines(r.stderr).filter((l) => /npm warn/i.test(l) && !/requires you to be logged in/.test(l));
+    expect(warnings).toEqual([]);
+    expect(r.stderr).toMatch(/npm notice name: +mcp-cancel-pool/);
+  }, 150_000);
 
   it('refuses a non-empty directory and writes nothing', async () => {
     const target = join(work, 'occupied');

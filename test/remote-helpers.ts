@@ -18,7 +18,7 @@ export async function startHost(url: string, queue: string, args: string[] = [])
   const child = spawn(process.execPath, [CLI, 'worker', '--redis', url, '--queue', queue, ...args], { stdio: 'pipe' });
   let stderr = '';
   const id = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker host did not start: ${stderr}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`worker host did not start: ${stderr}`)), 60_000); // a bound on a hang
     child.stderr.on('data', (d: Buffer) => {
       stderr += d.toString();
       const m = /host (\S+) serving queue/.exec(stderr);
@@ -56,7 +56,7 @@ export async function frontEnd(url: string, queue: string, args: string[] = []):
   await until(async () => {
     const r = await w.client.callTool({ name: 'spin', arguments: { ms: 0 } });
     return r.isError !== true;
-  }, 15_000, 'the front end on Redis');
+  }, 60_000, 'the front end on Redis');
   return w;
 }
 
@@ -82,7 +82,7 @@ export async function rawFrontEnd(url: string, queue: string, args: string[] = [
     raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 0 } } });
     const m = (await raw.next((x) => x.id === id, 10_000)) as { result?: { isError?: boolean } };
     return m.result !== undefined && m.result.isError !== true;
-  }, 15_000, 'the front end on Redis');
+  }, 60_000, 'the front end on Redis');
   return raw;
 }
 

@@ -169,7 +169,10 @@ program
     const stop = async (why: string, close: () => Promise<void>) => {
       if (stopping) return;
       stopping = true;
-      log(`shutting down (${why})`);
+      // Say what the shutdown stops: a script that closed stdin early learns its calls were cancelled, not lost.
+      const calls = backend.stats().inFlight;
+      const working = tasks.stats().tasksWorking;
+      log(`shutting down (${why})${calls + working > 0 ? `: cancelling ${calls} call${calls === 1 ? '' : 's'} in flight (${working} of them task${working === 1 ? '' : 's'})` : ''}`);
       await close(); // cancels every in-flight call of every session
       await executor.close();
       ops.close();

@@ -3,11 +3,15 @@
  * in one line that names the file and the fix instead of a loader stack trace.
  */
 import { execFileSync } from 'node:child_process';
-import { realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { toolsOfModule } from '../stages/tool.js';
 import { UsageError } from './usage-error.js';
+import { dependencySpec, packageRoot } from './package-source.js';
+
+const version = () => (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
 const GUIDE = 'see README "Writing your own tools"';
 // Node's CommonJS loader records every module it ran here, also those reached through import().
@@ -51,7 +55,7 @@ function explainLoadError(file: string, real: string, error: unknown): UsageErro
   if (e.code === 'ERR_REQUIRE_ESM' || (e.code === 'MODULE_NOT_FOUND' && e.requireStack?.[0] === real)) return commonJs(file);
   if (e.code === 'ERR_MODULE_NOT_FOUND' && /Cannot find package 'mcp-cancel-pool'/.test(message)) {
     return new UsageError(
-      `--tools ${file}: it imports mcp-cancel-pool, which is not installed in its own project: run "npm install mcp-cancel-pool" there (a global install is not visible to it; ${GUIDE})`,
+      `--tools ${file}: it imports mcp-cancel-pool, which is not installed in its own project: run "npm install ${dependencySpec(version()).install}" there (a global install is not visible to it; ${GUIDE})`,
     );
   }
   // A syntax error carries no location in its stack; node --check prints it (only on this failure path).
