@@ -36,3 +36,10 @@ export function workStopsVerdict(samples: readonly CancelSample[], options: Prob
     evidence: `${stopped ? '' : 'work did not stop: '}CPU in the ${options.settleMs} ms after the cancel, process tree: median ${fmt(m)} ms, max ${fmt(Math.max(...cpu))} ms${rates}; idle after median ${fmt(median(idle.filter(Number.isFinite)))} ms${busy ? `; ${busy} of ${valid.length} still busy at the end of the window` : ''}`,
   };
 }
+
+/** One stop test, for anything cancelled: CPU in the window within the bound, and no thread of the tree runnable in most samples. */
+export function stopVerdict(rule: string, title: string, cpuMs: number, runnableShare: number | undefined, options: ProbeOptions): Verdict {
+  const stopped = cpuMs <= options.maxCpuAfterCancelMs && (runnableShare ?? 0) < KEPT_RUNNABLE_SHARE;
+  const share = runnableShare !== undefined ? `; a thread of it runnable in ${pct(runnableShare)} of the samples from a third of the window on` : '';
+  return { rule, title, outcome: stopped ? 'pass' : 'fail', evidence: `${stopped ? '' : 'work did not stop: '}${fmt(cpuMs)} ms CPU in the ${options.settleMs} ms after the cancel, process tree${share}` };
+}
