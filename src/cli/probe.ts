@@ -43,6 +43,8 @@ interface ProbeFlags {
   args: Record<string, unknown>;
   quickTool?: string;
   quickArgs: Record<string, unknown>;
+  taskTool?: string;
+  taskArgs: Record<string, unknown>;
   samples: number;
   cancelAfterMs: number;
   settleMs: number;
@@ -70,6 +72,8 @@ export function registerProbe(program: Command): void {
     .option('--args <json>', 'arguments for --tool (make the call last well past --cancel-after-ms + --settle-ms)', json, {})
     .option('--quick-tool <name>', 'a short tool: for "cancel → next call answered", the late cancel and the race storm')
     .option('--quick-args <json>', 'arguments for --quick-tool', json, {})
+    .option('--task-tool <name>', 'a tool to run as a task (2025-11-25) and cancel with tasks/cancel: checks the answer, the final status and that the work stops')
+    .option('--task-args <json>', 'arguments for --task-tool (make the task outlast --cancel-after-ms + --settle-ms)', json, {})
     .option('--samples <n>', 'cancelled long calls (each a latency and CPU sample)', int(1), 5)
     .option('--cancel-after-ms <ms>', 'how long the long call runs before the cancel', int(0), 300)
     .option('--settle-ms <ms>', 'how long after each cancel to watch for an answer and measure CPU', int(50), 1500)
@@ -99,6 +103,8 @@ export function registerProbe(program: Command): void {
         args: flags.args,
         ...(flags.quickTool !== undefined && { quickTool: flags.quickTool }),
         quickArgs: flags.quickArgs,
+        ...(flags.taskTool !== undefined && { taskTool: flags.taskTool }),
+        taskArgs: flags.taskArgs,
         samples: flags.samples,
         cancelAfterMs: flags.cancelAfterMs,
         settleMs: flags.settleMs,

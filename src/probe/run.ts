@@ -8,6 +8,7 @@ import { noFurtherMessagesVerdict } from './rules/no-further-messages.js';
 import { raceCase, raceVerdict } from './rules/race.js';
 import { afterAllCase, whileRunningVerdict } from './rules/responsive.js';
 import { silentNotificationCases } from './rules/silent-notifications.js';
+import { tasksCase } from './rules/tasks.js';
 import { workStopsVerdict } from './rules/work-stops.js';
 import { summarize } from './stats.js';
 import { connect, targetLabel } from './targets.js';
@@ -37,7 +38,7 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
   const idlePingMs: number[] = [];
   try {
     const tools = await conn.listTools();
-    for (const name of [options.tool, options.quickTool]) {
+    for (const name of [options.tool, options.quickTool, options.taskTool]) {
       if (name !== undefined && !tools.includes(name)) throw new Error(`the server has no tool '${name}' (it lists: ${tools.join(', ')})`);
     }
     progress.phase(`${label} (${era}): idle round trips`);
@@ -56,6 +57,8 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
     progress.tick();
     progress.phase(`${label} (${era}): race storm`);
     const races = await raceCase(wire, options, () => progress.tick());
+    if (options.taskTool !== undefined) progress.phase(`${label} (${era}): tasks`);
+    const tasks = await tasksCase(wire, options, era, conn.pid);
     let dropped: DroppedStream | undefined;
     if (spec.kind === 'http' && era === '2025') {
       progress.phase(`${label} (${era}): dropped stream`);
@@ -72,7 +75,7 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
     if (!verdicts.some((v) => v.rule === 'cancel.setup')) {
       verdicts.push(workStops, noFurtherMessagesVerdict(samples, era, options.markers), whileRunningVerdict(samples, options, era));
     }
-    verdicts.push(...silent, raceVerdict(races, options));
+    verdicts.push(...silent, raceVerdict(races, options), ...tasks);
     if (dropped) verdicts.push(dropped.verdict);
     if (spec.kind === 'http' && era === '2026') verdicts.push(closedStreamVerdict(workStops));
     verdicts.push(after);

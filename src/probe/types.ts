@@ -23,6 +23,10 @@ export interface ProbeOptions {
   readonly quickTool?: string;
   /** @default {} */
   readonly quickArgs: Record<string, unknown>;
+  /** A tool to call as a task (2025-11-25 `task` param) and cancel with `tasks/cancel`; none: the tasks rules are left out. */
+  readonly taskTool?: string;
+  /** @default {} */
+  readonly taskArgs: Record<string, unknown>;
   /** Cancelled long calls, each one latency/CPU sample. @default 5 */
   readonly samples: number;
   /** How long the long call runs before it is cancelled. @default 300 */
