@@ -16,7 +16,7 @@ import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
-import { describeBackend, openQueueBackend } from './serve-remote.js';
+import { describeBackend, openQueueBackend, redisConfigOf } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
 import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
 import { poolOptions } from './pool-options.js';
@@ -141,7 +141,8 @@ program
     const wire = newWireStats();
     let stopping = false;
     let sessions = () => 1;
-    const redisProbe = flags.redis !== undefined ? new RedisProbe(flags.redis, flags.queue) : undefined;
+    const redisLocation = redisConfigOf(flags);
+    const redisProbe = redisLocation ? new RedisProbe(redisLocation, flags.queue) : undefined;
     const ops = frontEndOps(
       {
         stats: () => backend.stats(),

@@ -4,7 +4,7 @@ import type { CallBackend } from '../backend/backend.js';
 import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
 import { QueueBackend } from '../remote/queue-backend.js';
-import { REDIS_URL_ENV, redisConfig } from '../remote/redis-config.js';
+import { REDIS_URL_ENV, redisConfig, type RedisConfig } from '../remote/redis-config.js';
 import { UsageError } from './usage-error.js';
 
 /** The flags the backend choice reads. */
@@ -27,9 +27,14 @@ export const REDIS_START_WAIT_MS = 10_000;
  * is refused with one line (a {@link UsageError}) that names no secret.
  */
 export function redisUrlOf(flags: Pick<BackendFlags, 'redis' | 'redisUrlFile' | 'redisCaFile'>): string | undefined {
+  return redisConfigOf(flags)?.url;
+}
+
+/** The checked Redis location the flags (or the environment) give, or undefined for none; a bad one is a usage error. */
+export function redisConfigOf(flags: Pick<BackendFlags, 'redis' | 'redisUrlFile' | 'redisCaFile'>): RedisConfig | undefined {
   if (flags.redis === undefined && flags.redisUrlFile === undefined && !process.env[REDIS_URL_ENV]) return undefined;
   try {
-    return redisConfig({ ...(flags.redis !== undefined && { url: flags.redis }), ...(flags.redisUrlFile !== undefined && { urlFile: flags.redisUrlFile }), ...(flags.redisCaFile !== undefined && { caFile: flags.redisCaFile }) }).url;
+    return redisConfig({ ...(flags.redis !== undefined && { url: flags.redis }), ...(flags.redisUrlFile !== undefined && { urlFile: flags.redisUrlFile }), ...(flags.redisCaFile !== undefined && { caFile: flags.redisCaFile }) });
   } catch (error) {
     if (error instanceof RedisConfigError) throw new UsageError(error.message);
     throw error;

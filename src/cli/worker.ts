@@ -12,7 +12,7 @@ import { REDIS_URL_ENV } from '../remote/redis-config.js';
 import { DRAIN_TIMEOUT_MS, WorkerHost } from '../remote/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
-import { redisUrlOf } from './serve-remote.js';
+import { redisConfigOf, redisUrlOf } from './serve-remote.js';
 import { UsageError } from './usage-error.js';
 import { RedisProbe, workerHostOps } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
@@ -94,7 +94,7 @@ export function registerWorker(program: Command): void {
           stats: () => host.executor.stats(),
           dropped: () => host.stats.dropped,
           tools: new Set(host.executor.tools.keys()),
-          redis: new RedisProbe(redisUrl, flags.queue),
+          redis: new RedisProbe(redisConfigOf(flags)!, flags.queue),
           accepting: () => !stopping,
         });
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);

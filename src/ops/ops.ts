@@ -4,6 +4,7 @@
  */
 import { Redis } from 'ioredis';
 import type { BackendStats } from '../backend/backend.js';
+import type { RedisConfig } from '../remote/redis-config.js';
 import type { WireStats } from '../server/guard.js';
 import type { TaskStats } from '../tasks/runner.js';
 import { healthHandler, type HealthHandler, type Readiness } from './health.js';
@@ -14,11 +15,11 @@ import { Metrics, type Snapshot } from './metrics.js';
 export class RedisProbe {
   private readonly redis: Redis;
   constructor(
-    url: string,
+    config: RedisConfig,
     private readonly queue: string,
   ) {
     // Fail fast while Redis is away (the answer is "not ready"), reconnect on its own.
-    this.redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    this.redis = new Redis(config.url, { ...config.options, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) });
     this.redis.on('error', () => undefined);
     void this.redis.connect().catch(() => undefined);
   }
