@@ -181,7 +181,9 @@ describe('2026-07-28 over Streamable HTTP', () => {
       const delay = Math.floor(random() * 12);
       let timer: NodeJS.Timeout | undefined;
       try {
-        const ms = 1 + Math.floor(random() * 3);
+        // A fifth of the closed calls spin far longer than any close delay, so cancels win however fast the machine is;
+        // the rest are true races (1–3 ms of work against a 0–11 ms close), decided either way.
+        const ms = closes && random() < 0.2 ? 10_000 : 1 + Math.floor(random() * 3);
         const r = await post(modernRequest(`s${i}`, 'tools/call', { name: 'spin', arguments: { ms, stageMs: 0.5 }, _meta: { progressToken: `s${i}` } }), {}, controller.signal);
         // The stream is open (its first progress, or the answer, is on the way): the server has the call, so each
         // close races a call it knows. A close before that could beat the request itself, and then there is no race.
