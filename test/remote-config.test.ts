@@ -80,7 +80,7 @@ describe('defect 2: the Redis password stays secret', () => {
     expect(text(await front.next((m) => m.id === 'ok', 20_000))).toMatch(/^spun 1 slices/);
     for (const pid of [host.pid, front.child.pid!]) expect(cmdline(pid)).not.toContain(PW);
     expect(front.stderr).toMatch(/calls queued on Redis redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ \(queue 'config'\)/);
-    expect(host.stderr()).toMatch(/on Redis redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ with 1 threads/);
+    expect(host.stderr()).toMatch(/on Redis redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ with 1 thread /);
     await redis.kill();
     await sleep(500);
     call(front, 'down', 'spin', { ms: 1 });

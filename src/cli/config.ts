@@ -8,6 +8,7 @@
  */
 import { Command, type Option } from 'commander';
 import { UsageError } from './usage-error.js';
+import { REDIS_URL_ENV } from '../remote/redis-config.js';
 
 /** The variable a flag reads: `--spare-threads` → `MCP_CANCEL_POOL_SPARE_THREADS`. */
 export function envName(option: Option): string {
@@ -60,13 +61,17 @@ interface Rule {
 }
 
 const HTTP_ONLY = ['--host', '--port', '--session-idle-ms', '--allowed-host', '--allowed-origin', '--max-sessions', '--auth-token-file', '--allow-unauthenticated', '--health-auth'];
-const LOCAL_POOL = ['--threads', '--spare-threads', '--cores', '--handoff-delay-ms', '--queue-limit', '--grace-ms', '--worker-memory-mb', '--root'];
+// --queue-limit is not here: with --redis it bounds the calls a front end keeps waiting on the queue.
+const LOCAL_POOL = ['--threads', '--spare-threads', '--cores', '--handoff-delay-ms', '--grace-ms', '--worker-memory-mb', '--root'];
+
+/** Whether the flags (or the environment) give a Redis URL: then serve runs on the queue backend. */
+const onRedis = (v: Record<string, unknown>): boolean => v.redis !== undefined || v.redisUrlFile !== undefined || !!process.env[REDIS_URL_ENV];
 
 const SERVE_RULES: readonly Rule[] = [
   { flags: HTTP_ONLY, when: (v) => v.transport === 'http', why: 'applies to --transport http only' },
   { flags: ['--max-output-buffer-bytes', '--health-port', '--health-host'], when: (v) => v.transport !== 'http', why: 'applies to stdio only (HTTP serves /healthz, /readyz and /metrics on its own port)' },
-  { flags: LOCAL_POOL, when: (v) => v.redis === undefined, why: 'sets the local pool; with --redis the worker hosts run the calls: give it to `mcp-cancel-pool worker`' },
-  { flags: ['--queue'], when: (v) => v.redis !== undefined, why: 'applies with --redis only' },
+  { flags: LOCAL_POOL, when: (v) => !onRedis(v), why: 'sets the local pool; with --redis the worker hosts run the calls: give it to `mcp-cancel-pool worker`' },
+  { flags: ['--queue', '--redis-ca-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file or ${REDIS_URL_ENV})` },
   { flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' },
   { flags: ['--health-auth'], when: (v) => v.authTokenFile !== undefined || process.env.MCP_CANCEL_POOL_AUTH_TOKEN !== undefined, why: 'needs a token (--auth-token-file or MCP_CANCEL_POOL_AUTH_TOKEN)' },
 ];
