@@ -95,14 +95,7 @@ export function frontEndOps(sources: FrontEndSources, local: boolean): Ops {
     if ((await sources.redis.liveHosts()) === 0) return { ready: false, why: 'no worker host is alive on the queue' };
     return { ready: true };
   };
-  return {
-    metrics,
-    handler: (authToken) => healthHandler({ metrics, readiness, ...(authToken !== undefined && { authToken }) }),
-    close() {
-      unsubscribe();
-      sources.redis?.close();
-    },
-  };
+  return opsOf(metrics, readiness, unsubscribe, sources.redis);
 }
 
 /** What {@link workerHostOps} reads from a running worker host. */
@@ -135,12 +128,17 @@ export function workerHostOps(sources: WorkerHostSources): Ops {
     if (!(await sources.redis.connected())) return { ready: false, why: 'Redis is not connected' };
     return { ready: true };
   };
+  return opsOf(metrics, readiness, unsubscribe, sources.redis);
+}
+
+/** The {@link Ops} of a role: its metrics, its health handler, and what to release on close. */
+function opsOf(metrics: Metrics, readiness: Readiness, unsubscribe: () => void, redis: RedisProbe | undefined): Ops {
   return {
     metrics,
     handler: (authToken) => healthHandler({ metrics, readiness, ...(authToken !== undefined && { authToken }) }),
     close() {
       unsubscribe();
-      sources.redis.close();
+      redis?.close();
     },
   };
 }
