@@ -153,16 +153,17 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     const w = await connect(kind, ['--grace-ms', '10000']);
     const controller = new AbortController();
     let progressed = 0;
-    const call = w.client.callTool({ name: 'spin', arguments: { ms: 60_000, stageMs: 1500 } }, undefined, {
+    // 5 s slices: the stats request below must land inside the second slice even on a loaded machine.
+    const call = w.client.callTool({ name: 'spin', arguments: { ms: 60_000, stageMs: 5000 } }, undefined, {
       signal: controller.signal,
       onprogress: () => progressed++,
       timeout: 120_000,
     });
     call.catch(() => undefined);
-    await until(() => progressed > 0, 20_000, 'first slice done');
+    await until(() => progressed > 0, 30_000, 'first slice done');
     const [id] = callIds(w, 'spin');
     await w.client.notification({ method: 'notifications/cancelled', params: { requestId: id!, reason: 'test' } });
-    // The worker is still inside a 1.5 s slice: it has not returned yet.
+    // The worker is still inside a 5 s slice: it has not returned yet.
     const s = await stats(w.client);
     expect(s).toMatchObject({ cancelled: 1, running: 0, stopping: 1, completed: 0 });
     await until(async () => (await stats(w.client)).stopping === 0, 20_000, 'the worker to return');
