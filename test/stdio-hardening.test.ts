@@ -8,6 +8,8 @@ import { answerCounts, LineServer } from './line-client.js';
 import { perTestServers } from './per-test-servers.js';
 
 const start = perTestServers((args) => new LineServer(args));
+// A heap cap turns retention into a crash: the old server kept every blocked answer (+575 MB) and would die here.
+const startCapped = perTestServers((args) => new LineServer(args, ['--max-old-space-size=128']));
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 const spin = (id: unknown, ms: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms } } });
 const errorOf = (m: Record<string, unknown>) => m.error as { code: number; message: string };
@@ -57,7 +59,7 @@ describe('stdio: a client that stops reading stdout', () => {
   const flood = (n: number) => Array.from({ length: n }, (_, i) => JSON.stringify(i % 2 ? { jsonrpc: '2.0', id: i, method: 'ping' } : spin(i, 0)));
 
   it('stops reading stdin while its output is blocked, keeps memory bounded, and answers everything once the client reads again', { timeout: 180_000 }, async () => {
-    const s = start(['--threads', '1']);
+    const s = startCapped(['--threads', '1']);
     await s.initialize();
     s.send(spin('warm', 0)); // the pool's workers start on the first call: count them in the baseline
     await s.answer('warm');
@@ -82,10 +84,9 @@ describe('stdio: a client that stops reading stdout', () => {
     } finally {
       clearInterval(sampler);
     }
-    const t = performance.now();
     s.send({ jsonrpc: '2.0', id: 'ping-after', method: 'ping' });
     expect(await s.answer('ping-after')).toHaveProperty('result');
-    expect(performance.now() - t).toBeLessThan(2000);
+    expect(s.child.exitCode).toBeNull();
     // One 'drain' listener in all, not one per blocked write (Node warns past 10).
     expect(s.stderr).not.toMatch(/MaxListenersExceeded/);
   });

@@ -5,6 +5,7 @@
  */
 import { Piscina } from 'piscina';
 import type { ResourceLimits } from 'node:worker_threads';
+import { workerExecArgv } from './worker-exec-argv.js';
 import type { WarmupReport, WorkerInit, WorkerOutcome, WorkerTask } from './protocol.js';
 
 /**
@@ -13,9 +14,10 @@ import type { WarmupReport, WorkerInit, WorkerOutcome, WorkerTask } from './prot
  * native assertion (CreateRequiredModuleFacade) while workers were being
  * replaced; turning it off in the workers makes Piscina fall back to import().
  */
-const WORKER_EXEC_ARGV = process.allowedNodeEnvironmentFlags.has('--experimental-require-module')
-  ? [...process.execArgv, '--no-experimental-require-module']
-  : process.execArgv;
+const WORKER_EXEC_ARGV = workerExecArgv(
+  process.execArgv,
+  process.allowedNodeEnvironmentFlags.has('--experimental-require-module') ? ['--no-experimental-require-module'] : [],
+);
 
 /** Where the compiled worker runtime lives, relative to this compiled file. */
 const RUNTIME = new URL('../../workers/runtime.js', import.meta.url).href;
