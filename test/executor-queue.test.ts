@@ -81,11 +81,10 @@ describe('queue', () => {
     const waiting = [ex.submit('s', 'w1', { tool: 'quick', args: { tag: 'w1' } }), ex.submit('s', 'w2', { tool: 'quick', args: { tag: 'w2' } })];
     expect(ex.stats().queued).toBe(2);
 
-    const t0 = performance.now();
     const rejected = ex.submit('s', 'w3', { tool: 'quick', args: { tag: 'w3' } });
     const outcome = await Promise.race([rejected.outcome, new Promise((resolve) => setImmediate(() => resolve('pending')))]);
+    // Decided before the next turn of the event loop: no worker, no wait.
     expect(outcome).toMatchObject({ kind: 'failed', code: 'queue_full' });
-    expect(performance.now() - t0).toBeLessThan(100);
     expect(ex.registry.get('inbound', 's', 'w3')).toBeUndefined();
     // Another session is refused too: the limit is global.
     expect((await ex.submit('t', 'w4', { tool: 'quick', args: {} }).outcome).kind).toBe('failed');
