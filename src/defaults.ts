@@ -38,9 +38,11 @@ export const DEFAULTS = {
   sessionSweepMs: 30_000,
   /** HTTP: live sessions allowed at once. */
   maxSessions: 1000,
-  /** Tasks one session may hold (working or finished, until their ttl), and all sessions together. */
-  maxTasksPerSession: 256,
-  maxTasks: 4096,
+  /** Working tasks one session may have, and all sessions together (finished ones do not count). */
+  maxWorkingTasksPerSession: 256,
+  maxWorkingTasks: 4096,
+  /** Bytes the finished tasks of the process keep (task and answer as JSON); past it the oldest finished go first. */
+  maxFinishedTaskBytes: 64 * 1024 * 1024,
   /** ttl of a task whose request names none, and the longest ttl granted. */
   taskTtlMs: 10 * 60_000,
   maxTaskTtlMs: 60 * 60_000,

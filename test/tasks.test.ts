@@ -160,26 +160,81 @@ describe('tasks over stdio', () => {
     expect(await w.stats()).toMatchObject({ tasksCancelled: 1, cancelled: 1 });
   });
 
-  it('limits: tasks in all sessions', async () => {
-    const w = await start(['--max-tasks', '1']);
-    await w.createTask('spin', { ms: 1 });
+  it('limits: working tasks in all sessions; a finished one frees its place', async () => {
+    const w = await start(['--max-working-tasks', '1']);
+    const long = await w.createTask('spin', { ms: 60_000 });
     const refused = errorOf(await w.request('tools/call', { name: 'spin', arguments: { ms: 1 }, task: {} }));
-    expect(refused).toEqual({ code: -32000, message: 'task limit reached: 1 tasks in all sessions (--max-tasks); try again later' });
+    expect(refused).toEqual({ code: -32000, message: 'task limit reached: 1 working tasks in all sessions (--max-working-tasks); try again later' });
+    expect(taskOf(await w.request('tasks/cancel', { taskId: long.taskId }))?.status).toBe('cancelled');
+    await w.createTask('spin', { ms: 1 }); // the cancelled one is finished: it no longer counts
+    expect(await w.stats()).toMatchObject({ tasksCreated: 2, tasksStored: 2 });
   });
 
-  it('limits: tasks per session, and the ttl cap', async () => {
-    const w = await start(['--max-tasks-per-session', '2', '--max-task-ttl-ms', '1000']);
+  it('limits: working tasks per session, and the ttl cap', async () => {
+    const w = await start(['--max-working-tasks-per-session', '2', '--max-task-ttl-ms', '1000']);
     const a = await w.createTask('spin', { ms: 60_000 }, { ttl: 999_999 });
     expect(a.ttl).toBe(1000);
-    await w.createTask('spin', { ms: 1 }, { ttl: 500 });
+    const b = await w.createTask('spin', { ms: 60_000 }, { ttl: 500 });
     const refused = errorOf(await w.request('tools/call', { name: 'spin', arguments: { ms: 1 }, task: {} }));
-    expect(refused?.code).toBe(-32000);
-    expect(refused?.message).toContain('task limit reached: this session holds 2 tasks (--max-tasks-per-session)');
+    expect(refused).toEqual({ code: -32000, message: 'task limit reached: this session has 2 working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one' });
     expect(taskOf(await w.request('tasks/get', { taskId: a.taskId }))?.status).toBe('working');
-    await w.until(async () => (await w.stats()).tasksStored === 0, 5_000, 'both tasks to expire');
-    const later = await w.createTask('spin', { ms: 1 });
-    expect(later.ttl).toBe(1000); // the default (10 min) is capped too
-    expect(await w.stats()).toMatchObject({ tasksCreated: 3 });
+    expect(taskOf(await w.request('tasks/cancel', { taskId: b.taskId }))?.status).toBe('cancelled');
+    const c = await w.createTask('spin', { ms: 1 }); // b finished: its place is free while it is still held
+    expect(taskOf(await w.request('tasks/get', { taskId: b.taskId }))?.status).toBe('cancelled');
+    await w.until(async () => (await w.stats()).tasksStored === 0, 5_000, 'the tasks to expire');
+    expect(c.ttl).toBe(1000); // the default (10 min) is capped too
+    expect(await w.stats()).toMatchObject({ tasksCreated: 3, tasksExpired: 1, tasksEvicted: 0 });
+  });
+
+  it('300 short tasks in one session are all accepted and kept: only working ones count, and they stay under the limit', async () => {
+    const LIMIT = 8;
+    const w = await start(['--max-working-tasks-per-session', String(LIMIT)]);
+    const ids: string[] = [];
+    let mostWorking = 0;
+    while (ids.length < 300) {
+      // A batch up to the limit, then its results: the next batch starts with every earlier task finished.
+      const batch = await Promise.all(Array.from({ length: LIMIT }, () => w.createTask('spin', { ms: 1 })));
+      mostWorking = Math.max(mostWorking, (await w.stats()).tasksWorking!);
+      for (const t of batch) expect(textOf(await w.request('tasks/result', { taskId: t.taskId }))).toMatch(/^spun /);
+      ids.push(...batch.map((t) => t.taskId));
+    }
+    expect(mostWorking).toBeLessThanOrEqual(LIMIT);
+    expect(await w.stats()).toMatchObject({ tasksCreated: 304, tasksCompleted: 304, tasksWorking: 0, tasksStored: 304, tasksEvicted: 0 });
+    // Well past the old 256 held per session, the first is still there to read.
+    expect(taskOf(await w.request('tasks/get', { taskId: ids[0]! }))?.status).toBe('completed');
+  });
+
+  it('--max-finished-task-bytes removes the oldest finished tasks first (by when they finished); a removed one reads like an expired one', async () => {
+    // Each sized_result task keeps a little over 10 000 bytes (its 10 000 x's plus the task and the wrapping JSON): 3 fit in 35 000.
+    const w = await start(['--max-finished-task-bytes', '35000']);
+    const first = await w.createTask('spin', { ms: 60_000 }); // created first, finishes last
+    const done: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = await w.createTask('sized_result', { bytes: 10_000 });
+      await w.request('tasks/result', { taskId: t.taskId });
+      done.push(t.taskId);
+    }
+    // Three finished results of ~10 kB plus the running one: nothing removed yet.
+    expect(await w.stats()).toMatchObject({ tasksStored: 4, tasksEvicted: 0 });
+    expect(taskOf(await w.request('tasks/cancel', { taskId: first.taskId }))?.status).toBe('cancelled');
+    // The cancelled task keeps a few hundred bytes: still within the bound, nothing removed.
+    expect(await w.stats()).toMatchObject({ tasksStored: 4, tasksEvicted: 0 });
+    const fourth = await w.createTask('sized_result', { bytes: 10_000 });
+    await w.request('tasks/result', { taskId: fourth.taskId });
+    // Four results are over the bound: the oldest finished one (done[0]) goes, not the first created (finished last).
+    expect(await w.stats()).toMatchObject({ tasksStored: 4, tasksEvicted: 1, tasksCompleted: 4, tasksCancelled: 1 });
+    const gone = errorOf(await w.request('tasks/get', { taskId: done[0]! }));
+    const unknown = errorOf(await w.request('tasks/get', { taskId: 'no-such-task' }));
+    expect(gone).toEqual({ code: -32602, message: expect.stringContaining('Task not found') });
+    expect(gone?.message.replace(done[0]!, 'ID')).toBe(unknown?.message.replace('no-such-task', 'ID'));
+    expect(errorOf(await w.request('tasks/result', { taskId: done[0]! }))?.code).toBe(-32602);
+    for (const id of [first.taskId, done[1]!, done[2]!, fourth.taskId]) expect('result' in (await w.request('tasks/get', { taskId: id }))).toBe(true);
+    expect(((await w.ok('tasks/list')).tasks as Task[]).map((t) => t.taskId)).toEqual([first.taskId, done[1], done[2], fourth.taskId]);
+    // A result larger than the whole bound is not kept at all.
+    const huge = await w.createTask('sized_result', { bytes: 40_000 });
+    await w.until(async () => (await w.stats()).tasksEvicted === 2, 10_000, 'the huge result to be dropped');
+    expect(errorOf(await w.request('tasks/get', { taskId: huge.taskId }))?.code).toBe(-32602);
+    expect(await w.stats()).toMatchObject({ tasksStored: 4 }); // and the others stay
   });
 
   it('tasks/list pages through the session\'s tasks with an opaque cursor; a bad cursor gets -32602', async () => {

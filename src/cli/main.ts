@@ -63,8 +63,9 @@ interface ServeFlags {
   maxSessions: number;
   authTokenFile?: string;
   allowUnauthenticated: boolean;
-  maxTasksPerSession: number;
-  maxTasks: number;
+  maxWorkingTasksPerSession: number;
+  maxWorkingTasks: number;
+  maxFinishedTaskBytes: number;
   taskTtlMs: number;
   maxTaskTtlMs: number;
   redis?: string;
@@ -107,8 +108,9 @@ program
   .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), DEFAULTS.maxSessions)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
   .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
-  .option('--max-tasks-per-session <n>', 'tasks one session may hold (working or finished, until their ttl); beyond it a task-augmented call gets -32000', int(1), DEFAULTS.maxTasksPerSession)
-  .option('--max-tasks <n>', 'tasks all sessions together may hold', int(1), DEFAULTS.maxTasks)
+  .option('--max-working-tasks-per-session <n>', 'working tasks one session may have (finished ones do not count); beyond it a task-augmented call gets -32000', int(1), DEFAULTS.maxWorkingTasksPerSession)
+  .option('--max-working-tasks <n>', 'working tasks all sessions together may have', int(1), DEFAULTS.maxWorkingTasks)
+  .option('--max-finished-task-bytes <n>', 'bytes the finished tasks of all sessions keep until their ttl (task and result as JSON); past it the oldest finished are removed first (see README "Tasks")', int(0), DEFAULTS.maxFinishedTaskBytes)
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
@@ -159,8 +161,9 @@ program
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
     const tasks = configureTasks(executor, {
-      maxTasksPerSession: flags.maxTasksPerSession,
-      maxTasks: flags.maxTasks,
+      maxWorkingTasksPerSession: flags.maxWorkingTasksPerSession,
+      maxWorkingTasks: flags.maxWorkingTasks,
+      maxFinishedTaskBytes: flags.maxFinishedTaskBytes,
       defaultTtlMs: flags.taskTtlMs,
       maxTtlMs: flags.maxTaskTtlMs,
       onOwnerClosed: (_owner, cancelled) => {

@@ -1,8 +1,11 @@
 /**
  * The default task store: in this process's memory, so a task cannot outlive
- * the process whose workers run it. Bounded by {@link TaskLimits}; expired
- * tasks are removed by {@link MemoryTaskStore.sweep} (the runner calls it
- * on a timer).
+ * the process whose workers run it. Bounded by {@link TaskLimits}: working
+ * tasks by count (a task-augmented call past it is refused), finished tasks
+ * by the bytes of what they keep (the oldest finished go first: a finished
+ * task has already been answered, so dropping it costs a client a re-read,
+ * never lost work). Expired tasks are removed by {@link MemoryTaskStore.sweep}
+ * (the runner calls it on a timer).
  */
 import { randomUUID } from 'node:crypto';
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
@@ -16,14 +19,17 @@ interface Entry {
   readonly expiresAt: number;
   task: Task;
   answer?: TaskAnswer;
+  /** Once finished: what it keeps, as counted against maxFinishedTaskBytes. */
+  bytes: number;
   /** Waiting for the terminal status: resolved with the entry, or undefined when it is removed. */
   waiters: ((entry: Entry | undefined) => void)[];
 }
 
 /** Resolved limits, every default applied. */
 export interface ResolvedTaskLimits {
-  readonly maxTasksPerSession: number;
-  readonly maxTasks: number;
+  readonly maxWorkingTasksPerSession: number;
+  readonly maxWorkingTasks: number;
+  readonly maxFinishedTaskBytes: number;
   readonly maxTtlMs: number;
   readonly defaultTtlMs: number;
   readonly pollIntervalMs: number;
@@ -33,8 +39,9 @@ export interface ResolvedTaskLimits {
 /** {@link TaskLimits} with the defaults filled in. */
 export function resolveLimits(limits: TaskLimits = {}): ResolvedTaskLimits {
   return {
-    maxTasksPerSession: limits.maxTasksPerSession ?? DEFAULTS.maxTasksPerSession,
-    maxTasks: limits.maxTasks ?? DEFAULTS.maxTasks,
+    maxWorkingTasksPerSession: limits.maxWorkingTasksPerSession ?? DEFAULTS.maxWorkingTasksPerSession,
+    maxWorkingTasks: limits.maxWorkingTasks ?? DEFAULTS.maxWorkingTasks,
+    maxFinishedTaskBytes: limits.maxFinishedTaskBytes ?? DEFAULTS.maxFinishedTaskBytes,
     maxTtlMs: limits.maxTtlMs ?? DEFAULTS.maxTaskTtlMs,
     defaultTtlMs: Math.min(limits.defaultTtlMs ?? DEFAULTS.taskTtlMs, limits.maxTtlMs ?? DEFAULTS.maxTaskTtlMs),
     pollIntervalMs: limits.pollIntervalMs ?? DEFAULTS.taskPollIntervalMs,
@@ -48,6 +55,13 @@ export class MemoryTaskStore implements TaskStore {
   private readonly byId = new Map<string, Entry>();
   /** Each owner's tasks in creation order (a Map keeps insertion order). */
   private readonly byOwner = new Map<string, Map<string, Entry>>();
+  /** Working tasks per owner, and in all. */
+  private readonly workingOf = new Map<string, number>();
+  private working = 0;
+  /** Finished tasks in the order they finished (a Map keeps insertion order): the eviction order. */
+  private readonly finished = new Map<string, Entry>();
+  private finishedBytes = 0;
+  private evictionListener: ((tasks: Task[]) => void) | undefined;
   private seq = 0;
 
   constructor(limits: TaskLimits = {}) {
@@ -56,18 +70,21 @@ export class MemoryTaskStore implements TaskStore {
 
   async create(owner: string, requestedTtlMs: number | undefined): Promise<Task> {
     const mine = this.byOwner.get(owner);
-    if ((mine?.size ?? 0) >= this.limits.maxTasksPerSession) {
-      throw new TaskLimitError(`task limit reached: this session holds ${this.limits.maxTasksPerSession} tasks (--max-tasks-per-session); wait for some to expire or use shorter ttls`);
+    const workingHere = this.workingOf.get(owner) ?? 0;
+    if (workingHere >= this.limits.maxWorkingTasksPerSession) {
+      throw new TaskLimitError(`task limit reached: this session has ${this.limits.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`);
     }
-    if (this.byId.size >= this.limits.maxTasks) {
-      throw new TaskLimitError(`task limit reached: ${this.limits.maxTasks} tasks in all sessions (--max-tasks); try again later`);
+    if (this.working >= this.limits.maxWorkingTasks) {
+      throw new TaskLimitError(`task limit reached: ${this.limits.maxWorkingTasks} working tasks in all sessions (--max-working-tasks); try again later`);
     }
     const ttl = Math.min(requestedTtlMs ?? this.limits.defaultTtlMs, this.limits.maxTtlMs);
     const now = Date.now();
     const createdAt = new Date(now).toISOString();
     const task: Task = { taskId: randomUUID(), status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: this.limits.pollIntervalMs };
-    const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, waiters: [] };
+    const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, bytes: 0, waiters: [] };
     this.byId.set(task.taskId, entry);
+    this.workingOf.set(owner, workingHere + 1);
+    this.working++;
     if (mine) mine.set(task.taskId, entry);
     else this.byOwner.set(owner, new Map([[task.taskId, entry]]));
     return { ...task };
@@ -84,8 +101,39 @@ export class MemoryTaskStore implements TaskStore {
     const { statusMessage: _previous, ...rest } = entry.task;
     entry.task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
     entry.answer = answer;
+    this.leftWorking(entry);
     for (const wake of entry.waiters.splice(0)) wake(entry);
-    return { ...entry.task };
+    const settled = { ...entry.task };
+    this.keep(entry);
+    return settled;
+  }
+
+  onEvicted(listener: (tasks: Task[]) => void): void {
+    this.evictionListener = listener;
+  }
+
+  /** Counts a finished entry against the byte bound, then removes the oldest finished ones past it. */
+  private keep(entry: Entry): void {
+    // The JSON is what a client is sent for it; the Map and object overhead is small beside a result worth bounding.
+    entry.bytes = Buffer.byteLength(JSON.stringify(entry.task)) + Buffer.byteLength(JSON.stringify(entry.answer));
+    // Larger than the whole bound: not kept, and nothing else is removed for it.
+    if (entry.bytes > this.limits.maxFinishedTaskBytes) return this.evictionListener?.([this.remove(entry)]);
+    this.finished.set(entry.task.taskId, entry);
+    this.finishedBytes += entry.bytes;
+    if (this.finishedBytes <= this.limits.maxFinishedTaskBytes) return;
+    const evicted: Task[] = [];
+    for (const oldest of this.finished.values()) {
+      if (this.finishedBytes <= this.limits.maxFinishedTaskBytes) break;
+      evicted.push(this.remove(oldest));
+    }
+    this.evictionListener?.(evicted);
+  }
+
+  private leftWorking(entry: Entry): void {
+    const n = (this.workingOf.get(entry.owner) ?? 1) - 1;
+    if (n > 0) this.workingOf.set(entry.owner, n);
+    else this.workingOf.delete(entry.owner);
+    this.working--;
   }
 
   async list(owner: string, cursor?: string): Promise<TaskPage> {
@@ -160,6 +208,8 @@ export class MemoryTaskStore implements TaskStore {
 
   private remove(entry: Entry): Task {
     this.byId.delete(entry.task.taskId);
+    if (this.finished.delete(entry.task.taskId)) this.finishedBytes -= entry.bytes;
+    if (!isTerminal(entry.task.status)) this.leftWorking(entry); // a terminal one left at its settle
     const mine = this.byOwner.get(entry.owner);
     mine?.delete(entry.task.taskId);
     if (mine?.size === 0) this.byOwner.delete(entry.owner);

@@ -48,6 +48,8 @@ export interface TaskStats {
   tasksExpired: number;
   /** Gauge: tasks held (working or terminal), until their ttl. */
   tasksStored: number;
+  /** Finished tasks removed before their ttl to keep their results within maxFinishedTaskBytes (oldest finished first). */
+  tasksEvicted: number;
 }
 
 /** Options for {@link TaskRunner}. */
@@ -89,7 +91,7 @@ export class TaskRunner {
   private readonly live = new Map<string, LiveTask>();
   /** Tasks held per owner, for {@link TaskRunner.holdsTasks}. */
   private readonly held = new Map<string, number>();
-  private readonly counters: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0 };
+  private readonly counters: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0, tasksEvicted: 0 };
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -99,6 +101,10 @@ export class TaskRunner {
   ) {
     this.sweeper = setInterval(() => void this.sweep(), options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
     this.sweeper.unref();
+    store.onEvicted?.((tasks) => {
+      this.counters.tasksEvicted += tasks.length;
+      this.removed(tasks, 'tasksExpired'); // finished, so never counted as expired
+    });
   }
 
   /** Creates the task and queues its job; the task is `working` when returned. Throws the store's TaskLimitError. */
@@ -289,7 +295,7 @@ export class TaskRunner {
 }
 
 function notFound(taskId: string): Error {
-  return invalidParams(`Failed to retrieve task: Task not found (${JSON.stringify(taskId)}: unknown, expired or another session's)`);
+  return invalidParams(`Failed to retrieve task: Task not found (${JSON.stringify(taskId)}: unknown, expired, removed to bound finished results, or another session's)`);
 }
 
 function alreadyTerminal(status: string): Error {

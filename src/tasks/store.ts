@@ -41,15 +41,24 @@ export interface TaskPage {
 /** Limits every store enforces (the server's flags). */
 export interface TaskLimits {
   /**
-   * Tasks one session may hold at once, working or finished but not yet expired.
+   * Working tasks (not yet terminal) one session may have at once. Finished
+   * tasks do not count: they are bounded by {@link TaskLimits.maxFinishedTaskBytes}.
    * @default 256
    */
-  readonly maxTasksPerSession?: number;
+  readonly maxWorkingTasksPerSession?: number;
   /**
-   * Tasks all sessions together may hold at once.
+   * Working tasks all sessions together may have at once.
    * @default 4096
    */
-  readonly maxTasks?: number;
+  readonly maxWorkingTasks?: number;
+  /**
+   * Bytes (the JSON of task and answer) the finished tasks of all sessions
+   * may keep until their ttl. Past it the oldest finished tasks (by the time
+   * they finished) are removed first; a result larger than the whole bound
+   * is not kept at all. A removed task reads as an expired one.
+   * @default 67_108_864 (64 MiB)
+   */
+  readonly maxFinishedTaskBytes?: number;
   /**
    * Longest ttl granted (ms from creation); a longer request is cut to it.
    * @default 3_600_000 (1 hour)
@@ -110,6 +119,12 @@ export interface TaskStore {
   waitForTerminal(owner: string, taskId: string, signal?: AbortSignal): Promise<TaskRecord | undefined>;
   /** How many tasks the owner holds (working or finished, not expired). */
   count(owner: string): Promise<number>;
+  /**
+   * Tells `listener` of finished tasks removed before their ttl to stay within
+   * a bound ({@link TaskLimits.maxFinishedTaskBytes}). A store without such a
+   * bound need not have it.
+   */
+  onEvicted?(listener: (tasks: Task[]) => void): void;
   /** Removes the tasks whose ttl has passed; returns them as they were (a working one must be stopped by the caller). */
   sweep(now?: number): Promise<Task[]>;
   /** Removes every task of an owner (its session is gone); returns them as they were. */
