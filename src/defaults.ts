@@ -49,6 +49,10 @@ export const DEFAULTS = {
   /** `pollInterval` suggested to task clients, and tasks per `tasks/list` page. */
   taskPollIntervalMs: 500,
   taskPageSize: 50,
+  /** stdio: what the end of stdin does (cancel the calls in flight, or finish and answer them). */
+  onStdinClose: 'cancel' as 'cancel' | 'finish',
+  /** stdio with --on-stdin-close finish: how long the calls in flight may take to be answered. */
+  drainTimeoutMs: 25_000,
   /** How often expired tasks are removed. */
   taskSweepMs: 1000,
 } as const;

@@ -81,6 +81,9 @@ describe('flags that do not apply to the mode are refused', () => {
     [['serve', '--transport', 'http', '--max-output-buffer-bytes', '100000'], /--max-output-buffer-bytes applies to stdio only/],
     [['serve', '--transport', 'http', '--health-port', '9464'], /--health-port applies to stdio only/],
     [['serve', '--transport', 'http', '--health-auth'], /--health-auth needs a token/],
+    [['serve', '--transport', 'http', '--on-stdin-close', 'finish'], /--on-stdin-close applies to stdio only/],
+    [['serve', '--drain-timeout-ms', '1000'], /--drain-timeout-ms applies with --on-stdin-close finish only/],
+    [['serve', '--on-stdin-close', 'later'], /--on-stdin-close.*Allowed choices are cancel, finish/],
     [['worker', '--redis', 'redis://127.0.0.1:1', '--health-host', '0.0.0.0'], /--health-host applies with --health-port only/],
   ];
   for (const [args, message] of cases) {

@@ -108,7 +108,8 @@ export class LineServer {
 
   async initialize(): Promise<void> {
     this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'line', version: '1' } } });
-    await this.answer('init');
+    // Start-up on a loaded machine: a bound on a hang, not a speed target (as RawServer.initialize).
+    await this.answer('init', 60_000);
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }
 

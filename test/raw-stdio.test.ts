@@ -130,7 +130,63 @@ describe('raw JSON-RPC over stdio', () => {
     expect(await s.exited).toBe(0);
     expect(s.lines.filter((m) => (m as { id?: unknown }).id === 'busy')).toEqual([]);
     // It says what closing stdin cancelled.
-    expect(s.stderr).toMatch(/shutting down \(stdin closed\): cancelling 1 call in flight \(0 of them tasks\)/);
+    expect(s.stderr).toMatch(/shutting down \(stdin closed\): cancelled 1 call in flight and 0 working tasks\n/);
+  });
+
+  const N = 6;
+  const initialize = { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } };
+  const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+  /** Resolves when the child's stdout has ended too: every line it wrote has been read. */
+  const allOutput = (s: RawServer) => new Promise<void>((resolve) => s.child.once('close', () => resolve()));
+  const answersTo = (s: RawServer, prefix: string) => s.lines.filter((m) => String((m as { id?: unknown }).id).startsWith(prefix)) as { id: string; result?: { content: { text: string }[] }; error?: unknown }[];
+
+  it('by default, closing stdin cancels the piped calls in flight and says how many calls and tasks it cancelled', async () => {
+    const s = start(['--threads', '1', '--grace-ms', '100']);
+    const output = allOutput(s);
+    await s.initialize();
+    s.send({ jsonrpc: '2.0', id: 'task', method: 'tools/call', params: { name: 'spin', arguments: { ms: 60_000 }, task: {} } });
+    await s.next((m) => m.id === 'task');
+    // Piped in and closed at once: every call is read (and reserved) before the end of stdin.
+    for (let i = 0; i < N; i++) s.send(call(`c${i}`, 'spin', { ms: 60_000 }));
+    s.child.stdin.end();
+    expect(await s.exited).toBe(0);
+    await output;
+    expect(answersTo(s, 'c')).toEqual([]);
+    expect(s.stderr).toMatch(new RegExp(`shutting down \\(stdin closed\\): cancelled ${N} calls in flight and 1 working task\\n`));
+  });
+
+  it('--on-stdin-close finish: every call piped in before stdin closed is answered on stdout, then it exits 0', async () => {
+    const s = start(['--threads', '2', '--on-stdin-close', 'finish']);
+    const output = allOutput(s);
+    // A script: everything written at once, stdin closed before any answer.
+    s.send(initialize);
+    s.send(initialized);
+    for (let i = 0; i < N; i++) s.send(call(`c${i}`, 'spin', { ms: 200 }));
+    s.send({ jsonrpc: '2.0', id: 'task', method: 'tools/call', params: { name: 'spin', arguments: { ms: 300 }, task: {} } });
+    s.child.stdin.end();
+    expect(await s.exited).toBe(0);
+    await output;
+    const answers = answersTo(s, 'c');
+    expect(answers.map((a) => a.id).sort()).toEqual(Array.from({ length: N }, (_, i) => `c${i}`));
+    for (const a of answers) expect(a.result?.content[0]?.text).toMatch(/^spun 200 slices in /);
+    expect(s.stderr).toMatch(/stdin closed: answering \d+ calls? in flight before exiting \(--on-stdin-close finish; at most 25000 ms\)/);
+    // Nothing was cancelled but the task nobody waited on (its answer can no longer be asked for).
+    expect(s.stderr).toMatch(/shutting down \(stdin closed\)(: cancelled 0 calls in flight and 1 working task)?\n/);
+  });
+
+  it('--on-stdin-close finish waits at most --drain-timeout-ms, then cancels what is left and says so', async () => {
+    const s = start(['--threads', '2', '--on-stdin-close', 'finish', '--drain-timeout-ms', '500', '--grace-ms', '100']);
+    const output = allOutput(s);
+    s.send(initialize);
+    s.send(initialized);
+    s.send(call('quick', 'spin', { ms: 20 }));
+    s.send(call('slow', 'spin', { ms: 60_000 }));
+    s.child.stdin.end();
+    expect(await s.exited).toBe(0);
+    await output;
+    expect(answersTo(s, 'quick')).toHaveLength(1);
+    expect(answersTo(s, 'slow')).toEqual([]);
+    expect(s.stderr).toMatch(/shutting down \(stdin closed\): cancelled 1 call in flight and 0 working tasks\n/);
   });
 
   it('exits on SIGTERM', async () => {

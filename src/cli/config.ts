@@ -70,6 +70,8 @@ const onRedis = (v: Record<string, unknown>): boolean => v.redis !== undefined |
 const SERVE_RULES: readonly Rule[] = [
   { flags: HTTP_ONLY, when: (v) => v.transport === 'http', why: 'applies to --transport http only' },
   { flags: ['--max-output-buffer-bytes', '--health-port', '--health-host'], when: (v) => v.transport !== 'http', why: 'applies to stdio only (HTTP serves /healthz, /readyz and /metrics on its own port)' },
+  { flags: ['--on-stdin-close'], when: (v) => v.transport !== 'http', why: 'applies to stdio only' },
+  { flags: ['--drain-timeout-ms'], when: (v) => v.transport !== 'http' && v.onStdinClose === 'finish', why: 'applies with --on-stdin-close finish only (stdio)' },
   { flags: LOCAL_POOL, when: (v) => !onRedis(v), why: 'sets the local pool; with --redis the worker hosts run the calls: give it to `mcp-cancel-pool worker`' },
   { flags: ['--queue', '--redis-ca-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file or ${REDIS_URL_ENV})` },
   { flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' },

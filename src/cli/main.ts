@@ -10,7 +10,7 @@ import { Executor } from '../executor/executor.js';
 import { newWireStats } from '../server/guard.js';
 import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
-import { serveStdio } from '../transport/stdio/serve.js';
+import { serveStdio, STDIO_SESSION } from '../transport/stdio/serve.js';
 import { configureTasks } from '../tasks/tasks-of.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
@@ -30,6 +30,10 @@ const version = (JSON.parse(readFileSync(new URL('../../../package.json', import
 
 function log(message: string): void {
   process.stderr.write(`[mcp-cancel-pool] ${message}\n`);
+}
+
+function plural(n: number, what: string): string {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
 }
 
 function int(min: number, max = Number.MAX_SAFE_INTEGER) {
@@ -76,6 +80,8 @@ interface ServeFlags {
   healthPort?: number;
   healthHost: string;
   healthAuth: boolean;
+  onStdinClose: 'cancel' | 'finish';
+  drainTimeoutMs: number;
 }
 
 const program = new EnvCommand()
@@ -119,6 +125,8 @@ program
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
   .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)
   .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
+  .addOption(new Option('--on-stdin-close <what>', 'stdio: at the end of stdin, cancel the calls in flight, or finish them: answer every request already read (within --drain-timeout-ms), then exit').choices(['cancel', 'finish']).default(DEFAULTS.onStdinClose))
+  .option('--drain-timeout-ms <ms>', 'with --on-stdin-close finish: how long the calls in flight may take to be answered; what is left then is cancelled', int(0), DEFAULTS.drainTimeoutMs)
   .option('--health-auth', 'HTTP: /healthz, /readyz and /metrics need the bearer token too (by default they do not)', false)
   .action(async (flags: ServeFlags, command: Command) => {
     let authToken: string | undefined;
@@ -166,20 +174,26 @@ program
       maxFinishedTaskBytes: flags.maxFinishedTaskBytes,
       defaultTtlMs: flags.taskTtlMs,
       maxTtlMs: flags.maxTaskTtlMs,
-      onOwnerClosed: (_owner, cancelled) => {
-        if (cancelled > 0) log(`session closed: cancelled ${cancelled} working task(s)`);
+      onOwnerClosed: (owner, cancelled) => {
+        // A stdio connection's close is the shutdown: its line says what it cancelled.
+        if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
     });
-    const stop = async (why: string, close: () => Promise<void>) => {
+    /** Stops serving; `cancelled` is what the close of a stdio connection cancelled (HTTP: counted here, before the close). */
+    const stop = async (why: string, close: () => Promise<void>, cancelled?: { calls: number; tasks: number }) => {
       if (stopping) return;
       stopping = true;
       // Say what the shutdown stops: a script that closed stdin early learns its calls were cancelled, not lost.
-      const calls = backend.stats().inFlight;
-      const working = tasks.stats().tasksWorking;
-      log(`shutting down (${why})${calls + working > 0 ? `: cancelling ${calls} call${calls === 1 ? '' : 's'} in flight (${working} of them task${working === 1 ? '' : 's'})` : ''}`);
+      const { calls, tasks: working } = cancelled ?? { calls: Math.max(0, backend.stats().inFlight - tasks.stats().tasksWorking), tasks: tasks.stats().tasksWorking };
+      log(`shutting down (${why})${calls + working > 0 ? `: cancelled ${plural(calls, 'call')} in flight and ${plural(working, 'working task')}` : ''}`);
       await close(); // cancels every in-flight call of every session
       await executor.close();
       ops.close();
+      // Answers written just before (--on-stdin-close finish) leave before the exit; bounded, for a client that stopped reading.
+      await new Promise<void>((done) => {
+        setTimeout(done, 2000).unref();
+        process.stdout.write('', () => done());
+      });
       process.exit(0);
     };
     if (flags.transport === 'http') {
@@ -203,15 +217,30 @@ program
       log(`listening on ${http.url} with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
-      const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire });
+      const stdio = await serveStdio(executor, {
+        maxMessageBytes: flags.maxMessageBytes,
+        maxOutputBufferBytes: flags.maxOutputBufferBytes,
+        version,
+        wire,
+        onStdinClose: flags.onStdinClose,
+        drainTimeoutMs: flags.drainTimeoutMs,
+        onInputEnd: (calls) => log(`stdin closed: answering ${plural(calls, 'call')} in flight before exiting (--on-stdin-close finish; at most ${flags.drainTimeoutMs} ms)`),
+      });
       if (flags.healthPort !== undefined) {
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
         log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);
       }
       log(`serving on stdio with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       // The MCP lifecycle: closing stdin is how a stdio client shuts the server down (a closed stdout ends it too).
-      void stdio.closed.then((why) => stop(why, async () => undefined));
-      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => stdio.close()));
+      // Every way it ends goes through the connection's close, which says what it cancelled.
+      let signalled: string | undefined;
+      void stdio.closed.then((c) => stop(signalled ?? c.reason, async () => undefined, { calls: c.cancelledCalls, tasks: c.cancelledTasks }));
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(signal, () => {
+          signalled ??= signal;
+          void stdio.close();
+        });
+      }
     }
   });
 

@@ -78,6 +78,8 @@ export class GuardedTransport extends TransportWrapper {
   private closed = false;
   /** Told once the inner transport closed, after its calls were cancelled (the session's 2025 tasks go with it). */
   onOwnerClosed: (() => void) | undefined;
+  /** Once the inner transport closed: the plain tool calls it left unanswered (cancelled by the close). */
+  unansweredAtClose = 0;
 
   constructor(
     inner: Transport,
@@ -109,7 +111,7 @@ export class GuardedTransport extends TransportWrapper {
 
   protected innerClosed(): void {
     this.closed = true; // the cascade below has no one left to tell
-    this.calls.closed();
+    this.unansweredAtClose = this.calls.closed();
     this.clientRequests.close();
     this.onOwnerClosed?.();
   }

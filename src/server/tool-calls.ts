@@ -71,6 +71,8 @@ export class ToolCalls {
   private readonly silenced = new Set<RequestId>();
   /** The level the client set with `logging/setLevel` (one server per connection, so per session). */
   logLevel: LoggingLevel | undefined;
+  /** Waiting for no request to be in flight ({@link ToolCalls.whenIdle}). */
+  private idleWaiters: (() => void)[] = [];
 
   constructor(
     private readonly backend: CallBackend,
@@ -166,7 +168,7 @@ export class ToolCalls {
    */
   leaving(id: RequestId): boolean {
     const call = this.requests.get(id);
-    this.requests.delete(id);
+    this.forget(id);
     if (!call) return true;
     if (call.state === 'cancelled') {
       if (!this.silenced.delete(id)) this.counters.responsesDropped++;
@@ -189,9 +191,32 @@ export class ToolCalls {
     return false;
   }
 
-  /** The transport closed: every call of the session is cancelled. */
-  closed(): void {
+  /**
+   * The transport closed: every call of the session is cancelled. Returns how
+   * many plain tool calls were still unanswered (none of them will be).
+   */
+  closed(): number {
+    const unanswered = this.callsInFlight();
     this.backend.cancelSession(this.session, 'transport closed');
+    return unanswered;
+  }
+
+  /** Plain tool calls not answered yet (a task-augmented call was answered with its task). */
+  callsInFlight(): number {
+    let n = 0;
+    for (const call of this.requests.values()) if (call !== NOT_A_CALL) n++;
+    return n;
+  }
+
+  /** Resolves once no request of this connection waits for its answer (at once if none does). */
+  whenIdle(): Promise<void> {
+    if (this.requests.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private forget(id: RequestId): void {
+    if (!this.requests.delete(id) || this.requests.size > 0) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /** The handler settled; the SDK has sent (or suppressed) its response by the next macrotask. */
@@ -211,7 +236,7 @@ export class ToolCalls {
     for (const { id, call } of settled) {
       this.silenced.delete(id);
       if (this.requests.get(id) !== call) continue;
-      this.requests.delete(id);
+      this.forget(id);
       if (call.state === 'cancelled') this.hooks.cancelled?.(id);
     }
   };

@@ -196,8 +196,9 @@ export class TaskRunner {
    * The owner's session is gone (stdio connection closed, HTTP session
    * deleted or expired): nobody can ask for its tasks any more. Cancels the
    * working ones, waits for those whose completion won, and removes them all.
+   * Resolves with how many working tasks it cancelled.
    */
-  async closeOwner(owner: string): Promise<void> {
+  async closeOwner(owner: string): Promise<number> {
     const pending: Promise<unknown>[] = [];
     let cancelled = 0;
     const decisions: Promise<CancelResult>[] = [];
@@ -220,6 +221,7 @@ export class TaskRunner {
     this.options.onOwnerClosed?.(owner, cancelled);
     await Promise.all(pending);
     this.removed(await this.store.dropOwner(owner), 'tasksCancelled');
+    return cancelled;
   }
 
   /** Whether the owner still holds tasks (its session must then stay open for them to be read). */

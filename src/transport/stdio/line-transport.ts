@@ -38,6 +38,14 @@ export interface LineTransportOptions {
    * @default 1 MiB
    */
   readonly maxOutputBufferBytes?: number;
+  /**
+   * At the end of stdin: `close` closes the transport (the peer's way to end
+   * the session); `keep-writing` only calls {@link LineTransport.oninputend}
+   * and keeps sending, so answers to requests already read still go out,
+   * until the owner closes the transport.
+   * @default 'close'
+   */
+  readonly atInputEnd?: 'close' | 'keep-writing';
 }
 
 /** Newline-delimited JSON-RPC on a pair of streams (stdin and stdout by default), hardened as described above. */
@@ -45,6 +53,8 @@ export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** stdin ended and the transport stays open for output (`atInputEnd: 'keep-writing'`). */
+  oninputend?: () => void;
   /** Why the transport closed, once it has (e.g. "stdin closed"). */
   closeReason: string | undefined;
   private chunks: Buffer[] = [];
@@ -60,6 +70,7 @@ export class LineTransport implements Transport {
   private readonly maxBytes: number;
   private readonly maxDepth: number;
   private readonly maxOutput: number;
+  private readonly keepWriting: boolean;
 
   constructor(
     private readonly input: Readable = process.stdin,
@@ -69,6 +80,7 @@ export class LineTransport implements Transport {
     this.maxBytes = options.maxMessageBytes ?? DEFAULTS.maxMessageBytes;
     this.maxDepth = options.maxNestingDepth ?? DEFAULTS.maxNestingDepth;
     this.maxOutput = options.maxOutputBufferBytes ?? DEFAULTS.maxOutputBufferBytes;
+    this.keepWriting = options.atInputEnd === 'keep-writing';
   }
 
   async start(): Promise<void> {
@@ -80,7 +92,11 @@ export class LineTransport implements Transport {
     this.output.on('error', this.onOutputError);
   }
 
-  private readonly onEnd = () => void this.close('stdin closed');
+  private readonly onEnd = () => {
+    if (!this.keepWriting) return void this.close('stdin closed');
+    this.input.off('data', this.onData);
+    this.oninputend?.();
+  };
   private readonly onInputError = (error: Error) => this.onerror?.(error);
   /** EPIPE (the client closed its end of stdout), ENOBUFS, ...: nothing more can reach the client. */
   private readonly onOutputError = (error: NodeJS.ErrnoException) => {

@@ -12,6 +12,7 @@ import { createMcpServer } from '../../server/server.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { tasksOf } from '../../tasks/tasks-of.js';
 import { LineTransport, type LineTransportOptions } from './line-transport.js';
+import { DEFAULTS } from '../../defaults.js';
 
 /** Options for {@link serveStdio}. */
 export interface StdioOptions {
@@ -26,15 +27,43 @@ export interface StdioOptions {
   readonly version: string;
   /** Wire counters to add to. */
   readonly wire: WireStats;
+  /**
+   * What the end of stdin does: `cancel` cancels every call in flight and
+   * closes (the MCP lifecycle: the client is gone); `finish` keeps the
+   * connection open for output until every request already read has been
+   * answered, at most {@link StdioOptions.drainTimeoutMs}, then closes as
+   * `cancel` does (for scripts that pipe requests in and close stdin).
+   * Working tasks nobody waits on are cancelled either way.
+   * @default 'cancel'
+   */
+  readonly onStdinClose?: 'cancel' | 'finish';
+  /**
+   * With `onStdinClose: 'finish'`: how long the calls in flight may take to
+   * be answered; what is left then is cancelled.
+   * @default 25_000
+   */
+  readonly drainTimeoutMs?: number;
+  /** With `onStdinClose: 'finish'`: told when stdin ends, with the tool calls then in flight. */
+  readonly onInputEnd?: (callsInFlight: number) => void;
+}
+
+/** How a stdio connection ended. */
+export interface StdioClosed {
+  /** e.g. "stdin closed", "stdout failed: EPIPE", "closed" (by {@link StdioServer.close}). */
+  readonly reason: string;
+  /** Plain tool calls the close cancelled: never answered. */
+  readonly cancelledCalls: number;
+  /** Working tasks the close cancelled. */
+  readonly cancelledTasks: number;
 }
 
 /** A running stdio server. */
 export interface StdioServer {
   /**
-   * Settles, with the reason (e.g. "stdin closed", "stdout failed: EPIPE"), when the client closed
-   * stdin or stdout, or {@link StdioServer.close} ran. In-flight calls were cancelled by then.
+   * Settles when the client closed stdin or stdout, or {@link StdioServer.close}
+   * ran, once what was in flight was cancelled, with what that cancelled.
    */
-  readonly closed: Promise<string>;
+  readonly closed: Promise<StdioClosed>;
   /** Stops reading and cancels everything in flight. */
   close(): Promise<void>;
 }
@@ -44,18 +73,33 @@ export const STDIO_SESSION = 'stdio';
 
 /** Serves MCP on this process's stdin/stdout. */
 export async function serveStdio(backend: CallBackend, options: StdioOptions): Promise<StdioServer> {
+  const finish = options.onStdinClose === 'finish';
   const transport = new LineTransport(process.stdin, process.stdout, {
     ...(options.maxMessageBytes !== undefined && { maxMessageBytes: options.maxMessageBytes }),
     ...(options.maxOutputBufferBytes !== undefined && { maxOutputBufferBytes: options.maxOutputBufferBytes }),
+    atInputEnd: finish ? 'keep-writing' : 'close',
   });
   const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire);
-  const closed = new Promise<string>((resolve) => {
+  const closed = new Promise<StdioClosed>((resolve) => {
     // The connection is gone: so are its tasks (both eras: the connection is the caller), then the process may end.
     guard.onOwnerClosed = () => {
-      void tasksOf(backend).closeOwner(STDIO_SESSION);
-      resolve(transport.closeReason ?? 'closed');
+      const reason = transport.closeReason ?? 'closed';
+      const cancelledCalls = guard.unansweredAtClose;
+      void tasksOf(backend).closeOwner(STDIO_SESSION).then((cancelledTasks) => resolve({ reason, cancelledCalls, cancelledTasks }));
     };
   });
+  if (finish) {
+    transport.oninputend = () => {
+      options.onInputEnd?.(guard.calls.callsInFlight());
+      // Every request already read gets its answer (a tasks/result waits for its task), within the bound; then the close cancels the rest.
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs)));
+      void Promise.race([guard.calls.whenIdle(), timedOut]).then(() => {
+        clearTimeout(timer);
+        return transport.close('stdin closed');
+      });
+    };
+  }
   const handle = sdkServeStdio(() => createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller: STDIO_SESSION })), {
     transport: guard as never,
     // Out-of-band reports (a refused opening was already answered on the wire); stderr stays as it was on 1.x.
