@@ -15,6 +15,7 @@ import {
   type ToolDefinition,
 } from '../src/stages/tool.js';
 import { claimResponse, leftRunning, startSlot, stillRunning, type WorkerSlot } from '../src/state/job-state.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { assertPlainJson } from './plain-json.js';
 import { Reporter } from './reporter.js';
 import { applyToolPriority } from './thread-priority.js';
@@ -63,7 +64,7 @@ export default function runJob(task: WorkerTask): WorkerOutcome | Promise<Worker
       value = job.enter(tool, i, value);
       if (isThenable(value)) return finishAsync(job, tool, i, value);
     }
-    return job.conclude(value);
+    return job.conclude(value, tool);
   } catch (error) {
     return job.fail(error);
   }
@@ -74,10 +75,19 @@ async function finishAsync(job: JobContext, tool: ToolDefinition, from: number, 
   try {
     let value = await pending;
     for (let i = from + 1; i < tool.stages.length; i++) value = await job.enter(tool, i, value);
-    return job.conclude(value);
+    return job.conclude(value, tool);
   } catch (error) {
     return job.fail(error);
   }
+}
+
+/** Throws, naming what differs, if the result's `structuredContent` does not match the tool's output schema. */
+function checkOutput(tool: ToolDefinition, output: NonNullable<ToolDefinition['output']>, result: CallToolResult): void {
+  if (result.structuredContent === undefined) throw new Error(`tool '${tool.name}' declares an outputSchema but returned no structuredContent`);
+  const parsed = output.safeParse(result.structuredContent);
+  if (parsed.success) return;
+  const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
+  throw new Error(`tool '${tool.name}' returned structuredContent that does not match its outputSchema: ${issues}`);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -119,11 +129,13 @@ class JobContext implements StageContext, WorkerSlot {
   }
 
   /** After the last stage: completion's side of the race. Only the winner may hand a result back. */
-  conclude(value: unknown): WorkerOutcome {
+  conclude(value: unknown, tool: ToolDefinition): WorkerOutcome {
     try {
       this.stage = 'result';
       this.checkpoint();
       const result = toCallToolResult(value);
+      // A declared outputSchema is a promise to the client (whose SDK rejects a mismatch): a result that breaks it fails here, as a tool error.
+      if (tool.output && !result.isError) checkOutput(tool, tool.output, result);
       // A result the runtime built itself (from a string, or JSON.stringify) is plain by construction.
       if (result === value) assertPlainJson(result, 'result');
       return claimResponse(this, this.controller !== undefined) ? this.withReports({ kind: 'result', result }) : this.withReports({ kind: 'stopped', stage: this.stage });

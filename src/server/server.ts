@@ -39,6 +39,7 @@ export interface ListedTool {
   title?: string;
   description: string;
   inputSchema: { type: 'object'; [key: string]: unknown };
+  outputSchema?: { type: 'object'; [key: string]: unknown };
   annotations?: Record<string, unknown>;
   execution: { taskSupport: 'forbidden' | 'optional' | 'required' };
 }
@@ -50,6 +51,7 @@ export function listedTools(backend: CallBackend): ListedTool[] {
     ...(tool.title !== undefined && { title: tool.title }),
     description: tool.description,
     inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as ListedTool['inputSchema'],
+    ...(tool.output && { outputSchema: z.toJSONSchema(tool.output, { io: 'output' }) as NonNullable<ListedTool['outputSchema']> }),
     ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
     execution: executionOf(tool),
   }));

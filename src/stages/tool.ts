@@ -83,6 +83,15 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject> {
   readonly input: Input;
   /** Run in order inside a worker. */
   readonly stages: readonly StageLike[];
+  /**
+   * The shape of the result's `structuredContent`, listed in `tools/list` as
+   * the tool's `outputSchema` (clients such as the SDK's validate results
+   * against it). The worker checks every result that is not `isError`
+   * against it: one without `structuredContent`, or one that does not match,
+   * ends the call as a tool error naming the mismatch. Use `z.strictObject`
+   * to refuse fields it does not name.
+   */
+  readonly output?: z.ZodObject;
   /** A deadline for one call; past it the job is stopped and the caller gets an error. */
   readonly timeoutMs?: number;
   /** Give stages a channel to the client (`ctx.requestClient`). */

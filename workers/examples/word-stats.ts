@@ -12,6 +12,12 @@ export default defineTool({
     text: z.string().describe('The text to analyse.'),
     top: z.number().int().min(1).max(100).default(10).describe('How many of the most frequent words to return.'),
   }),
+  // The shape of structuredContent: tools/list shows it as the outputSchema, and the worker checks each result against it.
+  output: z.strictObject({
+    total: z.number().int().describe('Words in the text.'),
+    distinct: z.number().int().describe('Different words.'),
+    top: z.record(z.string(), z.number().int()).describe('The most frequent words and their counts.'),
+  }),
   stages: [
     // Plain named functions work too; the name shows up in error messages.
     function tokenize(input: { text: string; top: number }) {

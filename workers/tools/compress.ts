@@ -66,6 +66,14 @@ export const compress = defineTool({
   description:
     'Compresses a text or a file under the server\'s allowed root with gzip, deflate or brotli and returns size statistics plus the compressed bytes as an embedded resource (base64). Output is limited to 32 MiB. Brotli at high levels is slow (about 1 MB/s at level 11).',
   input,
+  output: z.strictObject({
+    format: z.enum(['gzip', 'brotli', 'deflate']).describe('Output format.'),
+    level: z.number().int().nullable().describe('Compression level asked for, or null for the format\'s default.'),
+    inputBytes: z.number().int().min(0).describe('Bytes in.'),
+    outputBytes: z.number().int().min(0).describe('Bytes out.'),
+    ratio: z.number().nullable().describe('outputBytes / inputBytes; null for an empty input.'),
+    uri: z.string().describe('The URI of the embedded compressed resource.'),
+  }),
   stages: [
     stage('resolve', (args: Input, ctx): Source => {
       if (args.path !== undefined) {

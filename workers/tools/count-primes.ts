@@ -39,6 +39,12 @@ export const countPrimes = defineTool({
   description:
     'Counts the primes up to `limit` with a segmented sieve of Eratosthenes, and reports the largest prime ≤ limit and the number of twin-prime pairs (p, p+2) with p+2 ≤ limit. About 1 s per billion on one core.',
   input,
+  output: z.strictObject({
+    limit: z.number().int().describe('The limit counted up to (inclusive).'),
+    count: z.number().int().min(0).describe('Primes up to the limit.'),
+    largest: z.number().int().describe('The largest prime up to the limit.'),
+    twinPairs: z.number().int().min(0).describe('Pairs of primes two apart, both up to the limit.'),
+  }),
   stages: [
     stage('base primes', (args: Input) => ({ limit: args.limit, base: oddPrimesUpTo(Math.floor(Math.sqrt(args.limit))) })),
     stage('sieve', ({ limit, base }: { limit: number; base: Uint32Array }, ctx): Counts => {

@@ -28,6 +28,12 @@ export const hashFile = defineTool({
   description:
     'Computes the sha256, sha512, sha1 or md5 digest of a file under the server\'s allowed root directory. Reads the whole file: cost grows with its size (roughly 0.5–2 s per GiB).',
   input,
+  output: z.strictObject({
+    algorithm: z.enum(['sha256', 'sha512', 'sha1', 'md5']).describe('Digest algorithm used.'),
+    digest: z.string().regex(/^[0-9a-f]+$/).describe('The digest, in lower-case hex.'),
+    bytes: z.number().int().min(0).describe('Bytes hashed.'),
+    path: z.string().describe('The file, relative to the allowed root.'),
+  }),
   stages: [
     stage('resolve', (args: Input, ctx) => ({ args, file: resolveInRoot(args.path, ctx.settings) })),
     stage('hash', ({ args, file }: { args: Input; file: RootedFile }, ctx): Hashed => {

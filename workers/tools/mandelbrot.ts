@@ -51,6 +51,16 @@ export const renderMandelbrot = defineTool({
   description:
     'Renders a view of the Mandelbrot set as a PNG image with smooth colouring. Cost grows with width × height × maxIterations; deep zooms need more iterations and take seconds.',
   input,
+  output: z.strictObject({
+    width: z.number().int().describe('Image width in pixels.'),
+    height: z.number().int().describe('Image height in pixels.'),
+    centerX: z.number().describe('Real part of the image centre.'),
+    centerY: z.number().describe('Imaginary part of the image centre.'),
+    zoom: z.number().describe('Magnification.'),
+    maxIterations: z.number().int().describe('Iterations before a point counts as inside the set.'),
+    insidePixels: z.number().int().min(0).describe('Pixels inside the set.'),
+    pngBytes: z.number().int().min(1).describe('Size of the PNG in the image content.'),
+  }),
   stages: [
     stage('iterate', (args: Input, ctx): Field => {
       const { width, height, maxIterations } = args;

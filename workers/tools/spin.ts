@@ -16,6 +16,10 @@ export const spin = defineTool({
     stageMs: z.number().positive().max(60_000).default(1).describe('Length of one slice between cancellation checks, in milliseconds (default 1).'),
     cooperative: z.boolean().default(true).describe('If false, never checks for cancellation (tests the hard stop).'),
   }),
+  output: z.strictObject({
+    sliceCount: z.number().int().min(1).describe('Slices run (ms / stageMs, rounded up).'),
+    elapsedMs: z.number().min(0).describe('Wall-clock time the burning took, in milliseconds.'),
+  }),
   stages: [
     stage('burn', (input: { ms: number; stageMs: number; cooperative: boolean }, ctx) => {
       const slices = Math.max(1, Math.ceil(input.ms / input.stageMs));
