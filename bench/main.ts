@@ -3,7 +3,10 @@
  * server processes, then writes every sample and the environment as JSON, a
  * Markdown report with SVG charts, and prints a short summary.
  *
- *   node dist/bench/main.js [--quick] [--out bench/results] [--only cancel-latency,overhead]
+ *   node dist/bench/main.js [--quick] [--check] [--out bench/results] [--only cancel-latency,overhead]
+ *
+ * With --check it exits 1 when a target is missed (0 otherwise): for a run on
+ * a quiet machine; the targets are speed ratios, which a busy neighbour moves.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -25,6 +28,7 @@ const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, cancelStorm, re
 
 interface Flags {
   quick?: boolean;
+  check?: boolean;
   out: string;
   only?: string;
 }
@@ -33,6 +37,7 @@ const program = new Command()
   .name('bench')
   .description('Cancellation latency, overhead, cancel storms and responsiveness, against the baselines.')
   .option('--quick', 'a smoke run: few samples, short windows (under a minute)')
+  .option('--check', 'exit 1 if any target is missed (exit 0 otherwise); the report is written either way')
   .option('--out <dir>', 'where results go (a subfolder per run kind)', 'bench/results')
   .option('--only <ids>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}`)
   .action(async (flags: Flags) => {
@@ -82,6 +87,11 @@ const program = new Command()
     if (targets.length) out.push(textTable(targetsTable(targets)), '');
     out.push(`${(totalMs / 1000).toFixed(1)} s. Report: ${join(dir, 'report.md')}; samples: ${join(dir, 'results.json')}`);
     process.stderr.write(out.join('\n') + '\n');
+    const missed = targets.filter((t) => !t.met);
+    if (flags.check && missed.length > 0) {
+      process.stderr.write(`--check: ${missed.length} of ${targets.length} targets missed: ${missed.map((t) => t.name).join('; ')}\n`);
+      process.exitCode = 1;
+    } else if (flags.check) process.stderr.write(`--check: all ${targets.length} targets met\n`);
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

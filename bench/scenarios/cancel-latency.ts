@@ -53,13 +53,13 @@ function configs(quick: boolean): Config[] {
   const both: Mode[] = ['reused', 'stopped'];
   for (const transport of ['stdio', 'http'] as const) {
     for (const stageMs of STAGES) {
-      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 12 : 300, estimateMs: transport === 'http' ? 45 : 35 });
+      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 8 : 300, estimateMs: transport === 'http' ? 45 : 35 });
       out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20, estimateMs: 350 });
     }
   }
-  for (const stageMs of STAGES) out.push({ key: `strict-stdio-${stageMs}-coop`, spec: strict, stageMs, cooperative: true, modes: ['reused'], samples: quick ? 6 : 150, estimateMs: 35 });
+  for (const stageMs of STAGES) out.push({ key: `strict-stdio-${stageMs}-coop`, spec: strict, stageMs, cooperative: true, modes: ['reused'], samples: quick ? 4 : 150, estimateMs: 35 });
   out.push({ key: 'strict-stdio-1-hard', spec: strict, stageMs: 1, cooperative: false, modes: ['reused'], samples: quick ? 1 : 10, estimateMs: 350 });
-  for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 6 : 100, estimateMs: 70 });
+  for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 4 : 100, estimateMs: 70 });
   out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8, estimateMs: 2100 });
   out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6, estimateMs: 3100 });
   // Yielding between slices interleaves B with A on the one thread: there is no slot to reuse, only "stopped".
