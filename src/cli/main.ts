@@ -189,11 +189,14 @@ program
       await close(); // cancels every in-flight call of every session
       await executor.close();
       ops.close();
-      // Answers written just before (--on-stdin-close finish) leave before the exit; bounded, for a client that stopped reading.
-      await new Promise<void>((done) => {
-        setTimeout(done, 2000).unref();
-        process.stdout.write('', () => done());
-      });
+      // After stdin closed, answers written just before (--on-stdin-close finish) leave before the exit; bounded, for a
+      // client that stopped reading. A signal exits at once: its client may never read again.
+      if (why === 'stdin closed') {
+        await new Promise<void>((done) => {
+          setTimeout(done, 2000).unref();
+          process.stdout.write('', () => done());
+        });
+      }
       process.exit(0);
     };
     if (flags.transport === 'http') {
