@@ -162,7 +162,7 @@ export class ClientGuard extends TransportWrapper {
    * local error so nothing leaks. True if the notification was sent.
    */
   cancel(id: RequestId, reason?: string): boolean {
-    return this.outboundLedger.cancel(id, reason);
+    return this.outboundLedger.sendCancel(id, reason);
   }
 
   /** Outbound entries in each state, for stats. */
@@ -192,7 +192,7 @@ export class ClientGuard extends TransportWrapper {
       this.inboundLedger.arrived(message.id, message.method);
     } else if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Only the server's own requests can be cancelled by the server: inbound entries only.
-      if (!this.inboundLedger.cancel(cancelledRequestId(message), cancelReason(message))) {
+      if (!this.inboundLedger.onPeerCancel(cancelledRequestId(message), cancelReason(message))) {
         this.stats.serverCancelsIgnored++;
         return;
       }

@@ -182,7 +182,7 @@ export class WorkerHost {
       },
       outcome: local.outcome,
       tryCancel: () => {
-        const r = local.cancel();
+        const r = local.tryCancel();
         return r === 'cancelled-queued' || r === 'cancelled-running';
       },
     });

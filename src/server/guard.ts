@@ -140,7 +140,7 @@ export class GuardedTransport extends TransportWrapper {
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const id = cancelledRequestId(message);
-      if (id !== undefined) this.calls.cancel(id, cancelReason(message));
+      if (id !== undefined) this.calls.onPeerCancel(id, cancelReason(message));
       return;
     }
     if (isRequest(message)) {

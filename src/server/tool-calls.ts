@@ -119,7 +119,7 @@ export class ToolCalls {
    * SDK's own cancel handling would only delay it. Until then anything sent
    * for the call is dropped ({@link leaving}).
    */
-  cancel(id: RequestId, reason?: string): void {
+  onPeerCancel(id: RequestId, reason?: string): void {
     // The decision shows in the call's state (and outcome); nothing here waits for it.
     void this.backend.requestCancel(this.session, id, reason);
   }
@@ -133,7 +133,7 @@ export class ToolCalls {
     // normal answer; only a call still queued or running is cancelled, so only a close that can win the CAS counts.
     const { signal } = ctx.mcpReq;
     const onAbort = () => {
-      if (call.state === 'queued' || call.state === 'running') this.cancel(id, 'client disconnected');
+      if (call.state === 'queued' || call.state === 'running') this.onPeerCancel(id, 'client disconnected');
     };
     signal.addEventListener('abort', onAbort, { once: true });
     const envelope = envelopeOf(ctx);

@@ -252,7 +252,7 @@ function cancelOnDisconnect(res: Response, requests: readonly { id: RequestId; m
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.calls.cancel(id, 'client disconnected');
+    for (const id of ids) guard.calls.onPeerCancel(id, 'client disconnected');
   });
 }
 
