@@ -53,7 +53,7 @@ class Fake {
     enqueue: async () => (this.calls.push('enqueue'), this.enqueue.promise),
     dequeue: () => void this.calls.push('dequeue'),
     submitted: () => undefined,
-    stopping: () => void this.calls.push('stopping'),
+    stopping: (_jobId: string, host: string | undefined) => void this.calls.push(`stopping on ${host}`),
     settled: (_call, jobId) => (this.settledWith = { jobId }),
   };
 }
@@ -164,11 +164,11 @@ describe('RemoteCall: a cancel that was asked is never followed by anything but 
     expect(call.state).toBe('running'); // a report means a host runs it
     const decision = call.requestCancel();
     call.receive({ j: call.jobId!, t: 'p', r: { progress: 2 } });
-    f.cancelReply.resolve({ found: 'running' });
+    f.cancelReply.resolve({ found: 'running', host: 'h1' });
     expect(await decision).toBe('cancelled-running');
     expect(seen).toEqual([{ progress: 1 }]);
     expect(f.counters).toMatchObject({ reportsReceived: 2, reportsDiscarded: 1, cancelled: 1 });
-    expect(f.calls).toContain('stopping');
+    expect(f.calls).toContain('stopping on h1'); // its stop is awaited while that host lives
   });
 
   it('completion won in Redis, its outcome read before the cancel\'s reply: the outcome is answered, one late cancel', async () => {

@@ -29,7 +29,9 @@ type Call = (...args: (string | number)[]) => Promise<unknown>;
 export type TakeResult = 'running' | 'retaken' | 'orphan' | 'gone' | 'cancelled' | 'responding' | 'failed';
 /** What {@link JobStates.requestCancel} found (the state before; only 'queued' and 'running' mean the cancel won). */
 export type RemoteCancelResult =
-  | { readonly found: 'queued' | 'running' | 'cancelled' | 'failed' | 'unknown' }
+  | { readonly found: 'queued' | 'cancelled' | 'failed' | 'unknown' }
+  /** The cancel won while this host ran it: it will say when the work stopped. */
+  | { readonly found: 'running'; readonly host: string }
   /** Completion won first: its outcome message, for the front end to deliver. */
   | { readonly found: 'responding'; readonly message: string };
 /** What {@link JobStates.check} found for a host's running job. */
@@ -83,6 +85,7 @@ export class JobStates {
   async requestCancel(jobId: string): Promise<RemoteCancelResult> {
     const [found, message] = (await this.call('mcpCancel', this.keys.job(jobId), this.keys.cancelChannel, jobId)) as [string, string];
     if (found === 'responding') return { found, message };
+    if (found === 'running') return { found, host: message };
     return { found: found as 'queued' };
   }
 
@@ -109,6 +112,11 @@ export class JobStates {
   /** A host leaves cleanly. */
   async hostGone(hostId: string): Promise<void> {
     await this.redis.zrem(this.keys.hosts, hostId);
+  }
+
+  /** Whether a host's liveness key is there now. */
+  async hostAlive(hostId: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.host(hostId))) === 1;
   }
 
   /** How many hosts are alive now. */

@@ -67,14 +67,17 @@ return 1`;
 
 /**
  * KEYS: job. ARGV: cancel channel, job id. queued|running → cancelled.
- * Returns [the state it found ('unknown' if none), the outcome message if that was 'responding'].
+ * Returns [the state it found ('unknown' if none), the outcome message if that was 'responding', the host if 'running'].
  */
 export const CANCEL = `
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {'unknown', ''} end
 if s == 'queued' or s == 'running' then
   redis.call('HSET', KEYS[1], 's', 'cancelled')
-  if s == 'running' then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
+  if s == 'running' then
+    redis.call('PUBLISH', ARGV[1], ARGV[2])
+    return {s, redis.call('HGET', KEYS[1], 'h') or ''}
+  end
 end
 if s == 'responding' then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
 return {s, ''}`;

@@ -304,7 +304,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     // Won in Redis, or Redis lost the job, or did not answer: nothing of this call is sent, ever.
     const wonFrom = found?.found === 'queued' ? 'queued' : found?.found === 'running' ? 'running' : from;
     if (wonFrom === 'queued') this.ctx.dequeue(job.jobId);
-    else this.ctx.stopping(job.jobId);
+    else this.ctx.stopping(job.jobId, found?.found === 'running' ? found.host : undefined);
     this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
     return wonFrom === 'queued' ? 'cancelled-queued' : 'cancelled-running';
   }

@@ -33,8 +33,8 @@ export interface RemoteContext {
   dequeue(jobId: string): void;
   /** A job id was given to a call: route its channel messages to it. */
   submitted(jobId: string, call: { receive(message: FrontMessage): void }): void;
-  /** A cancel won while the job ran on a host: its stop is awaited (the `stopping` gauge). */
-  stopping(jobId: string): void;
+  /** A cancel won while the job ran on a host (`host`, if Redis said): its stop is awaited (the `stopping` gauge). */
+  stopping(jobId: string, host: string | undefined): void;
   /**
    * The call settled: it leaves the registry, and once its submission has
    * settled (whatever it did), its Redis state is retired (a job still queued
