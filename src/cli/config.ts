@@ -71,7 +71,7 @@ const SERVE_RULES: readonly Rule[] = [
   { flags: HTTP_ONLY, when: (v) => v.transport === 'http', why: 'applies to --transport http only' },
   { flags: ['--max-output-buffer-bytes', '--health-port', '--health-host'], when: (v) => v.transport !== 'http', why: 'applies to stdio only (HTTP serves /healthz, /readyz and /metrics on its own port)' },
   { flags: LOCAL_POOL, when: (v) => !onRedis(v), why: 'sets the local pool; with --redis the worker hosts run the calls: give it to `mcp-cancel-pool worker`' },
-  { flags: ['--queue', '--redis-ca-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file or ${REDIS_URL_ENV})` },
+  { flags: ['--queue', '--redis-ca-file', '--cluster-key-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file or ${REDIS_URL_ENV})` },
   { flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' },
   { flags: ['--health-auth'], when: (v) => v.authTokenFile !== undefined || process.env.MCP_CANCEL_POOL_AUTH_TOKEN !== undefined, why: 'needs a token (--auth-token-file or MCP_CANCEL_POOL_AUTH_TOKEN)' },
 ];

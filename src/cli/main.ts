@@ -70,6 +70,7 @@ interface ServeFlags {
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
+  clusterKeyFile?: string;
   queue: string;
   toolPriority: ToolPriority;
   healthPort?: number;
@@ -115,6 +116,7 @@ program
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
+  .option('--cluster-key-file <path>', 'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")')
   .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)
   .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
   .option('--health-auth', 'HTTP: /healthz, /readyz and /metrics need the bearer token too (by default they do not)', false)

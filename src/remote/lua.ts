@@ -13,6 +13,7 @@
  *     │                       └──lost (front end: host gone, not retaken in time)──▶ failed (a tool error is sent)
  *     ├──cancel | retire (front end)────────────────────▶ cancelled (never reaches a host)
  *     ├──no host (front end: no live host for a while)──▶ failed (a tool error is sent)
+ *     ├──refuse (host: its data does not verify against the cluster key)──▶ refused (a tool error is sent)
  *     └──take finds the front end gone──────────────────▶ cancelled
  * ```
  *
@@ -96,6 +97,12 @@ if s == 'queued' or s == 'running' then
 end
 redis.call('DEL', KEYS[1])
 return s`;
+
+/** KEYS: job. A host refused the job's data (cluster key): queued → refused (the front end fails the call). 1 if it won. */
+export const REFUSE = `
+if redis.call('HGET', KEYS[1], 's') ~= 'queued' then return 0 end
+redis.call('HSET', KEYS[1], 's', 'refused')
+return 1`;
 
 /** KEYS: job. The front end found no live host for too long: queued → failed (a tool error is owed). 1 if it won. */
 export const NO_HOST = `

@@ -15,6 +15,7 @@ import type { RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobStates } from './job-states.js';
 import { Liveness, FRONT_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from './liveness.js';
+import type { ClusterKey } from './cluster-key.js';
 import { DEFAULT_QUEUE, parseFrontMessage } from './messages.js';
 import { RedisWatch } from './redis-watch.js';
 import { RemoteCall } from './remote-call.js';
@@ -58,6 +59,8 @@ export interface QueueBackendOptions {
   readonly lostHostTimeoutMs?: number;
   /** @default {@link NO_HOST_TIMEOUT_MS} */
   readonly noHostTimeoutMs?: number;
+  /** Signs this front end's jobs, and refuses what hosts send unless it verifies (see cluster-key.ts). */
+  readonly clusterKey?: ClusterKey;
   /** @default {@link REDIS_TIMEOUT_MS} */
   readonly submitTimeoutMs?: number;
   /** Where the front end says what happens to Redis and the hosts (one line each; never a secret). @default stderr */
@@ -111,6 +114,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       tools,
       counters: this.counters,
       redisTimeoutMs: options.submitTimeoutMs ?? REDIS_TIMEOUT_MS,
+      clusterKey: options.clusterKey,
       refusal: (o) => this.refusal(o, queueLimit),
       enqueue: async (jobId, data) => void (await queue.add(data.tool, data, { jobId, removeOnComplete: true, removeOnFail: true })),
       dequeue: (jobId) => void queue.remove(jobId).catch(() => undefined),
@@ -232,7 +236,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   }
 
   private onMessage(text: string): void {
-    const message = parseFrontMessage(text);
+    const message = parseFrontMessage(text, this.options.clusterKey);
     if (!message) return;
     if (message.t === 's') {
       if (this.stoppingJobs.delete(message.j) && message.k) this.counters.hardKilled++;
