@@ -98,22 +98,24 @@ export class InputWaits {
   claim(state: string, caller: string, tool: string, check?: (input: InputCall) => string | undefined): InputCall | RetryRefusal {
     const opened = this.signer.open(state, caller, tool);
     if (isRefusal(opened)) {
-      this.counters.requestStatesRefused++;
       // After the expiry but before its timer ran: the wait ends now, as the timer would end it.
       if (opened.wait !== undefined) this.expire(opened.wait);
-      return { reason: opened.code, message: opened.message };
+      return this.refuse(opened.code, opened.message);
     }
     const parked = this.parked.get(opened.wait);
-    if (!parked || parked.caller !== caller) {
-      this.counters.requestStatesRefused++;
-      return { reason: 'used', message: 'requestState was already used by an earlier retry (each one resumes its call once)' };
-    }
+    if (!parked || parked.caller !== caller) return this.refuse('used', 'requestState was already used by an earlier retry (each one resumes its call once)');
     const problem = check?.(parked.input);
-    if (problem !== undefined) return { reason: 'invalid_responses', message: problem };
+    if (problem !== undefined) return this.refuse('invalid_responses', problem);
     this.parked.delete(opened.wait);
     clearTimeout(parked.timer);
     this.counters.inputRetries++;
     return parked.input;
+  }
+
+  /** A retry refused before its state could be opened (counted with the rest). */
+  refuse(reason: RetryRefusal['reason'], message: string): RetryRefusal {
+    this.counters.requestStatesRefused++;
+    return { reason, message };
   }
 
   /** Cancels every parked call of `caller` (its connection closed: no retry can come). */

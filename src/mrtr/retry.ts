@@ -35,7 +35,7 @@ export type RetryAdmission = { readonly kind: 'fresh' } | { readonly kind: 'resu
 export function admitRetry(waits: InputWaits, params: Record<string, unknown>, caller: string): RetryAdmission {
   const { requestState, inputResponses, name } = params as { requestState?: unknown; inputResponses?: unknown; name: string };
   if (requestState === undefined) return { kind: 'fresh' };
-  if (typeof requestState !== 'string') return { kind: 'refuse', reason: 'forged', message: 'requestState must be the string the server sent' };
+  if (typeof requestState !== 'string') return { kind: 'refuse', ...waits.refuse('forged', 'requestState must be the string the server sent') };
   const claimed = waits.claim(requestState, caller, name, (input) => responsesProblem(input, inputResponses));
   return 'reason' in claimed ? { kind: 'refuse', ...claimed } : { kind: 'resume', input: claimed };
 }
