@@ -268,3 +268,32 @@ describe('2026-07-28 multi-round-trip requests over Streamable HTTP', () => {
     expect((r.content as { text: string }[])[0]!.text).toBe('hello, grace; prepared 1 time(s) in this thread');
   });
 });
+
+describe('--mrtr-key-file', () => {
+  it('signs with the key from the file: another process with the same key verifies the state (but has no such call), one with its own key does not; a short key is refused at start-up', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { spawnSync } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'mrtr-key-'));
+    const keyFile = join(dir, 'key');
+    writeFileSync(keyFile, 'k'.repeat(40) + '\n');
+    const a = server(['--mrtr-key-file', keyFile]);
+    const b = server(['--mrtr-key-file', keyFile]);
+    const c = server();
+    a.send(call('q', {}));
+    const { key, state } = question(await a.answer('q', STARTUP_MS));
+    const retry = call('r', {}, { requestState: state, inputResponses: { [key]: accept('x') } });
+    b.send(retry);
+    c.send(retry);
+    expect((await b.answer('r', STARTUP_MS)).error).toMatchObject({ code: -32602, data: { reason: 'used' } });
+    expect((await c.answer('r', STARTUP_MS)).error).toMatchObject({ code: -32602, data: { reason: 'forged' } });
+    const shortKey = join(dir, 'short');
+    writeFileSync(shortKey, 'too-short');
+    const refused = spawnSync(process.execPath, [CLI, 'serve', '--mrtr-key-file', shortKey], { encoding: 'utf8', input: '' });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain('at least 32 bytes');
+    expect(refused.stderr).not.toContain('too-short'); // the key is not echoed
+    (await import('node:fs')).rmSync(dir, { recursive: true, force: true });
+  });
+});

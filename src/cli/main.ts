@@ -116,7 +116,7 @@ program
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
   .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry, then is cancelled', int(1), DEFAULTS.inputWaitMs)
-  .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras")')
+  .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
