@@ -173,6 +173,21 @@ describe('2026-07-28 multi-round-trip requests over stdio', () => {
     expect(s.lines.slice(seen).filter((m) => (m.params as { progressToken?: unknown } | undefined)?.progressToken === 'retry-token')).toEqual([]);
   });
 
+  it('a retry without the answer is asked again, with a new state; the old one is spent', async () => {
+    const s = server();
+    s.send(call('ask', {}));
+    const first = question(await s.answer('ask', STARTUP_MS));
+    s.send(call('empty', {}, { requestState: first.state, inputResponses: { unrelated: { action: 'accept' } } }));
+    const again = question(await s.answer('empty'));
+    expect(again.key).toBe(first.key);
+    expect(again.state).not.toBe(first.state);
+    s.send(call('old', {}, { requestState: first.state, inputResponses: { [first.key]: accept('x') } }));
+    expect((await s.answer('old')).error).toMatchObject({ code: -32602, data: { reason: 'used' } });
+    s.send(call('new', {}, { requestState: again.state, inputResponses: { [again.key]: accept('heidi') } }));
+    expect(textOf(await s.answer('new'))).toBe('hello, heidi; prepared 1 time(s) in this thread');
+    expect(await statsUntil(s, (x) => x.inFlight === 0, 'settled')).toMatchObject({ completed: 1, inputRequired: 2, inputRetries: 2 });
+  });
+
   it('a client that did not declare elicitation is not asked: the stage gets an error, the call is answered as failed, nothing is parked', async () => {
     const s = server();
     s.send(call('no-cap', {}, {}, { [CAPABILITIES]: {} }));

@@ -141,7 +141,9 @@ export class InputWaits {
   private cancel(wait: string, p: Parked, reason: string, expired = false): void {
     this.parked.delete(wait);
     clearTimeout(p.timer);
-    const { session, id } = p.input.call;
+    const { session, id, state } = p.input.call;
+    // A job that ended while parked (its deadline, a failure) has nothing to cancel: no late cancel to count.
+    if (state !== 'queued' && state !== 'running') return;
     void this.backend.requestCancel(session, id, reason).then((result) => {
       if (expired && (result === 'cancelled-queued' || result === 'cancelled-running')) this.counters.inputWaitsExpired++;
     });
