@@ -49,4 +49,6 @@ export const DEFAULTS = {
   taskPageSize: 50,
   /** How often expired tasks are removed. */
   taskSweepMs: 1000,
+  /** 2026: how long a call parked on `input_required` waits for the client's retry before it is cancelled. */
+  inputWaitMs: 60_000,
 } as const;

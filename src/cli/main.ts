@@ -12,6 +12,8 @@ import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio } from '../transport/stdio/serve.js';
 import { configureTasks } from '../tasks/tasks-of.js';
+import { configureInputWaits } from '../mrtr/input-waits.js';
+import { readKeyFile } from '../mrtr/request-state.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
@@ -67,6 +69,8 @@ interface ServeFlags {
   maxTasks: number;
   taskTtlMs: number;
   maxTaskTtlMs: number;
+  inputWaitMs: number;
+  mrtrKeyFile?: string;
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
@@ -112,6 +116,8 @@ program
   .option('--max-tasks <n>', 'tasks all sessions together may hold', int(1), DEFAULTS.maxTasks)
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
+  .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry, then is cancelled', int(1), DEFAULTS.inputWaitMs)
+  .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
@@ -130,6 +136,12 @@ program
         if (error instanceof HttpConfigError) command.error(`[mcp-cancel-pool] ${error.message}`);
         throw error;
       }
+    }
+    let mrtrKey: Buffer | undefined;
+    try {
+      mrtrKey = flags.mrtrKeyFile === undefined ? undefined : readKeyFile(flags.mrtrKeyFile);
+    } catch (error) {
+      command.error(`[mcp-cancel-pool] ${error instanceof Error ? error.message : String(error)}`);
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
     const backend = (await openQueueBackend(flags)) ?? await Executor.create({
@@ -169,6 +181,7 @@ program
         if (cancelled > 0) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
     });
+    const inputWaits = configureInputWaits(executor, { waitMs: flags.inputWaitMs, ...(mrtrKey && { key: mrtrKey }) });
     const stop = async (why: string, close: () => Promise<void>) => {
       if (stopping) return;
       stopping = true;
@@ -178,6 +191,7 @@ program
       log(`shutting down (${why})${calls + working > 0 ? `: cancelling ${calls} call${calls === 1 ? '' : 's'} in flight (${working} of them task${working === 1 ? '' : 's'})` : ''}`);
       await close(); // cancels every in-flight call of every session
       await executor.close();
+      inputWaits.close();
       ops.close();
       process.exit(0);
     };

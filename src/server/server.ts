@@ -12,6 +12,7 @@ import type { GuardedTransport, WireStats } from './guard.js';
 import { callAsTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
 import type { TaskStats } from '../tasks/runner.js';
 import { tasksOf } from '../tasks/tasks-of.js';
+import { inputWaitsOf, type InputWaitStats } from '../mrtr/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
 import { invalidParams } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
@@ -26,11 +27,11 @@ export const STATS_URI = 'executor://stats';
 export const SUPPORTED_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
 /** Everything `executor://stats` reports. */
-export type ServerStats = BackendStats & WireStats & TaskStats;
+export type ServerStats = BackendStats & WireStats & TaskStats & InputWaitStats;
 
 /** Reads the combined counters. */
 export function serverStats(backend: CallBackend, wire: WireStats): ServerStats {
-  return { ...backend.stats(), ...wire, ...tasksOf(backend).stats() };
+  return { ...backend.stats(), ...wire, ...tasksOf(backend).stats(), ...inputWaitsOf(backend).stats() };
 }
 
 /** One `tools/list` entry. */

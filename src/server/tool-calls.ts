@@ -30,6 +30,9 @@ import { startOptions } from './call-options.js';
 import { envelopeOf } from './request-envelope.js';
 import { serverBusy, wireError, SERVER_BUSY } from './wire-errors.js';
 import { cancelledNotification } from '../wire/jsonrpc.js';
+import { InputCall } from '../mrtr/input-call.js';
+import { inputWaitsOf } from '../mrtr/input-waits.js';
+import { admitRetry, capabilitiesOf, isModernParams } from '../mrtr/retry.js';
 
 export { SERVER_BUSY };
 
@@ -51,7 +54,7 @@ export type Admission =
   | { readonly kind: 'forward' }
   /** Another request of this connection has that id in flight: refuse without touching the first. */
   | { readonly kind: 'duplicate'; readonly message: string }
-  | { readonly kind: 'refuse'; readonly code: number; readonly message: string };
+  | { readonly kind: 'refuse'; readonly code: number; readonly message: string; readonly data?: unknown };
 
 /** Marks an inbound request other than a tool call. */
 const NOT_A_CALL = null;
@@ -69,6 +72,8 @@ export class ToolCalls {
   private readonly requests = new Map<RequestId, CallHandle | typeof NOT_A_CALL>();
   /** Cancelled calls whose handler rejected on purpose: the SDK's answer to that rejection is dropped uncounted. */
   private readonly silenced = new Set<RequestId>();
+  /** 2026 retries admitted at the door, until their handler resumes the parked call (src/mrtr). */
+  private readonly resumes = new Map<RequestId, InputCall>();
   /** The level the client set with `logging/setLevel` (one server per connection, so per session). */
   logLevel: LoggingLevel | undefined;
 
@@ -80,6 +85,8 @@ export class ToolCalls {
     /** Hands a message to the SDK as if it came from the peer. */
     private readonly toSdk: (message: ReturnType<typeof cancelledNotification>) => void,
     private readonly hooks: ToolCallHooks = {},
+    /** Who sends this connection's requests (a 2026 `requestState` is bound to it). */
+    readonly caller: string = session,
   ) {}
 
   /** Whether a request of this connection with this id has not been answered (or dropped) yet. */
@@ -102,6 +109,10 @@ export class ToolCalls {
       return { kind: 'forward' };
     }
     try {
+      if (isModernParams(params)) {
+        const modern = this.admitModern(id, params as Record<string, unknown>);
+        if (modern) return modern;
+      }
       this.requests.set(id, this.backend.reserve(this.session, id));
       return { kind: 'forward' };
     } catch (error) {
@@ -121,7 +132,29 @@ export class ToolCalls {
    */
   onPeerCancel(id: RequestId, reason?: string): void {
     // The decision shows in the call's state (and outcome); nothing here waits for it.
-    void this.backend.requestCancel(this.session, id, reason);
+    const call = this.requests.get(id);
+    // A 2026 call that may ask the client is held under the input waits' session, not this connection's.
+    if (call && call.session !== this.session) void this.backend.requestCancel(call.session, call.id, reason);
+    else void this.backend.requestCancel(this.session, id, reason);
+  }
+
+  /**
+   * A 2026 call of a tool that may ask the client is reserved where its
+   * parked job outlives this exchange; a retry is matched to its parked
+   * call here, at the door. Undefined: an ordinary call.
+   */
+  private admitModern(id: RequestId, params: Record<string, unknown>): Admission | undefined {
+    const waits = inputWaitsOf(this.backend);
+    const retry = admitRetry(waits, params, this.caller);
+    if (retry.kind === 'refuse') return { kind: 'refuse', code: ErrorCode.InvalidParams, message: retry.message, data: { reason: retry.reason } };
+    if (retry.kind === 'resume') {
+      this.requests.set(id, retry.input.call);
+      this.resumes.set(id, retry.input);
+      return { kind: 'forward' };
+    }
+    if (this.backend.tools.get(params.name as string)?.usesClient !== true) return undefined;
+    this.requests.set(id, waits.reserve());
+    return { kind: 'forward' };
   }
 
   /** The SDK's `tools/call` handler: runs the reserved call and maps its outcome to a result or an error. */
@@ -141,7 +174,12 @@ export class ToolCalls {
     // 2026: the level travels with the request, and a request without one gets no log notifications.
     const logLevel = modern ? () => envelope.logLevel : () => this.logLevel;
     try {
-      const outcome = await call.start(startOptions(request, ctx, logLevel, modern));
+      let outcome: JobOutcome;
+      if (modern && (this.resumes.has(id) || call.session !== this.session)) {
+        const round = await this.serveRound(id, call, request, ctx, logLevel);
+        if (round.kind === 'input') return round.answer as never;
+        outcome = round.outcome;
+      } else outcome = await call.start(startOptions(request, ctx, logLevel, modern));
       if (outcome.kind !== 'cancelled') return resultOf(request.params.name, outcome);
       this.silenced.add(id);
       this.toSdk(cancelledNotification(id, 'request cancelled'));
@@ -150,6 +188,28 @@ export class ToolCalls {
       signal.removeEventListener('abort', onAbort);
       this.settleAfterHandler(id);
     }
+  }
+
+  /**
+   * One round of a 2026 call that may ask the client (src/mrtr/input-call.ts):
+   * a retry hands the job its answers and resumes it; the round ends with the
+   * job's outcome, or with `input_required` once the job asks. Then this
+   * request's id no longer leads to the call: the retry's id will.
+   */
+  private async serveRound(id: RequestId, call: CallHandle, request: CallToolRequest, ctx: ServerContext, logLevel: () => LoggingLevel | undefined) {
+    const exchange = { request, ctx, capabilities: capabilitiesOf(ctx), logLevel };
+    let input = this.resumes.get(id);
+    if (input) {
+      this.resumes.delete(id);
+      // The SDK lifts the retry's answers out of the params into the context (the door checked them in the params).
+      const lifted = (ctx.mcpReq as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses;
+      input.answer(lifted ?? (request.params as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses ?? {});
+    } else input = new InputCall(call, exchange);
+    const round = await input.round(exchange);
+    if (round.kind === 'outcome') return round;
+    this.requests.set(id, NOT_A_CALL);
+    const requestState = inputWaitsOf(this.backend).park(input, this.caller);
+    return { kind: 'input' as const, answer: { resultType: 'input_required', inputRequests: round.inputRequests, requestState } };
   }
 
   /** A reserved call that will not run as a plain call (a 2026 call answered as a task): its reservation is freed. */
@@ -168,6 +228,8 @@ export class ToolCalls {
     const call = this.requests.get(id);
     this.requests.delete(id);
     if (!call) return true;
+    // A retry answered before its handler resumed the call (the SDK refused it): the call has no one to answer to.
+    if (this.resumes.delete(id)) void this.backend.requestCancel(call.session, call.id, 'retry refused before it resumed the call');
     if (call.state === 'cancelled') {
       if (!this.silenced.delete(id)) this.counters.responsesDropped++;
       // The SDK answered anyway: it ignores cancels of falsy ids (0, ""), so the handler's cancel could not stop it.
@@ -192,6 +254,12 @@ export class ToolCalls {
   /** The transport closed: every call of the session is cancelled. */
   closed(): void {
     this.backend.cancelSession(this.session, 'transport closed');
+    // 2026 calls that may ask the client are held elsewhere (src/mrtr): those of this connection go too.
+    for (const call of this.requests.values()) {
+      if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running')) void this.backend.requestCancel(call.session, call.id, 'transport closed');
+    }
+    // Parked ones too, where the connection is the caller (stdio): no retry can come.
+    if (this.caller === this.session) inputWaitsOf(this.backend).cancelOwner(this.caller, 'transport closed');
   }
 
   /** The handler settled; the SDK has sent (or suppressed) its response by the next macrotask. */

@@ -118,7 +118,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const modern = createMcpHandler(
     () =>
       createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
-        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire),
+        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller }),
         wraps: true,
         caller,
       })),
