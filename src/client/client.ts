@@ -191,7 +191,8 @@ export class CancelAwareClient {
    */
   callToolAsTask(params: CallToolRequest['params'], options: TaskCallOptions = {}): Promise<TaskHandle> {
     if (!this.guard) return Promise.reject(new Error('Not connected'));
-    return callToolAsTask({ own: this.guard.own, modern: this.era === 'modern', counters: this.taskCounters, tasks: this.tasks }, params, options);
+    const guard = this.guard;
+    return callToolAsTask({ own: guard.own, cancel: (id, reason) => guard.cancel(id, reason), modern: this.era === 'modern', counters: this.taskCounters, tasks: this.tasks }, params, options);
   }
 
   /** Any request, with the same cancellation behaviour as {@link CancelAwareClient.callTool}. */

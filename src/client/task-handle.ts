@@ -146,6 +146,7 @@ export class ClientTask implements TaskHandle {
   }
 
   async status(): Promise<Task> {
+    if (this.ended && this.outcome) return this.task; // terminal, and a direct answer has no task to ask about
     const raw = await this.own.request('tasks/get', { taskId: this.taskId }, this.requestOptions()).result;
     this.observe(raw);
     return this.task;
@@ -258,6 +259,8 @@ function reasonText(reason: unknown): string | undefined {
 /** @internal What {@link callToolAsTask} needs of the client. */
 export interface TaskClient {
   readonly own: OwnRequests;
+  /** Cancels one of our pending requests the era's way (the guard's gate); true if a cancellation left. */
+  readonly cancel: (id: RequestId, reason?: string) => boolean;
   /** The connection negotiated 2026-07-28: the extension, not the 2025 methods. */
   readonly modern: boolean;
   readonly counters: TaskClientCounters;
@@ -279,12 +282,20 @@ export async function callToolAsTask(client: TaskClient, params: CallToolRequest
     ...(modern && { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } }),
     ...(options.onprogress && { onprogress: (p: Progress) => (handle ? handle.progress(p) : early.push(p)) }),
   });
+  // 2026: the server may run the call without a task and answer it when done; until it said, it is a plain request,
+  // cancelled as one. (2025 answers with the task at once; an abort meanwhile becomes tasks/cancel on the handle.)
+  let cancelSent: boolean | undefined;
+  const onAbort = () => (cancelSent = client.cancel(sent.id, reasonText(signal?.reason)));
+  if (modern) signal?.addEventListener('abort', onAbort, { once: true });
   let answer: Record<string, unknown>;
   try {
     answer = await sent.result;
   } catch (error) {
     own.endProgress(sent.id);
+    if (cancelSent !== undefined) throw new CallAbortedError('AbortError', signal?.reason, sent.id, cancelSent);
     throw error;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
   }
   const release = (taskId: string) => () => {
     client.tasks.delete(taskId);
