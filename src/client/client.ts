@@ -192,7 +192,7 @@ export class CancelAwareClient {
   callToolAsTask(params: CallToolRequest['params'], options: TaskCallOptions = {}): Promise<TaskHandle> {
     if (!this.guard) return Promise.reject(new Error('Not connected'));
     const guard = this.guard;
-    return callToolAsTask({ own: guard.own, cancel: (id, reason) => guard.cancel(id, reason), modern: this.era === 'modern', counters: this.taskCounters, tasks: this.tasks }, params, options);
+    return callToolAsTask({ own: guard.own, sendCancel: (id, reason) => guard.sendCancel(id, reason), modern: this.era === 'modern', counters: this.taskCounters, tasks: this.tasks }, params, options);
   }
 
   /** Any request, with the same cancellation behaviour as {@link CancelAwareClient.callTool}. */
@@ -272,7 +272,7 @@ export class CancelAwareClient {
       };
       const stop = (kind: 'AbortError' | 'TimeoutError', reason: unknown) => {
         if (done) return;
-        const cancelSent = tag !== undefined && tag.cancel(reasonText(reason));
+        const cancelSent = tag !== undefined && tag.sendCancel(reasonText(reason));
         const id = tag?.id;
         settle();
         reject(new CallAbortedError(kind, reason, id, cancelSent));

@@ -94,7 +94,7 @@ export interface RequestTag {
   /** The wire id, once the request left. */
   readonly id: RequestId | undefined;
   /** Cancels the request: towards the server if it left and is pending, or stops it leaving. True if a cancellation was sent. */
-  cancel(reason?: string): boolean;
+  sendCancel(reason?: string): boolean;
   /** The caller is done with it. */
   release(): void;
 }
@@ -211,8 +211,8 @@ export class ClientGuard implements Transport {
       get id() {
         return state.id;
       },
-      cancel: (reason) => {
-        if (state.id !== undefined) return this.cancel(state.id, reason);
+      sendCancel: (reason) => {
+        if (state.id !== undefined) return this.sendCancel(state.id, reason);
         state.cancelled = reason ?? true;
         return false;
       },
@@ -227,7 +227,7 @@ export class ClientGuard implements Transport {
    * header), and settles the SDK's own waiter for it with a local error so
    * nothing leaks. True if the cancellation was sent.
    */
-  cancel(id: RequestId, reason?: string): boolean {
+  sendCancel(id: RequestId, reason?: string): boolean {
     return this.outboundLedger.sendCancel(id, reason);
   }
 

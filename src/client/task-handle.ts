@@ -260,7 +260,7 @@ function reasonText(reason: unknown): string | undefined {
 export interface TaskClient {
   readonly own: OwnRequests;
   /** Cancels one of our pending requests the era's way (the guard's gate); true if a cancellation left. */
-  readonly cancel: (id: RequestId, reason?: string) => boolean;
+  readonly sendCancel: (id: RequestId, reason?: string) => boolean;
   /** The connection negotiated 2026-07-28: the extension, not the 2025 methods. */
   readonly modern: boolean;
   readonly counters: TaskClientCounters;
@@ -285,7 +285,7 @@ export async function callToolAsTask(client: TaskClient, params: CallToolRequest
   // 2026: the server may run the call without a task and answer it when done; until it said, it is a plain request,
   // cancelled as one. (2025 answers with the task at once; an abort meanwhile becomes tasks/cancel on the handle.)
   let cancelSent: boolean | undefined;
-  const onAbort = () => (cancelSent = client.cancel(sent.id, reasonText(signal?.reason)));
+  const onAbort = () => (cancelSent = client.sendCancel(sent.id, reasonText(signal?.reason)));
   if (modern) signal?.addEventListener('abort', onAbort, { once: true });
   let answer: Record<string, unknown>;
   try {
