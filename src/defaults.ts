@@ -49,4 +49,6 @@ export const DEFAULTS = {
   taskPageSize: 50,
   /** How often expired tasks are removed. */
   taskSweepMs: 1000,
+  /** How long a 2026 call of an `optional` task tool may take before it becomes a task (0: at once). */
+  taskAfterMs: 1000,
 } as const;

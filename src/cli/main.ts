@@ -67,6 +67,7 @@ interface ServeFlags {
   maxTasks: number;
   taskTtlMs: number;
   maxTaskTtlMs: number;
+  taskAfterMs: number;
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
@@ -111,6 +112,7 @@ program
   .option('--max-tasks <n>', 'tasks all sessions together may hold', int(1), DEFAULTS.maxTasks)
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
+  .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
@@ -163,6 +165,7 @@ program
       maxTasks: flags.maxTasks,
       defaultTtlMs: flags.taskTtlMs,
       maxTtlMs: flags.maxTaskTtlMs,
+      taskAfterMs: flags.taskAfterMs,
       onOwnerClosed: (_owner, cancelled) => {
         if (cancelled > 0) log(`session closed: cancelled ${cancelled} working task(s)`);
       },

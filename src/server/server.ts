@@ -9,7 +9,7 @@ import { Server, type ServerContext, type Transport } from '@modelcontextprotoco
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
-import { callAsTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
+import { callAsTask, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
 import type { TaskStats } from '../tasks/runner.js';
 import { tasksOf } from '../tasks/tasks-of.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
@@ -188,10 +188,18 @@ async function handleCall(server: Server, backend: CallBackend, scope: ServerSco
     return scope.guard.calls.handle(request, ctx);
   }
   const support = tool ? executionOf(tool).taskSupport : 'forbidden';
-  if (support === 'required') {
-    if (!declared) throw taskSupportError(tool!, false, 'modern')!;
+  if (support === 'required' && !declared) throw taskSupportError(tool!, false, 'modern')!;
+  // required: a task at once; optional: a task only if it has not ended within --task-after-ms (0: at once).
+  if (declared && (support === 'required' || (support === 'optional' && tasks.taskAfterMs === 0))) {
     scope.guard.calls.release(ctx.mcpReq.id);
     return callAsTask(server, tasks, scope.caller, request, backend.tools, 'modern');
+  }
+  if (declared && support === 'optional') {
+    const ttlMs = (request.params as { task?: { ttl?: number } }).task?.ttl;
+    return scope.guard.calls.handle(request, ctx, {
+      begin: (options, hooks) => tasks.begin(scope.caller, options, ttlMs, hooks),
+      answer: (task) => ({ resultType: 'task', ...modernTask(task) }),
+    });
   }
   return scope.guard.calls.handle(request, ctx);
 }

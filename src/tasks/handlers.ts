@@ -27,8 +27,7 @@ import { taskSupportError } from './task-support.js';
 import { invalidParams, serverBusy, wireError } from '../server/wire-errors.js';
 import { envelopeOf } from '../server/request-envelope.js';
 
-/** The extension's identifier (2026-07-28). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export { TASKS_EXTENSION } from './task-support.js';
 
 /** The 2025 server capabilities for tasks: task-augmented tools/call, tasks/list, tasks/cancel. */
 export const TASK_CAPABILITIES: NonNullable<ServerCapabilities['tasks']> = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
@@ -102,7 +101,7 @@ export function detailed(record: TaskRecord): Record<string, unknown> {
 }
 
 /** A stored (2025-shaped) task in the extension's field names. */
-function modernTask(task: Task): Record<string, unknown> {
+export function modernTask(task: Task): Record<string, unknown> {
   const { ttl, pollInterval, ...rest } = task as Task & { ttl: number | null; pollInterval?: number };
   return { ...rest, ttlMs: ttl, ...(pollInterval !== undefined && { pollIntervalMs: pollInterval }) };
 }

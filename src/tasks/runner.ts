@@ -11,9 +11,10 @@
  * If completion (or the deadline) won, the task takes the job's outcome and
  * `tasks/cancel` gets the spec's error for a terminal task.
  */
+import { randomUUID } from 'node:crypto';
 import type { Task } from '@modelcontextprotocol/server';
 import { invalidParams } from '../server/wire-errors.js';
-import type { CallBackend, CancelResult, ClientRequestHandler, JobOutcome, ProgressReport } from '../backend/backend.js';
+import type { CallBackend, CallHandle, CancelResult, ClientRequestHandler, JobOutcome, ProgressReport, StartOptions } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
 import { cancelledAnswer, settlementOf } from './answer.js';
 import { isTerminal, type TaskAnswer, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
@@ -48,6 +49,30 @@ export interface TaskStats {
   tasksExpired: number;
   /** Gauge: tasks held (working or terminal), until their ttl. */
   tasksStored: number;
+  /** Calls that could have become tasks (2026, an `optional` tool, the extension declared) and were answered directly, within --task-after-ms. */
+  tasksAnsweredDirectly: number;
+}
+
+/** What {@link TaskRunner.begin} decided for a call, exactly once. */
+export type WindowDecision =
+  /** The job ended within the window (or cancellation won first): the call is answered with this outcome, as a plain call. */
+  | { readonly kind: 'direct'; readonly outcome: JobOutcome }
+  /** The window passed with the job still queued or running: it is this task now, and the task takes its outcome. */
+  | { readonly kind: 'task'; readonly task: Task };
+
+/** What the caller of {@link TaskRunner.begin} hears as the decision is taken. */
+export interface WindowHooks {
+  /** The call becomes a task: called synchronously as that is decided, before the task is stored. From here the request's own cancels must not reach the job. */
+  readonly becomingTask: () => void;
+  /** The task store refused the task (a limit): the call stays a plain call after all, and is answered directly. */
+  readonly stayingDirect: () => void;
+}
+
+/** A call started by {@link TaskRunner.begin}. */
+export interface WindowedCall {
+  /** The job, reserved under (`<owner>/tasks`, the id its task will have): cancel it under that key. */
+  readonly job: CallHandle;
+  readonly decision: Promise<WindowDecision>;
 }
 
 /** Options for {@link TaskRunner}. */
@@ -63,6 +88,12 @@ export interface TaskRunnerOptions {
    * have stopped: each stops at its next checkpoint.
    */
   readonly onOwnerClosed?: (owner: string, cancelled: number) => void;
+  /**
+   * How long a call that may become a task ({@link TaskRunner.begin}) may
+   * run before it does; 0 makes it a task at once.
+   * @default 1000
+   */
+  readonly taskAfterMs?: number;
 }
 
 interface LiveTask {
@@ -89,7 +120,11 @@ export class TaskRunner {
   private readonly live = new Map<string, LiveTask>();
   /** Tasks held per owner, for {@link TaskRunner.holdsTasks}. */
   private readonly held = new Map<string, number>();
-  private readonly counters: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0 };
+  /** Calls begun and not decided yet: task id → owner (a closing owner cancels them too). */
+  private readonly undecided = new Map<string, string>();
+  private readonly counters: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0, tasksAnsweredDirectly: 0 };
+  /** {@link TaskRunnerOptions.taskAfterMs}, resolved. */
+  readonly taskAfterMs: number;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -99,17 +134,58 @@ export class TaskRunner {
   ) {
     this.sweeper = setInterval(() => void this.sweep(), options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
     this.sweeper.unref();
+    this.taskAfterMs = options.taskAfterMs ?? DEFAULTS.taskAfterMs;
+  }
+
+  /**
+   * Starts a call that becomes a task only if it has not ended within
+   * `windowMs`. One decision, taken once, whichever comes first: the job's
+   * outcome (answered directly) or the window's end (a task). At the
+   * window's end the job's state word has the last say: a job whose
+   * completion (or cancellation) already won is past `running`, its outcome
+   * is on its way, and it is answered directly, never also as a task. The job
+   * is reserved under its future task id from the start, so turning it into
+   * a task moves nothing, and `notifications/cancelled` never reaches it once
+   * it is one.
+   */
+  begin(owner: string, options: StartOptions, ttlMs: number | undefined, hooks: WindowHooks, windowMs = this.taskAfterMs): WindowedCall {
+    const taskId = randomUUID();
+    const job = this.backend.reserve(taskSession(owner), taskId);
+    this.undecided.set(taskId, owner);
+    const outcome = job.start(options);
+    const decision = new Promise<WindowDecision>((resolve) => {
+      let decided = false;
+      const claim = (): boolean => !decided && (decided = true);
+      const direct = (o: JobOutcome) => {
+        this.undecided.delete(taskId);
+        if (o.kind !== 'cancelled') this.counters.tasksAnsweredDirectly++;
+        resolve({ kind: 'direct', outcome: o });
+      };
+      const timer = setTimeout(() => {
+        if (job.state !== 'queued' && job.state !== 'running') return; // decided on the word: the outcome answers the call
+        if (!claim()) return;
+        hooks.becomingTask();
+        this.adopt(owner, taskId, options.tool, ttlMs, outcome).then(
+          (task) => resolve({ kind: 'task', task }),
+          () => {
+            // The store refused it (a task limit, or a store that failed): the call is answered as a plain one.
+            hooks.stayingDirect();
+            void outcome.then(direct);
+          },
+        );
+      }, windowMs);
+      void outcome.then((o) => {
+        clearTimeout(timer);
+        if (claim()) direct(o);
+      });
+    });
+    return { job, decision };
   }
 
   /** Creates the task and queues its job; the task is `working` when returned. Throws the store's TaskLimitError. */
   async create(owner: string, call: TaskCall): Promise<Task> {
     const task = await this.store.create(owner, call.ttlMs);
-    this.counters.tasksCreated++;
-    this.counters.tasksWorking++;
-    this.counters.tasksStored++;
-    this.held.set(owner, (this.held.get(owner) ?? 0) + 1);
-    const live: LiveTask = { owner, tool: call.tool, terminal: false, cancelRequested: false, onStatus: call.onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
-    this.live.set(task.taskId, live);
+    const live = this.track(owner, task, call.tool, call.onStatus);
     const { onProgress } = call;
     const job = this.backend.reserve(taskSession(owner), task.taskId);
     void job
@@ -121,6 +197,25 @@ export class TaskRunner {
       })
       .then((outcome) => this.finish(task.taskId, live, outcome));
     return task;
+  }
+
+  /** Stores the task for a begun job whose window passed; the task takes the job's outcome. Throws the store's TaskLimitError. */
+  private async adopt(owner: string, taskId: string, tool: string, ttlMs: number | undefined, outcome: Promise<JobOutcome>): Promise<Task> {
+    const task = await this.store.create(owner, ttlMs, taskId);
+    this.undecided.delete(taskId);
+    const live = this.track(owner, task, tool, undefined);
+    void outcome.then((o) => this.finish(task.taskId, live, o));
+    return task;
+  }
+
+  private track(owner: string, task: Task, tool: string, onStatus: ((task: Task) => void) | undefined): LiveTask {
+    this.counters.tasksCreated++;
+    this.counters.tasksWorking++;
+    this.counters.tasksStored++;
+    this.held.set(owner, (this.held.get(owner) ?? 0) + 1);
+    const live: LiveTask = { owner, tool, terminal: false, cancelRequested: false, onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
+    this.live.set(task.taskId, live);
+    return live;
   }
 
   /** The owner's task; -32602 if unknown, expired or another session's. */
@@ -201,6 +296,8 @@ export class TaskRunner {
       ids.push(taskId);
       decisions.push(this.backend.requestCancel(taskSession(owner), taskId, 'session closed'));
     }
+    // Calls still in their window: not tasks yet, and none will become one (their outcome is cancelled).
+    for (const [taskId, of] of this.undecided) if (of === owner) void this.backend.requestCancel(taskSession(owner), taskId, 'session closed');
     // The local pool decides each at once; the queue backend when Redis has: all asked before any wait.
     const results = await Promise.all(decisions);
     results.forEach((result, i) => {
