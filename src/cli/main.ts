@@ -11,7 +11,7 @@ import { newWireStats } from '../server/guard.js';
 import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio } from '../transport/stdio/serve.js';
-import { configureTasks } from '../tasks/tasks-of.js';
+import { TaskRunner } from '../tasks/runner.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
@@ -160,7 +160,7 @@ program
     );
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
-    const tasks = configureTasks(executor, {
+    const tasks = new TaskRunner(executor, {
       maxTasksPerSession: flags.maxTasksPerSession,
       maxTasks: flags.maxTasks,
       defaultTtlMs: flags.taskTtlMs,
@@ -195,6 +195,7 @@ program
         allowUnauthenticated: flags.allowUnauthenticated,
         version,
         wire,
+        tasks,
         routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
       sessions = () => http.sessions();
@@ -203,7 +204,7 @@ program
       log(`listening on ${http.url} with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
-      const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire });
+      const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire, tasks });
       if (flags.healthPort !== undefined) {
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
         log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);
