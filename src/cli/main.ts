@@ -11,9 +11,9 @@ import { newWireStats } from '../server/guard.js';
 import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio } from '../transport/stdio/serve.js';
-import { configureTasks } from '../tasks/tasks-of.js';
 import { configureInputWaits } from '../mrtr/input-waits.js';
 import { readKeyFile } from '../mrtr/request-state.js';
+import { TaskRunner } from '../tasks/runner.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
@@ -71,6 +71,7 @@ interface ServeFlags {
   maxTaskTtlMs: number;
   inputWaitMs: number;
   mrtrKeyFile?: string;
+  taskAfterMs: number;
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
@@ -118,6 +119,7 @@ program
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
   .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry, then is cancelled', int(1), DEFAULTS.inputWaitMs)
   .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
+  .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
@@ -172,11 +174,12 @@ program
     );
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
-    const tasks = configureTasks(executor, {
+    const tasks = new TaskRunner(executor, {
       maxTasksPerSession: flags.maxTasksPerSession,
       maxTasks: flags.maxTasks,
       defaultTtlMs: flags.taskTtlMs,
       maxTtlMs: flags.maxTaskTtlMs,
+      taskAfterMs: flags.taskAfterMs,
       onOwnerClosed: (_owner, cancelled) => {
         if (cancelled > 0) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
@@ -208,6 +211,7 @@ program
         allowUnauthenticated: flags.allowUnauthenticated,
         version,
         wire,
+        tasks,
         routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
       sessions = () => http.sessions();
@@ -216,7 +220,7 @@ program
       log(`listening on ${http.url} with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
-      const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire });
+      const stdio = await serveStdio(executor, { maxMessageBytes: flags.maxMessageBytes, maxOutputBufferBytes: flags.maxOutputBufferBytes, version, wire, tasks });
       if (flags.healthPort !== undefined) {
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
         log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);

@@ -54,7 +54,7 @@ export class MemoryTaskStore implements TaskStore {
     this.limits = resolveLimits(limits);
   }
 
-  async create(owner: string, requestedTtlMs: number | undefined): Promise<Task> {
+  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID()): Promise<Task> {
     const mine = this.byOwner.get(owner);
     if ((mine?.size ?? 0) >= this.limits.maxTasksPerSession) {
       throw new TaskLimitError(`task limit reached: this session holds ${this.limits.maxTasksPerSession} tasks (--max-tasks-per-session); wait for some to expire or use shorter ttls`);
@@ -65,7 +65,7 @@ export class MemoryTaskStore implements TaskStore {
     const ttl = Math.min(requestedTtlMs ?? this.limits.defaultTtlMs, this.limits.maxTtlMs);
     const now = Date.now();
     const createdAt = new Date(now).toISOString();
-    const task: Task = { taskId: randomUUID(), status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: this.limits.pollIntervalMs };
+    const task: Task = { taskId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: this.limits.pollIntervalMs };
     const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, waiters: [] };
     this.byId.set(task.taskId, entry);
     if (mine) mine.set(task.taskId, entry);

@@ -10,7 +10,7 @@ import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio'
 import type { CallBackend } from '../../backend/backend.js';
 import { createMcpServer } from '../../server/server.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
-import { tasksOf } from '../../tasks/tasks-of.js';
+import { TaskRunner } from '../../tasks/runner.js';
 import { LineTransport, type LineTransportOptions } from './line-transport.js';
 
 /** Options for {@link serveStdio}. */
@@ -26,6 +26,11 @@ export interface StdioOptions {
   readonly version: string;
   /** Wire counters to add to. */
   readonly wire: WireStats;
+  /**
+   * The backend's tasks (the runner its other servers share, if any).
+   * @default a runner of its own, with the defaults
+   */
+  readonly tasks?: TaskRunner;
 }
 
 /** A running stdio server. */
@@ -49,14 +54,15 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
     ...(options.maxOutputBufferBytes !== undefined && { maxOutputBufferBytes: options.maxOutputBufferBytes }),
   });
   const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire);
+  const tasks = options.tasks ?? new TaskRunner(backend);
   const closed = new Promise<string>((resolve) => {
     // The connection is gone: so are its tasks (both eras: the connection is the caller), then the process may end.
     guard.onOwnerClosed = () => {
-      void tasksOf(backend).closeOwner(STDIO_SESSION);
+      void tasks.closeOwner(STDIO_SESSION);
       resolve(transport.closeReason ?? 'closed');
     };
   });
-  const handle = sdkServeStdio(() => createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller: STDIO_SESSION })), {
+  const handle = sdkServeStdio(() => createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller: STDIO_SESSION }), tasks), {
     transport: guard as never,
     // Out-of-band reports (a refused opening was already answered on the wire); stderr stays as it was on 1.x.
     onerror: () => undefined,
