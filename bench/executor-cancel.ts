@@ -76,7 +76,7 @@ async function oursSample(ex: Executor): Promise<number> {
   const follow = ex.submit('bench', ++nextId, { tool: 'quick', args: { tag: nextId } });
   if (follow.state !== 'queued') anomalies.push(`ours: follow-up was ${follow.state}, not queued`);
   const t0 = wall();
-  const r = ex.cancel('bench', spinId);
+  const r = ex.tryCancel('bench', spinId);
   const at = structured(await follow.outcome).at as number;
   const spun = await spin.outcome;
   if (r !== 'cancelled-running') anomalies.push(`ours: cancel returned ${r}`);

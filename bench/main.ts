@@ -31,6 +31,7 @@ interface Flags {
   check?: boolean;
   out: string;
   only?: string;
+  rows?: string;
 }
 
 const program = new Command()
@@ -40,13 +41,15 @@ const program = new Command()
   .option('--check', 'exit 1 if any target is missed (exit 0 otherwise); the report is written either way')
   .option('--out <dir>', 'where results go (a subfolder per run kind)', 'bench/results')
   .option('--only <ids>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}`)
+  .option('--rows <keys>', 'comma-separated configuration keys: only those rows of the scenarios that have them (cancel-latency: e.g. ours-stdio-2026-1-coop,sdk2-piscina-stdio-2026-1)')
   .action(async (flags: Flags) => {
     const wanted = flags.only?.split(',').map((s) => s.trim());
+    const rows = flags.rows?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
     const unknown = wanted?.filter((w) => !SCENARIOS.some((s) => s.id === w));
     if (unknown?.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')}`);
     const chosen = SCENARIOS.filter((s) => !wanted || wanted.includes(s.id));
     const quick = flags.quick === true;
-    const dir = resolve(flags.out, `${quick ? 'quick' : 'full'}${wanted ? `-${wanted.join('+')}` : ''}`);
+    const dir = resolve(flags.out, `${quick ? 'quick' : 'full'}${wanted ? `-${wanted.join('+')}` : ''}${rows ? '-rows' : ''}`);
     await mkdir(dir, { recursive: true });
 
     const env = environment();
@@ -66,7 +69,7 @@ const program = new Command()
       for (const scenario of chosen) {
         progress.phase(scenario.id);
         const t0 = performance.now();
-        const result = await scenario.run({ quick, progress, log });
+        const result = await scenario.run({ quick, progress, log, ...(rows && { rows }) });
         result.durationMs = performance.now() - t0;
         results.push(result);
       }

@@ -55,4 +55,8 @@ export const DEFAULTS = {
   drainTimeoutMs: 25_000,
   /** How often expired tasks are removed. */
   taskSweepMs: 1000,
+  /** 2026: how long a call parked on `input_required` waits for the client's retry before it is cancelled. */
+  inputWaitMs: 60_000,
+  /** How long a 2026 call of an `optional` task tool may take before it becomes a task (0: at once). */
+  taskAfterMs: 1000,
 } as const;

@@ -21,12 +21,12 @@ export type { LineTransportOptions } from './transport/stdio/line-transport.js';
 export { JobState } from './state/job-state.js';
 export type { JobStateName, JobStateCode } from './state/job-state.js';
 
-// Tasks (MCP 2025-11-25): the store interface (a Redis-backed store for several hosts implements it), the
-// in-memory default, and the runner that a backend's connections share. `configureTasks(backend, { store })` plugs one in.
-export { configureTasks, tasksOf } from './tasks/tasks-of.js';
-export type { TasksOptions } from './tasks/tasks-of.js';
+// Tasks (both eras): the store interface (a Redis-backed store for several hosts implements it), the in-memory
+// default, and the runner that a backend's servers share: `new TaskRunner(backend, { store })`, passed to
+// serveStdio / serveHttp / createMcpServer as their `tasks`.
 export { TaskRunner, taskSession } from './tasks/runner.js';
-export type { TaskBackend, TaskCall, TaskRunnerOptions, TaskStats } from './tasks/runner.js';
+export type { TaskBackend, TaskCall, TaskRunnerOptions, TaskStats, WindowDecision, WindowedCall, WindowHooks } from './tasks/runner.js';
+export { TaskNotFoundError, TaskTerminalError } from './tasks/errors.js';
 export { MemoryTaskStore } from './tasks/memory-store.js';
 export { InvalidCursorError, TaskLimitError } from './tasks/store.js';
 export type { TaskAnswer, TaskLimits, TaskPage, TaskRecord, TaskStore, TerminalStatus } from './tasks/store.js';

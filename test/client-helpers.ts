@@ -43,6 +43,11 @@ export class Tap implements Transport {
     return this.inner.sessionId;
   }
 
+  /** Passed through: a 2.x client cancels a 2026 HTTP request by closing its stream only where the transport says it has one. */
+  get hasPerRequestStream(): boolean | undefined {
+    return (this.inner as { hasPerRequestStream?: boolean }).hasPerRequestStream;
+  }
+
   setProtocolVersion(version: string): void {
     this.inner.setProtocolVersion?.(version);
   }

@@ -136,7 +136,8 @@ describe('2026-07-28 over stdio', () => {
       await sleep(200);
       st = await statsOf(s, `settled-${k}`);
     }
-    await sleep(200);
+    // Read after the final stats answer: stdout is one ordered stream, so every response written before it is in.
+    const final = await statsOf(s, 'final');
     const counts = answerCounts(s.lines);
     let silent = 0;
     for (let i = 0; i < n; i++) {
@@ -150,7 +151,6 @@ describe('2026-07-28 over stdio', () => {
         expect(answer, `${i}`).toHaveProperty('result'); // a raced call is answered with its result, never an error
       }
     }
-    const final = await statsOf(s, 'final');
     expect(final.cancelled).toBe(silent);
     expect(final.completed + final.cancelled).toBe(n);
     expect(final.responsesDropped).toBe(0);

@@ -54,7 +54,7 @@ describe('tasks extension, 2026-07-28', () => {
     expect(final).toMatchObject({ status: 'completed', resultType: 'complete', result: { content: [{ type: 'text', text: 'only_task spun 50 ms' }] } });
   });
 
-  it('an optional tool is answered directly, never as a task, even with the extension declared (no --task-after-ms yet)', async () => {
+  it('an optional tool that ends within --task-after-ms is answered directly, not as a task, even with the extension declared', async () => {
     const s = server();
     const direct = result(await ask(s, 'tools/call', { name: 'tool_error', arguments: {} }));
     expect(direct).toMatchObject({ resultType: 'complete', isError: true });

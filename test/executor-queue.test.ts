@@ -39,7 +39,7 @@ describe('close with a stage that ignores cancellation', () => {
     const ex = await Executor.create({ threads: 1, toolModules: [FIXTURES], graceMs: 100 });
     const stuck = ex.submit('s', 'tight', { tool: 'tight', args: { ms: 60_000 } });
     await delay(200);
-    ex.cancel('s', 'tight');
+    ex.tryCancel('s', 'tight');
     await delay(300); // past the grace period: the hard stop has removed its worker
     const t0 = performance.now();
     await within(ex.close(), 10_000, 'close after a hard stop');
@@ -60,13 +60,13 @@ describe('queue', () => {
     expect(victim.state).toBe('queued');
     expect(ex.stats().queued).toBe(2);
 
-    expect(ex.cancel('s', 'victim')).toBe('cancelled-queued');
+    expect(ex.tryCancel('s', 'victim')).toBe('cancelled-queued');
     // Settled at once: it never needed a worker.
     expect(await Promise.race([victim.outcome, new Promise((resolve) => setImmediate(() => resolve('pending')))])).toEqual(cancelledQueued);
     expect(ex.stats().queued).toBe(1);
     expect(ex.registry.get('inbound', 's', 'victim')).toBeUndefined();
 
-    expect(ex.cancel('s', 'blocker')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'blocker')).toBe('cancelled-running');
     expect(await within(blocker.outcome, 10_000, 'blocker')).toEqual(cancelledRunning);
     expect((await within(control.outcome, 10_000, 'control mark')).kind).toBe('completed');
     // The control job proves the tool leaves evidence; the victim left none.
@@ -91,10 +91,10 @@ describe('queue', () => {
     expect(ex.stats().failed).toBe(2);
 
     // Once room frees up, calls are admitted again.
-    expect(ex.cancel('s', 'w1')).toBe('cancelled-queued');
+    expect(ex.tryCancel('s', 'w1')).toBe('cancelled-queued');
     const admitted = ex.submit('s', 'w5', { tool: 'quick', args: { tag: 'w5' } });
     expect(admitted.state).toBe('queued');
-    expect(ex.cancel('s', 'blocker')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'blocker')).toBe('cancelled-running');
     await within(blocker.outcome, 10_000, 'blocker');
     for (const j of [waiting[1]!, admitted]) expect((await within(j.outcome, 10_000, 'queued quick')).kind).toBe('completed');
     expect(ex.stats().inFlight).toBe(0);

@@ -23,7 +23,7 @@ describe('cancellation races (README: What cancellation guarantees)', () => {
     expect(late.state).toBe('queued');
 
     const t0 = performance.now();
-    const result = ex.cancel('s', 'a', 'user stopped it');
+    const result = ex.tryCancel('s', 'a');
     const reportsAtCancel = reports();
     expect(result).toBe('cancelled-running');
     expect(job.stopSignal().aborted).toBe(true);
@@ -62,7 +62,7 @@ describe('cancellation races (README: What cancellation guarantees)', () => {
     const before = await quick(ex);
     const { job } = await submitRunning(ex, 's', 'tight', 'tight', { ms: 300, announce: true });
     const t0 = performance.now();
-    expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'tight')).toBe('cancelled-running');
     const outcome = await within(job.outcome, 10_000, 'tight job');
     expect(outcome).toEqual(cancelledRunning);
     // It really ran on (it could not be stopped earlier) …
@@ -81,12 +81,12 @@ describe('cancellation races (README: What cancellation guarantees)', () => {
     const first = await within(done.outcome, 10_000, 'quick job');
     expect(first.kind).toBe('completed');
     expect(ex.registry.get('inbound', 's', 1)).toBeUndefined();
-    expect(ex.cancel('s', 1)).toBe('unknown');
+    expect(ex.tryCancel('s', 1)).toBe('unknown');
     expect(ex.stats().unknownCancelsIgnored).toBe(1);
     expect(await done.outcome).toBe(first);
     expect(done.state).toBe('completed');
     // The job object itself refuses too.
-    expect(done.cancel()).toBe('too-late');
+    expect(done.tryCancel()).toBe('too-late');
     expect(ex.stats().lateCancelsIgnored).toBe(1);
 
     // 2. Completion claimed (responding) but the response not yet handled on the
@@ -95,7 +95,7 @@ describe('cancellation races (README: What cancellation guarantees)', () => {
     const { job } = await submitRunning(ex, 's', 2, 'spin', { ms: 200, stageMs: 1 });
     expect(spinUntil(() => job.state === 'responding', 5_000)).toBe(true);
     expect(ex.registry.get('inbound', 's', 2)).toBe(job);
-    expect(ex.cancel('s', 2)).toBe('too-late');
+    expect(ex.tryCancel('s', 2)).toBe('too-late');
     expect(job.stopSignal().aborted).toBe(false);
     const second = await within(job.outcome, 10_000, 'spin job');
     expect(second.kind).toBe('completed');
@@ -127,12 +127,12 @@ describe('cancellation races (README: What cancellation guarantees)', () => {
     expect(ex.registry.add(outbound7)).toBe(true);
 
     const ignored: CancelResult[] = [
-      ex.cancel('S', 12345), // never existed
-      ex.cancel('S', 42), // completed: gone
-      ex.cancel('T', 7), // other session
-      ex.cancel('T', '7'),
-      ex.cancel('S', 99), // only an outbound request has it
-      ex.cancel('S', '99'),
+      ex.tryCancel('S', 12345), // never existed
+      ex.tryCancel('S', 42), // completed: gone
+      ex.tryCancel('T', 7), // other session
+      ex.tryCancel('T', '7'),
+      ex.tryCancel('S', 99), // only an outbound request has it
+      ex.tryCancel('S', '99'),
     ];
     expect(ignored).toEqual(Array(6).fill('unknown'));
     expect(ex.stats().unknownCancelsIgnored).toBe(6);
@@ -143,13 +143,13 @@ describe('cancellation races (README: What cancellation guarantees)', () => {
     expect(text.state).toBe('running');
 
     // "7" is not 7: cancelling the string stops only the string's job, and not our outbound 7.
-    expect(ex.cancel('S', '7')).toBe('cancelled-running');
+    expect(ex.tryCancel('S', '7')).toBe('cancelled-running');
     expect(await within(text.outcome, 10_000, 'job "7"')).toEqual(cancelledRunning);
     expect(numeric.state).toBe('running');
     expect(outboundStops).toBe(0);
-    expect(ex.cancel('S', '7')).toBe('unknown');
+    expect(ex.tryCancel('S', '7')).toBe('unknown');
 
-    expect(ex.cancel('S', 7)).toBe('cancelled-running');
+    expect(ex.tryCancel('S', 7)).toBe('cancelled-running');
     expect(await within(numeric.outcome, 10_000, 'job 7')).toEqual(cancelledRunning);
     expect(outboundStops).toBe(0);
     expect(ex.registry.get('outbound', 'S', 7)).toBe(outbound7);
@@ -213,35 +213,35 @@ describe('cancellation races (README: What cancellation guarantees)', () => {
         let cancel: CancelResult | 'none' = 'none';
         switch (strategy) {
           case 'sync':
-            cancel = ex.cancel(session, id);
+            cancel = ex.tryCancel(session, id);
             break;
           case 'microtasks':
             for (let k = rnd(50); k > 0; k--) await Promise.resolve();
-            cancel = ex.cancel(session, id);
+            cancel = ex.tryCancel(session, id);
             break;
           case 'immediate':
             await new Promise((resolve) => setImmediate(resolve));
-            cancel = ex.cancel(session, id);
+            cancel = ex.tryCancel(session, id);
             break;
           case 'timer':
             await delay(rnd(3));
-            cancel = ex.cancel(session, id);
+            cancel = ex.tryCancel(session, id);
             break;
           case 'busy': {
             // Block the main thread so the worker can finish and claim meanwhile.
             const until = performance.now() + Math.random() * (tool === 'quick' ? 0.4 : ms + 0.5);
             spinUntil(() => performance.now() >= until, 5);
-            cancel = ex.cancel(session, id);
+            cancel = ex.tryCancel(session, id);
             break;
           }
           case 'when-started':
             while (job.state === 'queued') await new Promise((resolve) => setImmediate(resolve));
             spinUntil(() => false, Math.random() * 0.3);
-            cancel = ex.cancel(session, id);
+            cancel = ex.tryCancel(session, id);
             break;
           case 'after-outcome':
             await within(job.outcome, 30_000, `storm job ${i}`);
-            cancel = ex.cancel(session, id);
+            cancel = ex.tryCancel(session, id);
             break;
           case 'never':
             break;

@@ -29,7 +29,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     let stuckSettled = false;
     void stuck.outcome.then(() => (stuckSettled = true));
 
-    expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'tight')).toBe('cancelled-running');
     // Handed over synchronously, inside cancel(). A zero-work job may already be responding on its worker.
     expect(['running', 'responding']).toContain(behind.state);
     const next = await within(behind.outcome, 10_000, 'job behind the cancelled one');
@@ -59,7 +59,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     const { job: stopper } = await submitRunning(ex, 's', 'stopper', 'sleep', { ms: 60_000 });
     const behind = ex.submit('s', 'behind', { tool: 'quick', args: {} });
     const cancelledAt = performance.timeOrigin + performance.now();
-    expect(ex.cancel('s', 'stopper')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'stopper')).toBe('cancelled-running');
     expect(behind.state).toBe('queued'); // no hand-off: the only core is still the stopper's
     const outcome = await within(behind.outcome, 10_000, 'job behind');
     expect(outcome.kind).toBe('completed');
@@ -78,7 +78,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     let stuckSettled = false;
     void stuck.outcome.then(() => (stuckSettled = true));
     const cancelledAt = performance.timeOrigin + performance.now();
-    expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'tight')).toBe('cancelled-running');
     expect(behind.state).toBe('queued');
     const outcome = await within(behind.outcome, 10_000, 'job behind');
     const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
@@ -96,7 +96,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     const order: string[] = [];
     void stuck.outcome.then(() => order.push('stuck'));
     void behind.outcome.then(() => order.push('behind'));
-    expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'tight')).toBe('cancelled-running');
     expect(behind.state).toBe('queued');
     await within(behind.outcome, 10_000, 'job behind');
     expect(order).toEqual(['stuck', 'behind']);
@@ -105,14 +105,14 @@ describe('the standby thread takes the slot of a stopped job', () => {
   it('(a) a thread that replaces a hard-stopped one has loaded the tools before its first job', async () => {
     const ex = await make({ threads: 1, spareThreads: 1, cores: 2, graceMs: 100 });
     const { job: stuck } = await submitRunning(ex, 's', 'stuck', 'tight', { ms: 60_000, announce: true });
-    ex.cancel('s', 'stuck');
+    ex.tryCancel('s', 'stuck');
     expect(await within(stuck.outcome, 10_000, 'hard stop')).toMatchObject({ hardKilled: true });
     await delay(1_000); // the replacement starts meanwhile
     // Keep the surviving thread busy, and cancel its job: the lent slot can only go to the replacement.
     const { job: busy } = await submitRunning(ex, 's', 'busy', 'tight', { ms: 60_000, announce: true });
     const submittedAt = performance.timeOrigin + performance.now();
     const next = ex.submit('s', 'next', { tool: 'quick', args: {} });
-    ex.cancel('s', 'busy');
+    ex.tryCancel('s', 'busy');
     const outcome = await within(next.outcome, 10_000, 'job on the replacement thread');
     const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
     expect(info.loadedAt).toBeLessThan(submittedAt);
@@ -126,9 +126,9 @@ describe('the standby thread takes the slot of a stopped job', () => {
     const third = ex.submit('s', 'third', { tool: 'quick', args: {} });
     const order: string[] = [];
     for (const [name, job] of [['first', first], ['second', second], ['third', third]] as const) void job.outcome.then(() => order.push(name));
-    expect(ex.cancel('s', 'first')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'first')).toBe('cancelled-running');
     expect(second.state).toBe('running'); // on the standby thread
-    expect(ex.cancel('s', 'second')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'second')).toBe('cancelled-running');
     // Two jobs winding down, one standby: the third waits for a thread to come back.
     expect(third.state).toBe('queued');
     await within(third.outcome, 10_000, 'third');

@@ -17,7 +17,7 @@ describe('hard stop, deadlines, ctx.signal', () => {
     const before = await quick(ex);
     const { job } = await submitRunning(ex, 's', 'tight', 'tight', { ms: 60_000, announce: true });
     const t0 = performance.now();
-    expect(ex.cancel('s', 'tight')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'tight')).toBe('cancelled-running');
     const outcome = await within(job.outcome, 10_000, 'hard-killed job');
     const took = performance.now() - t0;
     expect(outcome).toEqual({ kind: 'cancelled', from: 'running', hardKilled: true });
@@ -38,7 +38,7 @@ describe('hard stop, deadlines, ctx.signal', () => {
 
     // Same for the built-in spin with cooperative: false (its one progress report says the uncheckable part began).
     const { job: second } = await submitRunning(ex, 's', 'spin-nc', 'spin', { ms: 60_000, cooperative: false });
-    expect(ex.cancel('s', 'spin-nc')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'spin-nc')).toBe('cancelled-running');
     expect(await within(second.outcome, 10_000, 'second hard kill')).toMatchObject({ kind: 'cancelled', hardKilled: true });
     expect(ex.stats().hardKilled).toBe(2);
     await quick(ex);
@@ -51,7 +51,7 @@ describe('hard stop, deadlines, ctx.signal', () => {
     for (let i = 0; i < rounds; i += 2) {
       const jobs = [0, 1].map((k) => ex.submit('hk', `hk${i + k}`, { tool: 'tight', args: { ms: 60_000 } }));
       await delay(5 + (i % 7));
-      for (const k of [0, 1]) ex.cancel('hk', `hk${i + k}`);
+      for (const k of [0, 1]) ex.tryCancel('hk', `hk${i + k}`);
       for (const j of jobs) {
         const outcome = await within(j.outcome, 10_000, 'hard-stopped job');
         expect(outcome.kind).toBe('cancelled');
@@ -69,7 +69,7 @@ describe('hard stop, deadlines, ctx.signal', () => {
     await quick(ex); // the worker is up
     // Cancel once its one progress report says it is past the last checkpoint, however long a busy machine took.
     const { job, reports } = await submitRunning(ex, 's', 'nc', 'spin', { ms: 60_000, cooperative: false });
-    expect(ex.cancel('s', 'nc')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'nc')).toBe('cancelled-running');
     expect(await within(job.outcome, 10_000, 'non-cooperative spin')).toEqual({ kind: 'cancelled', from: 'running', hardKilled: true });
     expect(reports()).toBe(1); // never checks, so never reports again
     expect(ex.stats().hardKilled).toBe(1);
@@ -109,7 +109,7 @@ describe('hard stop, deadlines, ctx.signal', () => {
     const waitUntil = performance.now() + 5_000;
     while (raced.state === 'running' && performance.now() < waitUntil) await delay(2);
     expect(raced.state).toBe('timedOut');
-    const lateCancel = ex.cancel('s', 5);
+    const lateCancel = ex.tryCancel('s', 5);
     expect(['too-late', 'unknown']).toContain(lateCancel);
     expect((await within(raced.outcome, 10_000, 'raced')).kind).toBe('timedOut');
 
@@ -126,7 +126,7 @@ describe('hard stop, deadlines, ctx.signal', () => {
     const before = await quick(ex);
     const { job } = await submitRunning(ex, 's', 'zz', 'sleep', { ms: 60_000, markFile: file });
     const t0 = performance.now();
-    expect(ex.cancel('s', 'zz')).toBe('cancelled-running');
+    expect(ex.tryCancel('s', 'zz')).toBe('cancelled-running');
     const outcome = await within(job.outcome, 15_000, 'sleeping job');
     const took = performance.now() - t0;
     expect(outcome).toEqual(cancelledRunning);

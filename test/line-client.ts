@@ -17,9 +17,9 @@ export class LineServer {
   stderr = '';
   private partial = '';
 
-  /** `nodeArgs` go to node itself, before the CLI (a heap cap, say). */
-  constructor(args: string[] = [], nodeArgs: string[] = []) {
-    this.child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...args], { stdio: 'pipe' });
+  /** `nodeArgs` go to node itself, before the CLI (a heap cap, say); `env` is added to this process's environment. */
+  constructor(args: string[] = [], nodeArgs: string[] = [], env?: Record<string, string>) {
+    this.child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...args], { stdio: 'pipe', ...(env && { env: { ...process.env, ...env } }) });
     this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
     this.child.stdout.on('data', (d: Buffer) => this.onData(d));
     this.child.stdin.on('error', () => undefined); // the server may be gone when a test writes

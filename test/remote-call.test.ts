@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CancelResult, JobOutcome, StartOptions } from '../src/backend/backend.js';
 import type { FrontJobStates, ProbeResult, RemoteCancelResult } from '../src/remote/job-states.js';
-import type { FrontMessage } from '../src/remote/messages.js';
+import type { FrontMessage, RemoteJobData } from '../src/remote/messages.js';
+import { ClusterKey } from '../src/remote/cluster-key.js';
 import { RemoteCall } from '../src/remote/remote-call.js';
 import type { Refusal, RemoteContext } from '../src/remote/remote-context.js';
 import { defineTool } from '../src/stages/tool.js';
@@ -33,6 +34,7 @@ class Fake {
   readonly counters = { completed: 0, failed: 0, timedOut: 0, cancelled: 0, lateCancelsIgnored: 0, reportsReceived: 0, reportsDiscarded: 0 };
   refusal: Refusal | undefined;
   settledWith: { jobId: string | undefined } | undefined;
+  enqueued: RemoteJobData | undefined;
   readonly states: FrontJobStates = {
     create: async () => (this.calls.push('create'), this.create.promise),
     requestCancel: async () => (this.calls.push('requestCancel'), this.cancelReply.promise),
@@ -49,11 +51,12 @@ class Fake {
     tools: new Map([['t', tool]]),
     counters: this.counters,
     redisTimeoutMs: 50,
+    clusterKey: undefined,
     refusal: () => this.refusal,
-    enqueue: async () => (this.calls.push('enqueue'), this.enqueue.promise),
+    enqueue: async (_jobId, data) => (this.calls.push('enqueue'), (this.enqueued = data), this.enqueue.promise),
     dequeue: () => void this.calls.push('dequeue'),
     submitted: () => undefined,
-    stopping: () => void this.calls.push('stopping'),
+    stopping: (_jobId: string, host: string | undefined) => void this.calls.push(`stopping on ${host}`),
     settled: (_call, jobId) => (this.settledWith = { jobId }),
   };
 }
@@ -164,11 +167,11 @@ describe('RemoteCall: a cancel that was asked is never followed by anything but 
     expect(call.state).toBe('running'); // a report means a host runs it
     const decision = call.requestCancel();
     call.receive({ j: call.jobId!, t: 'p', r: { progress: 2 } });
-    f.cancelReply.resolve({ found: 'running' });
+    f.cancelReply.resolve({ found: 'running', host: 'h1' });
     expect(await decision).toBe('cancelled-running');
     expect(seen).toEqual([{ progress: 1 }]);
     expect(f.counters).toMatchObject({ reportsReceived: 2, reportsDiscarded: 1, cancelled: 1 });
-    expect(f.calls).toContain('stopping');
+    expect(f.calls).toContain('stopping on h1'); // its stop is awaited while that host lives
   });
 
   it('completion won in Redis, its outcome read before the cancel\'s reply: the outcome is answered, one late cancel', async () => {
@@ -253,5 +256,55 @@ describe('RemoteCall: the sweep', () => {
     await running.noHost('x');
     expect(await outcome(running)).toBe('pending');
     expect(g.calls).not.toContain('failIfNoHost');
+  });
+});
+
+describe('RemoteCall with a cluster key', () => {
+  const key = ClusterKey.from('k'.repeat(32));
+  const keyed = () => {
+    const f = new Fake();
+    Object.assign(f.ctx, { clusterKey: key });
+    return f;
+  };
+  const result: JobOutcome = { kind: 'completed', result: { content: [{ type: 'text', text: 'forged?' }] } };
+
+  it('signs the job it queues: its data and id verify, and a changed argument does not', async () => {
+    const f = keyed();
+    const call = await queued(f, { args: { n: 7 } });
+    const { m, ...rest } = f.enqueued!;
+    expect(key.verify('job', call.jobId!, rest, m)).toBe(true);
+    expect(key.verify('job', call.jobId!, { ...rest, args: { n: 8 } }, m)).toBe(false);
+    expect(key.verify('job', 'another-job', rest, m)).toBe(false);
+    expect(ClusterKey.from('x'.repeat(32)).verify('job', call.jobId!, rest, m)).toBe(false);
+  });
+
+  it('an outcome in Redis that does not verify is never delivered: the call fails with a clear error instead', async () => {
+    const f = keyed();
+    const call = await queued(f);
+    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }) };
+    await call.check(1000);
+    expect(await call.done).toMatchObject({ kind: 'failed', message: expect.stringMatching(/does not verify against this front end's cluster key/) });
+  });
+
+  it('a signed outcome is delivered', async () => {
+    const f = keyed();
+    const call = await queued(f);
+    const message = { j: call.jobId!, t: 'o', o: result, h: 'H' } as const;
+    f.probeReply = { state: 'responding', message: JSON.stringify({ ...message, m: key.sign('message', call.jobId!, message) }) };
+    await call.check(1000);
+    expect(await call.done).toEqual(result);
+  });
+
+  it('refused by a host (its key differs): the call fails saying so', async () => {
+    const f = keyed();
+    const call = await queued(f);
+    f.probeReply = { state: 'refused' };
+    await call.check(1000);
+    expect(await call.done).toMatchObject({ kind: 'failed', message: expect.stringMatching(/refused this call.*same --cluster-key-file/) });
+  });
+
+  it('refuses a key shorter than 32 bytes, naming where it came from and not its value', () => {
+    expect(() => ClusterKey.from('short-secret', '/etc/mcp/cluster.key')).toThrow(/^\/etc\/mcp\/cluster\.key holds 12 bytes; a cluster key needs at least 32/);
+    expect(() => ClusterKey.from('short-secret')).not.toThrow(/short-secret/);
   });
 });

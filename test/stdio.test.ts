@@ -111,10 +111,8 @@ describe('over stdio with the SDK client', () => {
 
   it('a response that arrives after the cancel is not used, and the connection keeps working', async () => {
     const w = await connect(['--threads', '2']);
-    let answered = 0;
-    let late = 0;
-    let silent = 0;
-    const unused: unknown[] = [];
+    // Judged once the server has settled every call, by what it decided and what reached the wire, not by how soon.
+    const calls: { id: unknown; used: boolean }[] = [];
     for (let i = 0; i < 40; i++) {
       const controller = new AbortController();
       const call = w.client.callTool({ name: 'spin', arguments: { ms: 4, stageMs: 1, tag: i } }, undefined, { signal: controller.signal });
@@ -123,18 +121,7 @@ describe('over stdio with the SDK client', () => {
         () => true,
         () => false,
       );
-      if (used) answered++;
-      else unused.push(toolCallId(w, (a) => a.tag === i));
-    }
-    // Counted once every call has settled on the server, not after a fixed wait (a loaded machine answers late):
-    // a stats answer leaves after every response written before it.
-    await until(async () => (await stats(w.client)).inFlight === 0, 30_000, 'every call to settle');
-    await stats(w.client);
-    for (const id of unused) {
-      const replies = responsesFor(w, id).length;
-      expect(replies).toBeLessThanOrEqual(1);
-      if (replies === 1) late++; // arrived after the abort: accepted on the wire, never handed to the caller
-      else silent++;
+      calls.push({ id: toolCallId(w, (a) => a.tag === i), used });
     }
     // One more round, made late on purpose: the abort fires as the response reaches the client, so the
     // cancel leaves after completion won. The response is on the wire, and the caller never gets it.
@@ -153,13 +140,33 @@ describe('over stdio with the SDK client', () => {
         () => false,
       );
       w.transport.onmessage = onmessage;
-      await sleep(30);
       expect(used).toBe(false);
       expect(responsesFor(w, id)).toHaveLength(1);
-      late++;
+      calls.push({ id, used });
+    }
+    let s = await stats(w.client);
+    for (let tries = 0; s.inFlight > 0 && tries < 500; tries++) {
+      await sleep(20);
+      s = await stats(w.client);
+    }
+    expect(s.inFlight).toBe(0);
+    // Every completion's response is on its way; wait for it to land (a cancelled call adds none, ever).
+    const onWire = () => calls.reduce((n, c) => n + responsesFor(w, c.id).length, 0);
+    await until(() => onWire() >= s.completed, 10_000, 'the responses of the completed calls');
+    await sleep(50); // an extra, wrong response would show up here
+    let answered = 0;
+    let late = 0;
+    let silent = 0;
+    for (const c of calls) {
+      const replies = responsesFor(w, c.id).length;
+      expect(replies).toBeLessThanOrEqual(1);
+      if (c.used) {
+        expect(replies).toBe(1);
+        answered++;
+      } else if (replies === 1) late++; // arrived after the abort: accepted on the wire, never handed to the caller
+      else silent++;
     }
     expect(late).toBeGreaterThan(0);
-    const s = await stats(w.client);
     // Each call ended exactly one way: a response means completion won, silence means cancellation did.
     expect(s.completed).toBe(answered + late);
     expect(s.cancelled).toBe(silent);

@@ -29,7 +29,8 @@ async function connect(args: string[]): Promise<{ client: CancelAwareClient; sen
     sent.push(m as Msg);
     return send(m);
   };
-  const client = new CancelAwareClient({ name: 'tasks-client', version: '1.0.0' });
+  // The 2025-11-25 tasks methods; client-2026.test.ts has the extension's.
+  const client = new CancelAwareClient({ name: 'tasks-client', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
   await client.connect(transport);
   open.push(client);
   return { client, sent };

@@ -58,7 +58,7 @@ async function cancelMidRun(tool: string, args: unknown): Promise<{ outcome: Job
   // Still running: the job really is big, so a fast stop means the checkpoints fired.
   expect(job.state).toBe('running');
   const cancelledAt = performance.now();
-  expect(executor.cancel(SESSION, id)).toBe('cancelled-running');
+  expect(executor.tryCancel(SESSION, id)).toBe('cancelled-running');
   const outcome = await job.outcome;
   return { outcome, stopMs: performance.now() - cancelledAt };
 }

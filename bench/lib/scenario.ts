@@ -8,6 +8,8 @@ export interface RunContext {
   readonly progress: Progress;
   /** A line for the log (stderr, above the bar). */
   readonly log: (line: string) => void;
+  /** `--rows`: run only these configurations (by key) of the scenarios that have them; all when absent. */
+  readonly rows?: readonly string[];
 }
 
 export interface Table {

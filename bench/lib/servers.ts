@@ -1,7 +1,10 @@
 /**
  * Starting the servers under test as real child processes and connecting a
  * real SDK client to each: ours over stdio or Streamable HTTP, and the
- * baselines (stdio). Every scenario gets its connections from here.
+ * baselines (stdio; (f) over HTTP too). A 2025 connection uses the SDK 1.32
+ * client; a 2026 one (`era: '2026'`) the 2.x client pinned to 2026-07-28,
+ * whose abort is a `notifications/cancelled` on stdio and a closed response
+ * stream over HTTP. Every scenario gets its connections from here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -10,13 +13,15 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { statCpuMs } from '../../src/probe/cpu.js';
 
 /** dist/ root (this file is dist/bench/lib/servers.js). */
 const DIST = new URL('../../', import.meta.url);
 const path = (rel: string) => fileURLToPath(new URL(rel, DIST));
 
-export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq';
+export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq' | 'sdk2-piscina';
 export type TransportKind = 'stdio' | 'http';
 
 export interface ServerSpec {
@@ -33,6 +38,11 @@ export interface ServerSpec {
   readonly redis?: string;
   /** With `redis`: the queue name. */
   readonly queue?: string;
+  /**
+   * The protocol revision the client speaks: 2025-11-25 (SDK 1.32 client) or 2026-07-28 (SDK 2.x client, modern mode).
+   * @default '2025'
+   */
+  readonly era?: '2025' | '2026';
 }
 
 /** Human names for the report. */
@@ -44,11 +54,14 @@ export const KIND_LABEL: Record<ServerKind, string> = {
   'piscina-coop': '(e) Piscina + SAB flag',
   workerpool: '(c) workerpool cancel',
   bullmq: '(d) plain BullMQ + AbortSignal + pub/sub',
+  'sdk2-piscina': '(f) SDK 2.x McpServer + Piscina + abort',
 };
 
 export function specLabel(spec: ServerSpec): string {
   const tag = spec.tag ? `, ${spec.tag}` : '';
-  return spec.kind === 'ours' ? `ours (${spec.transport}${tag})` : `${KIND_LABEL[spec.kind]}${tag}`;
+  const era = spec.era === '2026' ? ', 2026' : '';
+  if (spec.kind === 'ours') return `ours (${spec.transport}${era}${tag})`;
+  return spec.kind === 'sdk2-piscina' ? `${KIND_LABEL[spec.kind]} (${spec.transport}${era}${tag})` : `${KIND_LABEL[spec.kind]}${tag}`;
 }
 
 /** The command line that starts a server, for the report. */
@@ -76,6 +89,8 @@ export function serverCommand(spec: ServerSpec): string[] {
       return [path('bench/baselines/workerpool.js'), '--threads', String(spec.threads)];
     case 'bullmq':
       return [path('bench/baselines/bullmq-front.js'), '--redis', spec.redis ?? '', '--queue', spec.queue ?? 'bench-d'];
+    case 'sdk2-piscina':
+      return [path('bench/baselines/sdk2-piscina.js'), '--threads', String(spec.threads), ...(spec.transport === 'http' ? ['--http'] : [])];
   }
 }
 
@@ -100,14 +115,22 @@ export class Connection {
   private lost: Error | undefined;
   private constructor(
     readonly spec: ServerSpec,
-    readonly client: Client,
+    private readonly legacy: Client | undefined,
+    private readonly modern: ModernClient | undefined,
     private readonly child: ChildProcess | undefined,
-    private readonly transport: Transport,
+    private readonly transport: Transport | ModernStdioTransport | ModernHttpTransport,
   ) {}
+
+  /** The SDK 1.32 client of a 2025 connection (scenarios that send 2025-only requests: tasks, ping). */
+  get client(): Client {
+    if (!this.legacy) throw new Error(`${this.label}: a 2026 connection has no 2025 client`);
+    return this.legacy;
+  }
 
   /** The server process's id. */
   get pid(): number | undefined {
-    return this.child?.pid ?? (this.transport instanceof StdioClientTransport ? (this.transport.pid ?? undefined) : undefined);
+    const t = this.transport;
+    return this.child?.pid ?? (t instanceof StdioClientTransport || t instanceof ModernStdioTransport ? (t.pid ?? undefined) : undefined);
   }
 
   /** CPU time the server has used so far (Linux /proc; undefined elsewhere): the whole process and its main thread alone. */
@@ -126,20 +149,25 @@ export class Connection {
   }
 
   static async open(spec: ServerSpec): Promise<Connection> {
-    if (spec.transport === 'http' && spec.kind !== 'ours') throw new Error('the baselines serve stdio only');
+    if (spec.transport === 'http' && spec.kind !== 'ours' && spec.kind !== 'sdk2-piscina') throw new Error('the 1.x baselines serve stdio only');
     const [script, ...args] = serverCommand(spec);
-    const client = new Client({ name: 'mcp-cancel-pool-bench', version: '0.0.0' });
-    let transport: Transport;
+    const modern = spec.era === '2026';
+    const info = { name: 'mcp-cancel-pool-bench', version: '0.0.0' };
+    const client = modern ? new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never) : new Client(info);
+    let transport: Transport | ModernStdioTransport | ModernHttpTransport;
     let child: ChildProcess | undefined;
     if (spec.transport === 'stdio') {
-      transport = new StdioClientTransport({ command: process.execPath, args: [script!, ...args], stderr: 'pipe' });
+      const params = { command: process.execPath, args: [script!, ...args], stderr: 'pipe' as const };
+      transport = modern ? new ModernStdioTransport(params) : new StdioClientTransport(params);
     } else {
       child = spawn(process.execPath, [script!, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-      const url = await listeningUrl(child);
-      transport = new StreamableHTTPClientTransport(new URL(url));
+      const url = new URL(await listeningUrl(child));
+      transport = modern ? new ModernHttpTransport(url) : new StreamableHTTPClientTransport(url);
     }
-    const conn = new Connection(spec, client, child, transport);
-    const stderr = transport instanceof StdioClientTransport ? transport.stderr : child?.stderr;
+    const conn = modern
+      ? new Connection(spec, undefined, client as ModernClient, child, transport)
+      : new Connection(spec, client as Client, undefined, child, transport);
+    const stderr = transport instanceof StdioClientTransport || transport instanceof ModernStdioTransport ? transport.stderr : child?.stderr;
     stderr?.on('data', (chunk: Buffer) => (conn.stderrTail = (conn.stderrTail + chunk.toString('utf8')).slice(-4096)));
     client.onclose = () => {
       if (!conn.closing) conn.lost = new Error(`${conn.label}: the server went away; its stderr ended with:\n${conn.stderrTail}`);
@@ -147,7 +175,8 @@ export class Connection {
     client.onerror = (error) => {
       if (/unknown message ID/i.test(error.message)) conn.lateResponses++;
     };
-    await client.connect(transport);
+    if (modern) await (client as ModernClient).connect(transport as ModernStdioTransport);
+    else await (client as Client).connect(transport as Transport);
     return conn;
   }
 
@@ -158,6 +187,14 @@ export class Connection {
 
   callSpin(args: SpinArgs, options: CallOptions = {}): Promise<CallToolResult> {
     if (this.lost) return Promise.reject(this.lost);
+    if (this.modern) {
+      // 2.x: one options argument; its abort sends notifications/cancelled (stdio) or closes the stream (HTTP).
+      return this.modern.callTool({ name: 'spin', arguments: { ...args } }, {
+        timeout: 600_000,
+        ...(options.signal && { signal: options.signal }),
+        ...(options.onprogress && { onprogress: options.onprogress }),
+      } as never) as unknown as Promise<CallToolResult>;
+    }
     return this.client.callTool({ name: 'spin', arguments: { ...args } }, undefined, {
       timeout: 600_000,
       ...(options.signal && { signal: options.signal }),
@@ -173,7 +210,7 @@ export class Connection {
    */
   async stoppedCount(): Promise<number> {
     const uri = this.spec.kind === 'ours' ? 'executor://stats' : 'bench://stats';
-    const r = await this.client.readResource({ uri });
+    const r = this.modern ? await this.modern.readResource({ uri }) : await this.client.readResource({ uri });
     const content = r.contents[0];
     const stats = JSON.parse(content && 'text' in content ? content.text : '{}') as Record<string, number>;
     return (this.spec.kind === 'ours' ? stats.cancelled : stats.stopped) ?? 0;
@@ -186,7 +223,7 @@ export class Connection {
 
   async close(): Promise<void> {
     this.closing = true;
-    await this.client.close().catch(() => undefined);
+    await (this.modern ?? this.client).close().catch(() => undefined);
     if (this.child && this.child.exitCode === null) {
       const exited = new Promise((resolve) => this.child!.once('exit', resolve));
       this.child.kill('SIGTERM');

@@ -73,7 +73,7 @@ const SERVE_RULES: readonly Rule[] = [
   { flags: ['--on-stdin-close'], when: (v) => v.transport !== 'http', why: 'applies to stdio only' },
   { flags: ['--drain-timeout-ms'], when: (v) => v.transport !== 'http' && v.onStdinClose === 'finish', why: 'applies with --on-stdin-close finish only (stdio)' },
   { flags: LOCAL_POOL, when: (v) => !onRedis(v), why: 'sets the local pool; with --redis the worker hosts run the calls: give it to `mcp-cancel-pool worker`' },
-  { flags: ['--queue', '--redis-ca-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file or ${REDIS_URL_ENV})` },
+  { flags: ['--queue', '--redis-ca-file', '--cluster-key-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file or ${REDIS_URL_ENV})` },
   { flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' },
   { flags: ['--health-auth'], when: (v) => v.authTokenFile !== undefined || process.env.MCP_CANCEL_POOL_AUTH_TOKEN !== undefined, why: 'needs a token (--auth-token-file or MCP_CANCEL_POOL_AUTH_TOKEN)' },
 ];

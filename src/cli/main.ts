@@ -11,7 +11,9 @@ import { newWireStats } from '../server/guard.js';
 import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio, STDIO_SESSION } from '../transport/stdio/serve.js';
-import { configureTasks } from '../tasks/tasks-of.js';
+import { configureInputWaits } from '../mrtr/input-waits.js';
+import { readKeyFile } from '../mrtr/request-state.js';
+import { TaskRunner } from '../tasks/runner.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
@@ -72,9 +74,13 @@ interface ServeFlags {
   maxFinishedTaskBytes: number;
   taskTtlMs: number;
   maxTaskTtlMs: number;
+  inputWaitMs: number;
+  mrtrKeyFile?: string;
+  taskAfterMs: number;
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
+  clusterKeyFile?: string;
   queue: string;
   toolPriority: ToolPriority;
   healthPort?: number;
@@ -119,10 +125,14 @@ program
   .option('--max-finished-task-bytes <n>', 'bytes the finished tasks of all sessions keep until their ttl (task and result as JSON); past it the oldest finished are removed first (see README "Tasks")', int(0), DEFAULTS.maxFinishedTaskBytes)
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
+  .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry, then is cancelled', int(1), DEFAULTS.inputWaitMs)
+  .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
+  .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
+  .option('--cluster-key-file <path>', 'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")')
   .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)
   .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
   .addOption(new Option('--on-stdin-close <what>', 'stdio: at the end of stdin, cancel the calls in flight, or finish them: answer every request already read (within --drain-timeout-ms), then exit').choices(['cancel', 'finish']).default(DEFAULTS.onStdinClose))
@@ -138,6 +148,12 @@ program
         if (error instanceof HttpConfigError) command.error(`[mcp-cancel-pool] ${error.message}`);
         throw error;
       }
+    }
+    let mrtrKey: Buffer | undefined;
+    try {
+      mrtrKey = flags.mrtrKeyFile === undefined ? undefined : readKeyFile(flags.mrtrKeyFile);
+    } catch (error) {
+      command.error(`[mcp-cancel-pool] ${error instanceof Error ? error.message : String(error)}`);
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
     const backend = (await openQueueBackend(flags)) ?? await Executor.create({
@@ -168,17 +184,19 @@ program
     );
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
-    const tasks = configureTasks(executor, {
+    const tasks = new TaskRunner(executor, {
       maxWorkingTasksPerSession: flags.maxWorkingTasksPerSession,
       maxWorkingTasks: flags.maxWorkingTasks,
       maxFinishedTaskBytes: flags.maxFinishedTaskBytes,
       defaultTtlMs: flags.taskTtlMs,
       maxTtlMs: flags.maxTaskTtlMs,
+      taskAfterMs: flags.taskAfterMs,
       onOwnerClosed: (owner, cancelled) => {
         // A stdio connection's close is the shutdown: its line says what it cancelled.
         if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
     });
+    const inputWaits = configureInputWaits(executor, { waitMs: flags.inputWaitMs, ...(mrtrKey && { key: mrtrKey }) });
     /** Stops serving; `cancelled` is what the close of a stdio connection cancelled (HTTP: counted here, before the close). */
     const stop = async (why: string, close: () => Promise<void>, cancelled?: { calls: number; tasks: number }) => {
       if (stopping) return;
@@ -188,6 +206,7 @@ program
       log(`shutting down (${why})${calls + working > 0 ? `: cancelled ${plural(calls, 'call')} in flight and ${plural(working, 'working task')}` : ''}`);
       await close(); // cancels every in-flight call of every session
       await executor.close();
+      inputWaits.close();
       ops.close();
       // After stdin closed, answers written just before (--on-stdin-close finish) leave before the exit; bounded, for a
       // client that stopped reading. A signal exits at once: its client may never read again.
@@ -212,6 +231,7 @@ program
         allowUnauthenticated: flags.allowUnauthenticated,
         version,
         wire,
+        tasks,
         routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
       sessions = () => http.sessions();
@@ -228,6 +248,7 @@ program
         onStdinClose: flags.onStdinClose,
         drainTimeoutMs: flags.drainTimeoutMs,
         onInputEnd: (calls) => log(`stdin closed: answering ${plural(calls, 'call')} in flight before exiting (--on-stdin-close finish; at most ${flags.drainTimeoutMs} ms)`),
+        tasks,
       });
       if (flags.healthPort !== undefined) {
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import type { CallBackend } from '../backend/backend.js';
 import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
+import { ClusterKey } from '../remote/cluster-key.js';
 import { QueueBackend } from '../remote/queue-backend.js';
 import { REDIS_URL_ENV, redisConfig, type RedisConfig } from '../remote/redis-config.js';
 import { UsageError } from './usage-error.js';
@@ -12,6 +13,7 @@ export interface BackendFlags {
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
+  clusterKeyFile?: string;
   queue: string;
   queueLimit?: number;
   tools: string[];
@@ -50,8 +52,15 @@ export function redisConfigOf(flags: Pick<BackendFlags, 'redis' | 'redisUrlFile'
 export async function openQueueBackend(flags: BackendFlags): Promise<QueueBackend | undefined> {
   const redisUrl = redisUrlOf(flags);
   if (redisUrl === undefined) return undefined;
+  let clusterKey: ClusterKey | undefined;
+  try {
+    clusterKey = flags.clusterKeyFile === undefined ? undefined : ClusterKey.fromFile(flags.clusterKeyFile);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   const backend = await QueueBackend.create({
     redisUrl,
+    ...(clusterKey && { clusterKey }),
     ...(flags.redisCaFile !== undefined && { redisCaFile: flags.redisCaFile }),
     queue: flags.queue,
     ...(flags.queueLimit !== undefined && { queueLimit: flags.queueLimit }),

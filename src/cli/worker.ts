@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULTS } from '../defaults.js';
 import { RedisAuthError, RedisConfigError } from '../errors.js';
+import { ClusterKey } from '../remote/cluster-key.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { REDIS_URL_ENV } from '../remote/redis-config.js';
 import { DRAIN_TIMEOUT_MS, WorkerHost } from '../remote/worker-host.js';
@@ -22,6 +23,7 @@ interface WorkerFlags extends PoolFlags {
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
+  clusterKeyFile?: string;
   queue: string;
   drainTimeoutMs: number;
   healthPort?: number;
@@ -54,6 +56,7 @@ export function registerWorker(program: Command): void {
     .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
     .option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may finish; then they are stopped and handed back to other hosts (see README "Many hosts")', (v: string) => (v === '0' ? 0 : positiveInt(v)), DRAIN_TIMEOUT_MS)
     .option('--queue <name>', 'queue name (the same on the front ends)', DEFAULT_QUEUE)
+    .option('--cluster-key-file <path>', 'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")')
     .option('--threads <n>', 'worker threads, also the jobs this host runs at once (default: available CPUs)', positiveInt)
     .option('--spare-threads <n>', 'warm standby threads (see serve --spare-threads)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1)
     .option('--tools <module>', 'load tools from this module (repeatable); the same modules as the front ends', (v: string, acc: string[]) => [...acc, v], [] as string[])
@@ -79,6 +82,7 @@ export function registerWorker(program: Command): void {
         host = await WorkerHost.start({
           redisUrl,
           ...(flags.redisCaFile !== undefined && { redisCaFile: flags.redisCaFile }),
+          ...(flags.clusterKeyFile !== undefined && { clusterKey: ClusterKey.fromFile(flags.clusterKeyFile) }),
           queue: flags.queue,
           executor: poolOptions(flags),
         });

@@ -2,11 +2,17 @@
  * A cancel-aware MCP client for any MCP server (this one or another), built
  * on the SDK `Client` and a {@link ClientGuard} at its wire.
  *
+ * One client for both eras: it negotiates 2026-07-28 with a server that
+ * speaks it and falls back to 2025-11-25 (`initialize`) otherwise (SDK
+ * 2.x `versionNegotiation: { mode: 'auto' }`, the default here).
+ *
  * What it adds to the plain SDK client:
- * - Aborting a call (signal or timeout) sends `notifications/cancelled` once,
- *   with the original request id and the reason, and only while the request
- *   is still pending; a signal aborted after the response never sends a stale
- *   cancellation. The caller is rejected at once with a {@link CallAbortedError}.
+ * - Aborting a call (signal or timeout) cancels it once, and only while the
+ *   request is still pending: `notifications/cancelled` with the original id
+ *   and the reason (2025, and 2026 over stdio), or the request's response
+ *   stream closed (2026 over Streamable HTTP). A signal aborted after the
+ *   response never sends a stale cancellation. The caller is rejected at
+ *   once with a {@link CallAbortedError}.
  * - A response that arrives after cancellation was requested is accepted and
  *   discarded, without an "unknown message ID" error; cancelled entries are
  *   dropped after a bounded time.
@@ -16,25 +22,25 @@
  *   AbortSignal that fires when the server cancels that request (whatever its
  *   id, 0 included), and their answer is then never sent.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { DEFAULT_REQUEST_TIMEOUT_MSEC, type RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { AnySchema, SchemaOutput } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import {
-  CallToolResultSchema,
-  TaskStatusNotificationSchema,
-  CreateMessageRequestSchema,
-  ElicitRequestSchema,
-  ListRootsRequestSchema,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  Client,
+  DEFAULT_REQUEST_TIMEOUT_MSEC,
+  PROTOCOL_VERSION_META_KEY,
   type CallToolRequest,
   type CallToolResult,
-  type ClientRequest,
+  type ClientCapabilities,
   type Implementation,
   type Progress,
-} from '@modelcontextprotocol/sdk/types.js';
+  type ProtocolEra,
+  type RequestOptions,
+  type StandardSchemaV1,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
-import { ClientGuard, emptyClientStats } from './guard.js';
+import { ClientGuard, emptyClientStats, type RequestTag } from './guard.js';
 import { callToolAsTask, type ClientTask, type TaskCallOptions, type TaskClientCounters, type TaskHandle } from './task-handle.js';
 import type {
   CallOptions,
@@ -79,17 +85,30 @@ export class CancelAwareClient {
   /** Tasks not yet known to be terminal, by id, for `notifications/tasks/status`. */
   private readonly tasks = new Map<string, ClientTask>();
   private readonly ttlMs: number | undefined;
+  private readonly info: Implementation;
+  /** What we declare, for the 2026 envelope of the requests we send past the SDK. */
+  private capabilities: ClientCapabilities;
   private guard: ClientGuard | undefined;
+  private readonly negotiation: CancelAwareClientOptions['versionNegotiation'];
 
   constructor(info: Implementation, options: CancelAwareClientOptions = {}) {
-    const { cancelledTtlMs, ...sdkOptions } = options;
-    this.sdk = new Client(info, sdkOptions);
+    const { cancelledTtlMs, versionNegotiation, ...sdkOptions } = options;
+    // Both eras by default: 2026-07-28 where the server speaks it, 2025-11-25 otherwise.
+    this.sdk = new Client(info, { ...sdkOptions, ...(versionNegotiation && { versionNegotiation }) });
+    this.negotiation = versionNegotiation;
+    this.info = info;
+    this.capabilities = { ...(options.capabilities ?? {}) };
     this.ttlMs = cancelledTtlMs;
-    this.sdk.setNotificationHandler(TaskStatusNotificationSchema, (notification) => this.tasks.get(notification.params.taskId)?.observe(notification.params));
+  }
+
+  /** The era the connection negotiated: `'modern'` (2026-07-28), `'legacy'` (2025-11-25), or undefined before connect. */
+  get era(): ProtocolEra | undefined {
+    return this.sdk.getProtocolEra();
   }
 
   /**
-   * Connects and performs the `initialize` handshake. The handshake is never
+   * Connects: negotiates the era (`server/discover`, falling back to
+   * `initialize`, unless the options pinned one). The handshake is never
    * cancelled on the wire: if `signal` aborts or `timeout` passes first, the
    * connection is closed and this rejects with a {@link CallAbortedError}.
    */
@@ -97,7 +116,12 @@ export class CancelAwareClient {
     const { signal } = options;
     if (signal?.aborted) throw new CallAbortedError('AbortError', signal.reason, undefined, false);
     const guard = new ClientGuard(transport, { registry: this.registry, stats: this.counters, ...(this.ttlMs !== undefined && { cancelledTtlMs: this.ttlMs }) });
+    guard.own.ontaskstatus = (params) => this.tasks.get(params.taskId as string)?.observe(params);
     this.guard = guard;
+    const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
+    // Both eras by default: 2026-07-28 where the server speaks it, 2025-11-25 otherwise. The probe
+    // gets connect's bound (the SDK would give it our MAX_TIMER_MS, and a silent server would hold connect forever).
+    if (!this.negotiation) this.sdk.setVersionNegotiation({ mode: 'auto', probe: { timeoutMs: Number.isFinite(timeout) ? timeout : MAX_TIMER_MS } });
     // No signal and no practical timeout for the SDK: it would answer either with notifications/cancelled for initialize.
     const connecting = this.sdk.connect(guard, { timeout: MAX_TIMER_MS });
     await new Promise<void>((resolve, reject) => {
@@ -114,7 +138,6 @@ export class CancelAwareClient {
         void this.sdk.close().catch(() => undefined);
       };
       const onAbort = () => giveUp('AbortError', signal?.reason);
-      const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
       const timer = Number.isFinite(timeout) ? setTimeout(() => giveUp('TimeoutError', `initialize did not complete within ${timeout} ms`), timeout) : undefined;
       signal?.addEventListener('abort', onAbort, { once: true });
       connecting.then(
@@ -130,60 +153,79 @@ export class CancelAwareClient {
         },
       );
     });
+    const modern = this.sdk.getProtocolEra() === 'modern';
+    guard.setEra({
+      modern,
+      ...(modern && {
+        envelope: {
+          [PROTOCOL_VERSION_META_KEY]: this.sdk.getNegotiatedProtocolVersion(),
+          [CLIENT_INFO_META_KEY]: this.info,
+          [CLIENT_CAPABILITIES_META_KEY]: this.capabilities,
+        },
+      }),
+    });
   }
 
   /**
    * Calls a tool. If `signal` aborts or `timeout` passes while the request is
-   * pending, `notifications/cancelled` is sent once (original id, reason) and
-   * this rejects at once with a {@link CallAbortedError}. If the response had
+   * pending, the call is cancelled once, the way the era and transport say
+   * (`notifications/cancelled` with the original id and the reason; on 2026
+   * Streamable HTTP the request's response stream is closed), and this
+   * rejects at once with a {@link CallAbortedError}. If the response had
    * already arrived, nothing is sent. A response that still comes is
    * discarded without error.
    */
   callTool(params: CallToolRequest['params'], options: CallOptions = {}): Promise<CallToolResult> {
-    return this.cancellable((sdkOptions) => this.sdk.callTool(params, CallToolResultSchema, sdkOptions) as Promise<CallToolResult>, options);
+    return this.cancellable((tag, sdkOptions) => this.sdk.callTool(tagged(params, tag), sdkOptions), options);
   }
 
   /**
-   * Calls a tool as an MCP task (the server must declare
-   * `tasks.requests.tools.call` and the tool `execution.taskSupport`
-   * `optional` or `required`). Resolves with the task's handle as soon as the
-   * server created it. Aborting `signal` sends `tasks/cancel` once, and only
-   * while the task is not known to be terminal; never `notifications/cancelled`.
+   * Calls a tool as a task, in the way the server offers: the 2025-11-25
+   * `tasks/*` methods (the server declares `tasks.requests.tools.call`) or
+   * the 2026-07-28 extension `io.modelcontextprotocol/tasks` (declared in
+   * this request's envelope). Resolves with the task's handle as soon as the
+   * server created it (or answered at once: then the handle is already
+   * completed). Aborting `signal` sends `tasks/cancel` once, and only while
+   * the task is not known to be terminal; never `notifications/cancelled`.
    * An already aborted signal rejects at once and sends nothing.
    */
   callToolAsTask(params: CallToolRequest['params'], options: TaskCallOptions = {}): Promise<TaskHandle> {
-    return callToolAsTask({ sdk: this.sdk, guard: this.guard, counters: this.taskCounters, tasks: this.tasks }, params, options);
+    if (!this.guard) return Promise.reject(new Error('Not connected'));
+    const guard = this.guard;
+    return callToolAsTask({ own: guard.own, sendCancel: (id, reason) => guard.sendCancel(id, reason), modern: this.era === 'modern', counters: this.taskCounters, tasks: this.tasks }, params, options);
   }
 
   /** Any request, with the same cancellation behaviour as {@link CancelAwareClient.callTool}. */
-  request<T extends AnySchema>(request: ClientRequest, resultSchema: T, options: CallOptions = {}): Promise<SchemaOutput<T>> {
-    return this.cancellable((sdkOptions) => this.sdk.request(request, resultSchema, sdkOptions), options);
+  request<T extends StandardSchemaV1>(request: { method: string; params?: Record<string, unknown> }, resultSchema: T, options: CallOptions = {}): Promise<StandardSchemaV1.InferOutput<T>> {
+    return this.cancellable((tag, sdkOptions) => this.sdk.request({ method: request.method, params: tagged(request.params ?? {}, tag) }, resultSchema, sdkOptions), options);
   }
 
   /**
-   * Answers the server's `sampling/createMessage` requests and declares the
-   * `sampling` capability. Call before {@link CancelAwareClient.connect}.
+   * Answers the server's `sampling/createMessage` requests (2025) and a 2026
+   * `input_required` round asking for sampling, and declares the `sampling`
+   * capability. Call before {@link CancelAwareClient.connect}.
    */
   onSampling(handler: SamplingHandler): this {
-    this.sdk.registerCapabilities({ sampling: {} });
-    this.sdk.setRequestHandler(CreateMessageRequestSchema, (request, extra) => handler(request.params, this.contextFor(extra.requestId, extra.signal)));
+    this.declare({ sampling: {} });
+    this.sdk.setRequestHandler('sampling/createMessage', (request, ctx) => handler(request.params, this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)) as never);
     return this;
   }
 
   /**
-   * Answers the server's `elicitation/create` requests (form mode) and
-   * declares the `elicitation` capability. Call before {@link CancelAwareClient.connect}.
+   * Answers the server's `elicitation/create` requests (form mode; 2025, or a
+   * 2026 `input_required` round) and declares the `elicitation` capability.
+   * Call before {@link CancelAwareClient.connect}.
    */
   onElicitation(handler: ElicitationHandler): this {
-    this.sdk.registerCapabilities({ elicitation: {} });
-    this.sdk.setRequestHandler(ElicitRequestSchema, (request, extra) => handler(request.params, this.contextFor(extra.requestId, extra.signal)));
+    this.declare({ elicitation: {} });
+    this.sdk.setRequestHandler('elicitation/create', (request, ctx) => handler(request.params, this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)));
     return this;
   }
 
   /** Answers the server's `roots/list` requests and declares the `roots` capability. Call before {@link CancelAwareClient.connect}. */
   onRoots(handler: RootsHandler): this {
-    this.sdk.registerCapabilities({ roots: {} });
-    this.sdk.setRequestHandler(ListRootsRequestSchema, (_request, extra) => handler(this.contextFor(extra.requestId, extra.signal)));
+    this.declare({ roots: {} });
+    this.sdk.setRequestHandler('roots/list', (_request, ctx) => handler(this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)));
     return this;
   }
 
@@ -197,20 +239,26 @@ export class CancelAwareClient {
     return this.sdk.close();
   }
 
+  private declare(capabilities: ClientCapabilities): void {
+    this.sdk.registerCapabilities(capabilities);
+    this.capabilities = { ...this.capabilities, ...capabilities };
+  }
+
   private contextFor(requestId: RequestId, sdkSignal: AbortSignal): ServerRequestContext {
     // Our guard's signal, not the SDK's: the SDK ignores a cancellation naming request id 0.
     return { requestId, signal: this.guard?.inbound(requestId)?.signal ?? sdkSignal };
   }
 
   /** Sends through the SDK without its signal or timeout, and implements both here. */
-  private cancellable<T>(send: (sdkOptions: RequestOptions) => Promise<T>, options: CallOptions): Promise<T> {
+  private cancellable<T>(send: (tag: RequestTag | undefined, sdkOptions: RequestOptions) => Promise<T>, options: CallOptions): Promise<T> {
     const guard = this.guard;
     const { signal } = options;
     if (signal?.aborted) return Promise.reject(new CallAbortedError('AbortError', signal.reason, undefined, false));
     const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
+    // The SDK may await before it sends: the tag tells the guard which request is this call's, whenever it leaves.
+    const tag = guard?.tag();
     return new Promise<T>((resolve, reject) => {
       let done = false;
-      let id: RequestId | undefined;
       let timer: NodeJS.Timeout | undefined;
       const arm = () => {
         clearTimeout(timer);
@@ -219,12 +267,14 @@ export class CancelAwareClient {
       const settle = () => {
         done = true;
         clearTimeout(timer);
+        tag?.release();
         signal?.removeEventListener('abort', onAbort); // a later abort must not reach this finished call
       };
       const stop = (kind: 'AbortError' | 'TimeoutError', reason: unknown) => {
         if (done) return;
+        const cancelSent = tag !== undefined && tag.sendCancel(reasonText(reason));
+        const id = tag?.id;
         settle();
-        const cancelSent = id !== undefined && guard !== undefined && guard.cancel(id, reasonText(reason));
         reject(new CallAbortedError(kind, reason, id, cancelSent));
       };
       const onAbort = () => stop('AbortError', signal?.reason);
@@ -239,10 +289,7 @@ export class CancelAwareClient {
           },
         }),
       };
-      // The SDK sends the request synchronously inside the call, so the guard sees which id it got.
-      const sent = guard ? guard.captureRequestId(() => send(sdkOptions)) : { result: send(sdkOptions), id: undefined };
-      id = sent.id;
-      sent.result.then(
+      send(tag, sdkOptions).then(
         (value) => {
           if (done) return;
           settle();
@@ -259,6 +306,12 @@ export class CancelAwareClient {
       arm();
     });
   }
+}
+
+/** `params` with the tag's `_meta` key added. */
+function tagged<P extends { _meta?: Record<string, unknown> }>(params: P, tag: RequestTag | undefined): P {
+  if (!tag) return params;
+  return { ...params, _meta: { ...(params._meta ?? {}), ...tag.meta } };
 }
 
 function reasonText(reason: unknown): string | undefined {

@@ -3,11 +3,14 @@
  * in-flight registry, the mirror of the server's {@link GuardedTransport}.
  *
  * Outbound (we asked the server): every request is registered when it is
- * sent. A `notifications/cancelled` leaves only for an entry that is still
- * pending and is not `initialize`; the entry then waits in
- * `cancellationRequested` for a bounded time, and a response that arrives
- * meanwhile is accepted here and discarded instead of reaching the SDK (which
- * would report "unknown message ID").
+ * sent. A cancellation leaves only for an entry that is still pending and is
+ * not `initialize`; the entry then waits in `cancellationRequested` for a
+ * bounded time, and a response that arrives meanwhile is accepted here and
+ * discarded instead of reaching the SDK (which would report "unknown
+ * message ID"). How the cancellation travels follows the era and the
+ * transport: `notifications/cancelled` (2025, and 2026 over stdio), or the
+ * request's own response stream closed (2026 over Streamable HTTP, where
+ * that is the cancellation signal).
  *
  * Inbound (the server asked us: sampling, elicitation, roots): every request
  * gets an entry with its own AbortController. A server cancellation is only
@@ -15,23 +18,27 @@
  * own requests that happens to share the id; once it wins, our answer to
  * that request is never sent.
  */
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/client';
 import { DEFAULTS } from '../defaults.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { InboundLedger, type InboundRequest } from '../wire/inbound-ledger.js';
 import { OutboundLedger, type OutboundRequest } from '../wire/outbound-ledger.js';
-import { asError, cancelledRequestId, cancelReason, isNotification, isRequest, isResponse } from '../wire/jsonrpc.js';
-import { TransportWrapper } from '../wire/transport-wrapper.js';
+import { asError, cancelledLocally, cancelledRequestId, cancelReason, isNotification, isRequest, isResponse } from '../wire/jsonrpc.js';
+import { OwnRequests, type WireEra } from './own-requests.js';
+
+export type { WireEra } from './own-requests.js';
 
 export { InboundRequest, type InboundState } from '../wire/inbound-ledger.js';
 
 /** Default for {@link ClientGuardOptions.cancelledTtlMs}. */
 export const DEFAULT_CANCELLED_TTL_MS = DEFAULTS.cancelledTtlMs;
 
+/** The `_meta` key by which a caller learns the id the SDK gives its request (stripped before the request leaves). */
+const TAG_KEY = 'mcp-cancel-pool/tag';
+
 /** Counters kept at the client's end of the wire. */
 export interface ClientCancelStats {
-  /** `notifications/cancelled` sent for our own requests that were still pending. */
+  /** Cancellations sent for our own requests that were still pending (`notifications/cancelled` or a closed stream). */
   cancelsSent: number;
   /** Cancellations not sent because the request had already been answered (or was never ours). */
   staleCancelsSuppressed: number;
@@ -80,7 +87,20 @@ export interface ClientGuardOptions {
   readonly stats?: ClientCancelStats;
 }
 
+/** A caller's handle on the request the SDK will send for it; see {@link ClientGuard.tag}. */
+export interface RequestTag {
+  /** The `_meta` to add to the request's params. */
+  readonly meta: Readonly<Record<string, string>>;
+  /** The wire id, once the request left. */
+  readonly id: RequestId | undefined;
+  /** Cancels the request: towards the server if it left and is pending, or stops it leaving. True if a cancellation was sent. */
+  sendCancel(reason?: string): boolean;
+  /** The caller is done with it. */
+  release(): void;
+}
+
 let nextSession = 1;
+let nextTag = 1;
 
 /**
  * Wraps a client transport (stdio, Streamable HTTP, in-memory) to keep the
@@ -88,21 +108,29 @@ let nextSession = 1;
  * too: stale cancellations and errors for late responses go away, whatever
  * code path caused them. {@link CancelAwareClient} builds on it.
  */
-export class ClientGuard extends TransportWrapper {
+export class ClientGuard implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   readonly registry: InFlightRegistry;
   readonly session: string;
   readonly stats: ClientCancelStats;
+  /** Requests of our own outside the SDK (tasks), with their own ids. */
+  readonly own: OwnRequests;
   /** Our requests to the server. */
   private readonly outboundLedger: OutboundLedger;
   /** The server's requests to us. */
   private readonly inboundLedger: InboundLedger;
-  private capture: ((id: RequestId) => void) | undefined;
+  private era: WireEra = { modern: false };
+  /** Tags not yet released, by tag. */
+  private readonly tags = new Map<string, { id?: RequestId; cancelled?: string | true }>();
+  /** 2026 HTTP: each pending request's stream, closed to cancel it. */
+  private readonly streams = new Map<RequestId, AbortController>();
 
   constructor(
-    inner: Transport,
+    readonly inner: Transport,
     options: ClientGuardOptions = {},
   ) {
-    super(inner);
     this.registry = options.registry ?? new InFlightRegistry();
     this.session = options.session ?? `client-${nextSession++}`;
     this.stats = options.stats ?? emptyClientStats();
@@ -118,15 +146,44 @@ export class ClientGuard extends TransportWrapper {
         cancelSuppressed: (why) => (why === 'initialize' ? stats.initializeCancelsSuppressed++ : stats.staleCancelsSuppressed++),
         lateResponse: () => stats.lateResponsesIgnored++,
       },
-      toPeer: (message) => this.inner.send(message),
+      toPeer: (message) => this.cancelOnWire(message),
       // The SDK still waits for this id: settle it here; the real response (if any) is absorbed in receive().
-      toLocal: (message) => this.onmessage?.(message),
+      toLocal: (message) => this.deliver(message),
       onError: (error) => this.onerror?.(asError(error)),
     });
+    this.own = new OwnRequests((message) => this.send(message), () => this.era);
   }
 
-  protected innerClosed(): void {
-    this.release('connection closed');
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  /** Whether each request has a response stream of its own (Streamable HTTP). */
+  get hasPerRequestStream(): boolean | undefined {
+    return this.inner.hasPerRequestStream;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  /** Tells the guard the negotiated era (after connect): it decides how cancellations travel and what they carry. */
+  setEra(era: WireEra): void {
+    this.era = era;
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (message, extra) => this.receive(message, extra);
+    this.inner.onerror = (error) => this.onerror?.(error);
+    this.inner.onclose = () => {
+      this.release('connection closed');
+      this.onclose?.();
+    };
+    await this.inner.start();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
   }
 
   /** Our request with this id, if it is pending or waiting out its TTL after cancellation. */
@@ -140,29 +197,38 @@ export class ClientGuard extends TransportWrapper {
   }
 
   /**
-   * Runs `send` (which must send exactly one request synchronously, as the
-   * SDK's `request()` does) and reports the id that request got.
+   * A tag for one request the SDK will send (its `_meta` goes into the
+   * request's params): the guard learns the id the request got when it
+   * leaves, however late that is (the SDK may await before sending). A tag
+   * cancelled before its request left stops it leaving.
    */
-  captureRequestId<T>(send: () => T): { result: T; id: RequestId | undefined } {
-    let id: RequestId | undefined;
-    const previous = this.capture;
-    this.capture = (sent) => (id ??= sent);
-    try {
-      return { result: send(), id };
-    } finally {
-      this.capture = previous;
-    }
+  tag(): RequestTag {
+    const key = String(nextTag++);
+    const state: { id?: RequestId; cancelled?: string | true } = {};
+    this.tags.set(key, state);
+    return {
+      meta: { [TAG_KEY]: key },
+      get id() {
+        return state.id;
+      },
+      sendCancel: (reason) => {
+        if (state.id !== undefined) return this.sendCancel(state.id, reason);
+        state.cancelled = reason ?? true;
+        return false;
+      },
+      release: () => this.tags.delete(key),
+    };
   }
 
   /**
    * Cancels one of our requests towards the server: only if its entry is
-   * still pending and it is not `initialize`. Sends `notifications/cancelled`
-   * with the original id and the reason, marks the entry
-   * `cancellationRequested`, and settles the SDK's own waiter for it with a
-   * local error so nothing leaks. True if the notification was sent.
+   * still pending and it is not `initialize`. Marks the entry
+   * `cancellationRequested`, sends the era's cancellation (see the file
+   * header), and settles the SDK's own waiter for it with a local error so
+   * nothing leaks. True if the cancellation was sent.
    */
-  cancel(id: RequestId, reason?: string): boolean {
-    return this.outboundLedger.cancel(id, reason);
+  sendCancel(id: RequestId, reason?: string): boolean {
+    return this.outboundLedger.sendCancel(id, reason);
   }
 
   /** Outbound entries in each state, for stats. */
@@ -172,8 +238,24 @@ export class ClientGuard extends TransportWrapper {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isRequest(message)) {
-      this.capture?.(message.id);
-      return this.outboundLedger.send(message, undefined, () => this.inner.send(message, options));
+      const request = this.untag(message);
+      if (request === 'dropped') return;
+      let sendOptions = options;
+      let stream: AbortController | undefined;
+      if (this.era.modern && this.inner.hasPerRequestStream === true) {
+        // Our own handle on the stream as well as the SDK's: closing it is how we cancel.
+        stream = new AbortController();
+        this.streams.set(request.id, stream);
+        sendOptions = { ...options, requestSignal: options?.requestSignal ? AbortSignal.any([options.requestSignal, stream.signal]) : stream.signal };
+      }
+      try {
+        return await this.outboundLedger.send(request, undefined, () => this.inner.send(request, sendOptions));
+      } catch (error) {
+        // A stream we closed on purpose is a cancellation, not a failure.
+        if (stream?.signal.aborted) return;
+        this.streams.delete(request.id);
+        throw error;
+      }
     } else if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The SDK's own cancellation (its signal or timeout): the same check as ours.
       if (!this.outboundLedger.gateCancel(message)) return;
@@ -184,24 +266,67 @@ export class ClientGuard extends TransportWrapper {
     return this.inner.send(message, options);
   }
 
-  protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+  /** Strips a tag from a request and records its id; 'dropped' if the tag was cancelled before the request left. */
+  private untag<M extends JSONRPCMessage & { id: RequestId }>(message: M): M | 'dropped' {
+    const params = (message as { params?: Record<string, unknown> }).params;
+    const meta = params?._meta as Record<string, unknown> | undefined;
+    const key = meta?.[TAG_KEY];
+    if (typeof key !== 'string') return message;
+    const { [TAG_KEY]: _, ...rest } = meta!;
+    const clean = { ...message, params: { ...params, _meta: rest } } as typeof message;
+    const state = this.tags.get(key);
+    if (state?.cancelled !== undefined) {
+      // Aborted before the SDK got round to sending: nothing leaves; the SDK's wait settles here.
+      queueMicrotask(() => this.deliver(cancelledLocally(message.id, state.cancelled === true ? undefined : state.cancelled)));
+      return 'dropped';
+    }
+    if (state) state.id = message.id;
+    return clean;
+  }
+
+  /** The ledger's cancellation of a pending request, on the wire of this era. */
+  private cancelOnWire(message: JSONRPCMessage): Promise<void> {
+    const id = cancelledRequestId(message)!;
+    const stream = this.streams.get(id);
+    if (stream) {
+      this.streams.delete(id);
+      stream.abort(cancelReason(message) ?? 'cancelled');
+      return Promise.resolve();
+    }
+    if (!this.era.modern) return this.inner.send(message);
+    const params = (message as { params: Record<string, unknown> }).params;
+    return this.inner.send({ ...message, params: { ...params, _meta: { ...this.era.envelope } } } as JSONRPCMessage);
+  }
+
+  private deliver(message: JSONRPCMessage): void {
+    if (isResponse(message) && this.own.settle(message)) return;
+    this.onmessage?.(message);
+  }
+
+  private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     if (isResponse(message)) {
+      this.streams.delete(message.id as RequestId);
       // Completion may have won the race before our notice arrived: accept, do not use.
       if (this.outboundLedger.absorbResponse(message.id as RequestId)) return;
+      if (this.own.settle(message)) return;
     } else if (isRequest(message)) {
       this.inboundLedger.arrived(message.id, message.method);
     } else if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Only the server's own requests can be cancelled by the server: inbound entries only.
-      if (!this.inboundLedger.cancel(cancelledRequestId(message), cancelReason(message))) {
+      if (!this.inboundLedger.onPeerCancel(cancelledRequestId(message), cancelReason(message))) {
         this.stats.serverCancelsIgnored++;
         return;
       }
       this.stats.serverCancelsApplied++;
     } else if (isNotification(message) && message.method === 'notifications/progress') {
-      if (this.outboundLedger.cancelledProgress((message.params as { progressToken?: unknown } | undefined)?.progressToken)) {
+      const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
+      if (this.outboundLedger.cancelledProgress(token)) {
         this.stats.lateProgressIgnored++;
         return;
       }
+      if (this.own.progress(token, message.params as Record<string, unknown>)) return;
+    } else if (isNotification(message) && this.own.notification(message.method, message.params as Record<string, unknown> | undefined)) {
+      return;
     }
     this.onmessage?.(message, extra);
   }
@@ -210,5 +335,7 @@ export class ClientGuard extends TransportWrapper {
   private release(reason: string): void {
     this.inboundLedger.close(reason);
     this.outboundLedger.close();
+    this.own.close();
+    this.streams.clear();
   }
 }

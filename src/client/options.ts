@@ -1,26 +1,32 @@
 /** The options and handler types of {@link CancelAwareClient}. */
-import type { ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
 import type {
+  ClientOptions,
   CreateMessageRequest,
   CreateMessageResult,
   ElicitRequest,
   ElicitResult,
   ListRootsResult,
   Progress,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import type { RequestId } from '../wire/registry.js';
 import type { ClientCancelStats } from './guard.js';
 import type { CallAbortedError } from '../errors.js';
 import type { TaskClientCounters } from './task-handle.js';
 
 /** Options for {@link CancelAwareClient}: the SDK client's, plus the guard's. */
-export interface CancelAwareClientOptions extends ClientOptions {
+export type CancelAwareClientOptions = ClientOptions & {
+  /**
+   * The SDK's era negotiation. `{ mode: 'legacy' }` speaks only 2025-11-25,
+   * `{ mode: { pin: '2026-07-28' } }` only that revision.
+   * @default `{ mode: 'auto' }`: `server/discover` first (answered within connect's timeout), 2026-07-28 where the server speaks it, 2025-11-25 otherwise
+   */
+  readonly versionNegotiation?: ClientOptions['versionNegotiation'];
   /**
    * How long a request whose cancellation we requested is remembered, to
    * absorb its late response. After that the entry is dropped. Default 30 s.
    */
   readonly cancelledTtlMs?: number;
-}
+};
 
 /** Options for one call. */
 export interface CallOptions {

@@ -1,6 +1,13 @@
 /**
- * The client's end of a task-augmented tool call (MCP 2025-11-25 tasks), for
- * any server that declares `tasks.requests.tools.call`.
+ * The client's end of a tool call run as a task, one handle for both eras:
+ * - 2025-11-25: the `task` param of `tools/call` (the server declares
+ *   `tasks.requests.tools.call`), `tasks/get`, blocking `tasks/result`,
+ *   `tasks/cancel` answered with the task, `notifications/tasks/status`;
+ * - 2026-07-28, the extension `io.modelcontextprotocol/tasks` (declared in
+ *   the request's envelope): a flat `CreateTaskResult` (`resultType:
+ *   "task"`), `tasks/get` with the result or error inline (polled, there is
+ *   no `tasks/result`), `tasks/cancel` acknowledged empty; the server may
+ *   also answer the call directly, and the handle is then completed.
  *
  * Cancelling a task is `tasks/cancel`, never `notifications/cancelled` (the
  * tools/call was answered with the task at once). It is sent at most once,
@@ -10,26 +17,18 @@
  * with a {@link CallAbortedError} and a late result or progress is not
  * surfaced.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { isTerminal } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
-import {
-  CallToolResultSchema,
-  CancelTaskResultSchema,
-  CreateTaskResultSchema,
-  ErrorCode,
-  GetTaskResultSchema,
-  McpError,
-  type CallToolRequest,
-  type CallToolResult,
-  type Progress,
-  type Task,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, type CallToolRequest, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/client';
 import type { RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
-import type { ClientGuard } from './guard.js';
+import type { OwnRequests } from './own-requests.js';
 
-/** The longest delay a Node timer accepts: tasks/result waits for the task, not for a timer. */
-const MAX_TIMER_MS = 2_147_483_647;
+/** The 2026-07-28 tasks extension, declared in the envelope of a tools/call that may become a task. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+/** How often `result()` asks `tasks/get` (2026, which has no blocking `tasks/result`) when the server suggests nothing. */
+const DEFAULT_POLL_MS = 500;
+
+const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+const isTerminal = (status: string): boolean => TERMINAL.has(status);
 
 /** Options for {@link CancelAwareClient.callToolAsTask}. */
 export interface TaskCallOptions {
@@ -59,7 +58,7 @@ export interface TaskHandle {
   status(): Promise<Task>;
   /**
    * Waits for the task's result (`tasks/result`): the tool's result, or the
-   * server's JSON-RPC error as an `McpError`. Rejects with a
+   * server's JSON-RPC error as a `ProtocolError`. Rejects with a
    * {@link CallAbortedError} once our cancellation was accepted.
    */
   result(): Promise<CallToolResult>;
@@ -82,7 +81,7 @@ export interface TaskClientCounters {
 /** @internal One task seen from the client. */
 export class ClientTask implements TaskHandle {
   private last: Task;
-  /** The task is known to be terminal (a status said so, or tasks/result answered). */
+  /** The task is known to be terminal (a status said so, or its result came). */
   private ended = false;
   private cancelAccepted = false;
   /** The status last passed to `onstatus`. */
@@ -90,6 +89,8 @@ export class ClientTask implements TaskHandle {
   private abortReason: unknown;
   private cancelling: Promise<boolean> | undefined;
   private resulting: Promise<CallToolResult> | undefined;
+  /** 2026: the outcome `tasks/get` carried inline (or the direct answer). */
+  private outcome: { result: CallToolResult } | { error: ProtocolError } | undefined;
   private readonly abortWaiters: ((error: CallAbortedError) => void)[] = [];
   private readonly onAbort = () => {
     this.abortReason = this.options.signal?.reason;
@@ -97,7 +98,8 @@ export class ClientTask implements TaskHandle {
   };
 
   constructor(
-    private readonly sdk: Client,
+    private readonly own: OwnRequests,
+    private readonly modern: boolean,
     created: Task,
     readonly requestId: RequestId | undefined,
     private readonly options: TaskCallOptions,
@@ -123,11 +125,14 @@ export class ClientTask implements TaskHandle {
     if (!this.ended && !this.cancelAccepted) this.options.onprogress?.(p);
   }
 
-  /** @internal A status from the server (notification or answer). */
-  observe(task: Task): void {
+  /** @internal A status from the server (notification or answer), in either era's shape. */
+  observe(raw: Record<string, unknown>): void {
+    const task = this.modern ? fromModern(raw) : (raw as Task);
     if (this.cancelAccepted && task.status !== 'cancelled') return; // cancelled stays cancelled, here too
     if (this.reported !== undefined && isTerminal(this.reported)) return; // a terminal status never changes
     this.last = task;
+    if (this.modern && task.status === 'completed' && raw.result !== undefined) this.outcome = { result: raw.result as CallToolResult };
+    if (this.modern && task.status === 'failed') this.outcome = { error: errorOf(raw.error) };
     if (task.status !== this.reported) {
       this.reported = task.status;
       this.options.onstatus?.(task);
@@ -135,10 +140,16 @@ export class ClientTask implements TaskHandle {
     if (isTerminal(task.status)) this.end();
   }
 
+  /** @internal 2026: the server answered the call directly; the handle is completed with it. */
+  answered(result: CallToolResult): void {
+    this.outcome = { result };
+  }
+
   async status(): Promise<Task> {
-    const task = await this.sdk.request({ method: 'tasks/get', params: { taskId: this.taskId } }, GetTaskResultSchema, { timeout: MAX_TIMER_MS });
-    this.observe(task);
-    return task;
+    if (this.ended && this.outcome) return this.task; // terminal, and a direct answer has no task to ask about
+    const raw = await this.own.request('tasks/get', { taskId: this.taskId }, this.requestOptions()).result;
+    this.observe(raw);
+    return this.task;
   }
 
   result(): Promise<CallToolResult> {
@@ -155,18 +166,18 @@ export class ClientTask implements TaskHandle {
     }
     this.abortReason ??= reason;
     this.counters.taskCancelsSent++;
-    this.cancelling = this.sdk.request({ method: 'tasks/cancel', params: { taskId: this.taskId } }, CancelTaskResultSchema, { timeout: MAX_TIMER_MS }).then(
-      (task) => {
-        if (task.status === 'cancelled') {
-          this.cancelAccepted = true;
-          for (const reject of this.abortWaiters.splice(0)) reject(this.abortedError());
-        }
-        this.observe(task);
+    this.cancelling = this.own.request('tasks/cancel', { taskId: this.taskId }, this.requestOptions()).result.then(
+      async (answer) => {
+        // 2025 answers with the task; 2026 acknowledges empty, and tasks/get tells what won.
+        const task = this.modern ? await this.own.request('tasks/get', { taskId: this.taskId }, this.requestOptions()).result : answer;
+        // 2026 cancellation may be eventually consistent: an acknowledged cancel of a task still running counts as accepted.
+        if (task.status === 'cancelled' || (this.modern && !isTerminal(String(task.status)))) this.accept();
+        this.observe(this.cancelAccepted && this.modern ? { ...task, status: 'cancelled' } : task);
         return this.cancelAccepted;
       },
       (error: unknown) => {
         // -32602: the task is terminal (completion won) or gone; its result is still there to read.
-        if (error instanceof McpError && error.code === ErrorCode.InvalidParams) {
+        if (error instanceof ProtocolError && error.code === ProtocolErrorCode.InvalidParams) {
           this.end();
           return false;
         }
@@ -176,10 +187,15 @@ export class ClientTask implements TaskHandle {
     return this.cancelling;
   }
 
+  private accept(): void {
+    this.cancelAccepted = true;
+    for (const reject of this.abortWaiters.splice(0)) reject(this.abortedError());
+  }
+
   private async fetchResult(): Promise<CallToolResult> {
     const aborted = new Promise<never>((_, reject) => this.abortWaiters.push(reject));
     aborted.catch(() => undefined);
-    const answer = this.sdk.request({ method: 'tasks/result', params: { taskId: this.taskId } }, CallToolResultSchema, { timeout: MAX_TIMER_MS });
+    const answer = this.modern || this.outcome ? this.poll() : (this.own.request('tasks/result', { taskId: this.taskId }).result as Promise<CallToolResult>);
     try {
       const result = await Promise.race([answer, aborted]);
       this.end();
@@ -191,6 +207,24 @@ export class ClientTask implements TaskHandle {
     } finally {
       answer.catch(() => undefined);
     }
+  }
+
+  /** 2026: `tasks/get` until the task is terminal (the extension has no blocking `tasks/result`). */
+  private async poll(): Promise<CallToolResult> {
+    while (!this.outcome && !this.cancelAccepted) {
+      if (this.last.status === 'cancelled') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `task ${this.taskId} was cancelled`);
+      await this.status();
+      if (this.outcome || this.cancelAccepted || isTerminal(this.last.status)) break;
+      await new Promise((resolve) => setTimeout(resolve, this.last.pollInterval ?? DEFAULT_POLL_MS));
+    }
+    if (this.cancelAccepted) throw this.abortedError();
+    if (!this.outcome) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `task ${this.taskId} ended ${this.last.status} without a result`);
+    if ('error' in this.outcome) throw this.outcome.error;
+    return this.outcome.result;
+  }
+
+  private requestOptions() {
+    return this.modern ? { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } } : {};
   }
 
   private end(): void {
@@ -205,6 +239,17 @@ export class ClientTask implements TaskHandle {
   }
 }
 
+/** A 2026 task (flat, `ttlMs`, `pollIntervalMs`) in the 2025 shape the handle shows in both eras. */
+function fromModern(raw: Record<string, unknown>): Task {
+  const { ttlMs, pollIntervalMs, resultType: _, result: __, error: ___, _meta: ____, ...rest } = raw;
+  return { ...rest, ttl: (ttlMs as number | null | undefined) ?? null, ...(typeof pollIntervalMs === 'number' && { pollInterval: pollIntervalMs }) } as Task;
+}
+
+function errorOf(error: unknown): ProtocolError {
+  const e = (error ?? {}) as { code?: number; message?: string; data?: unknown };
+  return new ProtocolError(e.code ?? ProtocolErrorCode.InternalError, e.message ?? 'task failed', e.data);
+}
+
 function reasonText(reason: unknown): string | undefined {
   if (reason === undefined) return undefined;
   if (reason instanceof Error) return reason.message;
@@ -213,8 +258,11 @@ function reasonText(reason: unknown): string | undefined {
 
 /** @internal What {@link callToolAsTask} needs of the client. */
 export interface TaskClient {
-  readonly sdk: Client;
-  readonly guard: ClientGuard | undefined;
+  readonly own: OwnRequests;
+  /** Cancels one of our pending requests the era's way (the guard's gate); true if a cancellation left. */
+  readonly sendCancel: (id: RequestId, reason?: string) => boolean;
+  /** The connection negotiated 2026-07-28: the extension, not the 2025 methods. */
+  readonly modern: boolean;
   readonly counters: TaskClientCounters;
   /** Tasks not yet known to be terminal, by id (the client routes `notifications/tasks/status` through it). */
   readonly tasks: Map<string, ClientTask>;
@@ -222,27 +270,54 @@ export interface TaskClient {
 
 /** @internal The body of {@link CancelAwareClient.callToolAsTask}. */
 export async function callToolAsTask(client: TaskClient, params: CallToolRequest['params'], options: TaskCallOptions): Promise<TaskHandle> {
-  const { sdk, guard } = client;
+  const { own, modern } = client;
   const { signal } = options;
   if (signal?.aborted) throw new CallAbortedError('AbortError', signal.reason, undefined, false);
   let handle: ClientTask | undefined;
   const early: Progress[] = [];
-  const request = { method: 'tools/call' as const, params: { ...params, task: options.ttl === undefined ? {} : { ttl: options.ttl } } };
-  // No SDK timeout or signal: either would send notifications/cancelled, which a task-augmented request must not get.
-  const send = () =>
-    sdk.request(request, CreateTaskResultSchema, {
-      timeout: MAX_TIMER_MS,
-      ...(options.onprogress && { onprogress: (p: Progress) => (handle ? handle.progress(p) : early.push(p)) }),
-    });
-  const sent = guard ? guard.captureRequestId(send) : { result: send(), id: undefined };
-  const { task } = await sent.result;
-  handle = new ClientTask(sdk, task, sent.id, options, client.counters, () => {
-    client.tasks.delete(task.taskId);
-    // The SDK keeps a task's progress handler until it hears of the end itself, which a client never does.
-    (sdk as unknown as { _cleanupTaskProgressHandler?: (taskId: string) => void })._cleanupTaskProgressHandler?.(task.taskId);
+  // 2025 asks with the task param; 2026 declares the extension and lets the server decide.
+  const request = modern ? { ...params } : { ...params, task: options.ttl === undefined ? {} : { ttl: options.ttl } };
+  // Never notifications/cancelled for it: a task is cancelled with tasks/cancel.
+  const sent = own.request('tools/call', request as Record<string, unknown>, {
+    ...(modern && { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } }),
+    ...(options.onprogress && { onprogress: (p: Progress) => (handle ? handle.progress(p) : early.push(p)) }),
   });
+  // 2026: the server may run the call without a task and answer it when done; until it said, it is a plain request,
+  // cancelled as one. (2025 answers with the task at once; an abort meanwhile becomes tasks/cancel on the handle.)
+  let cancelSent: boolean | undefined;
+  const onAbort = () => (cancelSent = client.sendCancel(sent.id, reasonText(signal?.reason)));
+  if (modern) signal?.addEventListener('abort', onAbort, { once: true });
+  let answer: Record<string, unknown>;
+  try {
+    answer = await sent.result;
+  } catch (error) {
+    own.endProgress(sent.id);
+    if (cancelSent !== undefined) throw new CallAbortedError('AbortError', signal?.reason, sent.id, cancelSent);
+    throw error;
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+  const release = (taskId: string) => () => {
+    client.tasks.delete(taskId);
+    own.endProgress(sent.id);
+  };
+  if (modern && answer.resultType !== 'task') {
+    // Answered directly: a task that completed as it was created.
+    const now = new Date().toISOString();
+    const done: Task = { taskId: `direct:${String(sent.id)}`, status: 'completed', ttl: null, createdAt: now, lastUpdatedAt: now };
+    const { resultType: _, ...result } = answer;
+    own.endProgress(sent.id);
+    handle = new ClientTask(own, true, done, sent.id, options, client.counters, () => undefined);
+    handle.answered(result as CallToolResult);
+    for (const p of early) handle.progress(p);
+    handle.observe({ ...done, ttlMs: null, result });
+    return handle;
+  }
+  const created = modern ? answer : (answer.task as Record<string, unknown>);
+  const task = (modern ? fromModern(created) : created) as Task;
+  handle = new ClientTask(own, modern, task, sent.id, options, client.counters, release(task.taskId));
   if (!isTerminal(task.status)) client.tasks.set(task.taskId, handle);
   for (const p of early) handle.progress(p);
-  if (isTerminal(task.status)) handle.observe(task);
+  if (isTerminal(task.status)) handle.observe(created);
   return handle;
 }

@@ -5,11 +5,11 @@
  * life is in job.ts, the hand-off to the standby in standby.ts.
  */
 import type { BackendStats, CallBackend, CancelResult, StartOptions } from '../backend/backend.js';
-import { DuplicateRequestError, ExecutorClosedError } from '../errors.js';
 import { Admission } from '../admission/admission.js';
 import { WorkerPool } from '../pool/pool.js';
 import type { AppliedToolPriority } from '../pool/protocol.js';
-import { InFlightRegistry, type RequestId } from '../wire/registry.js';
+import { CallTable } from '../backend/calls.js';
+import type { RequestId } from '../wire/registry.js';
 import { StateSlab } from '../state/job-state.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { Job, type JobCounters, type JobHost } from './job.js';
@@ -22,9 +22,13 @@ export type ExecutorStats = BackendStats;
 /** Test-only views of an executor's internals (see {@link inspectExecutor}). */
 const internals = new WeakMap<Executor, { readonly slab: StateSlab }>();
 
-export class Executor implements CallBackend {
-  /** Inbound jobs, keyed by session and id (outbound entries of other kinds may be added; they are stopped with their session). */
-  readonly registry = new InFlightRegistry();
+/**
+ * The registry (inbound jobs by session and id; outbound entries of other
+ * kinds may be added, and are stopped with their session), reserve,
+ * requestCancel and callsInFlight come from {@link CallTable}, as for the
+ * queue backend.
+ */
+export class Executor extends CallTable<Job> implements CallBackend {
   /** Tools by name. */
   readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly #options: ResolvedOptions;
@@ -33,11 +37,12 @@ export class Executor implements CallBackend {
   readonly #admission: Admission;
   readonly #standby: Standby;
   readonly #counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
+  protected readonly unknownCancels = this.#counters;
   readonly #host: JobHost;
-  #closed = false;
   #toolPriority: AppliedToolPriority = { priority: 'normal' };
 
   private constructor(options: ResolvedOptions, tools: Map<string, ToolDefinition>) {
+    super();
     this.#options = options;
     this.tools = tools;
     this.#admission = new Admission(options.threads);
@@ -91,15 +96,13 @@ export class Executor implements CallBackend {
   }
 
   /**
-   * Registers an inbound request before anything expensive happens, so a
-   * cancellation that arrives at once already finds it. Start it with
-   * {@link Job.start}, or {@link Job.abandon} it if it will not run.
+   * {@link CallTable.reserve} makes a job with this, registered before
+   * anything expensive happens, so a cancellation that arrives at once
+   * already finds it. Start it with {@link Job.start}, or
+   * {@link Job.abandon} it if it will not run.
    */
-  reserve(session: string, id: RequestId): Job {
-    if (this.#closed) throw new ExecutorClosedError();
-    const job = new Job(this.#host, session, id);
-    if (!this.registry.add(job)) throw new DuplicateRequestError(session, id);
-    return job;
+  protected newCall(session: string, id: RequestId): Job {
+    return new Job(this.#host, session, id);
   }
 
   /** Reserves and starts in one step. */
@@ -110,35 +113,26 @@ export class Executor implements CallBackend {
   }
 
   /**
-   * A peer's cancellation. Looks only at inbound requests of that session;
-   * whatever it does not find or cannot stop is ignored, and nothing is ever
-   * sent back for a cancellation.
+   * A peer's cancellation, decided now by the job's CAS (what
+   * {@link CallTable.requestCancel} resolves with). Looks only at inbound
+   * requests of that session; whatever it does not find or cannot stop is
+   * ignored, and nothing is ever sent back for a cancellation.
    */
-  cancel(session: string, id: RequestId, _reason?: string): CancelResult {
+  tryCancel(session: string, id: RequestId): CancelResult {
     const entry = this.registry.get('inbound', session, id);
     if (!(entry instanceof Job)) {
       this.#counters.unknownCancelsIgnored++;
       return 'unknown';
     }
-    return entry.cancel();
-  }
-
-  /** {@link CallBackend.requestCancel}: the local CAS decides at once ({@link Executor.cancel}). */
-  requestCancel(session: string, id: RequestId, reason?: string): Promise<CancelResult> {
-    return Promise.resolve(this.cancel(session, id, reason));
+    return entry.tryCancel();
   }
 
   /** Cancels every request of a session (its transport closed); returns how many inbound jobs it stopped. */
-  cancelSession(session: string, reason = 'session closed'): number {
+  override cancelSession(session: string, reason = 'session closed'): number {
     let n = 0;
     for (const entry of this.#stopOrder(this.registry.inSession('inbound', session))) if (entry.stop(reason)) n++;
     for (const entry of this.registry.inSession('outbound', session)) entry.stop(reason);
     return n;
-  }
-
-  /** {@link CallBackend.callsInFlight}. */
-  callsInFlight(session: string): number {
-    return this.registry.inSession('inbound', session).length;
   }
 
   /** A snapshot of the counters. */
@@ -148,8 +142,8 @@ export class Executor implements CallBackend {
 
   /** Cancels everything (each outcome settles as cancelled) and stops the workers. */
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.closed) return;
+    this.closed = true;
     this.#admission.close();
     for (const entry of this.#stopOrder(this.registry.all())) entry.stop('executor closed');
     await this.#pool.close();

@@ -11,7 +11,7 @@ import { NO_LOGS, type WorkerTask } from '../pool/protocol.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobState, packSlot, type JobStateName, type SlotRef, type StateSlab } from '../state/job-state.js';
-import { describeIssues } from '../issues.js';
+import { checkStart, countSettled, type TableCall } from '../backend/calls.js';
 import { severityOf } from '../stages/log-levels.js';
 import { Escalation } from './escalation.js';
 import { crashed, outcomeOf, settledState, stoppedWhileRunning } from './outcome.js';
@@ -50,7 +50,7 @@ export interface JobHost {
   settled(job: Job): void;
 }
 
-export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback {
+export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
   readonly direction = 'inbound' as const;
   /** Settles when the job has ended and its worker is free (or replaced). */
   readonly outcome: Promise<JobOutcome>;
@@ -95,8 +95,13 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
 
   /** {@link InFlightEntry.stop}: a cancellation. */
   stop(): boolean {
-    const r = this.cancel();
+    const r = this.tryCancel();
     return r === 'cancelled-queued' || r === 'cancelled-running';
+  }
+
+  /** {@link TableCall.requestCancel}: the local CAS decides at once. */
+  requestCancel(): Promise<CancelResult> {
+    return Promise.resolve(this.tryCancel());
   }
 
   /** Queues the job. Never throws: a full queue or unknown tool settles the outcome as failed. */
@@ -104,17 +109,13 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
     if (this.result || this.slot) return this.outcome;
     if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'start', job: this, tool: options.tool } satisfies JobEvent);
     const host = this.host;
-    const tool = host.tools.get(options.tool);
-    if (!tool) return this.finish({ kind: 'failed', code: 'unknown_tool', message: `unknown tool '${options.tool}'` });
-    const parsed = tool.input.safeParse(options.args ?? {});
-    if (!parsed.success) {
-      return this.finish({ kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for tool '${tool.name}': ${describeIssues(parsed.error)}` });
-    }
+    const checked = checkStart(host.tools, options);
+    if ('kind' in checked) return this.finish(checked);
     const refusal = host.refusal();
     if (refusal !== undefined) return this.finish({ kind: 'failed', code: 'queue_full', message: refusal });
     this.slot = host.slab.allocate();
-    this.tool = tool;
-    this.args = parsed.data;
+    this.tool = checked.tool;
+    this.args = checked.args;
     this.options = options;
     host.admit(this, this.slot.index, this.session, options.priority ?? 0);
     return this.outcome;
@@ -131,15 +132,15 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
     return true;
   }
 
-  /** The cancellation's side of the race. */
-  cancel(): CancelResult {
+  /** The cancellation's side of the race: a CAS on the word, decided now. */
+  tryCancel(): CancelResult {
     const host = this.host;
     if (!this.result && !this.slot) {
       // Not yet started: single-threaded, no worker can race us.
       this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
       return 'cancelled-queued';
     }
-    const won = !this.result && this.slot ? host.slab.cancel(this.slot) : undefined;
+    const won = !this.result && this.slot ? host.slab.tryCancel(this.slot) : undefined;
     if (!won) {
       host.counters.lateCancelsIgnored++;
       return 'too-late';
@@ -239,11 +240,7 @@ export class Job implements InFlightEntry, CallHandle, Admittable, PoolCallback 
       else if (outcome.kind === 'failed') slab.transition(this.slot, JobState.responding, JobState.failed);
       slab.release(this.slot);
     }
-    if (outcome.kind === 'completed') counters.completed++;
-    else if (outcome.kind === 'failed') counters.failed++;
-    else if (stoppedWhileRunning(outcome)) {
-      /* counted when the stop won */
-    } else counters.cancelled++;
+    if (!stoppedWhileRunning(outcome)) countSettled(counters, outcome); // a stop that won while running was counted then
     if ((outcome.kind === 'cancelled' || outcome.kind === 'timedOut') && outcome.hardKilled) counters.hardKilled++;
     this.stopped?.abort(STOPPED); // releases the job's outbound requests, if any are still pending
     this.host.settled(this);

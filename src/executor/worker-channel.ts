@@ -6,6 +6,7 @@
  */
 import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
 import type { StartOptions } from '../backend/backend.js';
+import { ReportTurn } from '../backend/calls.js';
 import { JobChannel } from '../pool/job-channel.js';
 import type { JobReports, ReportMessage } from '../pool/protocol.js';
 import type { JobStateName } from '../state/job-state.js';
@@ -34,7 +35,7 @@ export class WorkerChannel {
   /** Undefined when nobody listens: the worker then carries its logs in the outcome. */
   readonly port: JobChannel | undefined;
   /** A report was handed on in the current event-loop turn (cleared by an immediate). */
-  private reportedThisTurn = false;
+  private readonly turn = new ReportTurn();
 
   constructor(
     tool: ToolDefinition,
@@ -66,9 +67,8 @@ export class WorkerChannel {
       if (pending) await pending;
       for (const message of reports.tail ?? []) this.report(message);
     }
-    // The SDK client (1.x, typescript-sdk#2580) drops a progress notification that it reads in the same chunk as the
-    // response. Reports handed on in this turn leave in this turn's write (stdio); the response goes in the next.
-    if (this.reportedThisTurn) await new Promise<void>((resolve) => setImmediate(resolve));
+    // A report handed on in this turn must leave before the response (typescript-sdk#2580).
+    await new Promise<void>((resolve) => this.turn.then(resolve));
     this.port?.close();
   }
 
@@ -80,10 +80,7 @@ export class WorkerChannel {
       this.counters.reportsDiscarded++;
       return;
     }
-    if (!this.reportedThisTurn) {
-      this.reportedThisTurn = true;
-      setImmediate(() => (this.reportedThisTurn = false));
-    }
+    this.turn.mark();
     if (message.type === 'progress') {
       const { type: _type, ...report } = message;
       this.options.onProgress?.(report);

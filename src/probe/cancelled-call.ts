@@ -33,7 +33,7 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
   await sleep(options.cancelAfterMs);
   const finishedBeforeCancel = wire.answersFor(call.id).length > 0;
   const cpu0 = pid !== undefined ? treeCpuMs(pid) : undefined;
-  const cancel = wire.cancel(call.id);
+  const cancel = wire.sendCancel(call.id);
   const cancelAt = cancel.at;
   markers.stop();
   const chain = markerChain(wire, cancelAt, cancel.delivered, options.markers, options.timeoutMs);

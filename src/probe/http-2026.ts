@@ -24,14 +24,15 @@ export class Http2026Transport implements Transport {
 
   /** Posts `message`; resolves once the server's HTTP status is in (202 for a notification), the response itself is read on. */
   async send(message: JSONRPCMessage): Promise<void> {
-    const m = message as { id?: Id; method?: string; params?: { name?: unknown; uri?: unknown } };
+    const m = message as { id?: Id; method?: string; params?: { name?: unknown; uri?: unknown; taskId?: unknown } };
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': ERAS['2026'].version,
     };
     if (m.method !== undefined) headers['mcp-method'] = m.method;
-    const name = m.params?.name ?? m.params?.uri;
+    // Mcp-Name mirrors params.name (tools, prompts), params.uri (resources) or, for the tasks extension, params.taskId.
+    const name = m.params?.name ?? m.params?.uri ?? m.params?.taskId;
     if (typeof name === 'string' && /^[\x20-\x7e]*$/.test(name)) headers['mcp-name'] = name;
     const abort = new AbortController();
     const isRequest = m.method !== undefined && m.id !== undefined;

@@ -163,7 +163,7 @@ export class Wire {
   }
 
   /** Cancels `id` the era's and transport's way; returns the send time and when the cancel was taken in (see {@link canceller}). */
-  cancel(id: Id, reason = 'probe: cancelled'): { at: number; delivered: Promise<unknown> } {
+  sendCancel(id: Id, reason = 'probe: cancelled'): { at: number; delivered: Promise<unknown> } {
     return this.canceller(id, reason);
   }
 

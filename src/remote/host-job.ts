@@ -56,7 +56,7 @@ export class HostJob {
 
   /**
    * The take won. Returns false if a stop reached the job meanwhile (it is
-   * now `stopping` with no local job: never run); true if it is `running`.
+   * now settled{stopped}: it never runs); true if it may run.
    */
   taken(): boolean {
     if (this.current.kind !== 'taking') return false;

@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { RemoteKeys } from './keys.js';
-import { CANCEL, CHECK, CREATE, HOST_BEAT, LIVE_HOSTS, LOST, NO_HOST, PROBE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
+import { CANCEL, CHECK, CREATE, HOST_BEAT, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
 
 const SCRIPTS = {
   mcpCreate: [2, CREATE],
@@ -15,6 +15,7 @@ const SCRIPTS = {
   mcpCancel: [1, CANCEL],
   mcpRetire: [1, RETIRE],
   mcpNoHost: [1, NO_HOST],
+  mcpRefuse: [1, REFUSE],
   mcpCheck: [2, CHECK],
   mcpHostBeat: [1, HOST_BEAT],
   mcpLiveHosts: [1, LIVE_HOSTS],
@@ -26,16 +27,18 @@ type ScriptName = keyof typeof SCRIPTS;
 type Call = (...args: (string | number)[]) => Promise<unknown>;
 
 /** What {@link JobStates.take} found. */
-export type TakeResult = 'running' | 'retaken' | 'orphan' | 'gone' | 'cancelled' | 'responding' | 'failed';
+export type TakeResult = 'running' | 'retaken' | 'orphan' | 'gone' | 'cancelled' | 'responding' | 'failed' | 'refused';
 /** What {@link JobStates.requestCancel} found (the state before; only 'queued' and 'running' mean the cancel won). */
 export type RemoteCancelResult =
-  | { readonly found: 'queued' | 'running' | 'cancelled' | 'failed' | 'unknown' }
+  | { readonly found: 'queued' | 'cancelled' | 'failed' | 'unknown' }
+  /** The cancel won while this host ran it: it will say when the work stopped. */
+  | { readonly found: 'running'; readonly host: string }
   /** Completion won first: its outcome message, for the front end to deliver. */
   | { readonly found: 'responding'; readonly message: string };
 /** What {@link JobStates.check} found for a host's running job. */
 export type CheckResult = 'running' | 'orphan' | 'retaken' | 'gone' | 'cancelled' | 'responding' | 'failed';
 /** What {@link JobStates.probe} found. */
-export type ProbeResult = { state: 'running' | 'hostless'; host: string } | { state: 'responding'; message: string } | { state: 'gone' | 'queued' | 'cancelled' | 'failed' };
+export type ProbeResult = { state: 'running' | 'hostless'; host: string } | { state: 'responding'; message: string } | { state: 'gone' | 'queued' | 'cancelled' | 'failed' | 'refused' };
 
 /** A job hash left without an explicit delete (e.g. its front end died) expires after this. */
 export const JOB_STATE_TTL_MS = 24 * 3600_000;
@@ -83,12 +86,18 @@ export class JobStates {
   async requestCancel(jobId: string): Promise<RemoteCancelResult> {
     const [found, message] = (await this.call('mcpCancel', this.keys.job(jobId), this.keys.cancelChannel, jobId)) as [string, string];
     if (found === 'responding') return { found, message };
+    if (found === 'running') return { found, host: message };
     return { found: found as 'queued' };
   }
 
   /** The front end is done with the call: a queued or running job is cancelled, and the state deleted. */
   async retire(jobId: string): Promise<void> {
     await this.call('mcpRetire', this.keys.job(jobId), this.keys.cancelChannel, jobId);
+  }
+
+  /** queued → refused: a host's check of the job's data against the cluster key failed. */
+  async refuse(jobId: string): Promise<boolean> {
+    return (await this.call('mcpRefuse', this.keys.job(jobId))) === 1;
   }
 
   /** queued → failed, when no host has been alive for too long. */
@@ -109,6 +118,11 @@ export class JobStates {
   /** A host leaves cleanly. */
   async hostGone(hostId: string): Promise<void> {
     await this.redis.zrem(this.keys.hosts, hostId);
+  }
+
+  /** Whether a host's liveness key is there now. */
+  async hostAlive(hostId: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.host(hostId))) === 1;
   }
 
   /** How many hosts are alive now. */

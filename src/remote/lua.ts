@@ -13,6 +13,7 @@
  *     │                       └──lost (front end: host gone, not retaken in time)──▶ failed (a tool error is sent)
  *     ├──cancel | retire (front end)────────────────────▶ cancelled (never reaches a host)
  *     ├──no host (front end: no live host for a while)──▶ failed (a tool error is sent)
+ *     ├──refuse (host: its data does not verify against the cluster key)──▶ refused (a tool error is sent)
  *     └──take finds the front end gone──────────────────▶ cancelled
  * ```
  *
@@ -67,14 +68,17 @@ return 1`;
 
 /**
  * KEYS: job. ARGV: cancel channel, job id. queued|running → cancelled.
- * Returns [the state it found ('unknown' if none), the outcome message if that was 'responding'].
+ * Returns [the state it found ('unknown' if none), the outcome message if that was 'responding', the host if 'running'].
  */
 export const CANCEL = `
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {'unknown', ''} end
 if s == 'queued' or s == 'running' then
   redis.call('HSET', KEYS[1], 's', 'cancelled')
-  if s == 'running' then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
+  if s == 'running' then
+    redis.call('PUBLISH', ARGV[1], ARGV[2])
+    return {s, redis.call('HGET', KEYS[1], 'h') or ''}
+  end
 end
 if s == 'responding' then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
 return {s, ''}`;
@@ -93,6 +97,12 @@ if s == 'queued' or s == 'running' then
 end
 redis.call('DEL', KEYS[1])
 return s`;
+
+/** KEYS: job. A host refused the job's data (cluster key): queued → refused (the front end fails the call). 1 if it won. */
+export const REFUSE = `
+if redis.call('HGET', KEYS[1], 's') ~= 'queued' then return 0 end
+redis.call('HSET', KEYS[1], 's', 'refused')
+return 1`;
 
 /** KEYS: job. The front end found no live host for too long: queued → failed (a tool error is owed). 1 if it won. */
 export const NO_HOST = `

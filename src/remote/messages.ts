@@ -1,6 +1,7 @@
 /** What travels between a front end and a worker host: the BullMQ job's data, and the messages on the front end's channel. */
 import type { JobOutcome, LogEntry, ProgressReport } from '../backend/backend.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
+import { verified, type ClusterKey } from './cluster-key.js';
 
 /** The default queue name of `serve --redis` and `worker`. */
 export const DEFAULT_QUEUE = 'mcp-cancel-pool';
@@ -17,6 +18,8 @@ export interface RemoteJobData {
   /** The call wants logs, at this level and above. */
   readonly logLevel?: LoggingLevel;
   readonly liveLogs: boolean;
+  /** With a cluster key: the MAC over the rest and the job id (see cluster-key.ts). */
+  readonly m?: string;
 }
 
 /** On the front end's channel: a take, a report, the outcome, or the end of a stopped job `j`. */
@@ -30,12 +33,20 @@ export type FrontMessage =
   /** The outcome; `h` is the host that ran it. Only sent once the job's Redis state is `responding`. */
   | { readonly j: string; readonly t: 'o'; readonly o: JobOutcome; readonly h: string };
 
-/** Parses a channel message; undefined if it is not one of ours. */
-export function parseFrontMessage(text: string): FrontMessage | undefined {
+/**
+ * Parses a channel message; undefined if it is not one of ours, or, with a
+ * cluster key, if a host's message does not verify. A take (`r`) is
+ * published by the take script inside Redis, which holds no key: it is taken
+ * unsigned, and it only moves a call from queued to running.
+ */
+export function parseFrontMessage(text: string, key?: ClusterKey): FrontMessage | undefined {
+  let m: Partial<FrontMessage> & { m?: string };
   try {
-    const m = JSON.parse(text) as Partial<FrontMessage>;
-    return typeof m.j === 'string' && (m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's') ? (m as FrontMessage) : undefined;
+    m = JSON.parse(text) as Partial<FrontMessage>;
   } catch {
     return undefined;
   }
+  if (typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's')) return undefined;
+  if (m.t === 'r') return m as FrontMessage;
+  return verified(key, 'message', m.j, m as FrontMessage);
 }

@@ -15,6 +15,7 @@ import type { RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobStates } from './job-states.js';
 import { Liveness, FRONT_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from './liveness.js';
+import type { ClusterKey } from './cluster-key.js';
 import { DEFAULT_QUEUE, parseFrontMessage } from './messages.js';
 import { RedisWatch } from './redis-watch.js';
 import { RemoteCall } from './remote-call.js';
@@ -58,6 +59,8 @@ export interface QueueBackendOptions {
   readonly lostHostTimeoutMs?: number;
   /** @default {@link NO_HOST_TIMEOUT_MS} */
   readonly noHostTimeoutMs?: number;
+  /** Signs this front end's jobs, and refuses what hosts send unless it verifies (see cluster-key.ts). */
+  readonly clusterKey?: ClusterKey;
   /** @default {@link REDIS_TIMEOUT_MS} */
   readonly submitTimeoutMs?: number;
   /** Where the front end says what happens to Redis and the hosts (one line each; never a secret). @default stderr */
@@ -75,7 +78,12 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   private readonly context: RemoteContext;
   private readonly byJob = new Map<string, RemoteCall>();
   /** Jobs whose cancel won while running, until their host says their work stopped (or the lost-host bound passes). */
-  private readonly stoppingJobs = new Map<string, number>();
+  /**
+   * Cancelled calls whose host is still stopping them, until it says so (the
+   * `stopping` gauge, then `hardKilled`). Kept while that host is alive: a
+   * hard stop comes after the host's grace, which the front end does not know.
+   */
+  private readonly stoppingJobs = new Map<string, { readonly host: string | undefined; until: number }>();
   private readonly retireLater = new Set<string>();
   private sweeper: NodeJS.Timeout | undefined;
   private sweeps = 0;
@@ -106,11 +114,12 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       tools,
       counters: this.counters,
       redisTimeoutMs: options.submitTimeoutMs ?? REDIS_TIMEOUT_MS,
+      clusterKey: options.clusterKey,
       refusal: (o) => this.refusal(o, queueLimit),
       enqueue: async (jobId, data) => void (await queue.add(data.tool, data, { jobId, removeOnComplete: true, removeOnFail: true })),
       dequeue: (jobId) => void queue.remove(jobId).catch(() => undefined),
       submitted: (jobId, call) => this.byJob.set(jobId, call as RemoteCall),
-      stopping: (jobId) => this.stoppingJobs.set(jobId, Date.now() + this.lostHostTimeoutMs),
+      stopping: (jobId, host) => this.stoppingJobs.set(jobId, { host, until: Date.now() + this.lostHostTimeoutMs }),
       settled: (call, jobId, inRedis) => {
         this.registry.remove(call);
         if (jobId === undefined || inRedis === undefined) return;
@@ -227,7 +236,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   }
 
   private onMessage(text: string): void {
-    const message = parseFrontMessage(text);
+    const message = parseFrontMessage(text, this.options.clusterKey);
     if (!message) return;
     if (message.t === 's') {
       if (this.stoppingJobs.delete(message.j) && message.k) this.counters.hardKilled++;
@@ -248,8 +257,8 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   /** Once a second: live hosts, outcomes whose message was lost, states that are gone, hosts that are gone. */
   private sweep(): void {
     const now = Date.now();
-    for (const [jobId, until] of this.stoppingJobs) if (until < now) this.stoppingJobs.delete(jobId);
     if (this.cmd.status !== 'ready') return;
+    for (const [jobId, entry] of this.stoppingJobs) if (entry.until < now) this.stillStopping(jobId, entry);
     const all = this.probeAll || ++this.sweeps % QUEUED_PROBE_EVERY === 0;
     this.probeAll = false;
     for (const call of this.byJob.values()) {
@@ -257,6 +266,19 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     }
     for (const jobId of [...this.retireLater].slice(0, 1000)) this.retire(jobId);
     void this.states.liveHosts().then((n) => this.hosts(n), () => undefined);
+  }
+
+  /** A stop not yet reported: wait on while its host lives, else give up on hearing of it. */
+  private stillStopping(jobId: string, entry: { readonly host: string | undefined; until: number }): void {
+    if (entry.host === undefined) return void this.stoppingJobs.delete(jobId);
+    entry.until = Number.POSITIVE_INFINITY; // one look at a time
+    this.states.hostAlive(entry.host).then(
+      (alive) => {
+        if (alive) entry.until = Date.now() + this.lostHostTimeoutMs;
+        else this.stoppingJobs.delete(jobId);
+      },
+      () => (entry.until = 0),
+    );
   }
 
   private hosts(alive: number): void {

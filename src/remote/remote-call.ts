@@ -23,6 +23,7 @@
 import type { CallHandle, CallState, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import { checkStart, countSettled, ReportTurn } from '../backend/calls.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
+import { signed } from './cluster-key.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
 import type { RemoteContext } from './remote-context.js';
 
@@ -104,7 +105,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     const refusal = this.ctx.refusal(options);
     if (refusal) return this.settle({ kind: 'failed', ...refusal });
     const jobId = `${this.ctx.frontId}-${++sequence}`;
-    const data: RemoteJobData = {
+    const data: RemoteJobData = signed(this.ctx.clusterKey, 'job', jobId, {
       front: this.ctx.frontId,
       tool: checked.tool.name,
       args: checked.args,
@@ -112,7 +113,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       progress: options.onProgress !== undefined,
       ...(options.onLog && { logLevel: options.logLevel ?? 'debug' }),
       liveLogs: options.liveLogs ?? false,
-    };
+    });
     const queuing = (async () => {
       await this.ctx.states.create(jobId, this.ctx.frontId);
       await this.ctx.enqueue(jobId, data);
@@ -205,14 +206,17 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     if (now.kind !== 'queued' && now.kind !== 'running') return;
     switch (probe.state) {
       case 'responding': {
-        const message = parseFrontMessage(probe.message);
-        if (message?.t === 'o') this.delivered(message.o);
-        return;
+        const message = parseFrontMessage(probe.message, this.ctx.clusterKey);
+        if (message?.t === 'o') return void this.delivered(message.o);
+        // Whoever could write it there also kept the real host's answer out (its respond CAS lost): say so, once.
+        return void this.fail('the outcome found in Redis does not verify against this front end\'s cluster key (forged, or the worker hosts use another --cluster-key-file); the call may or may not have run');
       }
       case 'gone':
         return void this.fail('the job\'s state in Redis is gone (was Redis restarted without persistence, or flushed?); the call may or may not have run');
       case 'failed':
         return void this.fail('the worker host running this call was lost and no other host took it over');
+      case 'refused':
+        return void this.fail('a worker host refused this call: its job did not verify against the host\'s cluster key (front ends and worker hosts need the same --cluster-key-file); it was not run');
       case 'cancelled':
         return void this.fail(`the worker hosts cancelled this call: this front end's liveness key in Redis expired (no refresh reached Redis for that long: Redis or this process stalled)`);
       case 'hostless': {
@@ -295,7 +299,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     const s = this.current;
     if (s.kind === 'settled') return s.outcome.kind === 'cancelled' ? (s.outcome.from === 'queued' ? 'cancelled-queued' : 'cancelled-running') : 'too-late';
     if (found?.found === 'responding') {
-      const message = parseFrontMessage(found.message);
+      const message = parseFrontMessage(found.message, this.ctx.clusterKey);
       if (message?.t === 'o') {
         this.delivered(message.o);
         return 'too-late';
@@ -304,7 +308,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     // Won in Redis, or Redis lost the job, or did not answer: nothing of this call is sent, ever.
     const wonFrom = found?.found === 'queued' ? 'queued' : found?.found === 'running' ? 'running' : from;
     if (wonFrom === 'queued') this.ctx.dequeue(job.jobId);
-    else this.ctx.stopping(job.jobId);
+    else this.ctx.stopping(job.jobId, found?.found === 'running' ? found.host : undefined);
     this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
     return wonFrom === 'queued' ? 'cancelled-queued' : 'cancelled-running';
   }

@@ -2,6 +2,7 @@
 import type { BackendStats, FailureCode, StartOptions } from '../backend/backend.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import type { InFlightEntry } from '../wire/registry.js';
+import type { ClusterKey } from './cluster-key.js';
 import type { FrontJobStates } from './job-states.js';
 import type { FrontMessage, RemoteJobData } from './messages.js';
 
@@ -25,6 +26,8 @@ export interface RemoteContext {
   readonly counters: RemoteCounters;
   /** How long queuing a call, or asking Redis to cancel it, may take before the front end decides alone. */
   readonly redisTimeoutMs: number;
+  /** Signs jobs and checks what hosts send (see cluster-key.ts); undefined: Redis is trusted. */
+  readonly clusterKey: ClusterKey | undefined;
   /** Why a new call cannot be queued now (Redis away, credentials refused, queue full, no host), or undefined. */
   refusal(options: StartOptions): Refusal | undefined;
   /** Puts the job on the BullMQ queue (after its state exists). */
@@ -33,8 +36,8 @@ export interface RemoteContext {
   dequeue(jobId: string): void;
   /** A job id was given to a call: route its channel messages to it. */
   submitted(jobId: string, call: { receive(message: FrontMessage): void }): void;
-  /** A cancel won while the job ran on a host: its stop is awaited (the `stopping` gauge). */
-  stopping(jobId: string): void;
+  /** A cancel won while the job ran on a host (`host`, if Redis said): its stop is awaited (the `stopping` gauge). */
+  stopping(jobId: string, host: string | undefined): void;
   /**
    * The call settled: it leaves the registry, and once its submission has
    * settled (whatever it did), its Redis state is retired (a job still queued

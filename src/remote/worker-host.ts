@@ -16,6 +16,7 @@ import { RedisAuthError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
 import type { Job } from '../executor/job.js';
 import type { ExecutorOptions } from '../executor/options.js';
+import { signed, verified, type ClusterKey } from './cluster-key.js';
 import { HostJob } from './host-job.js';
 import { JobStates } from './job-states.js';
 import { HOST_LIVENESS_TTL_MS, Liveness, LIVENESS_REFRESH_MS } from './liveness.js';
@@ -48,6 +49,8 @@ export interface WorkerHostOptions {
   readonly stalledIntervalMs?: number;
   /** Where the host says what happens to Redis (never a secret). @default stderr */
   readonly log?: (message: string) => void;
+  /** Jobs must carry its MAC (else they are refused, never run), and this host signs what it sends front ends. */
+  readonly clusterKey?: ClusterKey;
 }
 
 /** This host's counters. */
@@ -66,12 +69,14 @@ export interface WorkerHostStats {
   stateLost: number;
   /** Cancelled jobs whose work has stopped here (counted, and published in the liveness key, the moment it stops). */
   stopped: number;
+  /** Jobs whose data did not verify against the cluster key: never run. */
+  refused: number;
 }
 
 const SESSION = 'remote';
 
 export class WorkerHost {
-  readonly stats: WorkerHostStats = { answered: 0, dropped: 0, skipped: 0, cancelsRelayed: 0, orphansCancelled: 0, stateLost: 0, stopped: 0 };
+  readonly stats: WorkerHostStats = { answered: 0, dropped: 0, skipped: 0, cancelsRelayed: 0, orphansCancelled: 0, stateLost: 0, stopped: 0, refused: 0 };
   private readonly jobs = new Map<string, HostJob>();
   private sweeper: NodeJS.Timeout | undefined;
   private worker!: Worker<RemoteJobData>;
@@ -84,6 +89,8 @@ export class WorkerHost {
     private readonly sub: Redis,
     private readonly states: JobStates,
     private readonly liveness: Liveness,
+    private readonly key: ClusterKey | undefined,
+    private readonly log: (message: string) => void,
   ) {}
 
   /**
@@ -125,7 +132,7 @@ export class WorkerHost {
       () => JSON.stringify({ pid: process.pid, toolPriority: executor.toolPriority.priority, active: host.active, ...host.stats, ...executor.stats() }),
       () => states.hostBeat(hostId, HOST_LIVENESS_TTL_MS),
     );
-    host = new WorkerHost(hostId, executor, redis, cmd, sub, states, liveness);
+    host = new WorkerHost(hostId, executor, redis, cmd, sub, states, liveness, options.clusterKey, log);
     await liveness.start();
     cmd.on('ready', () => void liveness.refresh().catch(() => undefined)); // at once after a Redis restart
     sub.on('message', (_channel: string, message: string) => host.onCancelMessage(message));
@@ -154,7 +161,9 @@ export class WorkerHost {
 
   private async process(bull: BullJob<RemoteJobData>, token: string | undefined): Promise<void> {
     const jobId = bull.id!;
-    const data = bull.data;
+    const raw: unknown = bull.data;
+    const data = raw !== null && typeof raw === 'object' ? verified(this.key, 'job', jobId, raw as RemoteJobData) : undefined;
+    if (!data) return this.refuse(jobId, (raw as { tool?: unknown } | null)?.tool);
     const job = new HostJob(jobId, token ?? '', data.front);
     // Registered before the take: a cancel published while the take is in flight is kept, not dropped.
     this.jobs.set(jobId, job);
@@ -182,7 +191,7 @@ export class WorkerHost {
       },
       outcome: local.outcome,
       tryCancel: () => {
-        const r = local.cancel();
+        const r = local.tryCancel();
         return r === 'cancelled-queued' || r === 'cancelled-running';
       },
     });
@@ -210,12 +219,11 @@ export class WorkerHost {
         if (this.jobs.get(jobId) === job) this.jobs.delete(jobId);
         this.stats.stopped++;
         this.publishStats();
-        void this.cmd.publish(this.states.keys.frontChannel(job.front), JSON.stringify({ j: jobId, t: 's', k: o.hardKilled } satisfies FrontMessage)).catch(() => undefined);
+        void this.cmd.publish(this.states.keys.frontChannel(job.front), this.sign({ j: jobId, t: 's', k: o.hardKilled })).catch(() => undefined);
         return;
       }
       if (job.state.kind !== 'running') return;
-      const message: FrontMessage = { j: jobId, t: 'o', o, h: this.hostId };
-      const won = await this.states.respond(jobId, job.front, token, JSON.stringify(message)).catch(() => false);
+      const won = await this.states.respond(jobId, job.front, token, this.sign({ j: jobId, t: 'o', o, h: this.hostId })).catch(() => false);
       job.responded(won);
       if (won) this.stats.answered++;
       else this.stats.dropped++; // the local CAS won, the Redis one was lost: the front end's cancel came first (or the state is gone)
@@ -229,7 +237,18 @@ export class WorkerHost {
   }
 
   private report(job: HostJob, message: FrontMessage): void {
-    void this.states.report(job.jobId, job.front, job.token, JSON.stringify(message)).catch(() => undefined);
+    void this.states.report(job.jobId, job.front, job.token, this.sign(message)).catch(() => undefined);
+  }
+
+  private sign(message: FrontMessage): string {
+    return JSON.stringify(signed(this.key, 'message', message.j, message));
+  }
+
+  /** A job not signed with this cluster's key: never run; its call (if a front end of ours made it) fails there. */
+  private async refuse(jobId: string, tool: unknown): Promise<void> {
+    if (this.stats.refused++ % 1000 === 0) this.log(`refused job ${jobId} (tool ${JSON.stringify(String(tool)).slice(0, 80)}): its data does not verify against this host's cluster key (forged, or front ends and hosts use different --cluster-key-file); ${this.stats.refused} refused so far`);
+    this.publishStats();
+    await this.states.refuse(jobId).catch(() => undefined);
   }
 
   /** `<jobId>` (the front end's cancel won in Redis) or `<jobId> <token>` (a stale attempt was taken over). */

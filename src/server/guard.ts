@@ -66,6 +66,11 @@ export interface GuardOptions {
   readonly hooks?: ToolCallHooks;
   /** Runs once a response to an inbound request has been handed to the inner transport. */
   readonly afterAnswered?: (id: RequestId) => void;
+  /**
+   * Who sends this connection's requests: a 2026 `requestState` is bound to it (the bearer token's principal over HTTP).
+   * @default the session
+   */
+  readonly caller?: string;
 }
 
 export class GuardedTransport extends TransportWrapper {
@@ -91,7 +96,7 @@ export class GuardedTransport extends TransportWrapper {
   ) {
     super(inner as never);
     this.afterAnswered = options.afterAnswered;
-    this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), options.hooks);
+    this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), options.hooks, options.caller);
     this.clientRequests = new OutboundLedger({
       // Its own registry: the backend keeps inbound calls only, and may live in another process.
       registry: new InFlightRegistry(),
@@ -142,7 +147,7 @@ export class GuardedTransport extends TransportWrapper {
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const id = cancelledRequestId(message);
-      if (id !== undefined) this.calls.cancel(id, cancelReason(message));
+      if (id !== undefined) this.calls.onPeerCancel(id, cancelReason(message));
       return;
     }
     if (isRequest(message)) {
@@ -156,7 +161,8 @@ export class GuardedTransport extends TransportWrapper {
       const admission = this.calls.admit(message.id, message.method, message.params);
       if (admission.kind === 'duplicate') return this.refuseDuplicate(message.id, admission.message);
       if (admission.kind === 'refuse') {
-        void this.answer({ jsonrpc: '2.0', id: message.id, error: { code: admission.code, message: admission.message } }).catch((e: unknown) => this.onerror?.(asError(e)));
+        const error = { code: admission.code, message: admission.message, ...(admission.data !== undefined && { data: admission.data }) };
+        void this.answer({ jsonrpc: '2.0', id: message.id, error }).catch((e: unknown) => this.onerror?.(asError(e)));
         return;
       }
     }

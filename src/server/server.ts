@@ -9,9 +9,9 @@ import { Server, type ServerContext, type Transport } from '@modelcontextprotoco
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
-import { callAsTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
-import type { TaskStats } from '../tasks/runner.js';
-import { tasksOf } from '../tasks/tasks-of.js';
+import { callAsTask, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
+import { TaskRunner, type TaskStats } from '../tasks/runner.js';
+import { inputWaitsOf, type InputWaitStats } from '../mrtr/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
 import { invalidParams } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
@@ -26,11 +26,11 @@ export const STATS_URI = 'executor://stats';
 export const SUPPORTED_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
 /** Everything `executor://stats` reports. */
-export type ServerStats = BackendStats & WireStats & TaskStats;
+export type ServerStats = BackendStats & WireStats & TaskStats & InputWaitStats;
 
 /** Reads the combined counters. */
-export function serverStats(backend: CallBackend, wire: WireStats): ServerStats {
-  return { ...backend.stats(), ...wire, ...tasksOf(backend).stats() };
+export function serverStats(backend: CallBackend, wire: WireStats, tasks: TaskRunner): ServerStats {
+  return { ...backend.stats(), ...wire, ...tasks.stats(), ...inputWaitsOf(backend).stats() };
 }
 
 /** One `tools/list` entry. */
@@ -127,9 +127,10 @@ export interface ServerScope {
 /**
  * Builds the SDK server for one connection or exchange. `scopeOf` is called
  * with the transport the entry connects, and names the guard that goes with it.
+ * `tasks` must be the one runner every server of this backend shares (the
+ * default, a runner of this server's own, suits a single connection).
  */
-export function createMcpServer(backend: CallBackend, wire: WireStats, version: string, scopeOf: (transport: Transport) => ServerScope): Server {
-  const tasks = tasksOf(backend);
+export function createMcpServer(backend: CallBackend, wire: WireStats, version: string, scopeOf: (transport: Transport) => ServerScope, tasks: TaskRunner = new TaskRunner(backend)): Server {
   const server: GuardedServer = new GuardedServer(
     { name: 'mcp-cancel-pool', version },
     {
@@ -156,7 +157,7 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
   server.setRequestHandler('tools/call', (request, ctx) => {
     const s = server.scope;
     if (!s) throw invalidParams('not connected');
-    return handleCall(server, backend, s, request as CallToolRequest, ctx) as Promise<CallToolResult> as never;
+    return handleCall(server, backend, tasks, s, request as CallToolRequest, ctx) as Promise<CallToolResult> as never;
   });
 
   server.setRequestHandler('resources/list', () => ({
@@ -165,7 +166,7 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
 
   server.setRequestHandler('resources/read', (request) => {
     if (request.params.uri !== STATS_URI) throw invalidParams(`unknown resource ${request.params.uri}`);
-    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(backend, wire)) }] };
+    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(backend, wire, tasks)) }] };
   });
 
   return server;
@@ -178,10 +179,9 @@ function asTaskRequested(request: CallToolRequest, ctx: ServerContext): { era: '
   return { era: 'modern', declared: envelope.extensions[TASKS_EXTENSION] !== undefined };
 }
 
-async function handleCall(server: Server, backend: CallBackend, scope: ServerScope, request: CallToolRequest, ctx: ServerContext): Promise<unknown> {
+async function handleCall(server: Server, backend: CallBackend, tasks: TaskRunner, scope: ServerScope, request: CallToolRequest, ctx: ServerContext): Promise<unknown> {
   const { era, declared } = asTaskRequested(request, ctx);
   const tool = backend.tools.get(request.params.name);
-  const tasks = tasksOf(backend);
   if (era === 'legacy') {
     // A task-augmented call is answered at once with its task (ToolCalls reserved nothing under its id).
     if (declared) return callAsTask(server, tasks, scope.guard.session, request, backend.tools, 'legacy');
@@ -190,10 +190,18 @@ async function handleCall(server: Server, backend: CallBackend, scope: ServerSco
     return scope.guard.calls.handle(request, ctx);
   }
   const support = tool ? executionOf(tool).taskSupport : 'forbidden';
-  if (support === 'required') {
-    if (!declared) throw taskSupportError(tool!, false, 'modern')!;
+  if (support === 'required' && !declared) throw taskSupportError(tool!, false, 'modern')!;
+  // required: a task at once; optional: a task only if it has not ended within --task-after-ms (0: at once).
+  if (declared && (support === 'required' || (support === 'optional' && tasks.taskAfterMs === 0))) {
     scope.guard.calls.release(ctx.mcpReq.id);
     return callAsTask(server, tasks, scope.caller, request, backend.tools, 'modern');
+  }
+  if (declared && support === 'optional') {
+    const ttlMs = (request.params as { task?: { ttl?: number } }).task?.ttl;
+    return scope.guard.calls.handle(request, ctx, {
+      begin: (options, hooks) => tasks.begin(scope.caller, options, ttlMs, hooks),
+      answer: (task) => ({ resultType: 'task', ...modernTask(task) }),
+    });
   }
   return scope.guard.calls.handle(request, ctx);
 }

@@ -148,7 +148,7 @@ export class StateSlab {
   }
 
   /** Cancellation: queued or running → cancelled. Returns the state it won from, or undefined if it lost. */
-  cancel(ref: SlotRef): 'queued' | 'running' | undefined {
+  tryCancel(ref: SlotRef): 'queued' | 'running' | undefined {
     if (this.transition(ref, JobState.queued, JobState.cancelled)) return 'queued';
     if (this.transition(ref, JobState.running, JobState.cancelled)) return 'running';
     return undefined;

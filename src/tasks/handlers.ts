@@ -22,13 +22,13 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ClientRequestHandler, ProgressReport } from '../backend/backend.js';
 import { InvalidCursorError, TaskLimitError, isTerminal, type TaskRecord } from './store.js';
+import { TaskNotFoundError, TaskTerminalError } from './errors.js';
 import type { TaskRunner } from './runner.js';
 import { taskSupportError } from './task-support.js';
 import { invalidParams, serverBusy, wireError } from '../server/wire-errors.js';
 import { envelopeOf } from '../server/request-envelope.js';
 
-/** The extension's identifier (2026-07-28). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+export { TASKS_EXTENSION } from './task-support.js';
 
 /** The 2025 server capabilities for tasks: task-augmented tools/call, tasks/list, tasks/cancel. */
 export const TASK_CAPABILITIES: NonNullable<ServerCapabilities['tasks']> = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
@@ -53,42 +53,55 @@ export function eraOf(ctx: ServerContext): TaskEra {
 export function registerTaskHandlers(server: Server, runner: TaskRunner, session: string, caller: string): void {
   const ownerOf = (ctx: ServerContext) => (eraOf(ctx) === 'modern' ? caller : session);
 
-  server.setRequestHandler('tasks/get', { params: TaskIdParams }, async (params, ctx) => {
-    if (eraOf(ctx) === 'legacy') return (await runner.get(session, params.taskId)) as never;
-    return detailed(await runner.record(caller, params.taskId)) as never;
-  });
+  server.setRequestHandler('tasks/get', { params: TaskIdParams }, onWire(async (params, ctx) => {
+    if (eraOf(ctx) === 'legacy') return runner.get(session, params.taskId);
+    return detailed(await runner.record(caller, params.taskId));
+  }));
 
-  server.setRequestHandler('tasks/result', { params: TaskIdParams }, async (params, ctx) => {
+  server.setRequestHandler('tasks/result', { params: TaskIdParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'modern') throw wireError(-32601, 'tasks/result is not part of the 2026-07-28 tasks extension: the result comes inline in tasks/get');
     const { taskId } = params;
     const { answer } = await runner.result(session, taskId, ctx.mcpReq.signal);
     if (answer.kind === 'error') throw wireError(answer.code, answer.message);
     // The spec: tasks/result carries the related-task metadata, since a CallToolResult has no task id.
-    return { ...answer.result, _meta: { ...answer.result._meta, [RELATED_TASK_META_KEY]: { taskId } } } as never;
-  });
+    return { ...answer.result, _meta: { ...answer.result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
+  }));
 
-  server.setRequestHandler('tasks/list', { params: ListParams }, async (params, ctx) => {
+  server.setRequestHandler('tasks/list', { params: ListParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'modern') throw wireError(-32601, 'tasks/list is not part of the 2026-07-28 tasks extension');
-    try {
-      const page = await runner.list(session, params?.cursor);
-      return (page.nextCursor === undefined ? { tasks: page.tasks } : { tasks: page.tasks, nextCursor: page.nextCursor }) as never;
-    } catch (error) {
-      if (error instanceof InvalidCursorError) throw invalidParams(error.message);
-      throw error;
-    }
-  });
+    const page = await runner.list(session, params?.cursor);
+    return page.nextCursor === undefined ? { tasks: page.tasks } : { tasks: page.tasks, nextCursor: page.nextCursor };
+  }));
 
-  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, async (params, ctx) => {
+  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, onWire(async (params, ctx) => {
     const task = await runner.cancel(ownerOf(ctx), params.taskId);
     // 2026: an empty acknowledgement; ours comes only once the CAS decided, so a tasks/get right after it is final.
-    return (eraOf(ctx) === 'modern' ? {} : task) as never;
-  });
+    return eraOf(ctx) === 'modern' ? {} : task;
+  }));
 
-  server.setRequestHandler('tasks/update', { params: UpdateParams }, async (params, ctx) => {
+  server.setRequestHandler('tasks/update', { params: UpdateParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') throw wireError(-32601, 'tasks/update is part of the 2026-07-28 tasks extension only');
     await runner.update(caller, params.taskId, params.inputResponses);
-    return {} as never;
-  });
+    return {};
+  }));
+}
+
+/** The task runner's and the store's refusals, as the wire has them: -32602, or -32000 at a limit. */
+export function taskErrorOnWire(error: unknown): unknown {
+  if (error instanceof TaskNotFoundError || error instanceof TaskTerminalError || error instanceof InvalidCursorError) return invalidParams(error.message);
+  if (error instanceof TaskLimitError) return serverBusy(error.message);
+  return error;
+}
+
+/** A tasks/* handler whose refusals reach the wire as {@link taskErrorOnWire} says. */
+function onWire<P>(handler: (params: P, ctx: ServerContext) => Promise<unknown>): (params: P, ctx: ServerContext) => Promise<never> {
+  return async (params, ctx) => {
+    try {
+      return (await handler(params, ctx)) as never;
+    } catch (error) {
+      throw taskErrorOnWire(error);
+    }
+  };
 }
 
 /** A 2026 `tasks/get` answer: the task, with its result (completed) or error (failed) inline, in the extension's terms. */
@@ -102,7 +115,7 @@ export function detailed(record: TaskRecord): Record<string, unknown> {
 }
 
 /** A stored (2025-shaped) task in the extension's field names. */
-function modernTask(task: Task): Record<string, unknown> {
+export function modernTask(task: Task): Record<string, unknown> {
   const { ttl, pollInterval, ...rest } = task as Task & { ttl: number | null; pollInterval?: number };
   return { ...rest, ttlMs: ttl, ...(pollInterval !== undefined && { pollIntervalMs: pollInterval }) };
 }
@@ -146,8 +159,7 @@ export async function callAsTask(
     if (legacy) return { task };
     return { resultType: 'task', ...modernTask(task) };
   } catch (error) {
-    if (error instanceof TaskLimitError) throw serverBusy(error.message);
-    throw error;
+    throw taskErrorOnWire(error);
   }
 }
 

@@ -68,7 +68,7 @@ export class MemoryTaskStore implements TaskStore {
     this.limits = resolveLimits(limits);
   }
 
-  async create(owner: string, requestedTtlMs: number | undefined): Promise<Task> {
+  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID()): Promise<Task> {
     const mine = this.byOwner.get(owner);
     const workingHere = this.workingOf.get(owner) ?? 0;
     if (workingHere >= this.limits.maxWorkingTasksPerSession) {
@@ -80,7 +80,7 @@ export class MemoryTaskStore implements TaskStore {
     const ttl = Math.min(requestedTtlMs ?? this.limits.defaultTtlMs, this.limits.maxTtlMs);
     const now = Date.now();
     const createdAt = new Date(now).toISOString();
-    const task: Task = { taskId: randomUUID(), status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: this.limits.pollIntervalMs };
+    const task: Task = { taskId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: this.limits.pollIntervalMs };
     const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, bytes: 0, waiters: [] };
     this.byId.set(task.taskId, entry);
     this.workingOf.set(owner, workingHere + 1);

@@ -1,59 +1,37 @@
 /**
- * Runs task-augmented tool calls. A task's job goes through the same backend
- * path as a plain call (registry → admission → pool), reserved under the key
- * (`<session>/tasks`, taskId): a key space of its own, so a request id can
- * never name a task's job, and `notifications/cancelled` never reaches one.
- *
- * One winner, as for plain calls: `tasks/cancel` asks the backend to cancel
- * the job, which decides on the job's state word. If cancellation wins, the
- * task is made `cancelled` in the store before `tasks/cancel` is answered,
- * and the job's later outcome cannot change it (a store settles a task once).
- * If completion (or the deadline) won, the task takes the job's outcome and
- * `tasks/cancel` gets the spec's error for a terminal task.
+ * The tasks of every session of one backend, in both eras: one store, one
+ * runner, handed to every server of that backend (HTTP sessions of one
+ * process share the pool, so they share the tasks too). The pieces, one
+ * concept each: the bridge from a task to its job (./task-jobs.ts),
+ * deciding a cancel (./cancel.ts), closing an owner (./close-owner.ts),
+ * expiry (./expiry.ts), the task window (./window.ts) and the counters
+ * (./counters.ts). The runner refuses with its own errors (./errors.ts);
+ * the tasks/* handlers put them on the wire.
  */
 import type { Task } from '@modelcontextprotocol/server';
-import { invalidParams } from '../server/wire-errors.js';
-import type { CallBackend, CancelResult, ClientRequestHandler, JobOutcome, ProgressReport } from '../backend/backend.js';
+import type { StartOptions } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
-import { cancelledAnswer, settlementOf } from './answer.js';
-import { isTerminal, type TaskAnswer, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
+import { cancelTask } from './cancel.js';
+import { closeOwner } from './close-owner.js';
+import { TaskCounters, type TaskStats } from './counters.js';
+import { TaskNotFoundError } from './errors.js';
+import { TaskExpiry } from './expiry.js';
+import { MemoryTaskStore } from './memory-store.js';
+import type { TaskAnswer, TaskLimits, TaskPage, TaskRecord, TaskStore } from './store.js';
+import { TaskJobs, type TaskBackend, type TaskCall } from './task-jobs.js';
+import { TaskWindows, type WindowedCall, type WindowHooks } from './window.js';
 
-/** What the runner needs of the call backend (the local pool, or a queue shared by hosts): reserve, start, cancel. */
-export type TaskBackend = Pick<CallBackend, 'tools' | 'reserve' | 'requestCancel'>;
+export type { TaskStats } from './counters.js';
+export { taskSession, type TaskBackend, type TaskCall } from './task-jobs.js';
+export type { WindowDecision, WindowedCall, WindowHooks } from './window.js';
 
-/** One task-augmented `tools/call`. */
-export interface TaskCall {
-  readonly tool: string;
-  readonly args: unknown;
-  /** The requested ttl; the store caps it. */
-  readonly ttlMs?: number;
-  /** Progress while the task works; never after its terminal status. */
-  readonly onProgress?: (report: ProgressReport) => void;
-  /** For tools declared with `usesClient`. */
-  readonly onClientRequest?: ClientRequestHandler;
-  /** Each status change after creation (the terminal one), never before the caller had the task. */
-  readonly onStatus?: (task: Task) => void;
-}
-
-/** Task counters in `executor://stats`: created = working + completed + failed + cancelled + expired. */
-export interface TaskStats {
-  tasksCreated: number;
-  /** Gauge: tasks not yet terminal. */
-  tasksWorking: number;
-  tasksCompleted: number;
-  /** Tool errors, deadlines, failures to run. */
-  tasksFailed: number;
-  tasksCancelled: number;
-  /** Tasks whose ttl passed while they were still working: stopped and removed. */
-  tasksExpired: number;
-  /** Gauge: tasks held (working or terminal), until their ttl. */
-  tasksStored: number;
-  /** Finished tasks removed before their ttl to keep their results within maxFinishedTaskBytes (oldest finished first). */
-  tasksEvicted: number;
-}
-
-/** Options for {@link TaskRunner}. */
-export interface TaskRunnerOptions {
+/** Options for {@link TaskRunner}: the store's limits apply to the default store only. */
+export interface TaskRunnerOptions extends TaskLimits {
+  /**
+   * Where tasks are kept.
+   * @default a {@link MemoryTaskStore} with these limits
+   */
+  readonly store?: TaskStore;
   /**
    * How often expired tasks are removed.
    * @default 1000
@@ -65,97 +43,76 @@ export interface TaskRunnerOptions {
    * have stopped: each stops at its next checkpoint.
    */
   readonly onOwnerClosed?: (owner: string, cancelled: number) => void;
+  /**
+   * How long a call that may become a task ({@link TaskRunner.begin}) may
+   * run before it does; 0 makes it a task at once.
+   * @default 1000
+   */
+  readonly taskAfterMs?: number;
 }
 
-interface LiveTask {
-  readonly owner: string;
-  readonly tool: string;
-  terminal: boolean;
-  /** tasks/cancel asked for it (its cancelled outcome may settle the task before tasks/cancel does). */
-  cancelRequested: boolean;
-  readonly onStatus: ((task: Task) => void) | undefined;
-  /** Resolves a macrotask after creation, when the CreateTaskResult has left: status notifications wait for it. */
-  readonly announced: Promise<void>;
-}
-
-/** The spec's statusMessage for a task cancelled by tasks/cancel. */
-const CANCELLED_BY_REQUEST = 'The task was cancelled by request.';
-
-/** The backend session under which an owner's task jobs are reserved. */
-export function taskSession(owner: string): string {
-  return `${owner}/tasks`;
-}
-
-/** Creates, cancels, reads and expires the tasks of every session of one backend (see the module comment). */
+/** Creates, cancels, reads and expires the tasks of every session of one backend. */
 export class TaskRunner {
-  private readonly live = new Map<string, LiveTask>();
-  /** Tasks held per owner, for {@link TaskRunner.holdsTasks}. */
-  private readonly held = new Map<string, number>();
-  private readonly counters: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0, tasksEvicted: 0 };
-  private readonly sweeper: NodeJS.Timeout;
+  readonly store: TaskStore;
+  /** {@link TaskRunnerOptions.taskAfterMs}, resolved. */
+  readonly taskAfterMs: number;
+  private readonly counters = new TaskCounters();
+  private readonly jobs: TaskJobs;
+  private readonly windows: TaskWindows;
+  private readonly expiry: TaskExpiry;
 
   constructor(
-    private readonly backend: TaskBackend,
-    readonly store: TaskStore,
+    backend: TaskBackend,
     private readonly options: TaskRunnerOptions = {},
   ) {
-    this.sweeper = setInterval(() => void this.sweep(), options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
-    this.sweeper.unref();
-    store.onEvicted?.((tasks) => {
-      this.counters.tasksEvicted += tasks.length;
-      this.removed(tasks, 'tasksExpired'); // finished, so never counted as expired
+    this.store = options.store ?? new MemoryTaskStore(options);
+    this.taskAfterMs = options.taskAfterMs ?? DEFAULTS.taskAfterMs;
+    this.jobs = new TaskJobs(backend, this.store, this.counters);
+    this.windows = new TaskWindows(this.jobs, this.counters);
+    this.expiry = new TaskExpiry(this.jobs, options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
+    this.store.onEvicted?.((tasks) => {
+      this.counters.evicted(tasks.length);
+      this.jobs.forget(tasks, 'tasksExpired'); // finished, so never counted as expired
     });
   }
 
   /** Creates the task and queues its job; the task is `working` when returned. Throws the store's TaskLimitError. */
   async create(owner: string, call: TaskCall): Promise<Task> {
     const task = await this.store.create(owner, call.ttlMs);
-    this.counters.tasksCreated++;
-    this.counters.tasksWorking++;
-    this.counters.tasksStored++;
-    this.held.set(owner, (this.held.get(owner) ?? 0) + 1);
-    const live: LiveTask = { owner, tool: call.tool, terminal: false, cancelRequested: false, onStatus: call.onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
-    this.live.set(task.taskId, live);
-    const { onProgress } = call;
-    const job = this.backend.reserve(taskSession(owner), task.taskId);
-    void job
-      .start({
-        tool: call.tool,
-        args: call.args,
-        ...(onProgress && { onProgress: (report: ProgressReport) => live.terminal || onProgress(report) }),
-        ...(call.onClientRequest && { onClientRequest: call.onClientRequest }),
-      })
-      .then((outcome) => this.finish(task.taskId, live, outcome));
+    this.jobs.start(task, this.jobs.track(owner, task, call.tool, call.onStatus), call);
     return task;
   }
 
-  /** The owner's task; -32602 if unknown, expired or another session's. */
-  async get(owner: string, taskId: string): Promise<Task> {
-    const record = await this.store.get(owner, taskId);
-    if (!record) throw notFound(taskId);
-    return record.task;
+  /** Starts a call that becomes a task only if it has not ended within `windowMs` (./window.ts). */
+  begin(owner: string, options: StartOptions, ttlMs: number | undefined, hooks: WindowHooks, windowMs = this.taskAfterMs): WindowedCall {
+    return this.windows.begin(owner, options, ttlMs, hooks, windowMs);
   }
 
-  /** The owner's task and, once terminal, its answer; -32602 if unknown, expired or another owner's. */
+  /** The owner's task; {@link TaskNotFoundError} if unknown, expired or another owner's. */
+  async get(owner: string, taskId: string): Promise<Task> {
+    return (await this.record(owner, taskId)).task;
+  }
+
+  /** The owner's task and, once terminal, its answer; {@link TaskNotFoundError} if unknown, expired or another owner's. */
   async record(owner: string, taskId: string): Promise<TaskRecord> {
     const record = await this.store.get(owner, taskId);
-    if (!record) throw notFound(taskId);
+    if (!record) throw new TaskNotFoundError(taskId);
     return record;
   }
 
   /**
    * 2026 `tasks/update`: input for a task waiting for it. No task of ours
    * waits for input yet, so the responses match no outstanding key and are
-   * ignored, as the extension says; an unknown task is still -32602.
+   * ignored, as the extension says; an unknown task is still not found.
    */
   async update(owner: string, taskId: string, _responses: Record<string, unknown>): Promise<void> {
     await this.record(owner, taskId);
   }
 
-  /** Waits until the task is terminal, then gives its answer; -32602 if it is not (or no longer) there. */
+  /** Waits until the task is terminal, then gives its answer; {@link TaskNotFoundError} if it is not (or no longer) there. */
   async result(owner: string, taskId: string, signal?: AbortSignal): Promise<TaskRecord & { answer: TaskAnswer }> {
     const record = await this.store.waitForTerminal(owner, taskId, signal);
-    if (!record?.answer) throw notFound(taskId);
+    if (!record?.answer) throw new TaskNotFoundError(taskId);
     return record as TaskRecord & { answer: TaskAnswer };
   }
 
@@ -164,142 +121,34 @@ export class TaskRunner {
     return this.store.list(owner, cursor);
   }
 
-  /**
-   * `tasks/cancel`. Resolves with the `cancelled` task once the cancellation
-   * won on the job's state word and the store says `cancelled`; rejects with
-   * -32602 if the task is unknown or terminal, including when completion won
-   * the race (the task then keeps its own terminal status).
-   */
-  async cancel(owner: string, taskId: string): Promise<Task> {
-    const record = await this.store.get(owner, taskId);
-    if (!record) throw notFound(taskId);
-    if (isTerminal(record.task.status)) throw alreadyTerminal(record.task.status);
-    const live = this.live.get(taskId);
-    // No live job here: another process runs it, or it just ended; either way its outcome settles the task.
-    let result: CancelResult = 'unknown';
-    if (live?.owner === owner) {
-      live.cancelRequested = true;
-      result = await this.backend.requestCancel(taskSession(owner), taskId, 'tasks/cancel');
-    }
-    const won = result === 'cancelled-queued' || result === 'cancelled-running';
-    if (won) {
-      const task = await this.settle(owner, taskId, 'cancelled', cancelledAnswer(taskId), CANCELLED_BY_REQUEST);
-      if (task) return task;
-    }
-    const final = await this.store.waitForTerminal(owner, taskId);
-    if (!final) throw notFound(taskId);
-    if (won && final.task.status === 'cancelled') return final.task;
-    throw alreadyTerminal(final.task.status);
+  /** `tasks/cancel`, acknowledged only once decided (./cancel.ts). */
+  cancel(owner: string, taskId: string): Promise<Task> {
+    return cancelTask(this.jobs, owner, taskId);
   }
 
-  /**
-   * The owner's session is gone (stdio connection closed, HTTP session
-   * deleted or expired): nobody can ask for its tasks any more. Cancels the
-   * working ones, waits for those whose completion won, and removes them all.
-   * Resolves with how many working tasks it cancelled.
-   */
-  async closeOwner(owner: string): Promise<number> {
-    const pending: Promise<unknown>[] = [];
-    let cancelled = 0;
-    const decisions: Promise<CancelResult>[] = [];
-    const ids: string[] = [];
-    for (const [taskId, live] of this.live) {
-      if (live.owner !== owner || live.terminal) continue;
-      ids.push(taskId);
-      decisions.push(this.backend.requestCancel(taskSession(owner), taskId, 'session closed'));
-    }
-    // The local pool decides each at once; the queue backend when Redis has: all asked before any wait.
-    const results = await Promise.all(decisions);
-    results.forEach((result, i) => {
-      const taskId = ids[i]!;
-      if (result === 'cancelled-queued' || result === 'cancelled-running') {
-        cancelled++;
-        pending.push(this.settle(owner, taskId, 'cancelled', cancelledAnswer(taskId), 'The session closed.'));
-      } else pending.push(this.store.waitForTerminal(owner, taskId));
-    });
-    // Before any await: a stdio server exits right after its connection closes.
-    this.options.onOwnerClosed?.(owner, cancelled);
-    await Promise.all(pending);
-    this.removed(await this.store.dropOwner(owner), 'tasksCancelled');
-    return cancelled;
+  /** The owner's session is gone: its tasks are cancelled and removed (./close-owner.ts); resolves with how many working ones it cancelled. */
+  closeOwner(owner: string): Promise<number> {
+    return closeOwner(this.jobs, owner, this.windows.undecidedOf(owner), this.options.onOwnerClosed);
   }
 
   /** Whether the owner still holds tasks (its session must then stay open for them to be read). */
   holdsTasks(owner: string): boolean {
-    return (this.held.get(owner) ?? 0) > 0;
+    return this.counters.holdsTasks(owner);
   }
 
   /** A snapshot of the counters. */
   stats(): TaskStats {
-    return { ...this.counters };
+    return this.counters.snapshot();
+  }
+
+  /** Removes expired tasks; a working one's job is cancelled (./expiry.ts). */
+  sweep(now = Date.now()): Promise<void> {
+    return this.expiry.sweep(now);
   }
 
   /** Stops the sweeper and forgets every task (the backend stops their jobs when it closes). */
   async close(): Promise<void> {
-    clearInterval(this.sweeper);
+    this.expiry.close();
     await this.store.close();
   }
-
-  /** Removes expired tasks; a working one's job is cancelled (nobody can ask for it any more). */
-  async sweep(now = Date.now()): Promise<void> {
-    const gone = await this.store.sweep(now);
-    for (const task of gone) {
-      const live = this.live.get(task.taskId);
-      if (live && !isTerminal(task.status)) {
-        live.terminal = true;
-        void this.backend.requestCancel(taskSession(live.owner), task.taskId, 'task expired');
-      }
-    }
-    this.removed(gone, 'tasksExpired');
-  }
-
-  private removed(tasks: Task[], stillWorkingCountsAs: 'tasksExpired' | 'tasksCancelled'): void {
-    for (const task of tasks) {
-      const live = this.live.get(task.taskId);
-      this.live.delete(task.taskId);
-      this.counters.tasksStored--;
-      const owner = live?.owner;
-      if (owner !== undefined) {
-        const n = (this.held.get(owner) ?? 1) - 1;
-        if (n > 0) this.held.set(owner, n);
-        else this.held.delete(owner);
-      }
-      if (!isTerminal(task.status)) {
-        this.counters.tasksWorking--;
-        this.counters[stillWorkingCountsAs]++;
-      }
-    }
-  }
-
-  /** The job's outcome, whoever won: settles the task unless it is terminal already (or gone). */
-  private async finish(taskId: string, live: LiveTask, outcome: JobOutcome): Promise<void> {
-    if (outcome.kind === 'cancelled') await this.settle(live.owner, taskId, 'cancelled', cancelledAnswer(taskId), live.cancelRequested ? CANCELLED_BY_REQUEST : 'The task was cancelled.');
-    else {
-      const { status, answer, statusMessage } = settlementOf(outcome, live.tool);
-      await this.settle(live.owner, taskId, status, answer, statusMessage);
-    }
-    // Held in `live` until removed, so an expiry or session close finds the owner; the job itself is done.
-  }
-
-  private async settle(owner: string, taskId: string, status: TerminalStatus, answer: TaskAnswer, statusMessage?: string): Promise<Task | undefined> {
-    const live = this.live.get(taskId);
-    if (live) live.terminal = true; // no progress from here on, whatever the store says
-    const task = await this.store.settle(owner, taskId, status, answer, statusMessage);
-    if (!task) return undefined;
-    this.counters.tasksWorking--;
-    this.counters[status === 'completed' ? 'tasksCompleted' : status === 'failed' ? 'tasksFailed' : 'tasksCancelled']++;
-    if (live?.onStatus) {
-      const notify = live.onStatus;
-      void live.announced.then(() => notify(task));
-    }
-    return task;
-  }
-}
-
-function notFound(taskId: string): Error {
-  return invalidParams(`Failed to retrieve task: Task not found (${JSON.stringify(taskId)}: unknown, expired, removed to bound finished results, or another session's)`);
-}
-
-function alreadyTerminal(status: string): Error {
-  return invalidParams(`Cannot cancel task: already in terminal status '${status}'`);
 }

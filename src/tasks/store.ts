@@ -103,8 +103,12 @@ export class InvalidCursorError extends McpCancelPoolError {
  * another owner, an expired task and an unknown id all look the same, absent.
  */
 export interface TaskStore {
-  /** Creates a `working` task with the granted ttl; throws {@link TaskLimitError} past a limit. */
-  create(owner: string, requestedTtlMs: number | undefined): Promise<Task>;
+  /**
+   * Creates a `working` task with the granted ttl; throws {@link TaskLimitError} past a limit.
+   * `taskId` is the id to give it (a call that began before it became a task has its job
+   * reserved under that id already); a fresh one when absent.
+   */
+  create(owner: string, requestedTtlMs: number | undefined, taskId?: string): Promise<Task>;
   /** The task, or undefined if unknown, expired or another owner's. */
   get(owner: string, taskId: string): Promise<TaskRecord | undefined>;
   /**

@@ -66,7 +66,7 @@ export class InboundLedger {
   }
 
   /** The peer cancelled `id`: true if it was ours to stop and still running. */
-  cancel(id: RequestId | undefined, reason: string | undefined): boolean {
+  onPeerCancel(id: RequestId | undefined, reason: string | undefined): boolean {
     const entry = id === undefined ? undefined : this.get(id);
     if (!entry?.stop(reason)) return false;
     const timer = setTimeout(() => this.forget(entry), this.options.ttlMs);

@@ -43,9 +43,9 @@ export class OutboundRequest implements InFlightEntry {
     readonly relatedRequestId: RequestId | undefined,
   ) {}
 
-  /** Cancels towards the peer if still pending; see {@link OutboundLedger.cancel}. */
+  /** Cancels towards the peer if still pending; see {@link OutboundLedger.sendCancel}. */
   stop(reason?: string): boolean {
-    return this.ledger.cancel(this.id, reason);
+    return this.ledger.sendCancel(this.id, reason);
   }
 }
 
@@ -132,7 +132,7 @@ export class OutboundLedger {
   }
 
   /** Cancels one of our requests if the gate lets it through. True if the notification was sent. */
-  cancel(id: RequestId, reason?: string): boolean {
+  sendCancel(id: RequestId, reason?: string): boolean {
     if (!this.mayCancel(id)) return false;
     this.options.toPeer(cancelledNotification(id, reason)).catch(this.options.onError);
     this.options.toLocal(cancelledLocally(id, reason));

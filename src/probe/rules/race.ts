@@ -59,7 +59,7 @@ export async function raceCase(wire: Wire, options: ProbeOptions, tick: () => vo
     if (wire.answersFor(c.id).length > 0) {
       races.push(c);
     } else {
-      const cancel = wire.cancel(c.id, 'probe: race');
+      const cancel = wire.sendCancel(c.id, 'probe: race');
       races.push({ ...c, chain: await markerChain(wire, cancel.at, cancel.delivered, options.markers, options.timeoutMs) });
     }
     tick();

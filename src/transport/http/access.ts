@@ -13,6 +13,7 @@ import { isIP, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { NextFunction, Request, Response } from 'express';
 import { McpCancelPoolError } from '../../errors.js';
+import { errorResponse, SERVER_BUSY } from '../../server/wire-errors.js';
 
 /** The environment variable the CLI reads the bearer token from when `--auth-token-file` is not given. */
 export const AUTH_TOKEN_ENV = 'MCP_CANCEL_POOL_AUTH_TOKEN';
@@ -133,5 +134,5 @@ function digest(value: string): Buffer {
 }
 
 function deny(res: Response, status: number, challenge: string, message: string): void {
-  res.set('WWW-Authenticate', challenge).status(status).json({ jsonrpc: '2.0', id: null, error: { code: -32000, message } });
+  res.set('WWW-Authenticate', challenge).status(status).json(errorResponse(null, SERVER_BUSY, message));
 }

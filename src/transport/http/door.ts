@@ -18,13 +18,10 @@ import { DuplicateRequestError } from '../../errors.js';
 import { describeIssues } from '../../issues.js';
 import type { RequestId } from '../../wire/registry.js';
 import { requestIdOf } from '../envelope.js';
+import { errorResponse, type ErrorResponseBody } from '../../server/wire-errors.js';
 
 /** A JSON-RPC error response; `id` is null when it cannot be read from the message. */
-export interface ErrorResponse {
-  readonly jsonrpc: '2.0';
-  readonly id: RequestId | null;
-  readonly error: { readonly code: number; readonly message: string };
-}
+export type ErrorResponse = ErrorResponseBody;
 
 /** A refused POST's JSON body. */
 export type Refusal = ErrorResponse | ErrorResponse[];
@@ -66,6 +63,4 @@ function refusal(body: unknown, errors: ErrorResponse[]): Refusal | undefined {
   return Array.isArray(body) ? errors : errors[0];
 }
 
-function rpcError(id: RequestId | null, code: number, message: string): ErrorResponse {
-  return { jsonrpc: '2.0', id, error: { code, message } };
-}
+const rpcError = errorResponse;

@@ -19,7 +19,8 @@ import { createMcpHandler, isInitializeRequest, isLegacyRequest, ProtocolErrorCo
 import type { CallBackend } from '../../backend/backend.js';
 import type { RequestId } from '../../wire/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../../server/server.js';
-import { tasksOf } from '../../tasks/tasks-of.js';
+import { errorResponse } from '../../server/wire-errors.js';
+import { TaskRunner } from '../../tasks/runner.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { duplicateRequests, malformedMessages } from './door.js';
@@ -66,6 +67,11 @@ export interface HttpOptions {
   readonly allowedOrigins?: readonly string[];
   readonly version: string;
   readonly wire: WireStats;
+  /**
+   * The backend's tasks, shared by every session and exchange of this server.
+   * @default a runner of its own, with the defaults
+   */
+  readonly tasks?: TaskRunner;
   /** Requests it answers (returns true) skip MCP authentication: health and metrics (src/ops/health.ts). */
   readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -94,6 +100,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const host = options.host ?? DEFAULTS.host;
   checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated });
   const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
+  const tasks = options.tasks ?? new TaskRunner(backend);
   /** Sessions whose initialize the transport accepted: only these have an id a client knows. */
   const sessions = new Map<string, Session>();
   /** Initialize POSTs being handled, counted against the limit until accepted or refused. */
@@ -118,10 +125,10 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const modern = createMcpHandler(
     () =>
       createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
-        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire),
+        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller }),
         wraps: true,
         caller,
-      })),
+      }), tasks),
     { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes },
   );
   const serveModern = toNodeHandler(modern);
@@ -177,7 +184,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const existing = async (req: Request, res: Response) => {
     const sid = req.header('mcp-session-id');
     // Without a 2025 session there is nothing to GET or DELETE: 2026 has neither a GET stream nor sessions.
-    if (!sid) return void res.status(405).set('Allow', 'POST').json({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'Method not allowed: GET and DELETE need a 2025-11-25 session (Mcp-Session-Id)' } });
+    if (!sid) return void res.status(405).set('Allow', 'POST').json(errorResponse(null, ErrorCode.InvalidRequest, 'Method not allowed: GET and DELETE need a 2025-11-25 session (Mcp-Session-Id)'));
     const session = sessions.get(sid);
     if (!session) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
     session.lastSeen = Date.now();
@@ -201,12 +208,12 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       hooks: { cancelled: (requestId) => streams.cancelled(requestId) },
       afterAnswered: (requestId) => streams.answered(requestId),
     });
-    const server = createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller }));
+    const server = createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller }), tasks);
     const session: Session = { transport, guard, streams, lastSeen: Date.now() };
     // The session is gone: so are its tasks.
     guard.onOwnerClosed = () => {
       sessions.delete(id);
-      void tasksOf(backend).closeOwner(id);
+      void tasks.closeOwner(id);
     };
     await server.connect(guard as never);
     return session;
@@ -217,7 +224,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const now = Date.now();
     for (const [id, s] of sessions) {
       // A session holding tasks stays open until they expire: its client may come back for them.
-      if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0 && !tasksOf(backend).holdsTasks(id)) void s.transport.close();
+      if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0 && !tasks.holdsTasks(id)) void s.transport.close();
     }
   }, Math.min(idleMs, DEFAULTS.sessionSweepMs));
   sweeper.unref();
@@ -252,7 +259,7 @@ function cancelOnDisconnect(res: Response, requests: readonly { id: RequestId; m
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.calls.cancel(id, 'client disconnected');
+    for (const id of ids) guard.calls.onPeerCancel(id, 'client disconnected');
   });
 }
 
@@ -291,5 +298,5 @@ function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunc
 
 function rpcError(res: Response, status: number, code: number, message: string, id: RequestId | null = null): void {
   if (res.headersSent) return;
-  res.status(status).json({ jsonrpc: '2.0', id, error: { code, message } });
+  res.status(status).json(errorResponse(id, code, message));
 }

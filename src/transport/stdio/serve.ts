@@ -10,7 +10,7 @@ import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio'
 import type { CallBackend } from '../../backend/backend.js';
 import { createMcpServer } from '../../server/server.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
-import { tasksOf } from '../../tasks/tasks-of.js';
+import { TaskRunner } from '../../tasks/runner.js';
 import { LineTransport, type LineTransportOptions } from './line-transport.js';
 import { DEFAULTS } from '../../defaults.js';
 
@@ -27,6 +27,11 @@ export interface StdioOptions {
   readonly version: string;
   /** Wire counters to add to. */
   readonly wire: WireStats;
+  /**
+   * The backend's tasks (the runner its other servers share, if any).
+   * @default a runner of its own, with the defaults
+   */
+  readonly tasks?: TaskRunner;
   /**
    * What the end of stdin does: `cancel` cancels every call in flight and
    * closes (the MCP lifecycle: the client is gone); `finish` keeps the
@@ -80,12 +85,13 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
     atInputEnd: finish ? 'keep-writing' : 'close',
   });
   const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire);
+  const tasks = options.tasks ?? new TaskRunner(backend);
   const closed = new Promise<StdioClosed>((resolve) => {
     // The connection is gone: so are its tasks (both eras: the connection is the caller), then the process may end.
     guard.onOwnerClosed = () => {
       const reason = transport.closeReason ?? 'closed';
       const cancelledCalls = guard.unansweredAtClose;
-      void tasksOf(backend).closeOwner(STDIO_SESSION).then((cancelledTasks) => resolve({ reason, cancelledCalls, cancelledTasks }));
+      void tasks.closeOwner(STDIO_SESSION).then((cancelledTasks) => resolve({ reason, cancelledCalls, cancelledTasks }));
     };
   });
   if (finish) {
@@ -100,7 +106,7 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
       });
     };
   }
-  const handle = sdkServeStdio(() => createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller: STDIO_SESSION })), {
+  const handle = sdkServeStdio(() => createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller: STDIO_SESSION }), tasks), {
     transport: guard as never,
     // Out-of-band reports (a refused opening was already answered on the wire); stderr stays as it was on 1.x.
     onerror: () => undefined,

@@ -1,0 +1,166 @@
+/**
+ * The parked 2026 calls of one process, shared by every connection and
+ * exchange: each waits for the client's retry under a random wait id that its
+ * signed `requestState` carries. A state opens its wait once (single use:
+ * the spec's "consumed at most once" is ours to enforce); a wait whose retry
+ * does not come within `waitMs` is cancelled through the backend, by the same
+ * compare-and-set as any cancel, so its job stops and its slot is freed.
+ *
+ * Parked jobs are reserved under {@link INPUT_WAIT_SESSION}, not under the
+ * connection or exchange that started them: a 2026 HTTP exchange ends with
+ * its `input_required` answer, and its session's cancel must not reach a job
+ * that waits for a retry on another exchange.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CallBackend, CallHandle } from '../backend/backend.js';
+import type { InputCall } from './input-call.js';
+import { RequestStateSigner, isRefusal, type StateRefusal } from './request-state.js';
+
+/** The backend session of every 2026 call of a tool that may ask the client. */
+export const INPUT_WAIT_SESSION = 'input-waits';
+
+/** Options for {@link configureInputWaits}. */
+export interface InputWaitsOptions {
+  /**
+   * HMAC-SHA256 key for `requestState` (at least 32 bytes).
+   * @default 32 random bytes, made at start-up (states verify in this process only)
+   */
+  readonly key?: Buffer;
+  /**
+   * How long a parked call waits for the client's retry before it is cancelled.
+   * @default 60000
+   */
+  readonly waitMs?: number;
+}
+
+/** Counters of `executor://stats`. */
+export interface InputWaitStats {
+  /** `input_required` answers sent (one per round). */
+  inputRequired: number;
+  /** Calls parked now, waiting for a retry (gauge). */
+  inputWaiting: number;
+  /** Retries that resumed a parked call. */
+  inputRetries: number;
+  /** Parked calls cancelled because no retry came within the wait. */
+  inputWaitsExpired: number;
+  /** Retries refused: a forged, altered, expired, replayed or foreign `requestState`. */
+  requestStatesRefused: number;
+}
+
+/** A refused retry: `reason` is stable (`data.reason` on the wire). */
+export interface RetryRefusal {
+  readonly reason: StateRefusal['code'] | 'used' | 'invalid_responses';
+  readonly message: string;
+}
+
+interface Parked {
+  readonly input: InputCall;
+  readonly caller: string;
+  readonly timer: NodeJS.Timeout;
+}
+
+export class InputWaits {
+  private readonly signer: RequestStateSigner;
+  private readonly waitMs: number;
+  private readonly parked = new Map<string, Parked>();
+  private readonly counters = { inputRequired: 0, inputRetries: 0, inputWaitsExpired: 0, requestStatesRefused: 0 };
+
+  constructor(
+    private readonly backend: CallBackend,
+    options: InputWaitsOptions = {},
+  ) {
+    this.signer = new RequestStateSigner(options.key);
+    this.waitMs = options.waitMs ?? 60_000;
+    if (!Number.isInteger(this.waitMs) || this.waitMs < 1) throw new RangeError(`input wait must be a positive integer of ms (got ${this.waitMs})`);
+  }
+
+  /** Reserves a 2026 call of a tool that may ask the client (see the module comment). */
+  reserve(): CallHandle {
+    return this.backend.reserve(INPUT_WAIT_SESSION, randomUUID());
+  }
+
+  /** Parks `input` for `caller`'s retry; returns the `requestState` to send. */
+  park(input: InputCall, caller: string): string {
+    const wait = randomUUID();
+    const expiresAt = Date.now() + this.waitMs;
+    const timer = setTimeout(() => this.expire(wait), this.waitMs);
+    timer.unref(); // a wait never keeps the process alive
+    this.parked.set(wait, { input, caller, timer });
+    this.counters.inputRequired++;
+    return this.signer.sign({ wait, tool: input.tool, expiresAt }, caller);
+  }
+
+  /**
+   * Opens `state` for `caller`'s retry of `tool`: the parked call, taken (no
+   * second retry finds it), or why not. `check` vets the retry's answers
+   * first: a retry it refuses leaves the call parked, for a correct retry.
+   */
+  claim(state: string, caller: string, tool: string, check?: (input: InputCall) => string | undefined): InputCall | RetryRefusal {
+    const opened = this.signer.open(state, caller, tool);
+    if (isRefusal(opened)) {
+      // After the expiry but before its timer ran: the wait ends now, as the timer would end it.
+      if (opened.wait !== undefined) this.expire(opened.wait);
+      return this.refuse(opened.code, opened.message);
+    }
+    const parked = this.parked.get(opened.wait);
+    if (!parked || parked.caller !== caller) return this.refuse('used', 'requestState was already used by an earlier retry (each one resumes its call once)');
+    const problem = check?.(parked.input);
+    if (problem !== undefined) return this.refuse('invalid_responses', problem);
+    this.parked.delete(opened.wait);
+    clearTimeout(parked.timer);
+    this.counters.inputRetries++;
+    return parked.input;
+  }
+
+  /** A retry refused before its state could be opened (counted with the rest). */
+  refuse(reason: RetryRefusal['reason'], message: string): RetryRefusal {
+    this.counters.requestStatesRefused++;
+    return { reason, message };
+  }
+
+  /** Cancels every parked call of `caller` (its connection closed: no retry can come). */
+  cancelOwner(caller: string, reason: string): void {
+    for (const [wait, p] of [...this.parked]) if (p.caller === caller) this.cancel(wait, p, reason);
+  }
+
+  stats(): InputWaitStats {
+    return { ...this.counters, inputWaiting: this.parked.size };
+  }
+
+  /** Stops the timers (the backend's close cancels the parked jobs). */
+  close(): void {
+    for (const p of this.parked.values()) clearTimeout(p.timer);
+    this.parked.clear();
+  }
+
+  private expire(wait: string): void {
+    const p = this.parked.get(wait);
+    if (p) this.cancel(wait, p, `no retry within ${this.waitMs} ms (--input-wait-ms)`, true);
+  }
+
+  private cancel(wait: string, p: Parked, reason: string, expired = false): void {
+    this.parked.delete(wait);
+    clearTimeout(p.timer);
+    const { session, id, state } = p.input.call;
+    // A job that ended while parked (its deadline, a failure) has nothing to cancel: no late cancel to count.
+    if (state !== 'queued' && state !== 'running') return;
+    void this.backend.requestCancel(session, id, reason).then((result) => {
+      if (expired && (result === 'cancelled-queued' || result === 'cancelled-running')) this.counters.inputWaitsExpired++;
+    });
+  }
+}
+
+const registries = new WeakMap<CallBackend, InputWaits>();
+
+/** Sets up the backend's input waits (call before serving; replaces an earlier one). */
+export function configureInputWaits(backend: CallBackend, options: InputWaitsOptions = {}): InputWaits {
+  registries.get(backend)?.close();
+  const waits = new InputWaits(backend, options);
+  registries.set(backend, waits);
+  return waits;
+}
+
+/** The backend's input waits, made with the defaults on first use. */
+export function inputWaitsOf(backend: CallBackend): InputWaits {
+  return registries.get(backend) ?? configureInputWaits(backend);
+}

@@ -1,0 +1,119 @@
+/**
+ * The cluster key (issue 25, "nobody in Redis but us", its second wall): a
+ * stranger with write access to Redis can neither run a tool on a host nor
+ * forge an answer. Real front-end and host processes, a real redis-server,
+ * and the stranger as a raw Redis and BullMQ client.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RawServer, until } from './helpers.js';
+import { startRedis, type RedisProcess } from './redis-helpers.js';
+import { call, cancel, initializeRaw, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'cluster-key-'));
+const keyFile = (name: string, text: string) => {
+  const path = join(dir, name);
+  writeFileSync(path, text, { mode: 0o600 });
+  return path;
+};
+const KEY = keyFile('a.key', `${'a1'.repeat(32)}\n`);
+const OTHER = keyFile('b.key', `${'b2'.repeat(32)}\n`);
+const Q = 'signed';
+
+let redis: RedisProcess;
+let r: Redis;
+const hosts: HostProcess[] = [];
+const fronts: RawServer[] = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+  r = redis.client();
+  hosts.push(await startHost(redis.url, Q, ['--threads', '2', '--cluster-key-file', KEY]));
+  fronts.push(await rawFrontEnd(redis.url, Q, ['--cluster-key-file', KEY]));
+}, 90_000);
+afterAll(async () => {
+  for (const f of fronts) f.kill();
+  await Promise.all(hosts.map((h) => h.kill()));
+  r?.disconnect();
+  await redis?.stop();
+});
+
+const text = (m: Record<string, unknown>) => ((m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m));
+
+describe('a cluster key shared by front ends and hosts', () => {
+  it('signed calls work as before, progress included', async () => {
+    const f = fronts[0]!;
+    call(f, 'ok', 'spin', { ms: 50, stageMs: 10 }, 'p-ok');
+    const answer = await f.next((m) => m.id === 'ok', 30_000);
+    expect(answer).toHaveProperty('result');
+    expect((answer.result as { isError?: boolean }).isError).toBeFalsy();
+    expect(f.lines.some((m) => (m as { method?: string; params?: { progressToken?: string } }).params?.progressToken === 'p-ok')).toBe(true);
+  });
+
+  it('a job a stranger puts on the queue is refused by the host and never runs', async () => {
+    const h = hosts[0]!;
+    const before = await h.stats(r);
+    const queue = new Queue(Q, { connection: { url: redis.url } });
+    try {
+      // What a front end would queue, minus the MAC; and one with a MAC made up.
+      await queue.add('spin', { front: 'stranger', tool: 'spin', args: { ms: 60_000 }, progress: false, liveLogs: false }, { jobId: 'forged-1' });
+      await queue.add('spin', { front: 'stranger', tool: 'spin', args: { ms: 60_000 }, progress: false, liveLogs: false, m: 'AAAA' }, { jobId: 'forged-2' });
+    } finally {
+      await queue.close();
+    }
+    await until(async () => ((await h.stats(r)).refused ?? 0) - (before.refused ?? 0) === 2, 30_000, 'both forged jobs refused');
+    const after = await h.stats(r);
+    expect(after.running).toBe(0);
+    expect(after.answered).toBe(before.answered);
+    expect(h.stderr()).toMatch(/refused job forged-1 \(tool "spin"\): its data does not verify against this host's cluster key/);
+  });
+
+  it('a forged outcome (published, then written into the job state) is never sent; the call fails saying why', async () => {
+    const f = fronts[0]!;
+    call(f, 'victim', 'spin', { ms: 120_000, stageMs: 5 });
+    await until(async () => (await f.stats()).running === 1, 30_000, 'the call running');
+    const [key] = await r.keys(`mcp:${Q}:job:*`);
+    const jobId = key!.slice(`mcp:${Q}:job:`.length);
+    const front = await r.hget(key!, 'f');
+    const forged = JSON.stringify({ j: jobId, t: 'o', o: { kind: 'completed', result: { content: [{ type: 'text', text: 'FORGED' }] } }, h: 'stranger' });
+    await r.publish(`mcp:${Q}:to:${front}`, forged);
+    await r.publish(`mcp:${Q}:to:${front}`, JSON.stringify({ j: jobId, t: 'p', r: { progress: 99, message: 'FORGED' } }));
+    await r.hset(key!, 's', 'responding', 'o', forged);
+    const answer = await f.next((m) => m.id === 'victim', 30_000);
+    expect(answer.result).toMatchObject({ isError: true });
+    expect(text(answer)).toMatch(/the outcome found in Redis does not verify against this front end's cluster key/);
+    expect(JSON.stringify(f.lines)).not.toMatch(/FORGED/);
+    expect(responsesFor(f, 'victim')).toHaveLength(1);
+  }, 60_000);
+
+  it('a front end whose key differs from the hosts\': its calls fail with a clear error and are not run', async () => {
+    const other = new RawServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', OTHER]);
+    fronts.push(other);
+    await initializeRaw(other);
+    const before = await hosts[0]!.stats(r);
+    call(other, 'mismatch', 'spin', { ms: 1 });
+    const answer = await other.next((m) => m.id === 'mismatch', 60_000);
+    expect(answer.result).toMatchObject({ isError: true });
+    expect(text(answer)).toMatch(/a worker host refused this call: .*same --cluster-key-file/);
+    expect((await hosts[0]!.stats(r)).answered).toBe(before.answered);
+    cancel(other, 'mismatch'); // too late: ignored
+  }, 90_000);
+
+  it('a key file that is too short, or missing, is refused at start with one line', async () => {
+    const short = keyFile('short.key', 'hunter2\n');
+    for (const [file, why] of [
+      [short, /holds 7 bytes; a cluster key needs at least 32/],
+      [join(dir, 'nope.key'), /cannot read the cluster key file .*nope\.key: ENOENT/],
+    ] as const) {
+      const s = new RawServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', file]);
+      expect(await s.exited).toBe(1);
+      expect(s.stderr.trim().split('\n')).toHaveLength(1);
+      expect(s.stderr).toMatch(why);
+      expect(s.stderr).not.toMatch(/hunter2/);
+    }
+  });
+});
