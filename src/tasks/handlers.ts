@@ -74,7 +74,7 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
   }));
 
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, onWire(async (params, ctx) => {
-    const task = await runner.cancel(ownerOf(ctx), params.taskId);
+    const task = await runner.cancelTask(ownerOf(ctx), params.taskId);
     // 2026: an empty acknowledgement; ours comes only once the CAS decided, so a tasks/get right after it is final.
     return eraOf(ctx) === 'modern' ? {} : task;
   }));

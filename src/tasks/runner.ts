@@ -122,7 +122,7 @@ export class TaskRunner {
   }
 
   /** `tasks/cancel`, acknowledged only once decided (./cancel.ts). */
-  cancel(owner: string, taskId: string): Promise<Task> {
+  cancelTask(owner: string, taskId: string): Promise<Task> {
     return cancelTask(this.jobs, owner, taskId);
   }
 
