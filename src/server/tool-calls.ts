@@ -120,7 +120,8 @@ export class ToolCalls {
     if (problem !== undefined) return { kind: 'refuse', code: ErrorCode.InvalidParams, message: problem };
     // A task-augmented call is answered at once with its task; the task's job is reserved under its task id (src/tasks).
     // So is a 2026 call that may become a task: its job is reserved under the id its task would have, when it begins.
-    if ((params as { task?: unknown }).task !== undefined) {
+    // In 2026 a `task` param is a 2025 client's hint, and ignored (SEP-2663): the tool and the envelope decide.
+    if ((params as { task?: unknown }).task !== undefined && !isModernParams(params)) {
       this.requests.set(id, NOT_A_CALL);
       return { kind: 'forward' };
     }

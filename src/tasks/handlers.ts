@@ -24,8 +24,8 @@ import type { ClientRequestHandler, ProgressReport } from '../backend/backend.js
 import { InvalidCursorError, TaskLimitError, isTerminal, type TaskRecord } from './store.js';
 import { TaskNotFoundError, TaskTerminalError } from './errors.js';
 import type { TaskRunner } from './runner.js';
-import { taskSupportError } from './task-support.js';
-import { invalidParams, serverBusy, wireError } from '../server/wire-errors.js';
+import { TASKS_EXTENSION, taskSupportError } from './task-support.js';
+import { MISSING_CLIENT_CAPABILITY, invalidParams, serverBusy, wireError } from '../server/wire-errors.js';
 import { envelopeOf } from '../server/request-envelope.js';
 
 export { TASKS_EXTENSION } from './task-support.js';
@@ -38,11 +38,26 @@ export type TaskEra = 'legacy' | 'modern';
 
 const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
 const ListParams = z.object({ cursor: z.string().optional() }).passthrough().optional();
-const UpdateParams = z.object({ taskId: z.string(), inputResponses: z.record(z.string(), z.unknown()) }).passthrough();
+// inputResponses is optional here: the SDK lifts it out of 2026 params (into ctx.mcpReq), and a request without the
+// extension must get -32021, not a params error.
+const UpdateParams = z.object({ taskId: z.string(), inputResponses: z.record(z.string(), z.unknown()).optional() }).passthrough();
 
 /** Whether a request came in the 2026 era (it carries the per-request envelope). */
 export function eraOf(ctx: ServerContext): TaskEra {
   return envelopeOf(ctx) === undefined ? 'legacy' : 'modern';
+}
+
+/**
+ * 2026: `tasks/get`, `tasks/update` and `tasks/cancel` from a request that
+ * does not declare the tasks extension get -32021 (SEP-2663 via SEP-2575's
+ * missing required capability), before any task is looked up.
+ */
+function requireExtension(ctx: ServerContext, method: string): void {
+  const envelope = envelopeOf(ctx);
+  if (envelope === undefined || envelope.extensions[TASKS_EXTENSION] !== undefined) return;
+  throw wireError(MISSING_CLIENT_CAPABILITY, `${method} needs the ${TASKS_EXTENSION} extension: declare it in this request's clientCapabilities`, {
+    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+  });
 }
 
 /**
@@ -51,10 +66,10 @@ export function eraOf(ctx: ServerContext): TaskEra {
  * schemas: the SDK then serves them in either era (the extension's names).
  */
 export function registerTaskHandlers(server: Server, runner: TaskRunner, session: string, caller: string): void {
-  const ownerOf = (ctx: ServerContext) => (eraOf(ctx) === 'modern' ? caller : session);
 
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') return runner.get(session, params.taskId);
+    requireExtension(ctx, 'tasks/get');
     return detailed(await runner.record(caller, params.taskId));
   }));
 
@@ -74,14 +89,23 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
   }));
 
   server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, onWire(async (params, ctx) => {
-    const task = await runner.cancelTask(ownerOf(ctx), params.taskId);
-    // 2026: an empty acknowledgement; ours comes only once the CAS decided, so a tasks/get right after it is final.
-    return eraOf(ctx) === 'modern' ? {} : task;
+    requireExtension(ctx, 'tasks/cancel');
+    if (eraOf(ctx) === 'legacy') return runner.cancelTask(session, params.taskId);
+    // 2026: an empty acknowledgement, also for a task already ended (SEP-2663: -32602 only for an unknown id); ours
+    // comes only once the CAS decided, so a tasks/get right after it is final.
+    await runner.cancelTask(caller, params.taskId).catch((error: unknown) => {
+      if (!(error instanceof TaskTerminalError)) throw error;
+    });
+    return {};
   }));
 
   server.setRequestHandler('tasks/update', { params: UpdateParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') throw wireError(-32601, 'tasks/update is part of the 2026-07-28 tasks extension only');
-    await runner.update(caller, params.taskId, params.inputResponses);
+    requireExtension(ctx, 'tasks/update');
+    const lifted = (ctx.mcpReq as { inputResponses?: unknown }).inputResponses;
+    const responses = lifted ?? params.inputResponses;
+    if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) throw invalidParams('tasks/update needs inputResponses, an object keyed by the task\'s inputRequests keys');
+    await runner.update(caller, params.taskId, responses as Record<string, unknown>);
     return {};
   }));
 }
