@@ -1,0 +1,109 @@
+/**
+ * The conformance suite's 0.2.0 prerelease (devDependency `conformance-next`,
+ * @modelcontextprotocol/conformance 0.2.0-alpha.12, run on Node 22) with
+ * `--requirements 2026-07-28` against the real server subprocess over
+ * Streamable HTTP: every scenario the 2026-07-28 revision requires, plus the
+ * ones it runs unscored (the SEP-2663 tasks extension, `tasks-*`, and pending
+ * ones). Tools: conformance-tools.ts and conformance-task-tools.ts. Every
+ * scenario is expected to pass or listed as not applicable with the reason
+ * and the failure the suite must report for it; a suite upgrade that adds a
+ * scenario fails the listing test until it is classified.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { node22Path, reported, resultsIn, runSuite, verdict, type Check, type Run } from './conformance-helpers.js';
+import { startHttpServer, type HttpServerProcess } from './helpers.js';
+import { NOT_APPLICABLE_2026 } from './conformance-2026-classes.js';
+
+const require = createRequire(import.meta.url);
+const SUITE_DIR = dirname(require.resolve('conformance-next/package.json'));
+const SUITE_VERSION = (require('conformance-next/package.json') as { version: string }).version;
+const SUITE_CLI = join(SUITE_DIR, 'dist/index.js');
+const REVISION = '2026-07-28';
+const fixture = (name: string) => fileURLToPath(new URL(`../dist/test/fixtures/${name}.js`, import.meta.url));
+const suite = (args: string[], boundMs?: number): Promise<Run> => runSuite(SUITE_CLI, args, boundMs);
+
+/** Scenarios this server must pass. */
+const APPLICABLE = [
+  'tools-list',
+  'tools-call-simple-text',
+  'tools-call-image',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
+  'tools-call-error',
+  'tools-call-with-progress',
+  'server-sse-multiple-streams',
+  'resources-list',
+  'dns-rebinding-protection',
+  'input-required-result-unsupported-methods',
+  'input-required-result-validate-input',
+  'http-header-validation',
+  'tasks-capability-negotiation',
+  'tasks-wire-fields',
+  'tasks-request-state-removal',
+  'tasks-request-headers',
+  'tasks-dispatch-and-envelope',
+  'tasks-required-task-error',
+] as const;
+
+/** The server scenarios `list --server --requirements` prints: the required ones and the server ones it runs unscored. */
+function serverScenarios(out: string): string[] {
+  const required = /Server scenarios[^\n]*\n((?:\s+- \S+\n)+)/.exec(out)?.[1] ?? '';
+  const unscored = [...out.matchAll(/^\s+- (\S+) \[server\]$/gm)].map((m) => m[1]!);
+  return [...[...required.matchAll(/- (\S+)/g)].map((m) => m[1]!), ...unscored];
+}
+
+let server: HttpServerProcess;
+let outDir: string;
+let results: Map<string, Check[]>;
+let allRun: Run;
+
+beforeAll(async () => {
+  await node22Path(); // the suite needs Node 22 (fs.globSync); fetched before the server starts
+  // --task-after-ms 0: a call of an optional task tool from a client with the extension is always a task, so which
+  // scenario sees a task does not depend on timing (the suite's 1 s slow_compute would race the default 1 s window).
+  server = await startHttpServer(['--task-after-ms', '0', '--tools', fixture('conformance-tools'), '--tools', fixture('conformance-task-tools')]);
+  outDir = await mkdtemp(join(tmpdir(), 'mcp-conformance-2026-'));
+  allRun = await suite(['server', '--url', server.url.href, '--requirements', REVISION, '-o', outDir], 150_000);
+  results = await resultsIn(outDir);
+}, 300_000);
+
+afterAll(async () => {
+  await server?.stop();
+  if (outDir) await rm(outDir, { recursive: true, force: true });
+});
+
+describe(`MCP conformance suite ${SUITE_VERSION}, requirements ${REVISION} and the tasks extension, over Streamable HTTP`, () => {
+  it('is the pinned version, and every server scenario it runs is classified exactly once', async () => {
+    expect(SUITE_VERSION).toBe('0.2.0-alpha.12');
+    const listing = await suite(['list', '--server', '--requirements', REVISION], 30_000);
+    expect(listing.code).toBe(0);
+    const listed = serverScenarios(listing.out);
+    expect(listed).toContain('tasks-lifecycle');
+    const classified = [...APPLICABLE, ...Object.keys(NOT_APPLICABLE_2026)];
+    expect(new Set(classified).size).toBe(classified.length);
+    expect([...listed].sort()).toEqual([...classified].sort());
+    expect([...results.keys()].sort(), allRun.out).toEqual([...classified].sort());
+  });
+
+  it.each(APPLICABLE)('%s passes', (name) => {
+    expect(verdict(results.get(name)), `${name}:\n${JSON.stringify(results.get(name), null, 1)}`).toBe('pass');
+  });
+
+  it.each(Object.keys(NOT_APPLICABLE_2026))('%s does not apply (yet), and fails for that reason', (name) => {
+    const checks = results.get(name) ?? [];
+    expect(checks.length).toBeGreaterThan(0);
+    expect(verdict(checks)).not.toBe('pass');
+    expect(reported(checks), NOT_APPLICABLE_2026[name]!.why).toMatch(NOT_APPLICABLE_2026[name]!.evidence);
+  });
+
+  it('leaves the server running', () => {
+    expect(server.child.exitCode).toBeNull();
+    expect(server.stderr()).not.toMatch(/uncaught|unhandled/i);
+  });
+});
