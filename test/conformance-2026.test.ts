@@ -4,7 +4,8 @@
  * `--requirements 2026-07-28` against the real server subprocess over
  * Streamable HTTP: every scenario the 2026-07-28 revision requires, plus the
  * ones it runs unscored (the SEP-2663 tasks extension, `tasks-*`, and pending
- * ones). Tools: conformance-tools.ts and conformance-task-tools.ts. Every
+ * ones). Tools: conformance-tools.ts, conformance-task-tools.ts and
+ * conformance-stateless-tools.ts. Every
  * scenario is expected to pass or listed as not applicable with the reason
  * and the failure the suite must report for it; a suite upgrade that adds a
  * scenario fails the listing test until it is classified.
@@ -67,7 +68,7 @@ beforeAll(async () => {
   await node22Path(); // the suite needs Node 22 (fs.globSync); fetched before the server starts
   // --task-after-ms 0: a call of an optional task tool from a client with the extension is always a task, so which
   // scenario sees a task does not depend on timing (the suite's 1 s slow_compute would race the default 1 s window).
-  server = await startHttpServer(['--task-after-ms', '0', '--tools', fixture('conformance-tools'), '--tools', fixture('conformance-task-tools')]);
+  server = await startHttpServer(['--task-after-ms', '0', '--tools', fixture('conformance-tools'), '--tools', fixture('conformance-task-tools'), '--tools', fixture('conformance-stateless-tools')]);
   outDir = await mkdtemp(join(tmpdir(), 'mcp-conformance-2026-'));
   allRun = await suite(['server', '--url', server.url.href, '--requirements', REVISION, '-o', outDir], 150_000);
   results = await resultsIn(outDir);
