@@ -75,10 +75,6 @@ export const NOT_APPLICABLE_2026: Record<string, NotApplicable> = {
     why: 'skipped by the suite itself: its harness does not yet read notifications/tasks from the subscriptions/listen stream',
     evidence: /^SKIPPED tasks-status-notifications: Skipped: SEP-2663 delivers notifications\/tasks via the SEP-2575 subscriptions\/listen stream/m,
   },
-  'json-schema-2020-12': {
-    why: 'pending in the suite (unscored): the 0.2.0 version wants allOf, if/then/else and $anchor in json_schema_2020_12_tool, which the 0.1.x fixture tool (zod-generated, passing 0.1.16) does not have; $schema, $defs, additionalProperties pass',
-    evidence: /allOf keyword missing[\s\S]*Conditional keywords missing[\s\S]*\$anchor missing/,
-  },
   'http-custom-header-server-validation': {
     why: 'pending in the suite (unscored): needs a tool whose inputSchema maps params to Mcp-Param-* headers (x-mcp-header) and a server that validates them; the server has no such feature',
     evidence: /server exposes no tool with x-mcp-header annotations/,

@@ -44,6 +44,7 @@ const APPLICABLE = [
   'input-required-result-unsupported-methods',
   'input-required-result-validate-input',
   'http-header-validation',
+  'json-schema-2020-12',
   'tasks-capability-negotiation',
   'tasks-wire-fields',
   'tasks-request-state-removal',
