@@ -25,10 +25,6 @@ export const NOT_APPLICABLE_2026: Record<string, NotApplicable> = {
   'resources-read-text': { why: 'needs test://static-text; the resource list is fixed (executor://stats) and tool modules cannot add resources', evidence: /unknown resource test:\/\/static-text/ },
   'resources-read-binary': { why: 'needs test://static-binary; the resource list is fixed', evidence: /unknown resource test:\/\/static-binary/ },
   'resources-templates-read': { why: 'needs the template test://template/{id}/data; the server has no resource templates', evidence: /unknown resource test:\/\/template\/123\/data/ },
-  'sep-2164-resource-not-found': {
-    why: 'a warning only (a SHOULD): the -32602 for an unknown resource carries no data.uri; the MUSTs of the scenario pass',
-    evidence: /^WARNING sep-2164-data-uri: Error data\.uri is undefined/m,
-  },
   'prompts-list': noPrompts,
   'prompts-get-simple': noPrompts,
   'prompts-get-with-args': noPrompts,

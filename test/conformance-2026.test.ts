@@ -45,6 +45,7 @@ const APPLICABLE = [
   'input-required-result-validate-input',
   'http-header-validation',
   'json-schema-2020-12',
+  'sep-2164-resource-not-found',
   'tasks-capability-negotiation',
   'tasks-wire-fields',
   'tasks-request-state-removal',

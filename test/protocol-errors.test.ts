@@ -101,7 +101,7 @@ describe('stdio', () => {
     s.send(call('nope', { name: 'no_such_tool', arguments: {} }));
     s.send({ jsonrpc: '2.0', id: 'res', method: 'resources/read', params: { uri: 'nope://x' } });
     expect(((await s.next((m) => m.id === 'nope')) as Msg).error).toEqual({ code: ErrorCode.InvalidParams, message: "unknown tool 'no_such_tool'" });
-    expect(((await s.next((m) => m.id === 'res')) as Msg).error).toEqual({ code: ErrorCode.InvalidParams, message: 'unknown resource nope://x' });
+    expect(((await s.next((m) => m.id === 'res')) as Msg).error).toEqual({ code: ErrorCode.InvalidParams, message: 'unknown resource nope://x', data: { uri: 'nope://x' } });
 
     const c = await stdioClient(['--threads', '1']);
     clients.push(c);

@@ -5,7 +5,7 @@
  * factory serves both eras; the SDK tells them apart, our guard sits under
  * every instance ({@link GuardedServer}).
  */
-import { Server, type ServerContext, type Transport } from '@modelcontextprotocol/server';
+import { ProtocolErrorCode, Server, type ServerContext, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
@@ -13,7 +13,7 @@ import { callAsTask, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_
 import { TaskRunner, type TaskStats } from '../tasks/runner.js';
 import { inputWaitsOf, type InputWaitStats } from '../mrtr/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
-import { invalidParams } from './wire-errors.js';
+import { invalidParams, wireError } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
@@ -165,7 +165,8 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
   }));
 
   server.setRequestHandler('resources/read', (request) => {
-    if (request.params.uri !== STATS_URI) throw invalidParams(`unknown resource ${request.params.uri}`);
+    // SEP-2164: the error SHOULD name the resource in data.uri.
+    if (request.params.uri !== STATS_URI) throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, { uri: request.params.uri });
     return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(backend, wire, tasks)) }] };
   });
 
