@@ -19,6 +19,8 @@ import { type Connection, specLabel, type ServerKind, type ServerSpec, type Tran
 import { alternate, fmt, sleep, summarize, us, type Summary } from '../../src/probe/stats.js';
 
 const STAGES = [0.1, 1, 10] as const;
+/** Quick (a smoke run): the 1 ms stages only, every server and mode still present. */
+const stagesOf = (quick: boolean): readonly number[] => (quick ? [1] : STAGES);
 
 /** Ours, after a hard stop: time for the terminated thread's replacement to start before the next sample. */
 const REPLACE_MS = 300;
@@ -52,7 +54,7 @@ function configs(quick: boolean): Config[] {
   const out: Config[] = [];
   const both: Mode[] = ['reused', 'stopped'];
   for (const transport of ['stdio', 'http'] as const) {
-    for (const stageMs of STAGES) {
+    for (const stageMs of stagesOf(quick)) {
       out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 8 : 300, estimateMs: transport === 'http' ? 45 : 35 });
       out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20, estimateMs: 350 });
     }
@@ -62,9 +64,9 @@ function configs(quick: boolean): Config[] {
     out.push({ key: `ours-${transport}-2026-1-coop`, spec: { ...ours(transport), era: '2026' }, stageMs: 1, cooperative: true, modes: ['reused'], samples: quick ? 12 : 300, estimateMs: transport === 'http' ? 45 : 35 });
     out.push({ key: `sdk2-piscina-${transport}-2026-1`, spec: { kind: 'sdk2-piscina', transport, threads: 1, era: '2026' }, stageMs: 1, cooperative: true, modes: ['reused'], samples: quick ? 6 : 100, estimateMs: 70 });
   }
-  for (const stageMs of STAGES) out.push({ key: `strict-stdio-${stageMs}-coop`, spec: strict, stageMs, cooperative: true, modes: ['reused'], samples: quick ? 4 : 150, estimateMs: 35 });
+  for (const stageMs of stagesOf(quick)) out.push({ key: `strict-stdio-${stageMs}-coop`, spec: strict, stageMs, cooperative: true, modes: ['reused'], samples: quick ? 4 : 150, estimateMs: 35 });
   out.push({ key: 'strict-stdio-1-hard', spec: strict, stageMs: 1, cooperative: false, modes: ['reused'], samples: quick ? 1 : 10, estimateMs: 350 });
-  for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 4 : 100, estimateMs: 70 });
+  for (const stageMs of stagesOf(quick)) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 4 : 100, estimateMs: 70 });
   out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8, estimateMs: 2100 });
   out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6, estimateMs: 3100 });
   // Yielding between slices interleaves B with A on the one thread: there is no slot to reuse, only "stopped".
@@ -244,7 +246,7 @@ export const cancelLatency: Scenario = {
         `- (a') yields to the event loop before every slice, so B runs interleaved with A and there is no slot to reuse: only "stopped" is measured.`,
         '- The "2026" rows speak 2026-07-28 with the SDK 2.x client pinned to it (no `initialize`; each request carries its envelope). Its abort sends `notifications/cancelled` over stdio, and over Streamable HTTP closes A\'s response stream, which is that revision\'s cancellation. (f) is the SDK 2.x `McpServer` (`serveStdio`; over HTTP `createMcpHandler` with `legacy: \'reject\'`) with Piscina, `ctx.mcpReq.signal` passed to `piscina.run`: the 2.x counterpart of (b). Only "slot reused" is measured in these rows.',
       ].join('\n'),
-      params: { stages: STAGES, aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, configs: all.map((c) => ({ key: c.key, label: configLabel(c), stageMs: c.stageMs, cooperative: c.cooperative, samples: c.samples })) },
+      params: { stages: stagesOf(ctx.quick), aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, configs: all.map((c) => ({ key: c.key, label: configLabel(c), stageMs: c.stageMs, cooperative: c.cooperative, samples: c.samples })) },
       servers: specs.map(serverInfo),
       tables,
       charts,
