@@ -2,7 +2,9 @@
  * Scenario 3: what a call costs when it does nothing. Zero-work `spin`
  * (ms: 0) calls at 1, 8 and 32 in flight, ours against (e) (SDK + Piscina +
  * a SharedArrayBuffer flag: the minimal cooperative design), (b) (SDK +
- * Piscina + abort) and (a) (no pool at all). The client is a raw JSON-RPC
+ * Piscina + abort), (a) (no pool at all) and (f) (the SDK 2.x McpServer
+ * and serveStdio that ours is built on, with Piscina: the 2.x line's own
+ * cost per call, since (e) and (b) stand on SDK 1.32). The client is a raw JSON-RPC
  * client (bench/lib/raw-client.ts), not the SDK `Client`, and when `taskset`
  * exists the client is pinned to one core and every server to the other, so
  * the client's cost neither competes with the server nor dilutes the ratios.
@@ -34,10 +36,13 @@ const SPECS: readonly ServerSpec[] = [
   { kind: 'piscina-coop', transport: 'stdio', threads: THREADS },
   { kind: 'piscina-abort', transport: 'stdio', threads: THREADS },
   { kind: 'main-thread', transport: 'stdio', threads: THREADS },
+  // The same SDK 2.x stack as ours (McpServer, serveStdio) with Piscina and nothing else: what the 2.x line itself costs per call.
+  { kind: 'sdk2-piscina', transport: 'stdio', threads: THREADS },
 ];
 const OURS = specLabel(SPECS[0]!);
 const COOP = specLabel(SPECS[1]!);
 const NAIVE = specLabel(SPECS[2]!);
+const SDK2 = specLabel(SPECS[4]!);
 
 interface Window {
   server: string;
@@ -144,13 +149,13 @@ export const overhead: Scenario = {
       IN_FLIGHT.map((n) => {
         const all = med(label, n, cpu);
         const main = med(label, n, (w) => w.serverMainCpuUsPerCall);
-        const r = label === COOP ? '1× / 1×' : `${ratio(label, COOP, n, cps).toFixed(2)}× / ${ratio(label, COOP, n, cpu).toFixed(2)}×`;
-        return [label, n, Math.round(med(label, n, cps)), one(all), one(main), one(all - main), one(med(label, n, (w) => w.clientCpuUsPerCall)), r];
+        const vs = (other: string) => (label === other ? '1× / 1×' : `${ratio(label, other, n, cps).toFixed(2)}× / ${ratio(label, other, n, cpu).toFixed(2)}×`);
+        return [label, n, Math.round(med(label, n, cps)), one(all), one(main), one(all - main), one(med(label, n, (w) => w.clientCpuUsPerCall)), vs(COOP), vs(SDK2)];
       }),
     );
     const table: Table = {
       title: `Zero-work calls: calls/s and server CPU per call (µs), ${THREADS} threads, medians over ${p.rounds} windows`,
-      columns: ['server', 'in flight', 'calls/s', 'server process', 'main thread', 'workers', 'client', '÷ (e): calls/s / CPU (paired)'],
+      columns: ['server', 'in flight', 'calls/s', 'server process', 'main thread', 'workers', 'client', '÷ (e): calls/s / CPU (paired)', '÷ (f): calls/s / CPU (paired)'],
       rows,
       note: pinned ? `Client on CPU ${CLIENT_CPU}, every server on CPU ${SERVER_CPU} (taskset).` : 'taskset not found: client and servers unpinned.',
     };
@@ -185,7 +190,7 @@ export const overhead: Scenario = {
       params: { threads: THREADS, inFlight: IN_FLIGHT, pinned, ...p },
       servers: SPECS.map(serverInfo),
       tables: [table, latency],
-      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'in flight', 'calls/s', 'CPU µs', 'main', 'workers', 'client', '÷ (e)'] },
+      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'in flight', 'calls/s', 'CPU µs', 'main', 'workers', 'client', '÷ (e)', '÷ (f)'] },
       charts: [
         { file: 'overhead-latency-cdf', title: 'Zero-work call latency, one in flight', spec: cdfChart('Zero-work call latency, one call in flight', labels.map((label) => ({ label, values: sequential.get(label)! }))) },
         {
