@@ -8,7 +8,6 @@ import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { Executor } from '../executor/executor.js';
 import { newWireStats } from '../server/guard.js';
-import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio, STDIO_SESSION } from '../transport/stdio/serve.js';
 import { configureInputWaits } from '../mrtr/input-waits.js';
@@ -219,6 +218,8 @@ program
       process.exit(0);
     };
     if (flags.transport === 'http') {
+      // Loaded only here: a stdio server never pays for Express and the HTTP transports at start.
+      const { serveHttp } = await import('../transport/http/serve.js');
       const http = await serveHttp(executor, {
         host: flags.host,
         port: flags.port,

@@ -4,7 +4,7 @@ import type { CallBackend } from '../backend/backend.js';
 import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
 import { ClusterKey } from '../remote/cluster-key.js';
-import { QueueBackend } from '../remote/queue-backend.js';
+import type { QueueBackend } from '../remote/queue-backend.js';
 import { REDIS_URL_ENV, redisConfig, type RedisConfig } from '../remote/redis-config.js';
 import { UsageError } from './usage-error.js';
 
@@ -58,6 +58,8 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  // BullMQ (and ioredis) load only for a front end on Redis: the local pool's start-up does not pay for them.
+  const { QueueBackend } = await import('../remote/queue-backend.js');
   const backend = await QueueBackend.create({
     redisUrl,
     ...(clusterKey && { clusterKey }),
@@ -86,6 +88,6 @@ export function describeBackend(backend: CallBackend, flags: BackendFlags): stri
     const priority = backend.toolPriority.priority;
     return `${backend.threads} worker thread${backend.threads === 1 ? '' : 's'} (+${backend.spareThreads} standby${priority === 'normal' ? '' : `, priority ${priority}`})`;
   }
-  const display = backend instanceof QueueBackend ? backend.redis.display : 'Redis';
+  const display = (backend as Partial<Pick<QueueBackend, 'redis'>>).redis?.display ?? 'Redis';
   return `calls queued on Redis ${display} (queue '${flags.queue}') for worker hosts`;
 }

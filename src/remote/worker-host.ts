@@ -13,6 +13,7 @@ import { Worker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { JobOutcome, LogEntry, ProgressReport } from '../backend/backend.js';
 import { RedisAuthError } from '../errors.js';
+import { DEFAULTS } from '../defaults.js';
 import { Executor } from '../executor/executor.js';
 import type { Job } from '../executor/job.js';
 import type { ExecutorOptions } from '../executor/options.js';
@@ -29,7 +30,7 @@ export const LOCK_DURATION_MS = 5000;
 /** How often each host looks for jobs whose lock expired and puts them back in the queue (BullMQ's default is 30 s). */
 export const STALLED_INTERVAL_MS = 2500;
 /** How long a SIGTERM'd host lets its running jobs finish before it stops them and exits. */
-export const DRAIN_TIMEOUT_MS = 25_000;
+export const DRAIN_TIMEOUT_MS = DEFAULTS.hostDrainTimeoutMs;
 
 /** Options for {@link WorkerHost.start}. */
 export interface WorkerHostOptions {
