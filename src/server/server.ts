@@ -93,20 +93,19 @@ export class GuardedServer extends Server {
       if (isTaskAnswer(result)) throw new TaskAnswer(result);
       return result;
     });
-    return async (request, ctx) => {
-      try {
-        return await checked(request, ctx);
-      } catch (error) {
-        if (error instanceof TaskAnswer) return error.result;
-        throw error;
-      }
-    };
+    // A plain function and one catch, not another async layer: this runs on every call.
+    return (request, ctx) => checked(request, ctx).catch(unwrapTaskAnswer);
   }
 }
 
 /** Carries a task answer past the SDK's CallToolResult check (never leaves {@link GuardedServer}). */
 class TaskAnswer {
   constructor(readonly result: Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>>) {}
+}
+
+function unwrapTaskAnswer(error: unknown): Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>> {
+  if (error instanceof TaskAnswer) return error.result;
+  throw error;
 }
 
 function isTaskAnswer(result: object): boolean {
