@@ -21,6 +21,8 @@ import { alternate, fmt, sleep, summarize, us, type Summary } from '../../src/pr
 const STAGES = [0.1, 1, 10] as const;
 /** Quick (a smoke run): the 1 ms stages only, every server and mode still present. */
 const stagesOf = (quick: boolean): readonly number[] => (quick ? [1] : STAGES);
+/** Zero-work calls before each sample; quick: fewer (on a loaded machine each is a slow round trip, and the run has 70 samples). */
+const warmCalls = (quick: boolean): number => (quick ? 3 : WARM_CALLS);
 
 /** Ours, after a hard stop: time for the terminated thread's replacement to start before the next sample. */
 const REPLACE_MS = 300;
@@ -82,10 +84,10 @@ function configLabel(c: Config): string {
 /** How long "cancel → stopped" may wait for the server to report A stopped; past it the sample is counted as never stopped, not timed. */
 const STOP_WAIT_MS = 15_000;
 
-async function sample(conn: Connection, c: Config, mode: Mode, random: () => number): Promise<{ ms: number; idleMs: number } | 'never-stopped'> {
+async function sample(conn: Connection, c: Config, mode: Mode, random: () => number, warm: number): Promise<{ ms: number; idleMs: number } | 'never-stopped'> {
   // A hard stop or a baseline's cancel replaced the worker in the previous sample: heat the new one
   // (JIT, lazy paths) so that A, B and the idle call do not pay for a cold worker. Only the last call is timed.
-  for (let i = 1; i < WARM_CALLS; i++) await conn.warm();
+  for (let i = 1; i < warm; i++) await conn.warm();
   const w0 = performance.now();
   await conn.warm();
   const idleMs = performance.now() - w0;
@@ -131,7 +133,7 @@ export const cancelLatency: Scenario = {
       const random = rng(1);
       await alternate(all, (c) => c.samples, async (c, round) => {
         const mode = c.modes[round % c.modes.length]!;
-        const r = await sample(connOf(c), c, mode, random);
+        const r = await sample(connOf(c), c, mode, random, warmCalls(ctx.quick));
         if (r === 'never-stopped') {
           neverStopped.set(c.key, (neverStopped.get(c.key) ?? 0) + 1);
           return ctx.progress.tick(c.estimateMs);
@@ -235,7 +237,7 @@ export const cancelLatency: Scenario = {
       headline,
       title: this.title,
       method: [
-        `Each server runs with one worker thread (the main-thread baselines with their one thread). One sample: ${WARM_CALLS} zero-work calls one after another, so the server is idle with a live, warmed-up worker (the previous sample may have replaced it); a call A = spin(${A_MS} ms, stage s) that is cancelled ${LEAD_MS} ms + a random 0–max(2, 2s) ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
+        `Each server runs with one worker thread (the main-thread baselines with their one thread). One sample: ${warmCalls(ctx.quick)} zero-work calls one after another, so the server is idle with a live, warmed-up worker (the previous sample may have replaced it); a call A = spin(${A_MS} ms, stage s) that is cancelled ${LEAD_MS} ms + a random 0–max(2, 2s) ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
         '- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and queues behind A; the time is from sending the cancellation to receiving B\'s response. It includes stopping A, handing the worker to B, B\'s (zero) work and B\'s response on the wire.',
         '- **zero-work call, idle server**: the round trip of the last of those zero-work calls, timed in the "reused" samples; it is the floor under "cancel → slot reused", which contains one such call (B).',
         '- **cancel → stopped**: the client polls the server\'s counters (`executor://stats` `cancelled` for ours, `bench://stats` `stopped` for the baselines) back to back until A is reported stopped; the time is from sending the cancellation to the first poll that sees it, so it overstates by up to one poll round trip (~0.1–0.5 ms). Ours counts a job when its worker has returned from it (or was terminated); (a) when its loop has ended; (b) when Piscina destroys the worker (terminate requested); (c) when workerpool reports the worker terminated.',
