@@ -12,7 +12,7 @@ import stringArgv from 'string-argv';
 import { ERAS, META } from './era.js';
 import { Http2026Transport } from './http-2026.js';
 import type { Era, TargetSpec } from './types.js';
-import { Wire } from './wire.js';
+import { Wire, wireStamp } from './wire.js';
 
 /** A connected server. */
 export interface Connected {
@@ -101,7 +101,7 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
   if (transport instanceof Http2026Transport) {
     const http = transport;
     wire.canceller = (id) => {
-      const at = performance.now();
+      const at = wireStamp();
       http.abort(id);
       return { at, delivered: Promise.resolve() };
     };
