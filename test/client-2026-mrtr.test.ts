@@ -17,6 +17,8 @@ import { CLI, startHttpServer, until } from './helpers.js';
 
 const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
 type Kind = 'stdio' | 'http';
+/** Per test: the server's start is bounded by connect's 120 s on a loaded machine. */
+const TEST_MS = 240_000;
 /** A short wait for a retry, so a call whose client walked away is cancelled within the test. */
 const SERVER_ARGS = ['--threads', '1', '--spare-threads', '0', '--tools', MRTR_TOOLS, '--input-wait-ms', '1500'];
 
@@ -45,7 +47,7 @@ async function start(kind: Kind, onElicit: ElicitationHandler): Promise<Session>
   const client = new CancelAwareClient({ name: 'client-mrtr', version: '1.0.0' }).onElicitation(onElicit);
   const errors: Error[] = [];
   client.sdk.onerror = (e) => errors.push(e);
-  await client.connect(tap as never, { timeout: 30_000 });
+  await client.connect(tap as never, { timeout: 120_000 }); // a loaded machine may take long to start the server and its pool
   cleanup.push(() => client.close());
   expect(client.era).toBe('modern');
   return { client, tap, errors };
@@ -80,7 +82,7 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026 multi-roun
     expect(await serverStats(s)).toMatchObject({ completed: 1, cancelled: 0, inputRequired: 1, inputRetries: 1, inputWaiting: 0 });
     expect(s.client.stats()).toMatchObject({ cancelsSent: 0, staleCancelsSuppressed: 0, pending: 0 });
     expect(s.errors).toEqual([]);
-  });
+  }, TEST_MS);
 
   it('declined: the decline goes back as the answer and the tool sees it', async () => {
     const s = await start(kind, () => ({ action: 'decline' }));
@@ -89,7 +91,7 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026 multi-roun
     expect(calls(s)[1]!.params).toMatchObject({ inputResponses: expect.any(Object) });
     expect(Object.values(calls(s)[1]!.params!.inputResponses as object)).toEqual([{ action: 'decline' }]);
     expect(await serverStats(s)).toMatchObject({ completed: 1, cancelled: 0, inputRetries: 1 });
-  });
+  }, TEST_MS);
 
   it('aborted while the handler asks the user: its signal fires, the caller rejects at once, no retry leaves (not even with the handler\'s late answer); the parked job is cancelled by the server', async () => {
     let handlerAborted: unknown;
@@ -118,7 +120,7 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026 multi-roun
     expect(st).toMatchObject({ inFlight: 0, cancelled: 1, completed: 0, inputRetries: 0, inputWaiting: 0, hardKilled: 0 });
     expect(s.client.stats()).toMatchObject({ cancelsSent: 0, pending: 0 });
     expect(s.errors).toEqual([]);
-  });
+  }, TEST_MS);
 
   it('aborted while the retry runs: the retry\'s id is cancelled the era\'s way (stdio notifications/cancelled, HTTP its stream closed) and the job stops', async () => {
     const s = await start(kind, () => ({ action: 'accept', content: { name: 'Grace' } }));
@@ -139,5 +141,5 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026 multi-roun
     expect(s.tap.responsesFor(retryId)).toEqual([]);
     expect(s.client.stats()).toMatchObject({ cancelsSent: 1, staleCancelsSuppressed: 0, pending: 0 });
     expect(s.errors).toEqual([]);
-  });
+  }, TEST_MS);
 });

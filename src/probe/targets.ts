@@ -143,7 +143,7 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
 export async function ask(wire: Wire, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
   const { id } = wire.request(method, params);
   const a = await wire.answer(id, timeoutMs);
-  if (!a) throw new Error(`${method}: no answer in ${timeoutMs} ms`);
+  if (!a) throw new Error(`${method}: no answer in ${Math.round(timeoutMs)} ms`);
   if ('error' in a.msg) throw new Error(`${method}: ${JSON.stringify(a.msg.error).slice(0, 200)}`);
   return a.msg.result as Record<string, unknown>;
 }
