@@ -113,3 +113,19 @@ export class CallAbortedError extends McpCancelPoolError {
     this.cancelSent = cancelSent;
   }
 }
+
+/** `TaskStore.create` refused: a task limit (`TaskLimits`) is reached. */
+export class TaskLimitError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_TASK_LIMIT', message);
+    this.name = 'TaskLimitError';
+  }
+}
+
+/** `TaskStore.list` got a cursor it never issued. */
+export class InvalidCursorError extends McpCancelPoolError {
+  constructor(cursor: string) {
+    super('ERR_INVALID_CURSOR', `invalid tasks/list cursor ${JSON.stringify(cursor)}`);
+    this.name = 'InvalidCursorError';
+  }
+}

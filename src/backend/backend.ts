@@ -121,6 +121,13 @@ export interface StartOptions {
   readonly liveLogs?: boolean;
   /** Needed for tools declared with `usesClient`. */
   readonly onClientRequest?: ClientRequestHandler;
+  /**
+   * The call is the job of this task (or of the task it becomes at the end
+   * of its task window). The local pool ignores it; the queue backend names
+   * the job after it, so a front end sharing the task store can cancel it,
+   * and the job outlives its front end once the task is stored.
+   */
+  readonly taskId?: string;
 }
 
 /** Why a call failed (it is still answered, with an error). */

@@ -18,7 +18,8 @@ import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
-import { describeBackend, openQueueBackend, redisConfigOf } from './serve-remote.js';
+import { describeBackend, openQueueBackend, queueTaskStore, redisConfigOf } from './serve-remote.js';
+import { QueueBackend } from '../remote/queue-backend.js';
 import { UsageError } from './usage-error.js';
 import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
 import { poolOptions } from './pool-options.js';
@@ -47,6 +48,11 @@ function int(min: number, max = Number.MAX_SAFE_INTEGER) {
 }
 const port = int(0, 65535);
 
+function sessionPrefix(value: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) throw new InvalidArgumentError('1 to 64 letters, digits, - or _');
+  return value;
+}
+
 interface ServeFlags {
   transport: 'stdio' | 'http';
   threads?: number;
@@ -64,6 +70,7 @@ interface ServeFlags {
   maxOutputBufferBytes: number;
   workerMemoryMb?: number;
   sessionIdleMs: number;
+  sessionPrefix?: string;
   allowedHost: string[];
   allowedOrigin: string[];
   maxSessions: number;
@@ -118,6 +125,7 @@ program
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), DEFAULTS.maxSessions)
+  .option('--session-prefix <name>', 'HTTP: 2025 session ids are <name>.<uuid>, so a load balancer routes each session to the front end that holds it (letters, digits, - and _; see README "Many hosts")', sessionPrefix)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
   .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
   .option('--max-working-tasks-per-session <n>', 'working tasks one session may have (finished ones do not count); beyond it a task-augmented call gets -32000', int(1), DEFAULTS.maxWorkingTasksPerSession)
@@ -184,12 +192,17 @@ program
     );
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
-    const tasks = new TaskRunner(executor, {
+    const taskLimits = {
       maxWorkingTasksPerSession: flags.maxWorkingTasksPerSession,
       maxWorkingTasks: flags.maxWorkingTasks,
       maxFinishedTaskBytes: flags.maxFinishedTaskBytes,
       defaultTtlMs: flags.taskTtlMs,
       maxTtlMs: flags.maxTaskTtlMs,
+    };
+    const tasks = new TaskRunner(executor, {
+      ...taskLimits,
+      // With --redis the tasks live in Redis: every front end of the queue reads and cancels them (README "Many hosts").
+      ...(backend instanceof QueueBackend && { store: queueTaskStore(backend, taskLimits) }),
       taskAfterMs: flags.taskAfterMs,
       onOwnerClosed: (owner, cancelled) => {
         // A stdio connection's close is the shutdown: its line says what it cancelled.
@@ -227,6 +240,7 @@ program
         allowedHosts: flags.allowedHost,
         allowedOrigins: flags.allowedOrigin,
         maxSessions: flags.maxSessions,
+        ...(flags.sessionPrefix !== undefined && { sessionIdPrefix: flags.sessionPrefix }),
         ...(authToken !== undefined && { authToken }),
         allowUnauthenticated: flags.allowUnauthenticated,
         version,

@@ -6,6 +6,9 @@ import { Executor } from '../executor/executor.js';
 import { ClusterKey } from '../remote/cluster-key.js';
 import { QueueBackend } from '../remote/queue-backend.js';
 import { REDIS_URL_ENV, redisConfig, type RedisConfig } from '../remote/redis-config.js';
+import { taskSettlement } from '../tasks/answer.js';
+import { resolveLimits } from '../tasks/memory-store.js';
+import type { TaskLimits, TaskStore } from '../tasks/store.js';
 import { UsageError } from './usage-error.js';
 
 /** The flags the backend choice reads. */
@@ -88,4 +91,13 @@ export function describeBackend(backend: CallBackend, flags: BackendFlags): stri
   }
   const display = backend instanceof QueueBackend ? backend.redis.display : 'Redis';
   return `calls queued on Redis ${display} (queue '${flags.queue}') for worker hosts`;
+}
+
+/**
+ * The queue's task store in Redis, with the server's task limits (the
+ * finished-task byte bound is the memory store's: in Redis each task goes
+ * with its ttl, and Redis's own maxmemory bounds the rest).
+ */
+export function queueTaskStore(backend: QueueBackend, limits: TaskLimits): TaskStore {
+  return backend.taskStore({ ...resolveLimits(limits), settlementOf: taskSettlement });
 }

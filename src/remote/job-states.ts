@@ -62,9 +62,9 @@ export class JobStates {
     return (this.redis as unknown as Record<ScriptName, Call>)[name](...args);
   }
 
-  /** A new job, queued, owned by a front end. */
-  async create(jobId: string, frontId: string): Promise<void> {
-    await this.call('mcpCreate', this.keys.job(jobId), this.keys.front(frontId), frontId, JOB_STATE_TTL_MS);
+  /** A new job, queued, owned by a front end; a task's job names its task (see CREATE in lua.ts). */
+  async create(jobId: string, frontId: string, taskId?: string): Promise<void> {
+    await this.call('mcpCreate', this.keys.job(jobId), this.keys.front(frontId), frontId, JOB_STATE_TTL_MS, taskId === undefined ? '' : this.keys.task(taskId));
   }
 
   /** queued → running for this host (or a takeover after a stalled host); the front end is told. */

@@ -33,6 +33,22 @@ export class RemoteKeys {
   frontChannel(frontId: string): string {
     return `${this.prefix}:to:${frontId}`;
   }
+  /** A task record (task-lua.ts): `w` owner, `n` tool, `f` creating front end, `q` order, `j` task JSON, `a` answer JSON, `o` the job's outcome message. */
+  task(taskId: string): string {
+    return `${this.prefix}:task:${taskId}`;
+  }
+  /** An owner's tasks, scored by creation order (for tasks/list). */
+  tasksOf(owner: string): string {
+    return `${this.prefix}:tasks:${owner}`;
+  }
+  /** Working tasks (an owner's, or with no owner all of them), scored by their expiry time: the task limits. */
+  working(owner?: string): string {
+    return owner === undefined ? `${this.prefix}:working` : `${this.prefix}:working:${owner}`;
+  }
+  /** The counter that orders tasks. */
+  get taskSequence(): string {
+    return `${this.prefix}:taskseq`;
+  }
   /** A pattern matching every job hash of the queue (for tests and the stats). */
   get jobPattern(): string {
     return `${this.prefix}:job:*`;

@@ -22,11 +22,25 @@
  * without persistence), stops within a second and a half.
  */
 
-/** KEYS: job, front liveness. ARGV: front id, ttl ms. A new job, queued. */
+/**
+ * KEYS: job, front liveness. ARGV: front id, ttl ms, and for a task's job the
+ * key of its task record (task-lua.ts). A new job, queued. A job whose task
+ * record exists outlives its front end: it is never cancelled as an orphan,
+ * and its outcome is written into that record as it leaves ({@link RESPOND}),
+ * so any front end can settle the task.
+ */
 export const CREATE = `
 redis.call('HSET', KEYS[1], 's', 'queued', 'f', ARGV[1])
+if ARGV[3] and ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 't', ARGV[3]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
+
+/** Lua: whether the job in KEYS[1] is a stored task's (its task record exists), so its front end's death does not orphan it. */
+const TASK_HELD = `
+local function taskHeld()
+  local t = redis.call('HGET', KEYS[1], 't')
+  return t and redis.call('EXISTS', t) == 1
+end`;
 
 /**
  * KEYS: job, front liveness. ARGV: host id, lock token, cancel channel, job id, front channel.
@@ -35,11 +49,11 @@ return 1`;
  * cancelled), 'gone' (no state), or the state that stopped it. A take tells
  * the front end (`t: 'r'`), so it counts the call as running, not queued.
  */
-export const TAKE = `
+export const TAKE = `${TASK_HELD}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'gone' end
 if s ~= 'queued' and s ~= 'running' then return s end
-if redis.call('EXISTS', KEYS[2]) == 0 then
+if redis.call('EXISTS', KEYS[2]) == 0 and not taskHeld() then
   redis.call('HSET', KEYS[1], 's', 'cancelled')
   return 'orphan'
 end
@@ -53,10 +67,16 @@ if s == 'running' then
 end
 return 'running'`;
 
-/** KEYS: job. ARGV: token, front channel, message. running → responding for the token's holder, and the outcome leaves in the same step. */
+/**
+ * KEYS: job. ARGV: token, front channel, message. running → responding for
+ * the token's holder, and the outcome leaves in the same step; a task's job
+ * also leaves it in its task record (`o`), if the record has not expired.
+ */
 export const RESPOND = `
 if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 's', 'responding', 'o', ARGV[3])
+local t = redis.call('HGET', KEYS[1], 't')
+if t and redis.call('EXISTS', t) == 1 then redis.call('HSET', t, 'o', ARGV[3]) end
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1`;
 
@@ -116,12 +136,12 @@ return 1`;
  * cancelled), 'retaken' (another host holds it), 'gone' (no state: Redis lost
  * it), or the state that ended it ('cancelled', 'responding', 'failed').
  */
-export const CHECK = `
+export const CHECK = `${TASK_HELD}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'gone' end
 if s ~= 'running' then return s end
 if redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 'retaken' end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 'running' end
+if redis.call('EXISTS', KEYS[2]) == 1 or taskHeld() then return 'running' end
 redis.call('HSET', KEYS[1], 's', 'cancelled')
 return 'orphan'`;
 

@@ -22,6 +22,7 @@ import { RemoteCall } from './remote-call.js';
 import type { Refusal, RemoteContext } from './remote-context.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { loadToolCatalog } from './tool-catalog.js';
+import { RedisTaskStore, type RedisTaskStoreOptions } from './task-store.js';
 
 /**
  * How long a job may stay on a host whose liveness key is gone before the
@@ -188,6 +189,11 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     await this.queue.waitUntilReady();
   }
 
+  /** A task store in this queue's Redis, shared with every front end of the queue (task-store.ts). */
+  taskStore(options: RedisTaskStoreOptions): RedisTaskStore {
+    return new RedisTaskStore(this.cmd, this.states, this.frontId, this.options.clusterKey, options);
+  }
+
   protected newCall(session: string, id: RequestId): RemoteCall {
     return new RemoteCall(this.context, session, id);
   }
@@ -207,7 +213,9 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    const calls = this.calls();
+    // A task's job is left running: its task, in Redis, outlives this front end (README "Many hosts"). One whose
+    // task was never stored (an undecided task window) is cancelled by its host's check once our liveness key is gone.
+    const calls = this.calls().filter((c) => c.taskId === undefined);
     await Promise.race([Promise.all(calls.map((c) => c.requestCancel('front end closing'))), new Promise((r) => setTimeout(r, 2000))]);
     await Promise.race([this.liveness.stop(), new Promise((r) => setTimeout(r, 1000))]);
     await Promise.race([this.queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);

@@ -46,6 +46,11 @@ export type FrontState =
 
 let sequence = 0;
 
+/** The job id of a task's job (the same on every front end). */
+export function taskJobId(taskId: string): string {
+  return `task-${taskId}`;
+}
+
 export class RemoteCall implements CallHandle, InFlightEntry {
   readonly direction = 'inbound' as const;
   /** Settles with the outcome (never rejects). */
@@ -90,6 +95,12 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.jobId;
   }
 
+  /** The task whose job this is (StartOptions.taskId), once started. */
+  get taskId(): string | undefined {
+    const s = this.current;
+    return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.options.taskId;
+  }
+
   /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
   stop(reason?: string): boolean {
     if (this.current.kind === 'settled') return false;
@@ -104,7 +115,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     if ('kind' in checked) return this.settle(checked);
     const refusal = this.ctx.refusal(options);
     if (refusal) return this.settle({ kind: 'failed', ...refusal });
-    const jobId = `${this.ctx.frontId}-${++sequence}`;
+    // A task's job is named after its task: any front end that reads the task can find, and cancel, its job.
+    const jobId = options.taskId === undefined ? `${this.ctx.frontId}-${++sequence}` : taskJobId(options.taskId);
     const data: RemoteJobData = signed(this.ctx.clusterKey, 'job', jobId, {
       front: this.ctx.frontId,
       tool: checked.tool.name,
@@ -115,7 +127,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       liveLogs: options.liveLogs ?? false,
     });
     const queuing = (async () => {
-      await this.ctx.states.create(jobId, this.ctx.frontId);
+      await this.ctx.states.create(jobId, this.ctx.frontId, options.taskId);
       await this.ctx.enqueue(jobId, data);
     })();
     const job: Submission = { jobId, options, inRedis: queuing.then(() => true, () => false) };
@@ -218,6 +230,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       case 'refused':
         return void this.fail('a worker host refused this call: its job did not verify against the host\'s cluster key (front ends and worker hosts need the same --cluster-key-file); it was not run');
       case 'cancelled':
+        // A task's job: tasks/cancel through another front end won in Redis, and that front end settled the task.
+        if (now.job.options.taskId !== undefined) return void this.settle({ kind: 'cancelled', from: now.kind, hardKilled: false });
         return void this.fail(`the worker hosts cancelled this call: this front end's liveness key in Redis expired (no refresh reached Redis for that long: Redis or this process stalled)`);
       case 'hostless': {
         const since = now.kind === 'running' && now.hostlessSince !== undefined ? now.hostlessSince : Date.now();

@@ -78,7 +78,7 @@ export class TaskRunner {
 
   /** Creates the task and queues its job; the task is `working` when returned. Throws the store's TaskLimitError. */
   async create(owner: string, call: TaskCall): Promise<Task> {
-    const task = await this.store.create(owner, call.ttlMs);
+    const task = await this.store.create(owner, call.ttlMs, undefined, call.tool);
     this.jobs.start(task, this.jobs.track(owner, task, call.tool, call.onStatus), call);
     return task;
   }

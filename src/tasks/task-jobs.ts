@@ -76,6 +76,7 @@ export class TaskJobs {
       args: call.args,
       ...(onProgress && { onProgress: (report: ProgressReport) => live.terminal || onProgress(report) }),
       ...(call.onClientRequest && { onClientRequest: call.onClientRequest }),
+      taskId: task.taskId,
     };
     this.follow(task.taskId, live, job.start(options));
   }

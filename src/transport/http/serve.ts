@@ -63,6 +63,13 @@ export interface HttpOptions {
    * @default 1000
    */
   readonly maxSessions?: number;
+  /**
+   * 2025 session ids are `<prefix>.<uuid>`: a load balancer in front of
+   * several front ends routes each session to the one that holds it by this
+   * prefix (an nginx `map` on `$http_mcp_session_id`). 1 to 64 of
+   * `A-Za-z0-9_-`. Without it, a bare UUID.
+   */
+  readonly sessionIdPrefix?: string;
   /** Origins accepted from browsers, besides same-host localhost origins. */
   readonly allowedOrigins?: readonly string[];
   readonly version: string;
@@ -100,6 +107,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const host = options.host ?? DEFAULTS.host;
   checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated });
   const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
+  if (options.sessionIdPrefix !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.sessionIdPrefix)) throw new RangeError('sessionIdPrefix: 1 to 64 of A-Za-z0-9_-');
   const tasks = options.tasks ?? new TaskRunner(backend);
   /** Sessions whose initialize the transport accepted: only these have an id a client knows. */
   const sessions = new Map<string, Session>();
@@ -195,7 +203,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
 
   /** Builds a session; it becomes reachable by its id only once the transport accepts its initialize. */
   async function openSession(accepted: () => void): Promise<Session> {
-    const id = randomUUID();
+    const id = options.sessionIdPrefix === undefined ? randomUUID() : `${options.sessionIdPrefix}.${randomUUID()}`;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: () => {
