@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer, until, type HttpServerProcess } from './helpers.js';
-import { messagesIn, type Msg } from './http-helpers.js';
+import { initializeBody, messagesIn, post as post2025, type Msg } from './http-helpers.js';
 import { modernHeaders, modernRequest } from './modern-helpers.js';
 import { startNginx, type NginxProcess } from './nginx-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
@@ -126,6 +126,10 @@ describe('through nginx', () => {
     expect(soon).toMatchObject({ resultType: 'task', status: 'working' });
     expect(long).toMatchObject({ resultType: 'task', status: 'working' });
     await until(async () => (await hostSum('running')) === 2, 20_000, 'both tasks running, one on each host');
+    // The record is in Redis with the task's ttl (the default, 10 minutes).
+    const pttl = await r.pttl(`mcp:${Q}:task:${long.taskId as string}`);
+    expect(pttl).toBeGreaterThan(0);
+    expect(pttl).toBeLessThanOrEqual(long.ttlMs as number);
     // While A lives, B reads A's task too: one store.
     expect(resultOf(await ask(b.url, 'tasks/get', { taskId: soon.taskId }))).toMatchObject({ taskId: soon.taskId, status: 'working' });
     a.child.kill('SIGKILL');
@@ -141,6 +145,12 @@ describe('through nginx', () => {
     expect(resultOf(await ask(lb.url, 'tasks/get', { taskId: long.taskId }))).toMatchObject({ taskId: long.taskId, status: 'cancelled' });
     await until(async () => (await hostSum('cancelsRelayed')) === relayed + 1, 20_000, 'the cancel relayed to the host');
     await until(async () => (await hostSum('running')) === 0, 20_000, 'the hosts free');
+    // The caller owns its 2026 tasks: a 2025 session (through nginx, on whichever front end) does not see them.
+    const init = await post2025(lb.url, initializeBody());
+    const sid = init.headers['mcp-session-id'] as string;
+    await post2025(lb.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid });
+    const legacy = await post2025(lb.url, { jsonrpc: '2.0', id: 'g25', method: 'tasks/get', params: { taskId: soon.taskId } }, { 'mcp-session-id': sid });
+    expect(messagesIn(legacy.text)[0]!.error).toMatchObject({ code: -32602 });
     // A cancel of a terminal task is refused, through either path.
     expect((await ask(lb.url, 'tasks/cancel', { taskId: soon.taskId })).error).toMatchObject({ code: -32602 });
   });
