@@ -120,6 +120,29 @@ describe('through nginx', () => {
     }
   });
 
+  it('tasks/cancel through B racing the completion of a task made through A: one winner, and both front ends say the same', async () => {
+    const seen = { cancelled: 0, completed: 0 };
+    for (let i = 0; i < 8; i++) {
+      const made = resultOf(await ask(a.url, 'tools/call', { name: 'only_task', arguments: { ms: 150 } }));
+      await new Promise((done) => setTimeout(done, 100 + 25 * i));
+      const cancel = await ask(b.url, 'tasks/cancel', { taskId: made.taskId });
+      const [onA, onB] = [resultOf(await ask(a.url, 'tasks/get', { taskId: made.taskId })), resultOf(await ask(b.url, 'tasks/get', { taskId: made.taskId }))];
+      expect(onA).toEqual(onB);
+      if (cancel.error) {
+        // Completion won in Redis first: the cancel is refused, and the task has its result.
+        expect(cancel.error).toMatchObject({ code: -32602 });
+        expect(onA).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'only_task spun 150 ms' }] } });
+        seen.completed++;
+      } else {
+        expect(onA.status).toBe('cancelled');
+        expect(onA).not.toHaveProperty('result');
+        seen.cancelled++;
+      }
+    }
+    expect(seen.cancelled + seen.completed).toBe(8);
+    await until(async () => (await hostSum('running')) === 0, 20_000, 'the hosts free');
+  });
+
   it('2026 tasks live in Redis: created through front end A, read and cancelled through B (and nginx) after A was SIGKILLed', async () => {
     const soon = resultOf(await ask(a.url, 'tools/call', { name: 'only_task', arguments: { ms: 4000 } }));
     const long = resultOf(await ask(a.url, 'tools/call', { name: 'only_task', arguments: { ms: 120_000 } }));
