@@ -3,6 +3,11 @@
  * queue lives under `mcp:<queue>:` (BullMQ's own keys under `bull:<queue>:`).
  */
 
+/** The job id of a task's job: the same on every front end, so any of them finds the job from the task. */
+export function taskJobId(taskId: string): string {
+  return `task-${taskId}`;
+}
+
 /** The names for one queue. */
 export class RemoteKeys {
   readonly prefix: string;

@@ -25,6 +25,7 @@ import { checkStart, countSettled, ReportTurn } from '../backend/calls.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import { signed } from './cluster-key.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
+import { taskJobId } from './keys.js';
 import type { RemoteContext } from './remote-context.js';
 
 /** A call's job once it has an id: what it runs and whether it reached Redis. */
@@ -45,11 +46,6 @@ export type FrontState =
   | { readonly kind: 'settled'; readonly outcome: JobOutcome };
 
 let sequence = 0;
-
-/** The job id of a task's job (the same on every front end). */
-export function taskJobId(taskId: string): string {
-  return `task-${taskId}`;
-}
 
 export class RemoteCall implements CallHandle, InFlightEntry {
   readonly direction = 'inbound' as const;

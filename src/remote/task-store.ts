@@ -20,8 +20,8 @@ import type { CancelResult, JobOutcome } from '../backend/backend.js';
 import { InvalidCursorError, TaskLimitError } from '../errors.js';
 import type { ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';
+import { taskJobId } from './keys.js';
 import { parseFrontMessage } from './messages.js';
-import { taskJobId } from './remote-call.js';
 import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_SETTLE } from './task-lua.js';
 
 type Terminal = 'completed' | 'failed' | 'cancelled';
