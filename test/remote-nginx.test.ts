@@ -64,9 +64,12 @@ async function ask(url: URL, method: string, params: Record<string, unknown>): P
   return answer;
 }
 const resultOf = (m: Msg) => m.result as Record<string, unknown>;
-async function completed(url: URL): Promise<number> {
+async function statsOf(url: URL): Promise<Record<string, number>> {
   const read = resultOf(await ask(url, 'resources/read', { uri: 'executor://stats' }));
-  return (JSON.parse((read.contents as { text: string }[])[0]!.text) as Record<string, number>).completed ?? 0;
+  return JSON.parse((read.contents as { text: string }[])[0]!.text) as Record<string, number>;
+}
+async function completed(url: URL): Promise<number> {
+  return (await statsOf(url)).completed ?? 0;
 }
 
 describe('through nginx', () => {
@@ -141,6 +144,10 @@ describe('through nginx', () => {
     }
     expect(seen.cancelled + seen.completed).toBe(8);
     console.log(`cross-front-end cancel race: ${seen.cancelled} cancelled, ${seen.completed} completed first`);
+    // Each task is counted once, by the front end that created it, whoever settled it; B created none.
+    await until(async () => (await statsOf(a.url)).tasksWorking === 0, 20_000, "A's tasks counted terminal");
+    expect(await statsOf(a.url)).toMatchObject({ tasksCreated: 8, tasksWorking: 0, tasksCancelled: seen.cancelled, tasksCompleted: seen.completed });
+    expect(await statsOf(b.url)).toMatchObject({ tasksCreated: 0, tasksWorking: 0, tasksCancelled: 0, tasksCompleted: 0 });
     await until(async () => (await hostSum('running')) === 0, 20_000, 'the hosts free');
   });
 

@@ -111,7 +111,11 @@ export class RedisTaskStore {
     const [w, tool, front, j, a, outcome] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (string | null)[];
     if (w !== owner || j === null || j === undefined) return undefined;
     const task = JSON.parse(j) as Task;
-    if (a) return { task, answer: JSON.parse(a) as StoredAnswer };
+    if (a) {
+      const here = this.mine.get(taskId);
+      if (here) here.task = task; // settled by another front end, maybe: the sweep must see it terminal
+      return { task, answer: JSON.parse(a) as StoredAnswer };
+    }
     const ended = outcome ? this.outcomeOf(outcome) : front !== this.frontId ? await this.endedElsewhere(front ?? '', taskId) : undefined;
     if (!ended) return { task };
     const { status, answer, statusMessage } = this.options.settlementOf(ended, tool ?? '', taskId);
