@@ -19,6 +19,7 @@ import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { describeBackend, openQueueBackend, redisConfigOf } from './serve-remote.js';
+import { SENTINEL_NAME_HELP, SENTINEL_PASSWORD_HELP, SENTINELS_HELP } from './sentinel-help.js';
 import { UsageError } from './usage-error.js';
 import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
 import { poolOptions } from './pool-options.js';
@@ -80,6 +81,9 @@ interface ServeFlags {
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
+  redisSentinels?: string;
+  redisSentinelName?: string;
+  redisSentinelPasswordFile?: string;
   clusterKeyFile?: string;
   queue: string;
   toolPriority: ToolPriority;
@@ -131,6 +135,9 @@ program
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
+  .option('--redis-sentinels <host:port,...>', SENTINELS_HELP)
+  .option('--redis-sentinel-name <name>', SENTINEL_NAME_HELP)
+  .option('--redis-sentinel-password-file <path>', SENTINEL_PASSWORD_HELP)
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
   .option('--cluster-key-file <path>', 'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")')
   .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)

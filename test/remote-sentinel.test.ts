@@ -1,0 +1,159 @@
+/**
+ * Redis failing over under Sentinel (one primary, one replica, three
+ * sentinels), a front end and two worker hosts connected through the
+ * sentinels, and a steady stream of calls, about half of them cancelled at
+ * random times. Twice: a `SENTINEL FAILOVER`, then a SIGKILL of the primary.
+ * Each time: every call owed an answer gets exactly one (a result or a tool
+ * error), a call whose cancel was accepted gets nothing, and new calls work
+ * again; how long after the trigger they do is measured and printed.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { rng } from '../bench/lib/rng.js';
+import { sleep, until, type RawServer } from './helpers.js';
+import { call, cancel, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
+import { MASTER, startSentinelSet, type SentinelSet } from './sentinel-helpers.js';
+
+const Q = 'sentinel';
+const PW = 'Primary-secret-4711';
+const SPW = 'Sentinel-secret-0815';
+/** New calls must work again within this after the trigger: a bound on a hang, not a speed target (the measured figure is printed). */
+const RECOVERY_BOUND_MS = 60_000;
+const ENV = ['MCP_CANCEL_POOL_REDIS_URL', 'MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD'] as const;
+
+let set: SentinelSet;
+let dir: string;
+let front: RawServer;
+let hosts: HostProcess[] = [];
+const saved = ENV.map((name) => process.env[name]);
+
+beforeAll(async () => {
+  set = await startSentinelSet(PW, SPW);
+  await set.settled(1);
+  dir = mkdtempSync(join(tmpdir(), 'mcp-sentinel-secrets-'));
+  writeFileSync(join(dir, 'url'), `redis://:${PW}@primary\n`);
+  writeFileSync(join(dir, 'sentinel-pw'), `${SPW}\n`);
+  // The hosts read the secrets from files, the front end from the environment: both ways stay out of argv.
+  const viaFiles = ['--redis-sentinels', set.sentinelList, '--redis-sentinel-name', MASTER, '--redis-url-file', join(dir, 'url'), '--redis-sentinel-password-file', join(dir, 'sentinel-pw')];
+  hosts = await Promise.all([startHost(viaFiles, Q, ['--threads', '1']), startHost(viaFiles, Q, ['--threads', '1'])]);
+  process.env.MCP_CANCEL_POOL_REDIS_URL = `redis://:${PW}@primary`;
+  process.env.MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD = SPW;
+  front = await rawFrontEnd(['--redis-sentinels', set.sentinelList], Q);
+}, 90_000);
+afterAll(async () => {
+  ENV.forEach((name, k) => (saved[k] === undefined ? delete process.env[name] : (process.env[name] = saved[k])));
+  front?.kill();
+  await Promise.all(hosts.map((h) => h.kill()));
+  await set?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** What one failover under load came to. */
+interface Run {
+  readonly calls: number;
+  readonly completed: number;
+  readonly cancelled: number;
+  readonly failed: number;
+  /** Trigger → the sentinels name another primary. */
+  readonly switchMs: number;
+  /** Trigger → the first call sent after the switch answered with a result. */
+  readonly recoveryMs: number;
+}
+
+/**
+ * Streams calls (half cancelled at random) while `trigger` fails Redis over,
+ * probes with one plain call after another until one sent after the switch
+ * succeeds, then checks every call's answers against the front end's counts.
+ */
+async function failoverUnderLoad(label: string, seed: number, trigger: () => Promise<void>): Promise<Run> {
+  const rand = rng(seed);
+  const before = await front.stats();
+  const oldPrimary = await set.primaryPort();
+  const ids: string[] = [];
+  const cancelSent = new Set<string>();
+  const cancels: Promise<void>[] = [];
+  let streaming = true;
+  const stream = (async () => {
+    for (let i = 0; streaming && i < 4000; i++) {
+      const id = `${label}-${i}`;
+      ids.push(id);
+      call(front, id, 'spin', { ms: Math.floor(rand() * 40), stageMs: 1 });
+      if (rand() < 0.5) {
+        cancelSent.add(id);
+        cancels.push(sleep(Math.floor(rand() * 60)).then(() => cancel(front, id)));
+      }
+      await sleep(25);
+    }
+  })();
+  await sleep(2000); // the stream is under way
+  const t0 = Date.now();
+  await trigger();
+  let switchMs = -1;
+  let recoveryMs = -1;
+  for (let k = 0; recoveryMs < 0; k++) {
+    const switched = switchMs >= 0 || (await set.primaryPort().catch(() => oldPrimary)) !== oldPrimary;
+    if (switched && switchMs < 0) switchMs = Date.now() - t0;
+    const id = `${label}-probe-${k}`;
+    ids.push(id);
+    call(front, id, 'spin', { ms: 0 });
+    const answer = (await front.next((m) => m.id === id, RECOVERY_BOUND_MS)) as { result?: { isError?: boolean } };
+    if (switched && answer.result !== undefined && answer.result.isError !== true) recoveryMs = Date.now() - t0;
+    else await sleep(100);
+    if (Date.now() - t0 > RECOVERY_BOUND_MS) break;
+  }
+  await sleep(1000); // a little more of the stream on the new primary
+  streaming = false;
+  await stream;
+  await Promise.all(cancels);
+  await until(async () => {
+    const s = await front.stats();
+    return s.inFlight === 0 && s.completed! + s.cancelled! + s.failed! - before.completed! - before.cancelled! - before.failed! === ids.length;
+  }, 60_000, `every ${label} call settled (seed ${seed})`);
+  await sleep(1500); // anything wrongly sent late would arrive by now
+  const after = await front.stats();
+  const completed = after.completed! - before.completed!;
+  const cancelled = after.cancelled! - before.cancelled!;
+  const failed = after.failed! - before.failed!;
+  let answered = 0;
+  for (const id of ids) {
+    const n = responsesFor(front, id).length;
+    expect(n, `${id} (seed ${seed})`).toBeLessThanOrEqual(1); // never two answers
+    if (!cancelSent.has(id)) expect(n, `${id}: never cancelled, so an answer is owed (seed ${seed})`).toBe(1);
+    answered += n;
+  }
+  // Exactly the completed and failed calls were answered: nothing for a call whose cancel won.
+  expect(answered, `seed ${seed}`).toBe(completed + failed);
+  expect(cancelled, `seed ${seed}`).toBe(ids.length - answered);
+  expect(completed, `seed ${seed}`).toBeGreaterThan(0);
+  expect(cancelled, `seed ${seed}`).toBeGreaterThan(0);
+  expect(switchMs, `${label}: the sentinels named a new primary (seed ${seed})`).toBeGreaterThanOrEqual(0);
+  expect(recoveryMs, `${label}: new calls work again (seed ${seed})`).toBeGreaterThan(0);
+  expect(recoveryMs).toBeLessThan(RECOVERY_BOUND_MS);
+  return { calls: ids.length, completed, cancelled, failed, switchMs, recoveryMs };
+}
+
+function secretsNowhere(): void {
+  const texts = [front.stderr, JSON.stringify(front.lines), ...hosts.map((h) => h.stderr())];
+  for (const text of texts) {
+    expect(text.includes(PW)).toBe(false);
+    expect(text.includes(SPW)).toBe(false);
+  }
+}
+
+it('a SENTINEL FAILOVER under a stream of calls, half cancelled: one answer for each call owed one, none after an accepted cancel', async () => {
+  const seed = Number(process.env.SENTINEL_SEED ?? Date.now() % 100_000);
+  const run = await failoverUnderLoad('fo', seed, () => set.failover());
+  console.log(`sentinel failover (seed ${seed}): ${JSON.stringify(run)}`);
+  secretsNowhere();
+  expect(front.stderr).toMatch(new RegExp(`on Redis ${MASTER} via Sentinel 127\\.0\\.0\\.1:\\d+`));
+}, 90_000);
+
+it('a SIGKILL of the primary under a stream of calls, half cancelled: the same, once the sentinels promote the replica', async () => {
+  await set.settled(1); // the old primary is the replica now, in sync
+  const seed = Number(process.env.SENTINEL_SEED ?? Date.now() % 100_000);
+  const run = await failoverUnderLoad('kill', seed, async () => set.kill(await set.primaryPort()));
+  console.log(`sentinel primary killed (seed ${seed}): ${JSON.stringify(run)}`);
+  secretsNowhere();
+}, 90_000);
