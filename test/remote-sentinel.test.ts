@@ -56,6 +56,8 @@ interface Run {
   readonly completed: number;
   readonly cancelled: number;
   readonly failed: number;
+  /** The tool errors the failed calls got, by kind (numbers blanked), with how many got each. */
+  readonly errors: Record<string, number>;
   /** Trigger → the sentinels name another primary. */
   readonly switchMs: number;
   /** Trigger → the first call sent after the switch answered with a result. */
@@ -110,15 +112,26 @@ async function failoverUnderLoad(label: string, seed: number, trigger: () => Pro
   await until(async () => {
     const s = await front.stats();
     return s.inFlight === 0 && s.completed! + s.cancelled! + s.failed! - before.completed! - before.cancelled! - before.failed! === ids.length;
-  }, 60_000, `every ${label} call settled (seed ${seed})`);
+  }, 60_000, `every ${label} call settled (seed ${seed})`).catch(async (error: Error) => {
+    throw new Error(`${error.message}: front end ${JSON.stringify(await front.stats())}; Redis ${JSON.stringify(await redisPicture())}; unanswered ${ids.filter((id) => !cancelSent.has(id) && responsesFor(front, id).length === 0).join(' ')}`);
+  });
   await sleep(1500); // anything wrongly sent late would arrive by now
   const after = await front.stats();
   const completed = after.completed! - before.completed!;
   const cancelled = after.cancelled! - before.cancelled!;
   const failed = after.failed! - before.failed!;
   let answered = 0;
+  const errors: Record<string, number> = {};
   for (const id of ids) {
-    const n = responsesFor(front, id).length;
+    const answers = responsesFor(front, id) as { result?: { isError?: boolean; content?: { text?: string }[] }; error?: { message?: string } }[];
+    const n = answers.length;
+    for (const a of answers) {
+      const text = a.error?.message ?? (a.result?.isError === true ? a.result.content?.[0]?.text : undefined);
+      if (text !== undefined) {
+        const kind = text.replace(/\d+/g, 'N').slice(0, 140);
+        errors[kind] = (errors[kind] ?? 0) + 1;
+      }
+    }
     expect(n, `${id} (seed ${seed})`).toBeLessThanOrEqual(1); // never two answers
     if (!cancelSent.has(id)) expect(n, `${id}: never cancelled, so an answer is owed (seed ${seed})`).toBe(1);
     answered += n;
@@ -131,7 +144,20 @@ async function failoverUnderLoad(label: string, seed: number, trigger: () => Pro
   expect(switchMs, `${label}: the sentinels named a new primary (seed ${seed})`).toBeGreaterThanOrEqual(0);
   expect(recoveryMs, `${label}: new calls work again (seed ${seed})`).toBeGreaterThan(0);
   expect(recoveryMs).toBeLessThan(RECOVERY_BOUND_MS);
-  return { calls: ids.length, completed, cancelled, failed, switchMs, recoveryMs };
+    // Every failure was answered as an error: the answered calls are the completed ones plus one error each.
+  expect(Object.values(errors).reduce((a, b) => a + b, 0), `seed ${seed}`).toBe(failed);
+  return { calls: ids.length, completed, cancelled, failed, errors, switchMs, recoveryMs };
+}
+
+/** The job states and BullMQ lists on the primary, for a failure's message. */
+async function redisPicture(): Promise<Record<string, unknown>> {
+  const r = set.client();
+  const states: Record<string, number> = {};
+  for (const key of await r.keys(`mcp:${Q}:job:*`)) {
+    const s = (await r.hget(key, 's')) ?? 'none';
+    states[s] = (states[s] ?? 0) + 1;
+  }
+  return { states, wait: await r.llen(`bull:${Q}:wait`), active: await r.llen(`bull:${Q}:active`), hosts: await r.keys(`mcp:${Q}:host:*`) };
 }
 
 function secretsNowhere(): void {
@@ -145,7 +171,7 @@ function secretsNowhere(): void {
 it('a SENTINEL FAILOVER under a stream of calls, half cancelled: one answer for each call owed one, none after an accepted cancel', async () => {
   const seed = Number(process.env.SENTINEL_SEED ?? Date.now() % 100_000);
   const run = await failoverUnderLoad('fo', seed, () => set.failover());
-  console.log(`sentinel failover (seed ${seed}): ${JSON.stringify(run)}`);
+  console.log(`sentinel failover (seed ${seed}): ${JSON.stringify(run, null, 1)}`);
   secretsNowhere();
   expect(front.stderr).toMatch(new RegExp(`on Redis ${MASTER} via Sentinel 127\\.0\\.0\\.1:\\d+`));
 }, 90_000);
@@ -154,6 +180,6 @@ it('a SIGKILL of the primary under a stream of calls, half cancelled: the same, 
   await set.settled(1); // the old primary is the replica now, in sync
   const seed = Number(process.env.SENTINEL_SEED ?? Date.now() % 100_000);
   const run = await failoverUnderLoad('kill', seed, async () => set.kill(await set.primaryPort()));
-  console.log(`sentinel primary killed (seed ${seed}): ${JSON.stringify(run)}`);
+  console.log(`sentinel primary killed (seed ${seed}): ${JSON.stringify(run, null, 1)}`);
   secretsNowhere();
 }, 90_000);
