@@ -94,16 +94,22 @@ async function failoverUnderLoad(label: string, seed: number, trigger: () => Pro
   await trigger();
   let switchMs = -1;
   let recoveryMs = -1;
+  let lastAnswer = '';
   for (let k = 0; recoveryMs < 0; k++) {
     const switched = switchMs >= 0 || (await set.primaryPort().catch(() => oldPrimary)) !== oldPrimary;
     if (switched && switchMs < 0) switchMs = Date.now() - t0;
     const id = `${label}-probe-${k}`;
     ids.push(id);
     call(front, id, 'spin', { ms: 0 });
-    const answer = (await front.next((m) => m.id === id, RECOVERY_BOUND_MS)) as { result?: { isError?: boolean } };
+    const answer = (await front.next((m) => m.id === id, RECOVERY_BOUND_MS)) as { result?: { isError?: boolean; content?: { text?: string }[] }; error?: unknown };
+    lastAnswer = JSON.stringify(answer.result?.content ?? answer.error);
     if (switched && answer.result !== undefined && answer.result.isError !== true) recoveryMs = Date.now() - t0;
     else await sleep(100);
     if (Date.now() - t0 > RECOVERY_BOUND_MS) break;
+  }
+  if (recoveryMs < 0) {
+    const tail = (t: string) => t.split('\n').slice(-8).join('\n');
+    throw new Error(`${label}: no call worked for ${RECOVERY_BOUND_MS} ms after the trigger (seed ${seed}); last answer ${lastAnswer}; front end: ${tail(front.stderr)}; hosts: ${hosts.map((h) => tail(h.stderr())).join(' | ')}; Redis ${JSON.stringify(await redisPicture().catch(String))}`);
   }
   await sleep(1000); // a little more of the stream on the new primary
   streaming = false;
@@ -167,6 +173,35 @@ function secretsNowhere(): void {
     expect(text.includes(SPW)).toBe(false);
   }
 }
+
+it('a job state whose BullMQ job a failover lost (the two writes go on different connections): the call gets its owed error, not a wait forever', async () => {
+  const r = set.client();
+  const states = async (want: string) => {
+    const found: string[] = [];
+    for (const key of await r.keys(`mcp:${Q}:job:*`)) if ((await r.hget(key, 's')) === want) found.push(key.slice(`mcp:${Q}:job:`.length));
+    return found;
+  };
+  // Both hosts (one thread each) busy, so the next call stays queued.
+  call(front, 'busy-1', 'spin', { ms: 20_000, stageMs: 1 });
+  call(front, 'busy-2', 'spin', { ms: 20_000, stageMs: 1 });
+  await until(async () => (await states('running')).length === 2, 20_000, 'both hosts running');
+  call(front, 'lost', 'spin', { ms: 0 });
+  let jobId = '';
+  await until(async () => ((jobId = (await states('queued'))[0] ?? ''), jobId !== ''), 10_000, 'the call queued');
+  // What a failover that kept the state but lost BullMQ's add leaves: the state, and no job.
+  await r.lrem(`bull:${Q}:wait`, 0, jobId);
+  await r.del(`bull:${Q}:${jobId}`);
+  const answer = (await front.next((m) => m.id === 'lost', 20_000)) as { result?: { isError?: boolean; content: { text: string }[] } };
+  expect(answer.result?.isError).toBe(true);
+  expect(answer.result?.content[0]?.text).toMatch(/job is gone from the queue in Redis/);
+  cancel(front, 'busy-1');
+  cancel(front, 'busy-2');
+  await until(async () => (await front.stats()).inFlight === 0, 20_000, 'the busy calls cancelled');
+  await sleep(1000);
+  expect(responsesFor(front, 'busy-1')).toEqual([]);
+  expect(responsesFor(front, 'busy-2')).toEqual([]);
+  expect(responsesFor(front, 'lost')).toHaveLength(1);
+}, 60_000);
 
 it('a SENTINEL FAILOVER under a stream of calls, half cancelled: one answer for each call owed one, none after an accepted cancel', async () => {
   const seed = Number(process.env.SENTINEL_SEED ?? Date.now() % 100_000);

@@ -3,7 +3,7 @@
  * group, and with which password. ioredis does the rest on every connection
  * built from these options: it asks a sentinel for the primary, checks the
  * node it reached is one (ROLE), and on a failover (the connection drops, or a
- * sentinel announces `+switch-master`) asks again and reconnects.
+ * write is answered READONLY) asks again and reconnects.
  */
 import { readFileSync } from 'node:fs';
 import { RedisConfigError } from '../errors.js';
@@ -31,8 +31,6 @@ export interface SentinelOptions {
   readonly sentinels: { host: string; port: number }[];
   readonly name: string;
   readonly sentinelPassword?: string;
-  /** Also listen to the sentinels' `+switch-master`, so a primary that is still up but demoted is left at once. */
-  readonly failoverDetector: true;
 }
 
 /** Checked Sentinel settings: the ioredis options, a display form without secrets, and the secret to redact. */
@@ -65,7 +63,10 @@ export function sentinelConfig(source: SentinelSource): SentinelConfig {
   }
   if (password === '') password = undefined;
   return {
-    options: { sentinels, name, ...(password !== undefined && { sentinelPassword: password }), failoverDetector: true },
+    // Not ioredis's failoverDetector: its +switch-master disconnect, landing while a connection is being
+    // re-established, ends that connection for good (status 'end'; seen in the failover test). A demoted
+    // primary closes its clients itself, and a READONLY reply reconnects (redis-config.ts).
+    options: { sentinels, name, ...(password !== undefined && { sentinelPassword: password }) },
     display: `${name} via Sentinel ${sentinels.map((s) => (s.host.includes(':') ? `[${s.host}]:${s.port}` : `${s.host}:${s.port}`)).join(',')}`,
     secret: password,
   };
