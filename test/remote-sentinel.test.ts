@@ -10,9 +10,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rng } from '../bench/lib/rng.js';
-import { sleep, until, type RawServer } from './helpers.js';
+import { lines, run } from './cli-helpers.js';
+import { CLI, sleep, until, type RawServer } from './helpers.js';
 import { call, cancel, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
 import { MASTER, startSentinelSet, type SentinelSet } from './sentinel-helpers.js';
 
@@ -218,3 +219,21 @@ it('a SIGKILL of the primary under a stream of calls, half cancelled: the same, 
   console.log(`sentinel primary killed (seed ${seed}): ${JSON.stringify(run, null, 1)}`);
   secretsNowhere();
 }, 90_000);
+
+describe('Sentinel flags', () => {
+  const cli = (args: string[]) => run(process.execPath, [CLI, ...args], { ms: 60_000 });
+  /** One line on stderr naming `what`, exit 1, no stack, no secret. */
+  const refused = async (args: string[], what: RegExp) => {
+    const r = await cli(args);
+    expect(r.code).toBe(1);
+    expect(lines(r.stderr)).toHaveLength(1);
+    expect(r.stderr).toMatch(what);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(r.stderr.includes(PW)).toBe(false);
+  };
+  it('a bad sentinel address, a Sentinel flag without --redis-sentinels, and TLS through Sentinel are each refused in one line', async () => {
+    await refused(['worker', '--redis-sentinels', '127.0.0.1:notaport'], /--redis-sentinels: not a host:port: "127\.0\.0\.1:notaport"/);
+    await refused(['serve', '--redis-sentinel-name', MASTER], /--redis-sentinel-name applies with --redis-sentinels only/);
+    await refused(['worker', '--redis', `rediss://:${PW}@primary`, '--redis-sentinels', set.sentinelList], /TLS \(rediss:\/\/\) through Sentinel is not supported/);
+  });
+});
