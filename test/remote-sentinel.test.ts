@@ -221,10 +221,11 @@ it('a SIGKILL of the primary under a stream of calls, half cancelled: the same, 
 }, 90_000);
 
 describe('Sentinel flags', () => {
-  const cli = (args: string[]) => run(process.execPath, [CLI, ...args], { ms: 60_000 });
+  const cli = (args: string[], env: Record<string, string> = {}) => run(process.execPath, [CLI, ...args], { ms: 60_000, env });
   /** One line on stderr naming `what`, exit 1, no stack, no secret. */
-  const refused = async (args: string[], what: RegExp) => {
-    const r = await cli(args);
+  const refused = async (args: string[], what: RegExp, env: Record<string, string> = {}) => {
+    const r = await cli(args, env);
+    for (const secret of Object.values(env)) expect(r.stderr.includes(secret)).toBe(false);
     expect(r.code).toBe(1);
     expect(lines(r.stderr)).toHaveLength(1);
     expect(r.stderr).toMatch(what);
@@ -236,4 +237,10 @@ describe('Sentinel flags', () => {
     await refused(['serve', '--redis-sentinel-name', MASTER], /--redis-sentinel-name applies with --redis-sentinels only/);
     await refused(['worker', '--redis', `rediss://:${PW}@primary`, '--redis-sentinels', set.sentinelList], /TLS \(rediss:\/\/\) through Sentinel is not supported/);
   });
+  it('a wrong password, of the sentinels or of the primary: refused at start in one line naming the credentials, without the password', async () => {
+    const env = { MCP_CANCEL_POOL_REDIS_URL: `redis://:${PW}@primary`, MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: 'Wrong-sentinel-pw-1' };
+    await refused(['worker', '--redis-sentinels', set.sentinelList], /refused the credentials/, env);
+    const primary = { MCP_CANCEL_POOL_REDIS_URL: 'redis://:Wrong-primary-pw-2@primary', MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: SPW };
+    await refused(['worker', '--redis-sentinels', set.sentinelList], /refused the credentials/, primary);
+  }, 150_000);
 });
