@@ -223,11 +223,10 @@ it('a SIGKILL of the primary under a stream of calls, half cancelled: the same, 
 describe('Sentinel flags', () => {
   const cli = (args: string[], env: Record<string, string> = {}) => run(process.execPath, [CLI, ...args], { ms: 60_000, env });
   /** One line on stderr naming `what`, exit 1, no stack, no secret. */
-  const refused = async (args: string[], what: RegExp, env: Record<string, string> = {}) => {
-    const r = await cli(args, env);
-    for (const secret of Object.values(env)) expect(r.stderr.includes(secret)).toBe(false);
+  const refused = async (args: string[], what: RegExp) => {
+    const r = await cli(args);
     expect(r.code).toBe(1);
-    expect(lines(r.stderr)).toHaveLength(1);
+    expect(lines(r.stderr), r.stderr).toHaveLength(1);
     expect(r.stderr).toMatch(what);
     expect(r.stderr).not.toMatch(/^\s+at /m);
     expect(r.stderr.includes(PW)).toBe(false);
@@ -237,10 +236,18 @@ describe('Sentinel flags', () => {
     await refused(['serve', '--redis-sentinel-name', MASTER], /--redis-sentinel-name applies with --redis-sentinels only/);
     await refused(['worker', '--redis', `rediss://:${PW}@primary`, '--redis-sentinels', set.sentinelList], /TLS \(rediss:\/\/\) through Sentinel is not supported/);
   });
-  it('a wrong password, of the sentinels or of the primary: refused at start in one line naming the credentials, without the password', async () => {
-    const env = { MCP_CANCEL_POOL_REDIS_URL: `redis://:${PW}@primary`, MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: 'Wrong-sentinel-pw-1' };
-    await refused(['worker', '--redis-sentinels', set.sentinelList], /refused the credentials/, env);
+  it('a wrong password, of the sentinels or of the primary: exits 1 saying the credentials were refused (not "unreachable"), without the password', async () => {
+    const sentinels = { MCP_CANCEL_POOL_REDIS_URL: `redis://:${PW}@primary`, MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: 'Wrong-sentinel-pw-1' };
     const primary = { MCP_CANCEL_POOL_REDIS_URL: 'redis://:Wrong-primary-pw-2@primary', MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: SPW };
-    await refused(['worker', '--redis-sentinels', set.sentinelList], /refused the credentials/, primary);
+    for (const command of ['worker', 'serve']) {
+      for (const env of [sentinels, primary]) {
+        const r = await cli([command, '--redis-sentinels', set.sentinelList, '--queue', Q], env);
+        expect(r.code, r.stderr).toBe(1);
+        expect(r.stderr).toMatch(/refused the credentials/);
+        expect(r.stderr).not.toMatch(/unreachable/);
+        for (const secret of [...Object.values(env), PW, SPW]) expect(r.stderr.includes(secret)).toBe(false);
+        expect(r.stderr).not.toMatch(/\n\s+at /);
+      }
+    }
   }, 150_000);
 });

@@ -120,6 +120,9 @@ export function isAuthFailure(error: unknown): boolean {
 /** A one-line reason for a connection error, without secrets. */
 export function describeRedisError(config: RedisConfig, error: unknown): string {
   const m = error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error);
+  // ioredis's Sentinel error wraps the cause: name it, not "unreachable", when the sentinels refused the password.
+  const viaSentinels = /^All sentinels are unreachable\..*?Last error: (.*)$/s.exec(m);
+  if (viaSentinels) return config.redact(isAuthFailure(viaSentinels[1]) ? `the sentinels said: ${viaSentinels[1]}` : `no sentinel answered; the last said: ${viaSentinels[1]}`);
   if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|altnames/i.test(m)) return config.redact(`${m}: its TLS certificate was not accepted; give --redis-ca-file with the CA that signed it, and a host name the certificate names`);
   return config.redact(m);
 }
