@@ -11,7 +11,7 @@ import { newWireStats } from '../server/guard.js';
 import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio, STDIO_SESSION } from '../transport/stdio/serve.js';
-import { configureInputWaits } from '../mrtr/input-waits.js';
+import { InputWaits } from '../mrtr/input-waits.js';
 import { readKeyFile } from '../mrtr/request-state.js';
 import { TaskRunner } from '../tasks/runner.js';
 import { listServeOptionsInHelp } from './help.js';
@@ -196,7 +196,7 @@ program
         if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
     });
-    const inputWaits = configureInputWaits(executor, { waitMs: flags.inputWaitMs, ...(mrtrKey && { key: mrtrKey }) });
+    const inputWaits = new InputWaits(executor, { waitMs: flags.inputWaitMs, ...(mrtrKey && { key: mrtrKey }) });
     /** Stops serving; `cancelled` is what the close of a stdio connection cancelled (HTTP: counted here, before the close). */
     const stop = async (why: string, close: () => Promise<void>, cancelled?: { calls: number; tasks: number }) => {
       if (stopping) return;
@@ -232,6 +232,7 @@ program
         version,
         wire,
         tasks,
+        inputWaits,
         routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
       sessions = () => http.sessions();
@@ -249,6 +250,7 @@ program
         drainTimeoutMs: flags.drainTimeoutMs,
         onInputEnd: (calls) => log(`stdin closed: answering ${plural(calls, 'call')} in flight before exiting (--on-stdin-close finish; at most ${flags.drainTimeoutMs} ms)`),
         tasks,
+        inputWaits,
       });
       if (flags.healthPort !== undefined) {
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);

@@ -11,7 +11,7 @@ import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
 import { callAsTask, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
 import { TaskRunner, type TaskStats } from '../tasks/runner.js';
-import { inputWaitsOf, type InputWaitStats } from '../mrtr/input-waits.js';
+import type { InputWaits, InputWaitStats } from '../mrtr/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
 import { invalidParams } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
@@ -29,8 +29,8 @@ export const SUPPORTED_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '20
 export type ServerStats = BackendStats & WireStats & TaskStats & InputWaitStats;
 
 /** Reads the combined counters. */
-export function serverStats(backend: CallBackend, wire: WireStats, tasks: TaskRunner): ServerStats {
-  return { ...backend.stats(), ...wire, ...tasks.stats(), ...inputWaitsOf(backend).stats() };
+export function serverStats(backend: CallBackend, wire: WireStats, tasks: TaskRunner, inputWaits: InputWaits): ServerStats {
+  return { ...backend.stats(), ...wire, ...tasks.stats(), ...inputWaits.stats() };
 }
 
 /** One `tools/list` entry. */
@@ -166,7 +166,9 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
 
   server.setRequestHandler('resources/read', (request) => {
     if (request.params.uri !== STATS_URI) throw invalidParams(`unknown resource ${request.params.uri}`);
-    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(backend, wire, tasks)) }] };
+    if (!server.scope) throw invalidParams('not connected');
+    const stats = serverStats(backend, wire, tasks, server.scope.guard.calls.inputWaits);
+    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(stats) }] };
   });
 
   return server;
