@@ -125,7 +125,7 @@ program
   .option('--max-finished-task-bytes <n>', 'bytes the finished tasks of all sessions keep until their ttl (task and result as JSON); past it the oldest finished are removed first (see README "Tasks")', int(0), DEFAULTS.maxFinishedTaskBytes)
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
-  .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry, then is cancelled', int(1), DEFAULTS.inputWaitMs)
+  .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry (a task for its tasks/update), then is cancelled', int(1), DEFAULTS.inputWaitMs)
   .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
   .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
@@ -191,6 +191,7 @@ program
       defaultTtlMs: flags.taskTtlMs,
       maxTtlMs: flags.maxTaskTtlMs,
       taskAfterMs: flags.taskAfterMs,
+      inputWaitMs: flags.inputWaitMs,
       onOwnerClosed: (owner, cancelled) => {
         // A stdio connection's close is the shutdown: its line says what it cancelled.
         if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);

@@ -15,6 +15,7 @@ import type { InputWaits, InputWaitStats } from '../mrtr/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
 import { invalidParams } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
+import { capabilitiesOf } from '../mrtr/retry.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
 export { SERVER_BUSY } from './wire-errors.js';
@@ -196,7 +197,7 @@ async function handleCall(server: Server, backend: CallBackend, tasks: TaskRunne
   // required: a task at once; optional: a task only if it has not ended within --task-after-ms (0: at once).
   if (declared && (support === 'required' || (support === 'optional' && tasks.taskAfterMs === 0))) {
     scope.guard.calls.release(ctx.mcpReq.id);
-    return callAsTask(server, tasks, scope.caller, request, backend.tools, 'modern');
+    return callAsTask(server, tasks, scope.caller, request, backend.tools, 'modern', capabilitiesOf(ctx));
   }
   if (declared && support === 'optional') {
     const ttlMs = (request.params as { task?: { ttl?: number } }).task?.ttl;

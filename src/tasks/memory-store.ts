@@ -108,6 +108,14 @@ export class MemoryTaskStore implements TaskStore {
     return settled;
   }
 
+  async mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined> {
+    const entry = this.lookup(owner, taskId);
+    if (!entry || isTerminal(entry.task.status)) return undefined;
+    const { statusMessage: _previous, ...rest } = entry.task;
+    entry.task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+    return { ...entry.task };
+  }
+
   onEvicted(listener: (tasks: Task[]) => void): void {
     this.evictionListener = listener;
   }
