@@ -97,6 +97,7 @@ async function answered(ask: Ask): Promise<void> {
   expect((await task(ask, taskId)).inputRequests).toHaveProperty(key);
   const refused = async (params: Record<string, unknown>, message: RegExp) => expect((await ask('tasks/update', params)).error).toMatchObject({ code: -32602, message: expect.stringMatching(message) });
   await refused({ taskId: 'no-such-task', inputResponses: { [key]: accept('x') } }, /not found/i);
+  await refused({ taskId }, /needs inputResponses/);
   await refused({ taskId, inputResponses: { 'not-a-key': accept('x') } }, /none of the task's outstanding inputRequests.*not-a-key/);
   await refused({ taskId, inputResponses: { [key]: { action: 'maybe' } } }, /is not a ElicitResult/);
   expect(await task(ask, taskId)).toMatchObject({ status: 'input_required' });

@@ -38,7 +38,7 @@ export type TaskEra = 'legacy' | 'modern';
 
 const TaskIdParams = z.object({ taskId: z.string() }).passthrough();
 const ListParams = z.object({ cursor: z.string().optional() }).passthrough().optional();
-const UpdateParams = z.object({ taskId: z.string(), inputResponses: z.record(z.string(), z.unknown()) }).passthrough();
+const UpdateParams = z.object({ taskId: z.string(), inputResponses: z.record(z.string(), z.unknown()).optional() }).passthrough();
 
 /** Whether a request came in the 2026 era (it carries the per-request envelope). */
 export function eraOf(ctx: ServerContext): TaskEra {
@@ -81,7 +81,10 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
 
   server.setRequestHandler('tasks/update', { params: UpdateParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') throw wireError(-32601, 'tasks/update is part of the 2026-07-28 tasks extension only');
-    await runner.update(caller, params.taskId, params.inputResponses);
+    // The SDK lifts a 2026 request's inputResponses out of its params into the context, as for a retried tools/call.
+    const responses = (ctx.mcpReq as { inputResponses?: unknown }).inputResponses ?? params.inputResponses;
+    if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) throw invalidParams('tasks/update needs inputResponses: an object keyed by the inputRequests keys of tasks/get');
+    await runner.update(caller, params.taskId, responses as Record<string, unknown>);
     return {};
   }));
 }
