@@ -8,7 +8,7 @@
  * (the runner calls it on a timer).
  */
 import { randomUUID } from 'node:crypto';
-import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import type { Task } from '@modelcontextprotocol/server';
 import { DEFAULTS } from '../defaults.js';
 import { InvalidCursorError, isTerminal, TaskLimitError, type TaskAnswer, type TaskLimits, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
 
