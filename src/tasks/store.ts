@@ -117,6 +117,12 @@ export interface TaskStore {
    * already terminal (the first status stays) or is gone.
    */
   settle(owner: string, taskId: string, status: TerminalStatus, answer: TaskAnswer, statusMessage?: string): Promise<Task | undefined>;
+  /**
+   * Moves a task that is not terminal between `working` and `input_required`
+   * (2026: its job asked the client, or got every answer). Returns the task,
+   * or undefined if it is terminal or gone.
+   */
+  mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined>;
   /** The owner's tasks, oldest first, one page at a time; throws {@link InvalidCursorError}. */
   list(owner: string, cursor?: string): Promise<TaskPage>;
   /** Resolves once the task is terminal (at once if it is), or undefined if it is gone or `signal` aborts. */
