@@ -18,6 +18,7 @@ export type ErrorCodeName =
   | 'ERR_INVALID_CURSOR'
   | 'ERR_TASK_NOT_FOUND'
   | 'ERR_TASK_TERMINAL'
+  | 'ERR_TASK_INPUT'
   | 'ERR_JOB_STOPPED'
   | 'ERR_CALL_ABORTED'
   | 'ERR_CALL_TIMED_OUT'

@@ -101,6 +101,24 @@ describe('tasks in Redis', () => {
     sub.removeAllListeners('message');
   });
 
+  it('input_required and back, seen by every front end, never over a settled task nor for another owner', async () => {
+    const { states, f, g } = stores('t-mark');
+    const front = new Liveness(c, states.keys.front('F'), 60_000, 1000); // F, the creator, stays alive: its job is its to answer
+    await front.start();
+    await f.create('owner', 60_000, 'M1', 'greet_user');
+    await states.create(taskJobId('M1'), 'F', 'M1');
+    expect(await f.mark('someone else', 'M1', 'input_required')).toBeUndefined();
+    expect(await f.mark('owner', 'M1', 'input_required', 'waiting for the client')).toMatchObject({ status: 'input_required', statusMessage: 'waiting for the client' });
+    expect((await g.get('owner', 'M1'))?.task).toMatchObject({ status: 'input_required', statusMessage: 'waiting for the client' });
+    expect(await f.mark('owner', 'M1', 'working')).toMatchObject({ status: 'working' });
+    expect((await g.get('owner', 'M1'))?.task.statusMessage).toBeUndefined();
+    expect(await g.settle('owner', 'M1', 'completed', { kind: 'result', result: { content: [] } })).toMatchObject({ status: 'completed' });
+    expect(await f.mark('owner', 'M1', 'input_required')).toBeUndefined();
+    expect((await f.get('owner', 'M1'))?.task.status).toBe('completed');
+    expect(await f.mark('owner', 'no-such-task', 'working')).toBeUndefined();
+    await front.stop();
+  });
+
   it('the working-task limits hold across front ends; a settled task frees its place; the record carries the ttl', async () => {
     const { f, g, states } = stores('t4', { maxWorkingTasksPerSession: 2, maxWorkingTasks: 3 });
     await f.create('one', 60_000, 'A1');

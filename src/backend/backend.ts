@@ -6,7 +6,7 @@
  * cancellation in one place (the state word locally, a compare-and-set
  * remotely), so a cancelled call never gets a response.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { RequestId } from '../wire/registry.js';
 import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
 import type { LoggingLevel } from '../stages/log-levels.js';

@@ -18,6 +18,10 @@ export class RemoteKeys {
   job(jobId: string): string {
     return `${this.prefix}:job:${jobId}`;
   }
+  /** BullMQ's hash of a job (BullMQ's default prefix `bull`): it exists from the add until the job is finished or removed. */
+  bullJob(jobId: string): string {
+    return `bull:${this.queue}:${jobId}`;
+  }
   /** A front end's liveness key (exists while it runs; expires with a TTL when it dies). */
   front(frontId: string): string {
     return `${this.prefix}:front:${frontId}`;

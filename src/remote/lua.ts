@@ -15,6 +15,7 @@
  *     ├──no host (front end: no live host for a while)──▶ failed (a tool error is sent)
  *     ├──refuse (host: its data does not verify against the cluster key)──▶ refused (a tool error is sent)
  *     └──take finds the front end gone──────────────────▶ cancelled
+ *   queued | running ──jobless (front end: BullMQ's job is gone, a write lost in a failover)──▶ failed (a tool error is sent)
  * ```
  *
  * A host re-reads its jobs' states once a second ({@link CHECK}), so a job
@@ -160,15 +161,18 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZCARD', KEYS[1])`;
 
 /**
- * KEYS: job. ARGV: prefix of host liveness keys. The front end's check of one
- * of its jobs: [state, detail], where detail is the outcome message for
- * 'responding', and for 'running' the host's id, with state 'hostless' when
- * that host's liveness key is gone.
+ * KEYS: job, BullMQ's job. ARGV: prefix of host liveness keys. The front
+ * end's check of one of its jobs: [state, detail], where detail is the
+ * outcome message for 'responding', and for 'running' the host's id, with
+ * state 'hostless' when that host's liveness key is gone. 'jobless': queued
+ * or running, but BullMQ's job is gone, so no host will ever answer it (a
+ * failover kept one of the two writes and lost the other; see {@link JOBLESS}).
  */
 export const PROBE = `
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {'gone', ''} end
 if s == 'responding' then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
+if (s == 'queued' or s == 'running') and redis.call('EXISTS', KEYS[2]) == 0 then return {'jobless', ''} end
 if s ~= 'running' then return {s, ''} end
 local h = redis.call('HGET', KEYS[1], 'h')
 if redis.call('EXISTS', ARGV[1] .. h) == 1 then return {s, h} end
@@ -177,6 +181,18 @@ return {'hostless', h}`;
 /** KEYS: job, host liveness. Running on a host that is gone → failed (a tool error is owed). 1 if it won. */
 export const LOST = `
 if redis.call('HGET', KEYS[1], 's') ~= 'running' then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 's', 'failed')
+return 1`;
+
+/**
+ * KEYS: job, BullMQ's job. queued|running with BullMQ's job gone → failed (a
+ * tool error is owed). Every path that ends a BullMQ job moves the state out
+ * of queued|running first, so only a lost write leaves this. 1 if it won.
+ */
+export const JOBLESS = `
+local s = redis.call('HGET', KEYS[1], 's')
+if s ~= 'queued' and s ~= 'running' then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 's', 'failed')
 return 1`;

@@ -12,7 +12,7 @@
  *      │                                                            └ anything else (won, gone, failed, queuing failed, no answer) ──▶ settled{cancelled}
  *      │                    submitting ──submit fails or times out──▶ settled{failed}
  *      └──requestCancel──▶ settled{cancelled}
- *   queued | running ──gone | host lost | no host (each a Redis CAS where it races a host)──▶ settled{failed}
+ *   queued | running ──gone | jobless | host lost | no host (each a Redis CAS where it races a host)──▶ settled{failed}
  * ```
  *
  * The one rule: only the host's outcome, published when it won running →
@@ -46,6 +46,8 @@ export type FrontState =
   | { readonly kind: 'settled'; readonly outcome: JobOutcome };
 
 let sequence = 0;
+/** How long a job's state must be seen without its BullMQ job before the call fails (two looks, not one). */
+export const JOBLESS_GRACE_MS = 1000;
 
 export class RemoteCall implements CallHandle, InFlightEntry {
   readonly direction = 'inbound' as const;
@@ -54,6 +56,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   private resolve!: (outcome: JobOutcome) => void;
   private current: FrontState = { kind: 'reserved' };
   private readonly turn = new ReportTurn();
+  /** When the sweep first found the job's state waiting on a BullMQ job that is gone. */
+  private joblessSince: number | undefined;
 
   constructor(
     private readonly ctx: RemoteContext,
@@ -212,6 +216,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     const probe = await this.ctx.states.probe(s.job.jobId);
     const now = this.current;
     if (now.kind !== 'queued' && now.kind !== 'running') return;
+    if (probe.state !== 'jobless') this.joblessSince = undefined;
     switch (probe.state) {
       case 'responding': {
         const message = parseFrontMessage(probe.message, this.ctx.clusterKey);
@@ -223,6 +228,13 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         return void this.fail('the job\'s state in Redis is gone (was Redis restarted without persistence, or flushed?); the call may or may not have run');
       case 'failed':
         return void this.fail('the worker host running this call was lost and no other host took it over');
+      case 'jobless': {
+        // Seen again after a while, not once in passing: no host will ever take or answer it.
+        this.joblessSince ??= Date.now();
+        if (Date.now() - this.joblessSince < JOBLESS_GRACE_MS) return;
+        if (await this.ctx.states.failIfJobless(now.job.jobId)) this.fail('the call\'s job is gone from the queue in Redis (a write lost when Redis failed over?); the call may or may not have run');
+        return;
+      }
       case 'refused':
         return void this.fail('a worker host refused this call: its job did not verify against the host\'s cluster key (front ends and worker hosts need the same --cluster-key-file); it was not run');
       case 'cancelled':

@@ -50,6 +50,17 @@ redis.call('ZREM', KEYS[3], ARGV[4])
 return 1`;
 
 /**
+ * KEYS: task. ARGV: owner, task JSON. A live task of the owner moves between
+ * `working` and `input_required` (its job asked the client, or got every
+ * answer): only while no settle has won, so a terminal status is never undone.
+ */
+export const TASK_MARK = `
+if redis.call('HGET', KEYS[1], 'w') ~= ARGV[1] then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'a') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'j', ARGV[2])
+return 1`;
+
+/**
  * KEYS: task, its job's state. ARGV: owner, cancel channel, job id.
  * tasks/cancel from any front end: the job's state decides as CANCEL does
  * (queued|running → cancelled; a running job's host hears it on the cancel

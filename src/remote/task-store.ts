@@ -22,7 +22,7 @@ import type { ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';
 import { taskJobId } from './keys.js';
 import { parseFrontMessage } from './messages.js';
-import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_SETTLE } from './task-lua.js';
+import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_MARK, TASK_SETTLE } from './task-lua.js';
 
 type Terminal = 'completed' | 'failed' | 'cancelled';
 /** A terminal task's answer (the `TaskAnswer` of src/tasks/store.ts). */
@@ -57,7 +57,7 @@ export interface RedisTaskStoreOptions {
   readonly waitPollMs?: number;
 }
 
-const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [3, TASK_SETTLE], mcpTaskCancel: [2, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP] } as const;
+const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [3, TASK_SETTLE], mcpTaskCancel: [2, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
 type ScriptName = keyof typeof SCRIPTS;
 type Call = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -162,6 +162,18 @@ export class RedisTaskStore {
     const k = this.keys;
     const won = await this.call('mcpTaskSettle', k.task(taskId), k.working(owner), k.working(), owner, JSON.stringify(task), JSON.stringify(answer), taskId);
     if (won !== 1) return undefined;
+    const here = this.mine.get(taskId);
+    if (here) here.task = task;
+    return { ...task };
+  }
+
+  /** `TaskStore.mark`: `working` ⇄ `input_required` while no settle has won. */
+  async mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined> {
+    const j = await this.redis.hget(this.keys.task(taskId), 'j');
+    if (j === null) return undefined;
+    const { statusMessage: _previous, ...rest } = JSON.parse(j) as Task;
+    const task: Task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+    if ((await this.call('mcpTaskMark', this.keys.task(taskId), owner, JSON.stringify(task))) !== 1) return undefined;
     const here = this.mine.get(taskId);
     if (here) here.task = task;
     return { ...task };

@@ -112,6 +112,12 @@ export interface TaskStore {
    * the backend decides a plain call's cancel. Absent in a store of one process.
    */
   cancelJob?(owner: string, taskId: string): Promise<CancelResult>;
+  /**
+   * Moves a task that is not terminal between `working` and `input_required`
+   * (2026: its job asked the client, or got every answer). Returns the task,
+   * or undefined if it is terminal or gone.
+   */
+  mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined>;
   /** The owner's tasks, oldest first, one page at a time; throws {@link InvalidCursorError}. */
   list(owner: string, cursor?: string): Promise<TaskPage>;
   /** Resolves once the task is terminal (at once if it is), or undefined if it is gone or `signal` aborts. */

@@ -23,8 +23,14 @@ export interface TaskCall {
   readonly ttlMs?: number;
   /** Progress while the task works; never after its terminal status. */
   readonly onProgress?: (report: ProgressReport) => void;
-  /** For tools declared with `usesClient`. */
+  /** For tools declared with `usesClient` (2025: sent to the client as requests). */
   readonly onClientRequest?: ClientRequestHandler;
+  /**
+   * 2026: the capabilities the creating request declared. Given, the job's
+   * requests to the client become the task's `inputRequests`, answered by
+   * `tasks/update` (./task-inputs.ts), instead of {@link TaskCall.onClientRequest}.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   /** Each status change after creation (the terminal one), never before the caller had the task. */
   readonly onStatus?: (task: Task) => void;
 }
@@ -69,8 +75,8 @@ export class TaskJobs {
     return live;
   }
 
-  /** Reserves and queues the job of a task just tracked. */
-  start(task: Task, live: LiveTask, call: TaskCall): void {
+  /** Reserves and queues the job of a task just tracked; resolves with its outcome (the task follows it already). */
+  start(task: Task, live: LiveTask, call: TaskCall): Promise<JobOutcome> {
     const { onProgress } = call;
     const job = this.backend.reserve(taskSession(live.owner), task.taskId);
     const options: StartOptions = {
@@ -80,7 +86,9 @@ export class TaskJobs {
       ...(call.onClientRequest && { onClientRequest: call.onClientRequest }),
       taskId: task.taskId,
     };
-    this.follow(task.taskId, live, job.start(options));
+    const outcome = job.start(options);
+    this.follow(task.taskId, live, outcome);
+    return outcome;
   }
 
   /** The task takes this outcome when it comes. */
