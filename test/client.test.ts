@@ -170,7 +170,7 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     conn.tap.hold((m) => m.result !== undefined && 'protocolVersion' in m.result); // the initialize answer is slow
     const controller = new AbortController();
     const connecting = client.connect(conn.tap, { signal: controller.signal }).catch((e: unknown) => e);
-    await until(() => conn.tap.held.length === 1, 60_000, 'the initialize response to be on its way');
+    await until(() => conn.tap.held.length === 1, 45_000, 'the initialize response to be on its way');
     controller.abort('user gave up');
     const error = (await connecting) as CallAbortedError;
     expect(error).toBeInstanceOf(CallAbortedError);
