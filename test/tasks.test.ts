@@ -206,7 +206,7 @@ describe('tasks over stdio', () => {
 
   it('--max-finished-task-bytes removes the oldest finished tasks first (by when they finished); a removed one reads like an expired one', async () => {
     // Each sized_result task keeps a little over 10 000 bytes (its 10 000 x's plus the task and the wrapping JSON): 3 fit in 35 000.
-    const w = await start(['--max-finished-task-bytes', '35000']);
+    const w = await start(['--max-finished-task-bytes', '35000', '--health-port', '0']);
     const first = await w.createTask('spin', { ms: 60_000 }); // created first, finishes last
     const done: string[] = [];
     for (let i = 0; i < 3; i++) {
@@ -235,6 +235,11 @@ describe('tasks over stdio', () => {
     await w.until(async () => (await w.stats()).tasksEvicted === 2, 10_000, 'the huge result to be dropped');
     expect(errorOf(await w.request('tasks/get', { taskId: huge.taskId }))?.code).toBe(-32602);
     expect(await w.stats()).toMatchObject({ tasksStored: 4 }); // and the others stay
+    // Operators see the same count in the metrics.
+    const metricsUrl = /health and metrics on (http:\/\/\S+)\/healthz/.exec(w.stderr)?.[1];
+    expect(metricsUrl).toBeDefined();
+    const metrics = await (await fetch(`${metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^mcp_cancel_pool_tasks_evicted_total\{role="front"\} 2$/m);
   });
 
   it('tasks/list pages through the session\'s tasks with an opaque cursor; a bad cursor gets -32602', async () => {

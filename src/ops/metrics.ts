@@ -23,6 +23,8 @@ export interface Snapshot {
   threads?: number;
   tasksWorking?: number;
   tasksFinished?: number;
+  /** Finished tasks removed before their ttl to bound the bytes of kept results. */
+  tasksEvicted?: number;
   sessions?: number;
   workerHosts?: number;
   hardStops?: number;
@@ -91,6 +93,7 @@ export class Metrics {
     gauge('sessions', 'Live MCP sessions (stdio: 1).', (s) => s.sessions);
     gauge('worker_hosts', 'Worker hosts alive on the queue (front end with --redis).', (s) => s.workerHosts);
     counter('hard_stops_total', 'Stopped calls whose worker ignored its checkpoints past the grace period and was terminated and replaced.', (s) => s.hardStops);
+    counter('tasks_evicted_total', 'Finished tasks removed before their ttl to keep held results within --max-finished-task-bytes (oldest finished first).', (s) => s.tasksEvicted);
     counter('responses_dropped_total', 'Responses produced for a cancelled call and never sent.', (s) => s.responsesDropped);
     const tasks = new Gauge({
       name: `${PREFIX}tasks`,

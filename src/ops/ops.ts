@@ -83,6 +83,7 @@ export function frontEndOps(sources: FrontEndSources, local: boolean): Ops {
       ...(local && { threads: s.threads, hardStops: s.hardKilled }),
       tasksWorking: t.tasksWorking,
       tasksFinished: t.tasksStored - t.tasksWorking,
+      tasksEvicted: t.tasksEvicted,
       sessions: sources.sessions(),
       ...(hosts !== undefined && { workerHosts: hosts }),
       lateCancelsIgnored: s.lateCancelsIgnored,
