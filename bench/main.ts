@@ -37,7 +37,7 @@ interface Flags {
 const program = new Command()
   .name('bench')
   .description('Cancellation latency, overhead, cancel storms and responsiveness, against the baselines.')
-  .option('--quick', 'a smoke run: few samples, short windows (under a minute)')
+  .option('--quick', 'a smoke run: few samples, short windows (55–70 s of CPU)')
   .option('--check', 'exit 1 if any target is missed (exit 0 otherwise); the report is written either way')
   .option('--out <dir>', 'where results go (a subfolder per run kind)', 'bench/results')
   .option('--only <ids>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}`)

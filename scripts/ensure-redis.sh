@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `npm test` runs this first: the multi-host tests start their own redis-server (a free port, a temp dir), the
-# metrics test its own Prometheus, the rediss:// test its own CA (openssl). Missing: installed from the Debian package when we may (root, apt-get);
+# Sentinel failover test its sentinels (redis-sentinel), the metrics test its own Prometheus, the rediss:// test its own CA (openssl). Missing: installed from the Debian package when we may (root, apt-get);
 # otherwise a loud failure with the install line. Never a skip.
 set -euo pipefail
 updated=
-for cmd in redis-server prometheus openssl; do
+for cmd in redis-server redis-sentinel prometheus openssl; do
   if command -v "$cmd" >/dev/null 2>&1; then continue; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "[pretest] $cmd is missing; installing the Debian package for the tests" >&2

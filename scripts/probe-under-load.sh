@@ -5,13 +5,16 @@
 # same load: ours must never FAIL, each broken fixture must FAIL every time.
 # Runs from a snapshot of dist/, so a rebuild meanwhile changes nothing.
 # Prints one line per run, a tally, and keeps every JSON report in $out.
-# Usage: npm run build && bash scripts/probe-under-load.sh [runs] [outdir] [ours|broken|all]
+# Usage: npm run build && bash scripts/probe-under-load.sh [runs] [outdir] [ours|broken|all] [stdio|all]
 # (ours and broken can run as two processes side by side: more load, half the time).
+# Ours is probed in both eras (--era 2025 and --era 2026), over stdio and, unless the 4th argument is
+# stdio, over Streamable HTTP.
 set -u
 runs=${1:-20}
 cd "$(dirname "$0")/.."
 out=${2:-$(mktemp -d)}
 set_=${3:-all}
+transports=${4:-all}
 snap=node_modules/.cache/probe-under-load-$set_
 rm -rf "$snap" && mkdir -p "$snap/dist" && cp -r dist/. "$snap/dist/" && cp package.json "$snap/"
 cli=$snap/dist/src/cli/main.js
@@ -39,10 +42,13 @@ fast=(--samples 2 --cancel-after-ms 150 --settle-ms 600 --quiet-ms 150 --storm 8
 long=(--tool long --args '{"ms":3000}' --quick-tool quick)
 for i in $(seq 1 "$runs"); do
   if [ "$set_" != broken ]; then
-  f="$out/$i-ours-stdio.json"; node $cli probe --no-progress --format json --era 2025 --stdio "node $cli serve --threads 1" "${ours[@]}" >"$f"; record ours-stdio "$f" $?
+  for era in 2025 2026; do
+  f="$out/$i-ours-stdio-$era.json"; node $cli probe --no-progress --format json --era $era --stdio "node $cli serve --threads 1" "${ours[@]}" >"$f"; record "ours-stdio-$era" "$f" $?
+  [ "$transports" = stdio ] && continue
   start_http node $cli serve --transport http --port 0 --threads 1
-  f="$out/$i-ours-http.json"; node $cli probe --no-progress --format json --era 2025 --url "$url" --pid "$server" "${ours[@]}" >"$f"; record ours-http "$f" $?
+  f="$out/$i-ours-http-$era.json"; node $cli probe --no-progress --format json --era $era --url "$url" --pid "$server" "${ours[@]}" >"$f"; record "ours-http-$era" "$f" $?
   stop_http
+  done
   fi
   [ "$set_" = ours ] && continue
   for mode in answers-cancelled burns-after-cancel replies-to-notifications quick-ignores-cancel; do

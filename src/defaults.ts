@@ -53,6 +53,8 @@ export const DEFAULTS = {
   onStdinClose: 'cancel' as 'cancel' | 'finish',
   /** stdio with --on-stdin-close finish: how long the calls in flight may take to be answered. */
   drainTimeoutMs: 25_000,
+  /** A worker host on SIGTERM/SIGINT: how long its running jobs may finish before they are stopped and handed back. */
+  hostDrainTimeoutMs: 25_000,
   /** How often expired tasks are removed. */
   taskSweepMs: 1000,
   /** 2026: how long a call parked on `input_required` waits for the client's retry before it is cancelled. */

@@ -18,6 +18,7 @@ export type ErrorCodeName =
   | 'ERR_INVALID_CURSOR'
   | 'ERR_TASK_NOT_FOUND'
   | 'ERR_TASK_TERMINAL'
+  | 'ERR_TASK_INPUT'
   | 'ERR_JOB_STOPPED'
   | 'ERR_CALL_ABORTED'
   | 'ERR_CALL_TIMED_OUT'
@@ -111,5 +112,21 @@ export class CallAbortedError extends McpCancelPoolError {
     this.reason = reason;
     this.requestId = requestId;
     this.cancelSent = cancelSent;
+  }
+}
+
+/** `TaskStore.create` refused: a task limit (`TaskLimits`) is reached. */
+export class TaskLimitError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_TASK_LIMIT', message);
+    this.name = 'TaskLimitError';
+  }
+}
+
+/** `TaskStore.list` got a cursor it never issued. */
+export class InvalidCursorError extends McpCancelPoolError {
+  constructor(cursor: string) {
+    super('ERR_INVALID_CURSOR', `invalid tasks/list cursor ${JSON.stringify(cursor)}`);
+    this.name = 'InvalidCursorError';
   }
 }

@@ -3,8 +3,8 @@
  * apply to this server, or not yet, each with the reason and the failure the
  * suite must report for that reason (so a crash or a hang is not mistaken for
  * "not applicable", and a scenario that starts passing is moved to the
- * applicable list in test/conformance-2026.test.ts). "Not yet" marks the ones
- * waiting for tasks `input_required` (a task that asks its client) to land.
+ * applicable list in test/conformance-2026.test.ts). "Not yet" marks what the
+ * server could do and does not yet.
  */
 
 /** A scenario that is expected to fail, why, and what its report must say. */
@@ -59,12 +59,8 @@ export const NOT_APPLICABLE_2026: Record<string, NotApplicable> = {
     why: 'one check of nine: protocol_error_job must end failed with a JSON-RPC error; on this server a stage that throws is a tool error (completed, isError), and a task fails with a JSON-RPC error only when refused (unknown tool, full queue)',
     evidence: /^FAILURE sep-2663-tasks-get-status-failed: protocol error MUST surface as failed \(not "completed"\)/m,
   },
-  'tasks-mrtr-input': {
-    why: 'not yet: a task whose stage asks the client (confirm_delete, multi_input) must show input_required with its inputRequests on tasks/get, and take the answers by tasks/update; tasks input_required is being built (h-34), today the ask does not park the task',
-    evidence: /^FAILURE sep-2663-tasks-get-status-input-required: expected status:"input_required"; got "completed"/m,
-  },
   'tasks-mrtr-composition': {
-    why: 'not yet: a required-task tool that asks first must answer round 1 with an InputRequiredResult and create the task only on the final round; here the task is created at once and the ask happens inside it (tasks input_required, h-34)',
+    why: 'not yet: a required-task tool that asks first must answer round 1 with an InputRequiredResult and create the task only on the final round; here the task is created at once and the ask happens inside it',
     evidence: /round 1 MUST be InputRequiredResult; got \{"resultType":"task"/,
   },
   'tasks-status-notifications': {

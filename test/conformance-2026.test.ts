@@ -52,6 +52,7 @@ const APPLICABLE = [
   'tasks-request-headers',
   'tasks-dispatch-and-envelope',
   'tasks-required-task-error',
+  'tasks-mrtr-input',
 ] as const;
 
 /** The server scenarios `list --server --requirements` prints: the required ones and the server ones it runs unscored. */

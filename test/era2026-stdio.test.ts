@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LineServer, answerCounts, type Wire } from './line-client.js';
-import { sleep } from './helpers.js';
+import { sleep, until } from './helpers.js';
 import { MODERN, TASKS, modernRequest, modernStats, modernStdio } from './modern-helpers.js';
 import { REPORT_TOOLS } from './wire-clients.js';
 
@@ -97,15 +97,13 @@ describe('2026-07-28 over stdio', () => {
     const controller = new AbortController();
     let progress = 0;
     const call = m.client.callTool({ name: 'log_until_cancelled', arguments: { ms: 20_000, everyMs: 2 } }, { signal: controller.signal, onprogress: () => progress++ } as never);
-    const end = Date.now() + 10_000;
-    while (progress === 0 && Date.now() < end) await sleep(10);
-    expect(progress).toBeGreaterThan(0);
+    await until(() => progress > 0, 30_000, 'the first progress report'); // a bound on a hang, loose for a busy machine
     controller.abort('user stopped it');
     await expect(call).rejects.toThrow();
     const started = performance.now();
     const next = await m.client.callTool({ name: 'spin', arguments: { ms: 1 } });
     expect(next.isError).toBeFalsy();
-    expect(performance.now() - started).toBeLessThan(5_000); // one thread: the cancelled call had 20 s left
+    expect(performance.now() - started).toBeLessThan(15_000); // one thread: the cancelled call had 20 s left, so any answer sooner means it stopped
     const idOfCall = received.find((x) => x.method === 'notifications/progress')?.params as { progressToken: unknown };
     const seen = received.length;
     await sleep(300);

@@ -41,6 +41,7 @@ class Fake {
     probe: async () => (this.calls.push('probe'), this.probeReply),
     failIfLost: async () => (this.calls.push('failIfLost'), true),
     failIfNoHost: async () => (this.calls.push('failIfNoHost'), this.noHostWins),
+    failIfJobless: async () => (this.calls.push('failIfJobless'), true),
     retire: async () => void this.calls.push('retire'),
   };
   readonly ctx: RemoteContext = {

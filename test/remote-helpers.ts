@@ -14,8 +14,12 @@ export interface HostProcess {
   stop(): Promise<void>;
 }
 
-export async function startHost(url: string, queue: string, args: string[] = []): Promise<HostProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker', '--redis', url, '--queue', queue, ...args], { stdio: 'pipe' });
+/** Where a process finds Redis: a URL (given as `--redis`), or the flags themselves (e.g. `--redis-sentinels ...`). */
+export type RedisAt = string | readonly string[];
+const redisArgs = (at: RedisAt): string[] => (typeof at === 'string' ? ['--redis', at] : [...at]);
+
+export async function startHost(url: RedisAt, queue: string, args: string[] = []): Promise<HostProcess> {
+  const child = spawn(process.execPath, [CLI, 'worker', ...redisArgs(url), '--queue', queue, ...args], { stdio: 'pipe' });
   let stderr = '';
   const id = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker host did not start: ${stderr}`)), 60_000); // a bound on a hang
@@ -74,8 +78,8 @@ export async function leftovers(redis: Redis, queue: string): Promise<{ jobState
 }
 
 /** A raw-JSON-RPC front end (`serve --redis`), initialized and on Redis. */
-export async function rawFrontEnd(url: string, queue: string, args: string[] = []): Promise<RawServer> {
-  const raw = new RawServer(['--redis', url, '--queue', queue, ...args]);
+export async function rawFrontEnd(url: RedisAt, queue: string, args: string[] = []): Promise<RawServer> {
+  const raw = new RawServer([...redisArgs(url), '--queue', queue, ...args]);
   await initializeRaw(raw);
   await until(async () => {
     const id = `ready-${Math.random()}`;

@@ -91,6 +91,23 @@ describe('per-job state in Redis', () => {
     expect(await a.exists('mcp:ttl:front:X')).toBe(0);
   });
 
+  it('a state waiting on a BullMQ job that is gone (a write lost in a failover) is jobless, and only then may the front end fail it', async () => {
+    const s = new JobStates(a, 'q-jobless');
+    await new Liveness(a, s.keys.front('F')).start();
+    await s.create('j', 'F');
+    expect(await s.probe('j')).toEqual({ state: 'jobless' });
+    await a.hset(s.keys.bullJob('j'), 'name', 'spin');
+    expect(await s.probe('j')).toEqual({ state: 'queued' });
+    expect(await s.failIfJobless('j')).toBe(false); // BullMQ still has it
+    expect(await s.take('j', 'F', 'H1', 'k')).toBe('running');
+    await a.del(s.keys.bullJob('j'));
+    expect(await s.probe('j')).toEqual({ state: 'jobless' });
+    expect(await s.failIfJobless('j')).toBe(true);
+    expect(await s.probe('j')).toEqual({ state: 'failed' });
+    expect(await s.respond('j', 'F', 'k', 'late')).toBe(false); // the host's late answer loses
+    expect(await s.failIfJobless('j')).toBe(false); // once
+  });
+
   it('a stalled host is taken over: the new token may respond, the old one may not, and the old host is told to stop', async () => {
     const s = new JobStates(a, 'q4');
     await new Liveness(a, s.keys.front('F')).start();
@@ -98,6 +115,7 @@ describe('per-job state in Redis', () => {
     await sub.subscribe(s.keys.cancelChannel);
     sub.on('message', (_c, m) => cancels.push(m));
     await s.create('j', 'F');
+    await a.hset(s.keys.bullJob('j'), 'name', 'spin'); // BullMQ's job (the front end adds it after the state)
     expect(await s.take('j', 'F', 'H1', 'old')).toBe('running');
     expect(await s.probe('j')).toEqual({ state: 'hostless', host: 'H1' }); // H1 has no liveness key
     expect(await s.take('j', 'F', 'H2', 'new')).toBe('retaken');

@@ -1,6 +1,6 @@
 /**
  * Task-augmented tool calls through the queue backend: a `serve --redis`
- * front end holds the tasks, worker hosts (real processes, a real
+ * front end keeps the tasks in Redis (its session's), worker hosts (real processes, a real
  * redis-server) run their jobs. Every task message is schema-checked
  * (TaskWire.violations).
  */

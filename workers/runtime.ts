@@ -15,7 +15,7 @@ import {
   type ToolDefinition,
 } from '../src/stages/tool.js';
 import { claimResponse, leftRunning, startSlot, stillRunning, type WorkerSlot } from '../src/state/job-state.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { assertPlainJson } from './plain-json.js';
 import { Reporter } from './reporter.js';
 import { applyToolPriority } from './thread-priority.js';

@@ -161,7 +161,12 @@ export class Connection {
       transport = modern ? new ModernStdioTransport(params) : new StdioClientTransport(params);
     } else {
       child = spawn(process.execPath, [script!, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-      const url = new URL(await listeningUrl(child));
+      const started = child;
+      // A server that never says where it listens is stopped here: nothing else holds it, and it would outlive the bench.
+      const url = new URL(await listeningUrl(started).catch((error: unknown) => {
+        started.kill('SIGKILL');
+        throw error;
+      }));
       transport = modern ? new ModernHttpTransport(url) : new StreamableHTTPClientTransport(url);
     }
     const conn = modern
@@ -237,7 +242,8 @@ export class Connection {
 function listeningUrl(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
-    const timer = setTimeout(() => reject(new Error(`server did not report its URL in 15 s:\n${text}`)), 15_000);
+    // Generous: servers start all at once (withConnections), on a machine that may be shared.
+    const timer = setTimeout(() => reject(new Error(`server did not report its URL in 60 s:\n${text}`)), 60_000);
     const onData = (chunk: Buffer) => {
       text += chunk.toString('utf8');
       const m = /listening on (http:\/\/\S+)/.exec(text);
@@ -263,11 +269,18 @@ function listeningUrl(child: ChildProcess): Promise<string> {
 export async function withConnections<T>(specs: readonly ServerSpec[], body: (conns: Connection[]) => Promise<T>): Promise<T> {
   const conns: Connection[] = [];
   try {
-    for (const spec of specs) {
+    // All at once: start-up is mostly module loading, which the two cores then share instead of taking turns.
+    const opened = await Promise.allSettled(specs.map(async (spec) => {
       const c = await Connection.open(spec);
-      conns.push(c);
-      await c.warm();
-    }
+      await c.warm().catch(async (error: unknown) => {
+        await c.close();
+        throw error;
+      });
+      return c;
+    }));
+    for (const r of opened) if (r.status === 'fulfilled') conns.push(r.value);
+    const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
     return await body(conns);
   } finally {
     await Promise.all(conns.map((c) => c.close()));

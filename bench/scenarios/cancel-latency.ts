@@ -19,6 +19,10 @@ import { type Connection, specLabel, type ServerKind, type ServerSpec, type Tran
 import { alternate, fmt, sleep, summarize, us, type Summary } from '../../src/probe/stats.js';
 
 const STAGES = [0.1, 1, 10] as const;
+/** Quick (a smoke run): the 1 ms stages only, every server and mode still present. */
+const stagesOf = (quick: boolean): readonly number[] => (quick ? [1] : STAGES);
+/** Zero-work calls before each sample; quick: fewer (on a loaded machine each is a slow round trip, and the run has 70 samples). */
+const warmCalls = (quick: boolean): number => (quick ? 3 : WARM_CALLS);
 
 /** Ours, after a hard stop: time for the terminated thread's replacement to start before the next sample. */
 const REPLACE_MS = 300;
@@ -52,7 +56,7 @@ function configs(quick: boolean): Config[] {
   const out: Config[] = [];
   const both: Mode[] = ['reused', 'stopped'];
   for (const transport of ['stdio', 'http'] as const) {
-    for (const stageMs of STAGES) {
+    for (const stageMs of stagesOf(quick)) {
       out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 8 : 300, estimateMs: transport === 'http' ? 45 : 35 });
       out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20, estimateMs: 350 });
     }
@@ -62,9 +66,9 @@ function configs(quick: boolean): Config[] {
     out.push({ key: `ours-${transport}-2026-1-coop`, spec: { ...ours(transport), era: '2026' }, stageMs: 1, cooperative: true, modes: ['reused'], samples: quick ? 12 : 300, estimateMs: transport === 'http' ? 45 : 35 });
     out.push({ key: `sdk2-piscina-${transport}-2026-1`, spec: { kind: 'sdk2-piscina', transport, threads: 1, era: '2026' }, stageMs: 1, cooperative: true, modes: ['reused'], samples: quick ? 6 : 100, estimateMs: 70 });
   }
-  for (const stageMs of STAGES) out.push({ key: `strict-stdio-${stageMs}-coop`, spec: strict, stageMs, cooperative: true, modes: ['reused'], samples: quick ? 4 : 150, estimateMs: 35 });
+  for (const stageMs of stagesOf(quick)) out.push({ key: `strict-stdio-${stageMs}-coop`, spec: strict, stageMs, cooperative: true, modes: ['reused'], samples: quick ? 4 : 150, estimateMs: 35 });
   out.push({ key: 'strict-stdio-1-hard', spec: strict, stageMs: 1, cooperative: false, modes: ['reused'], samples: quick ? 1 : 10, estimateMs: 350 });
-  for (const stageMs of STAGES) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 4 : 100, estimateMs: 70 });
+  for (const stageMs of stagesOf(quick)) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 4 : 100, estimateMs: 70 });
   out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8, estimateMs: 2100 });
   out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6, estimateMs: 3100 });
   // Yielding between slices interleaves B with A on the one thread: there is no slot to reuse, only "stopped".
@@ -80,10 +84,10 @@ function configLabel(c: Config): string {
 /** How long "cancel → stopped" may wait for the server to report A stopped; past it the sample is counted as never stopped, not timed. */
 const STOP_WAIT_MS = 15_000;
 
-async function sample(conn: Connection, c: Config, mode: Mode, random: () => number): Promise<{ ms: number; idleMs: number } | 'never-stopped'> {
+async function sample(conn: Connection, c: Config, mode: Mode, random: () => number, warm: number): Promise<{ ms: number; idleMs: number } | 'never-stopped'> {
   // A hard stop or a baseline's cancel replaced the worker in the previous sample: heat the new one
   // (JIT, lazy paths) so that A, B and the idle call do not pay for a cold worker. Only the last call is timed.
-  for (let i = 1; i < WARM_CALLS; i++) await conn.warm();
+  for (let i = 1; i < warm; i++) await conn.warm();
   const w0 = performance.now();
   await conn.warm();
   const idleMs = performance.now() - w0;
@@ -129,7 +133,7 @@ export const cancelLatency: Scenario = {
       const random = rng(1);
       await alternate(all, (c) => c.samples, async (c, round) => {
         const mode = c.modes[round % c.modes.length]!;
-        const r = await sample(connOf(c), c, mode, random);
+        const r = await sample(connOf(c), c, mode, random, warmCalls(ctx.quick));
         if (r === 'never-stopped') {
           neverStopped.set(c.key, (neverStopped.get(c.key) ?? 0) + 1);
           return ctx.progress.tick(c.estimateMs);
@@ -233,7 +237,7 @@ export const cancelLatency: Scenario = {
       headline,
       title: this.title,
       method: [
-        `Each server runs with one worker thread (the main-thread baselines with their one thread). One sample: ${WARM_CALLS} zero-work calls one after another, so the server is idle with a live, warmed-up worker (the previous sample may have replaced it); a call A = spin(${A_MS} ms, stage s) that is cancelled ${LEAD_MS} ms + a random 0–max(2, 2s) ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
+        `Each server runs with one worker thread (the main-thread baselines with their one thread). One sample: ${warmCalls(ctx.quick)} zero-work calls one after another, so the server is idle with a live, warmed-up worker (the previous sample may have replaced it); a call A = spin(${A_MS} ms, stage s) that is cancelled ${LEAD_MS} ms + a random 0–max(2, 2s) ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
         '- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and queues behind A; the time is from sending the cancellation to receiving B\'s response. It includes stopping A, handing the worker to B, B\'s (zero) work and B\'s response on the wire.',
         '- **zero-work call, idle server**: the round trip of the last of those zero-work calls, timed in the "reused" samples; it is the floor under "cancel → slot reused", which contains one such call (B).',
         '- **cancel → stopped**: the client polls the server\'s counters (`executor://stats` `cancelled` for ours, `bench://stats` `stopped` for the baselines) back to back until A is reported stopped; the time is from sending the cancellation to the first poll that sees it, so it overstates by up to one poll round trip (~0.1–0.5 ms). Ours counts a job when its worker has returned from it (or was terminated); (a) when its loop has ended; (b) when Piscina destroys the worker (terminate requested); (c) when workerpool reports the worker terminated.',
@@ -244,7 +248,7 @@ export const cancelLatency: Scenario = {
         `- (a') yields to the event loop before every slice, so B runs interleaved with A and there is no slot to reuse: only "stopped" is measured.`,
         '- The "2026" rows speak 2026-07-28 with the SDK 2.x client pinned to it (no `initialize`; each request carries its envelope). Its abort sends `notifications/cancelled` over stdio, and over Streamable HTTP closes A\'s response stream, which is that revision\'s cancellation. (f) is the SDK 2.x `McpServer` (`serveStdio`; over HTTP `createMcpHandler` with `legacy: \'reject\'`) with Piscina, `ctx.mcpReq.signal` passed to `piscina.run`: the 2.x counterpart of (b). Only "slot reused" is measured in these rows.',
       ].join('\n'),
-      params: { stages: STAGES, aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, configs: all.map((c) => ({ key: c.key, label: configLabel(c), stageMs: c.stageMs, cooperative: c.cooperative, samples: c.samples })) },
+      params: { stages: stagesOf(ctx.quick), aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, configs: all.map((c) => ({ key: c.key, label: configLabel(c), stageMs: c.stageMs, cooperative: c.cooperative, samples: c.samples })) },
       servers: specs.map(serverInfo),
       tables,
       charts,

@@ -56,19 +56,20 @@ export const crossHost: Scenario = {
   async run(ctx: RunContext): Promise<ScenarioResult> {
     // 400 per server and measure: a p99 of 200 is the second-worst sample, too noisy for a ratio target.
     // Quick: a smoke run of every measure (its host start-ups are most of its time), not figures to quote.
-    const samplesPer = ctx.quick ? 6 : 400;
-    const overheadCalls = ctx.quick ? 30 : 400;
-    const windowMs = ctx.quick ? 1200 : 8000;
+    const samplesPer = ctx.quick ? 4 : 400;
+    const overheadCalls = ctx.quick ? 20 : 400;
+    const windowMs = ctx.quick ? 600 : 8000;
     const tpRounds = ctx.quick ? 1 : 2;
     const redis = await startBenchRedis();
     const procs: Proc[] = [];
     try {
-      const hostA = await startWorkerHost(redis.url, OURS_Q);
-      procs.push(hostA);
-      const hostI = await startWorkerHost(redis.url, IDLE_Q, ['--tool-priority', 'idle']);
-      procs.push(hostI);
+      // The three worker sides start at once; each pushed as it comes up, so a failure still stops the others.
+      const started = await Promise.allSettled([startWorkerHost(redis.url, OURS_Q), startWorkerHost(redis.url, IDLE_Q, ['--tool-priority', 'idle']), startBaselineWorker(redis.url, D_Q)]);
+      for (const r of started) if (r.status === 'fulfilled') procs.push(r.value);
+      const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      const [hostA, hostI] = procs as [Proc, Proc, Proc];
       const hostKey = { ours: `mcp:${OURS_Q}:host:${hostA.match[1]!}`, idle: `mcp:${IDLE_Q}:host:${hostI.match[1]!}` };
-      procs.push(await startBaselineWorker(redis.url, D_Q));
       const oursSpec: ServerSpec = { kind: 'ours', transport: 'stdio', threads: 1, redis: redis.url, queue: OURS_Q, tag: 'serve --redis, worker hosts' };
       const idleSpec: ServerSpec = { kind: 'ours', transport: 'stdio', threads: 1, redis: redis.url, queue: IDLE_Q, tag: 'serve --redis, worker host --tool-priority idle' };
       const dSpec: ServerSpec = { kind: 'bullmq', transport: 'stdio', threads: 1, redis: redis.url, queue: D_Q };

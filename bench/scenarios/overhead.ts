@@ -2,7 +2,9 @@
  * Scenario 3: what a call costs when it does nothing. Zero-work `spin`
  * (ms: 0) calls at 1, 8 and 32 in flight, ours against (e) (SDK + Piscina +
  * a SharedArrayBuffer flag: the minimal cooperative design), (b) (SDK +
- * Piscina + abort) and (a) (no pool at all). The client is a raw JSON-RPC
+ * Piscina + abort), (a) (no pool at all) and (f) (the SDK 2.x McpServer
+ * and serveStdio that ours is built on, with Piscina: the 2.x line's own
+ * cost per call, since (e) and (b) stand on SDK 1.32). The client is a raw JSON-RPC
  * client (bench/lib/raw-client.ts), not the SDK `Client`, and when `taskset`
  * exists the client is pinned to one core and every server to the other, so
  * the client's cost neither competes with the server nor dilutes the ratios.
@@ -23,19 +25,24 @@ interface Params {
   rounds: number;
   windowMs: number;
   warmupMs: number;
+  /** The warm-up also lasts until this many calls: ours has more code to JIT-compile, which a loaded machine's compiler threads finish later. */
+  warmupCalls: number;
 }
 
-const params = (quick: boolean): Params => (quick ? { rounds: 1, windowMs: 400, warmupMs: 300 } : { rounds: 4, windowMs: 2000, warmupMs: 1500 });
+const params = (quick: boolean): Params => (quick ? { rounds: 1, windowMs: 250, warmupMs: 200, warmupCalls: 0 } : { rounds: 4, windowMs: 2000, warmupMs: 1500, warmupCalls: 20_000 });
 
 const SPECS: readonly ServerSpec[] = [
   { kind: 'ours', transport: 'stdio', threads: THREADS },
   { kind: 'piscina-coop', transport: 'stdio', threads: THREADS },
   { kind: 'piscina-abort', transport: 'stdio', threads: THREADS },
   { kind: 'main-thread', transport: 'stdio', threads: THREADS },
+  // The same SDK 2.x stack as ours (McpServer, serveStdio) with Piscina and nothing else: what the 2.x line itself costs per call.
+  { kind: 'sdk2-piscina', transport: 'stdio', threads: THREADS },
 ];
 const OURS = specLabel(SPECS[0]!);
 const COOP = specLabel(SPECS[1]!);
 const NAIVE = specLabel(SPECS[2]!);
+const SDK2 = specLabel(SPECS[4]!);
 
 interface Window {
   server: string;
@@ -93,13 +100,14 @@ export const overhead: Scenario = {
     const pinned = restore !== undefined;
     const conns: RawConnection[] = [];
     try {
-      for (const spec of SPECS) {
-        const c = await RawConnection.open(spec, pinned ? SERVER_CPU : undefined);
-        conns.push(c);
-        await c.warm();
-      }
+      // Started all at once (start-up is module loading; the two cores share it), warmed in turn.
+      const opened = await Promise.allSettled(SPECS.map((spec) => RawConnection.open(spec, pinned ? SERVER_CPU : undefined)));
+      for (const r of opened) if (r.status === 'fulfilled') conns.push(r.value);
+      const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      for (const c of conns) await c.warm();
       // Untimed: let both the server and this client JIT-compile their hot paths under load.
-      for (const c of conns) await throughput(c, 32, p.warmupMs);
+      for (const c of conns) for (let n = (await throughput(c, 32, p.warmupMs)).calls; n < p.warmupCalls; ) n += (await throughput(c, 32, 250)).calls;
       ctx.progress.tick(SPECS.length * p.warmupMs);
       await alternate(conns, () => p.rounds, async (conn, round) => {
         for (let i = 0; i < 20; i++) await conn.warm();
@@ -141,13 +149,13 @@ export const overhead: Scenario = {
       IN_FLIGHT.map((n) => {
         const all = med(label, n, cpu);
         const main = med(label, n, (w) => w.serverMainCpuUsPerCall);
-        const r = label === COOP ? '1× / 1×' : `${ratio(label, COOP, n, cps).toFixed(2)}× / ${ratio(label, COOP, n, cpu).toFixed(2)}×`;
-        return [label, n, Math.round(med(label, n, cps)), one(all), one(main), one(all - main), one(med(label, n, (w) => w.clientCpuUsPerCall)), r];
+        const vs = (other: string) => (label === other ? '1× / 1×' : `${ratio(label, other, n, cps).toFixed(2)}× / ${ratio(label, other, n, cpu).toFixed(2)}×`);
+        return [label, n, Math.round(med(label, n, cps)), one(all), one(main), one(all - main), one(med(label, n, (w) => w.clientCpuUsPerCall)), vs(COOP), vs(SDK2)];
       }),
     );
     const table: Table = {
       title: `Zero-work calls: calls/s and server CPU per call (µs), ${THREADS} threads, medians over ${p.rounds} windows`,
-      columns: ['server', 'in flight', 'calls/s', 'server process', 'main thread', 'workers', 'client', '÷ (e): calls/s / CPU (paired)'],
+      columns: ['server', 'in flight', 'calls/s', 'server process', 'main thread', 'workers', 'client', '÷ (e): calls/s / CPU (paired)', '÷ (f): calls/s / CPU (paired)'],
       rows,
       note: pinned ? `Client on CPU ${CLIENT_CPU}, every server on CPU ${SERVER_CPU} (taskset).` : 'taskset not found: client and servers unpinned.',
     };
@@ -176,13 +184,13 @@ export const overhead: Scenario = {
       id: this.id,
       title: this.title,
       method: [
-        `Servers run with ${THREADS} worker threads ((a) runs the call on its main thread). A raw JSON-RPC client (one line per call, responses matched by id) drives each server over stdio${pinned ? `, pinned to CPU ${CLIENT_CPU} with every server on CPU ${SERVER_CPU}` : ''}. First an untimed ${p.warmupMs / 1000} s warm-up per server at 32 in flight (JIT). Each round, per server in turn: 20 untimed calls, then closed-loop windows of ${p.windowMs / 1000} s with 1, 8 and 32 callers (each sends its next call when its last is answered; calls/s = answered calls / time to the last answer). ${p.rounds} rounds, servers alternating. No progress token is sent.`,
+        `Servers run with ${THREADS} worker threads ((a) runs the call on its main thread). A raw JSON-RPC client (one line per call, responses matched by id) drives each server over stdio${pinned ? `, pinned to CPU ${CLIENT_CPU} with every server on CPU ${SERVER_CPU}` : ''}. First an untimed warm-up per server at 32 in flight (JIT): ${p.warmupMs / 1000} s and at least ${p.warmupCalls} calls. Each round, per server in turn: 20 untimed calls, then closed-loop windows of ${p.windowMs / 1000} s with 1, 8 and 32 callers (each sends its next call when its last is answered; calls/s = answered calls / time to the last answer). ${p.rounds} rounds, servers alternating. No progress token is sent.`,
         'CPU per call is read from /proc during each window (10 ms ticks): the server process (all threads), its main thread alone, and the client. Ratios are paired: the median over rounds of ours ÷ (e) measured in the same round.',
       ].join('\n'),
       params: { threads: THREADS, inFlight: IN_FLIGHT, pinned, ...p },
       servers: SPECS.map(serverInfo),
       tables: [table, latency],
-      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'in flight', 'calls/s', 'CPU µs', 'main', 'workers', 'client', '÷ (e)'] },
+      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'in flight', 'calls/s', 'CPU µs', 'main', 'workers', 'client', '÷ (e)', '÷ (f)'] },
       charts: [
         { file: 'overhead-latency-cdf', title: 'Zero-work call latency, one in flight', spec: cdfChart('Zero-work call latency, one call in flight', labels.map((label) => ({ label, values: sequential.get(label)! }))) },
         {

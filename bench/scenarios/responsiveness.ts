@@ -14,7 +14,7 @@ const PING_EVERY_MS = 10;
 const STAGE_MS = 1;
 
 // Quick: long enough for tens of pings per server while both cores are busy (a smoke run, not figures to quote).
-const params = (quick: boolean) => (quick ? { rounds: 1, busyMs: 600 } : { rounds: 3, busyMs: 2000 });
+const params = (quick: boolean) => (quick ? { rounds: 1, busyMs: 400 } : { rounds: 3, busyMs: 2000 });
 
 const SPECS: readonly ServerSpec[] = [
   { kind: 'ours', transport: 'stdio', threads: THREADS },

@@ -6,7 +6,7 @@
  * cancellation in one place (the state word locally, a compare-and-set
  * remotely), so a cancelled call never gets a response.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { RequestId } from '../wire/registry.js';
 import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
@@ -121,6 +121,13 @@ export interface StartOptions {
   readonly liveLogs?: boolean;
   /** Needed for tools declared with `usesClient`. */
   readonly onClientRequest?: ClientRequestHandler;
+  /**
+   * The call is the job of this task (or of the task it becomes at the end
+   * of its task window). The local pool ignores it; the queue backend names
+   * the job after it, so a front end sharing the task store can cancel it,
+   * and the job outlives its front end once the task is stored.
+   */
+  readonly taskId?: string;
 }
 
 /** Why a call failed (it is still answered, with an error). */

@@ -60,12 +60,14 @@ interface Rule {
   readonly why: string;
 }
 
-const HTTP_ONLY = ['--host', '--port', '--session-idle-ms', '--allowed-host', '--allowed-origin', '--max-sessions', '--auth-token-file', '--allow-unauthenticated', '--health-auth'];
+const HTTP_ONLY = ['--host', '--port', '--session-idle-ms', '--allowed-host', '--allowed-origin', '--max-sessions', '--session-prefix', '--auth-token-file', '--allow-unauthenticated', '--health-auth'];
 // --queue-limit is not here: with --redis it bounds the calls a front end keeps waiting on the queue.
 const LOCAL_POOL = ['--threads', '--spare-threads', '--cores', '--handoff-delay-ms', '--grace-ms', '--worker-memory-mb', '--root'];
 
 /** Whether the flags (or the environment) give a Redis URL: then serve runs on the queue backend. */
-const onRedis = (v: Record<string, unknown>): boolean => v.redis !== undefined || v.redisUrlFile !== undefined || !!process.env[REDIS_URL_ENV];
+const onRedis = (v: Record<string, unknown>): boolean => v.redis !== undefined || v.redisUrlFile !== undefined || v.redisSentinels !== undefined || !!process.env[REDIS_URL_ENV];
+const onSentinel = (v: Record<string, unknown>): boolean => v.redisSentinels !== undefined;
+const SENTINEL_ONLY: Rule = { flags: ['--redis-sentinel-name', '--redis-sentinel-password-file'], when: onSentinel, why: 'applies with --redis-sentinels only' };
 
 const SERVE_RULES: readonly Rule[] = [
   { flags: HTTP_ONLY, when: (v) => v.transport === 'http', why: 'applies to --transport http only' },
@@ -73,12 +75,13 @@ const SERVE_RULES: readonly Rule[] = [
   { flags: ['--on-stdin-close'], when: (v) => v.transport !== 'http', why: 'applies to stdio only' },
   { flags: ['--drain-timeout-ms'], when: (v) => v.transport !== 'http' && v.onStdinClose === 'finish', why: 'applies with --on-stdin-close finish only (stdio)' },
   { flags: LOCAL_POOL, when: (v) => !onRedis(v), why: 'sets the local pool; with --redis the worker hosts run the calls: give it to `mcp-cancel-pool worker`' },
-  { flags: ['--queue', '--redis-ca-file', '--cluster-key-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file or ${REDIS_URL_ENV})` },
+  { flags: ['--queue', '--redis-ca-file', '--cluster-key-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file, ${REDIS_URL_ENV} or --redis-sentinels)` },
+  SENTINEL_ONLY,
   { flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' },
   { flags: ['--health-auth'], when: (v) => v.authTokenFile !== undefined || process.env.MCP_CANCEL_POOL_AUTH_TOKEN !== undefined, why: 'needs a token (--auth-token-file or MCP_CANCEL_POOL_AUTH_TOKEN)' },
 ];
 
-const WORKER_RULES: readonly Rule[] = [{ flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' }];
+const WORKER_RULES: readonly Rule[] = [{ flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' }, SENTINEL_ONLY];
 
 /**
  * Refuses a flag given on the command line for a mode it does not apply to.

@@ -8,17 +8,18 @@ import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { Executor } from '../executor/executor.js';
 import { newWireStats } from '../server/guard.js';
-import { serveHttp } from '../transport/http/serve.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio, STDIO_SESSION } from '../transport/stdio/serve.js';
-import { configureInputWaits } from '../mrtr/input-waits.js';
+import { InputWaits } from '../mrtr/input-waits.js';
 import { readKeyFile } from '../mrtr/request-state.js';
 import { TaskRunner } from '../tasks/runner.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
-import { describeBackend, openQueueBackend, redisConfigOf } from './serve-remote.js';
+import { describeBackend, openQueueBackend, queueTaskStore, redisConfigOf } from './serve-remote.js';
+import { QueueBackend } from '../remote/queue-backend.js';
+import { SENTINEL_NAME_HELP, SENTINEL_PASSWORD_HELP, SENTINELS_HELP } from './sentinel-help.js';
 import { UsageError } from './usage-error.js';
 import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
 import { poolOptions } from './pool-options.js';
@@ -47,6 +48,11 @@ function int(min: number, max = Number.MAX_SAFE_INTEGER) {
 }
 const port = int(0, 65535);
 
+function sessionPrefix(value: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(value)) throw new InvalidArgumentError('1 to 64 letters, digits, - or _');
+  return value;
+}
+
 interface ServeFlags {
   transport: 'stdio' | 'http';
   threads?: number;
@@ -64,6 +70,7 @@ interface ServeFlags {
   maxOutputBufferBytes: number;
   workerMemoryMb?: number;
   sessionIdleMs: number;
+  sessionPrefix?: string;
   allowedHost: string[];
   allowedOrigin: string[];
   maxSessions: number;
@@ -80,6 +87,9 @@ interface ServeFlags {
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
+  redisSentinels?: string;
+  redisSentinelName?: string;
+  redisSentinelPasswordFile?: string;
   clusterKeyFile?: string;
   queue: string;
   toolPriority: ToolPriority;
@@ -118,6 +128,7 @@ program
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), DEFAULTS.maxSessions)
+  .option('--session-prefix <name>', 'HTTP: 2025 session ids are <name>.<uuid>, so a load balancer routes each session to the front end that holds it (letters, digits, - and _; see README "Many hosts")', sessionPrefix)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
   .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
   .option('--max-working-tasks-per-session <n>', 'working tasks one session may have (finished ones do not count); beyond it a task-augmented call gets -32000', int(1), DEFAULTS.maxWorkingTasksPerSession)
@@ -125,12 +136,15 @@ program
   .option('--max-finished-task-bytes <n>', 'bytes the finished tasks of all sessions keep until their ttl (task and result as JSON); past it the oldest finished are removed first (see README "Tasks")', int(0), DEFAULTS.maxFinishedTaskBytes)
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
-  .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry, then is cancelled', int(1), DEFAULTS.inputWaitMs)
+  .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry (a task for its tasks/update), then is cancelled', int(1), DEFAULTS.inputWaitMs)
   .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
   .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
+  .option('--redis-sentinels <host:port,...>', SENTINELS_HELP)
+  .option('--redis-sentinel-name <name>', SENTINEL_NAME_HELP)
+  .option('--redis-sentinel-password-file <path>', SENTINEL_PASSWORD_HELP)
   .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
   .option('--cluster-key-file <path>', 'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")')
   .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)
@@ -184,19 +198,25 @@ program
     );
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
-    const tasks = new TaskRunner(executor, {
+    const taskLimits = {
       maxWorkingTasksPerSession: flags.maxWorkingTasksPerSession,
       maxWorkingTasks: flags.maxWorkingTasks,
       maxFinishedTaskBytes: flags.maxFinishedTaskBytes,
       defaultTtlMs: flags.taskTtlMs,
       maxTtlMs: flags.maxTaskTtlMs,
+    };
+    const tasks = new TaskRunner(executor, {
+      ...taskLimits,
+      // With --redis the tasks live in Redis: every front end of the queue reads and cancels them (README "Many hosts").
+      ...(backend instanceof QueueBackend && { store: queueTaskStore(backend, taskLimits) }),
       taskAfterMs: flags.taskAfterMs,
+      inputWaitMs: flags.inputWaitMs,
       onOwnerClosed: (owner, cancelled) => {
         // A stdio connection's close is the shutdown: its line says what it cancelled.
         if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
     });
-    const inputWaits = configureInputWaits(executor, { waitMs: flags.inputWaitMs, ...(mrtrKey && { key: mrtrKey }) });
+    const inputWaits = new InputWaits(executor, { waitMs: flags.inputWaitMs, ...(mrtrKey && { key: mrtrKey }) });
     /** Stops serving; `cancelled` is what the close of a stdio connection cancelled (HTTP: counted here, before the close). */
     const stop = async (why: string, close: () => Promise<void>, cancelled?: { calls: number; tasks: number }) => {
       if (stopping) return;
@@ -219,6 +239,8 @@ program
       process.exit(0);
     };
     if (flags.transport === 'http') {
+      // Loaded only here: a stdio server never pays for Express and the HTTP transports at start.
+      const { serveHttp } = await import('../transport/http/serve.js');
       const http = await serveHttp(executor, {
         host: flags.host,
         port: flags.port,
@@ -227,11 +249,13 @@ program
         allowedHosts: flags.allowedHost,
         allowedOrigins: flags.allowedOrigin,
         maxSessions: flags.maxSessions,
+        ...(flags.sessionPrefix !== undefined && { sessionIdPrefix: flags.sessionPrefix }),
         ...(authToken !== undefined && { authToken }),
         allowUnauthenticated: flags.allowUnauthenticated,
         version,
         wire,
         tasks,
+        inputWaits,
         routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
       sessions = () => http.sessions();
@@ -249,6 +273,7 @@ program
         drainTimeoutMs: flags.drainTimeoutMs,
         onInputEnd: (calls) => log(`stdin closed: answering ${plural(calls, 'call')} in flight before exiting (--on-stdin-close finish; at most ${flags.drainTimeoutMs} ms)`),
         tasks,
+        inputWaits,
       });
       if (flags.healthPort !== undefined) {
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);

@@ -5,14 +5,7 @@
  * be probed or the arguments were wrong.
  */
 import { resolve } from 'node:path';
-import cliProgress from 'cli-progress';
 import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { ERAS } from '../probe/era.js';
-import { junitReport, jsonReport } from '../probe/formats.js';
-import { writeOut } from '../probe/out.js';
-import { failed, summaryText } from '../probe/report.js';
-import { probeSteps, probeTarget } from '../probe/run.js';
-import { erasOffered, targetLabel } from '../probe/targets.js';
 import type { Era, ProbeOptions, TargetResult, TargetSpec } from '../probe/types.js';
 
 /** Exit status for arguments the probe cannot run with (commander's own default would be 1, the code for "a rule was violated"). */
@@ -92,6 +85,16 @@ export function registerProbe(program: Command): void {
       process.exit(error.exitCode === 0 ? 0 : EXIT_USAGE);
     })
     .action(async (flags: ProbeFlags) => {
+      // Loaded only when probing: every `serve` registers this command, and must not load the MCP clients for it.
+      const [{ default: cliProgress }, { ERAS }, { junitReport, jsonReport }, { writeOut }, { failed, summaryText }, { probeSteps, probeTarget }, { erasOffered, targetLabel }] = await Promise.all([
+        import('cli-progress'),
+        import('../probe/era.js'),
+        import('../probe/formats.js'),
+        import('../probe/out.js'),
+        import('../probe/report.js'),
+        import('../probe/run.js'),
+        import('../probe/targets.js'),
+      ]);
       if (flags.stdio.length + flags.url.length === 0) cmd.error('give at least one --stdio <command> or --url <url>', { exitCode: EXIT_USAGE });
       if (flags.pid.length > flags.url.length) cmd.error('each --pid goes with a --url', { exitCode: EXIT_USAGE });
       const targets: TargetSpec[] = [

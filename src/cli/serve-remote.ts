@@ -4,8 +4,12 @@ import type { CallBackend } from '../backend/backend.js';
 import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
 import { ClusterKey } from '../remote/cluster-key.js';
-import { QueueBackend } from '../remote/queue-backend.js';
+import type { QueueBackend } from '../remote/queue-backend.js';
 import { REDIS_URL_ENV, redisConfig, type RedisConfig } from '../remote/redis-config.js';
+import { taskSettlement } from '../tasks/answer.js';
+import { resolveLimits } from '../tasks/memory-store.js';
+import type { TaskLimits, TaskStore } from '../tasks/store.js';
+import type { SentinelSource } from '../remote/sentinel-config.js';
 import { UsageError } from './usage-error.js';
 
 /** The flags the backend choice reads. */
@@ -13,6 +17,9 @@ export interface BackendFlags {
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
+  redisSentinels?: string;
+  redisSentinelName?: string;
+  redisSentinelPasswordFile?: string;
   clusterKeyFile?: string;
   queue: string;
   queueLimit?: number;
@@ -23,20 +30,39 @@ export interface BackendFlags {
 /** How long `serve` waits for Redis at start before it serves anyway (calls then fail with a clear error until Redis is back). */
 export const REDIS_START_WAIT_MS = 10_000;
 
+/** The flags that say where Redis is. */
+export type RedisFlags = Pick<BackendFlags, 'redis' | 'redisUrlFile' | 'redisCaFile' | 'redisSentinels' | 'redisSentinelName' | 'redisSentinelPasswordFile'>;
+
+/** The Sentinel settings the flags give, if `--redis-sentinels` (or its variable) is there. */
+export function sentinelOf(flags: RedisFlags): Omit<SentinelSource, 'env'> | undefined {
+  if (flags.redisSentinels === undefined) return undefined;
+  return {
+    sentinels: flags.redisSentinels,
+    ...(flags.redisSentinelName !== undefined && { name: flags.redisSentinelName }),
+    ...(flags.redisSentinelPasswordFile !== undefined && { passwordFile: flags.redisSentinelPasswordFile }),
+  };
+}
+
 /**
  * The Redis URL of `serve` or `worker`: `--redis`, else `--redis-url-file`,
  * else {@link REDIS_URL_ENV}; undefined if none. A URL that cannot be used
  * is refused with one line (a {@link UsageError}) that names no secret.
  */
-export function redisUrlOf(flags: Pick<BackendFlags, 'redis' | 'redisUrlFile' | 'redisCaFile'>): string | undefined {
+export function redisUrlOf(flags: RedisFlags): string | undefined {
   return redisConfigOf(flags)?.url;
 }
 
 /** The checked Redis location the flags (or the environment) give, or undefined for none; a bad one is a usage error. */
-export function redisConfigOf(flags: Pick<BackendFlags, 'redis' | 'redisUrlFile' | 'redisCaFile'>): RedisConfig | undefined {
-  if (flags.redis === undefined && flags.redisUrlFile === undefined && !process.env[REDIS_URL_ENV]) return undefined;
+export function redisConfigOf(flags: RedisFlags): RedisConfig | undefined {
+  const sentinel = sentinelOf(flags);
+  if (flags.redis === undefined && flags.redisUrlFile === undefined && !process.env[REDIS_URL_ENV] && sentinel === undefined) return undefined;
   try {
-    return redisConfig({ ...(flags.redis !== undefined && { url: flags.redis }), ...(flags.redisUrlFile !== undefined && { urlFile: flags.redisUrlFile }), ...(flags.redisCaFile !== undefined && { caFile: flags.redisCaFile }) });
+    return redisConfig({
+      ...(flags.redis !== undefined && { url: flags.redis }),
+      ...(flags.redisUrlFile !== undefined && { urlFile: flags.redisUrlFile }),
+      ...(flags.redisCaFile !== undefined && { caFile: flags.redisCaFile }),
+      ...(sentinel && { sentinel }),
+    });
   } catch (error) {
     if (error instanceof RedisConfigError) throw new UsageError(error.message);
     throw error;
@@ -58,8 +84,11 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  // BullMQ (and ioredis) load only for a front end on Redis: the local pool's start-up does not pay for them.
+  const { QueueBackend } = await import('../remote/queue-backend.js');
   const backend = await QueueBackend.create({
     redisUrl,
+    ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),
     ...(clusterKey && { clusterKey }),
     ...(flags.redisCaFile !== undefined && { redisCaFile: flags.redisCaFile }),
     queue: flags.queue,
@@ -86,6 +115,15 @@ export function describeBackend(backend: CallBackend, flags: BackendFlags): stri
     const priority = backend.toolPriority.priority;
     return `${backend.threads} worker thread${backend.threads === 1 ? '' : 's'} (+${backend.spareThreads} standby${priority === 'normal' ? '' : `, priority ${priority}`})`;
   }
-  const display = backend instanceof QueueBackend ? backend.redis.display : 'Redis';
+  const display = (backend as Partial<Pick<QueueBackend, 'redis'>>).redis?.display ?? 'Redis';
   return `calls queued on Redis ${display} (queue '${flags.queue}') for worker hosts`;
+}
+
+/**
+ * The queue's task store in Redis, with the server's task limits (the
+ * finished-task byte bound is the memory store's: in Redis each task goes
+ * with its ttl, and Redis's own maxmemory bounds the rest).
+ */
+export function queueTaskStore(backend: QueueBackend, limits: TaskLimits): TaskStore {
+  return backend.taskStore({ ...resolveLimits(limits), settlementOf: taskSettlement });
 }

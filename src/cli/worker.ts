@@ -10,10 +10,11 @@ import { RedisAuthError, RedisConfigError } from '../errors.js';
 import { ClusterKey } from '../remote/cluster-key.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
 import { REDIS_URL_ENV } from '../remote/redis-config.js';
-import { DRAIN_TIMEOUT_MS, WorkerHost } from '../remote/worker-host.js';
+import type { WorkerHost } from '../remote/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
-import { redisConfigOf, redisUrlOf } from './serve-remote.js';
+import { redisConfigOf, redisUrlOf, sentinelOf } from './serve-remote.js';
+import { SENTINEL_NAME_HELP, SENTINEL_PASSWORD_HELP, SENTINELS_HELP } from './sentinel-help.js';
 import { UsageError } from './usage-error.js';
 import { RedisProbe, workerHostOps } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
@@ -23,6 +24,9 @@ interface WorkerFlags extends PoolFlags {
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
+  redisSentinels?: string;
+  redisSentinelName?: string;
+  redisSentinelPasswordFile?: string;
   clusterKeyFile?: string;
   queue: string;
   drainTimeoutMs: number;
@@ -54,7 +58,10 @@ export function registerWorker(program: Command): void {
     .option('--redis <url>', 'Redis to take jobs from, e.g. redis://127.0.0.1:6379 (rediss:// for TLS)')
     .option('--redis-url-file <path>', `like --redis, the URL read from this file (keeps a password out of argv; or set ${REDIS_URL_ENV})`)
     .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
-    .option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may finish; then they are stopped and handed back to other hosts (see README "Many hosts")', (v: string) => (v === '0' ? 0 : positiveInt(v)), DRAIN_TIMEOUT_MS)
+    .option('--redis-sentinels <host:port,...>', SENTINELS_HELP)
+    .option('--redis-sentinel-name <name>', SENTINEL_NAME_HELP)
+    .option('--redis-sentinel-password-file <path>', SENTINEL_PASSWORD_HELP)
+    .option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may finish; then they are stopped and handed back to other hosts (see README "Many hosts")', (v: string) => (v === '0' ? 0 : positiveInt(v)), DEFAULTS.hostDrainTimeoutMs)
     .option('--queue <name>', 'queue name (the same on the front ends)', DEFAULT_QUEUE)
     .option('--cluster-key-file <path>', 'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")')
     .option('--threads <n>', 'worker threads, also the jobs this host runs at once (default: available CPUs)', positiveInt)
@@ -72,15 +79,18 @@ export function registerWorker(program: Command): void {
     .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
     .action(async (flags: WorkerFlags) => {
       const redisUrl = redisUrlOf(flags);
-      if (redisUrl === undefined) throw new UsageError(`worker needs Redis: give --redis <url>, --redis-url-file <path> or ${REDIS_URL_ENV}`);
+      if (redisUrl === undefined) throw new UsageError(`worker needs Redis: give --redis <url>, --redis-url-file <path>, ${REDIS_URL_ENV} or --redis-sentinels <host:port,...>`);
       for (const file of flags.tools) await checkToolModule(resolve(file));
       // A SIGTERM while Redis is still away (the host waits for it at start) ends the process at once.
       const early = () => process.exit(0);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, early);
       let host: WorkerHost;
       try {
+        // Loaded here, not at the CLI's start: every `serve` registers this command and must not load BullMQ for it.
+        const { WorkerHost } = await import('../remote/worker-host.js');
         host = await WorkerHost.start({
           redisUrl,
+          ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),
           ...(flags.redisCaFile !== undefined && { redisCaFile: flags.redisCaFile }),
           ...(flags.clusterKeyFile !== undefined && { clusterKey: ClusterKey.fromFile(flags.clusterKeyFile) }),
           queue: flags.queue,

@@ -245,8 +245,10 @@ export class CancelAwareClient {
   }
 
   private contextFor(requestId: RequestId, sdkSignal: AbortSignal): ServerRequestContext {
-    // Our guard's signal, not the SDK's: the SDK ignores a cancellation naming request id 0.
-    return { requestId, signal: this.guard?.inbound(requestId)?.signal ?? sdkSignal };
+    // Our guard's signal, not the SDK's: the SDK ignores a cancellation naming request id 0. A 2026
+    // input request has no wire id (its id is the inputRequests key): the SDK's signal is the call's abort.
+    const inbound = this.guard?.inbound(requestId)?.signal;
+    return { requestId, signal: inbound ? AbortSignal.any([inbound, sdkSignal]) : sdkSignal };
   }
 
   /** Sends through the SDK without its signal or timeout, and implements both here. */
@@ -270,17 +272,22 @@ export class CancelAwareClient {
         tag?.release();
         signal?.removeEventListener('abort', onAbort); // a later abort must not reach this finished call
       };
+      // Ours, not the caller's: it reaches the SDK's multi-round-trip driver (2026 input_required), whose
+      // handlers see it and which sends no retry once it fired. The wire leg in flight is cancelled by the tag.
+      const flow = new AbortController();
       const stop = (kind: 'AbortError' | 'TimeoutError', reason: unknown) => {
         if (done) return;
         const cancelSent = tag !== undefined && tag.sendCancel(reasonText(reason));
         const id = tag?.id;
         settle();
+        flow.abort(reason);
         reject(new CallAbortedError(kind, reason, id, cancelSent));
       };
       const onAbort = () => stop('AbortError', signal?.reason);
       const onprogress = options.onprogress;
       const sdkOptions: RequestOptions = {
         timeout: MAX_TIMER_MS,
+        signal: flow.signal,
         ...(onprogress && {
           onprogress: (p: Progress) => {
             if (done) return;

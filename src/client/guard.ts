@@ -266,7 +266,7 @@ export class ClientGuard implements Transport {
     return this.inner.send(message, options);
   }
 
-  /** Strips a tag from a request and records its id; 'dropped' if the tag was cancelled before the request left. */
+  /** Strips a tag from a request and records its id; 'dropped' if the tag was cancelled before the request left, or released (its caller is done). */
   private untag<M extends JSONRPCMessage & { id: RequestId }>(message: M): M | 'dropped' {
     const params = (message as { params?: Record<string, unknown> }).params;
     const meta = params?._meta as Record<string, unknown> | undefined;
@@ -275,9 +275,12 @@ export class ClientGuard implements Transport {
     const { [TAG_KEY]: _, ...rest } = meta!;
     const clean = { ...message, params: { ...params, _meta: rest } } as typeof message;
     const state = this.tags.get(key);
-    if (state?.cancelled !== undefined) {
+    // A released tag's caller is gone (answered or aborted): a later request under it is a 2026 retry
+    // the SDK's multi-round-trip driver would send after the abort, and must not leave either.
+    if (!state || state.cancelled !== undefined) {
       // Aborted before the SDK got round to sending: nothing leaves; the SDK's wait settles here.
-      queueMicrotask(() => this.deliver(cancelledLocally(message.id, state.cancelled === true ? undefined : state.cancelled)));
+      const reason = state?.cancelled === true ? undefined : state?.cancelled;
+      queueMicrotask(() => this.deliver(cancelledLocally(message.id, reason)));
       return 'dropped';
     }
     if (state) state.id = message.id;

@@ -131,6 +131,9 @@ export class ClientTask implements TaskHandle {
     if (this.cancelAccepted && task.status !== 'cancelled') return; // cancelled stays cancelled, here too
     if (this.reported !== undefined && isTerminal(this.reported)) return; // a terminal status never changes
     this.last = task;
+    // Our tasks/cancel is out and the task says cancelled: that cancel won, whichever answer told us first
+    // (a poll's tasks/get can overtake the cancel's own ack on a loaded machine).
+    if (task.status === 'cancelled' && this.cancelling && !this.cancelAccepted) this.accept();
     if (this.modern && task.status === 'completed' && raw.result !== undefined) this.outcome = { result: raw.result as CallToolResult };
     if (this.modern && task.status === 'failed') this.outcome = { error: errorOf(raw.error) };
     if (task.status !== this.reported) {

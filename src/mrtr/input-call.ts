@@ -40,7 +40,7 @@ export interface InputRequest {
 export type Round = { readonly kind: 'outcome'; readonly outcome: JobOutcome } | { readonly kind: 'input'; readonly inputRequests: Record<string, InputRequest> };
 
 /** The capability a client must declare for each kind of request (mrtr.mdx: never ask what it did not declare). */
-const CAPABILITY: Record<ClientRequestMethod, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
+export const CAPABILITY: Record<ClientRequestMethod, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
 
 interface Ask extends InputRequest {
   readonly resolve: (result: Record<string, unknown>) => void;

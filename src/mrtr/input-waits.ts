@@ -19,7 +19,7 @@ import { RequestStateSigner, isRefusal, type StateRefusal } from './request-stat
 /** The backend session of every 2026 call of a tool that may ask the client. */
 export const INPUT_WAIT_SESSION = 'input-waits';
 
-/** Options for {@link configureInputWaits}. */
+/** Options for {@link InputWaits}. */
 export interface InputWaitsOptions {
   /**
    * HMAC-SHA256 key for `requestState` (at least 32 bytes).
@@ -59,6 +59,11 @@ interface Parked {
   readonly timer: NodeJS.Timeout;
 }
 
+/**
+ * The parked calls of one backend. Make one per process and hand the same
+ * one to every server of that backend (serveStdio's and serveHttp's
+ * `inputWaits`, the guard's), as the task runner is handed around.
+ */
 export class InputWaits {
   private readonly signer: RequestStateSigner;
   private readonly waitMs: number;
@@ -148,19 +153,4 @@ export class InputWaits {
       if (expired && (result === 'cancelled-queued' || result === 'cancelled-running')) this.counters.inputWaitsExpired++;
     });
   }
-}
-
-const registries = new WeakMap<CallBackend, InputWaits>();
-
-/** Sets up the backend's input waits (call before serving; replaces an earlier one). */
-export function configureInputWaits(backend: CallBackend, options: InputWaitsOptions = {}): InputWaits {
-  registries.get(backend)?.close();
-  const waits = new InputWaits(backend, options);
-  registries.set(backend, waits);
-  return waits;
-}
-
-/** The backend's input waits, made with the defaults on first use. */
-export function inputWaitsOf(backend: CallBackend): InputWaits {
-  return registries.get(backend) ?? configureInputWaits(backend);
 }

@@ -36,15 +36,19 @@ export function admitRetry(waits: InputWaits, params: Record<string, unknown>, c
   const { requestState, inputResponses, name } = params as { requestState?: unknown; inputResponses?: unknown; name: string };
   if (requestState === undefined) return { kind: 'fresh' };
   if (typeof requestState !== 'string') return { kind: 'refuse', ...waits.refuse('forged', 'requestState must be the string the server sent') };
-  const claimed = waits.claim(requestState, caller, name, (input) => responsesProblem(input, inputResponses));
+  const claimed = waits.claim(requestState, caller, name, (input) => responsesProblem(input.pending(), inputResponses));
   return 'reason' in claimed ? { kind: 'refuse', ...claimed } : { kind: 'resume', input: claimed };
 }
 
-/** Why `inputResponses` cannot answer what `input` waits for (mrtr.mdx: validate it; ignore keys not asked for). */
-function responsesProblem(input: InputCall, responses: unknown): string | undefined {
+/**
+ * Why `responses` cannot answer the questions `pending` names, key → method
+ * (mrtr.mdx: validate it; ignore keys not asked for). Also the check of a
+ * 2026 `tasks/update`.
+ */
+export function responsesProblem(pending: ReadonlyMap<string, ClientRequestMethod>, responses: unknown): string | undefined {
   if (responses === undefined) return undefined; // nothing answered: asked again
   if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) return 'inputResponses must be an object keyed by the inputRequests keys';
-  for (const [key, method] of input.pending()) {
+  for (const [key, method] of pending) {
     const response = (responses as Record<string, unknown>)[key];
     if (response === undefined) continue;
     const checked = specTypeSchemas[RESULT[method]]['~standard'].validate(response);

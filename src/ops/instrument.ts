@@ -5,7 +5,7 @@
  * Sources are told apart by who calls: `cancelSession` is a session (or the
  * server) closing; `requestCancel` carries the reason its caller gave.
  */
-import type { CallBackend, CallHandle, JobOutcome, StartOptions } from '../backend/backend.js';
+import type { CallBackend, CallHandle, CallState, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
 import type { CancelSource, Metrics } from './metrics.js';
 
@@ -25,30 +25,31 @@ export interface InstrumentOptions {
 
 /** Wraps `backend`; the wrapper is what the server and the task runner get. */
 export function instrumentBackend<B extends CallBackend>(backend: B, metrics: Metrics, options: InstrumentOptions): CallBackend {
-  /** Per session, per id: the source of the first cancel asked for a call still in flight. */
-  const live = new Map<string, Map<RequestId, { source?: CancelSource }>>();
+  /** Per session, per id: the calls still in flight, each holding the source of the first cancel asked for it. */
+  const live = new Map<string, Map<RequestId, TrackedCall>>();
   const note = (session: string, id: RequestId, source: CancelSource) => {
-    const entry = live.get(session)?.get(id);
-    if (entry && entry.source === undefined) entry.source = source;
+    const call = live.get(session)?.get(id);
+    if (call && call.source === undefined) call.source = source;
+  };
+  // One function for every call (made once here, not per call: this seam is on every call's path).
+  const settled: Settled = (call, tool, outcome) => {
+    const calls = live.get(call.liveSession);
+    if (calls?.get(call.liveId) === call) {
+      calls.delete(call.liveId);
+      if (calls.size === 0) live.delete(call.liveSession);
+    }
+    if (options.countCalls) metrics.settled(backend.tools.has(tool) ? tool : '(unknown)', outcome);
+    if (outcome.kind === 'cancelled') metrics.cancels.inc({ source: call.source ?? 'shutdown' });
+    else if (outcome.kind === 'timedOut') metrics.cancels.inc({ source: 'deadline' });
   };
   return {
     tools: backend.tools,
     reserve(session, id) {
-      const handle = backend.reserve(session, id);
-      const entry: { source?: CancelSource } = {};
+      const call = new TrackedCall(backend.reserve(session, id), session, id, settled);
       let calls = live.get(session);
       if (!calls) live.set(session, (calls = new Map()));
-      calls.set(id, entry);
-      return tracked(handle, (tool, outcome) => {
-        const calls = live.get(session);
-        if (calls?.get(id) === entry) {
-          calls.delete(id);
-          if (calls.size === 0) live.delete(session);
-        }
-        if (options.countCalls) metrics.settled(backend.tools.has(tool) ? tool : '(unknown)', outcome);
-        if (outcome.kind === 'cancelled') metrics.cancels.inc({ source: entry.source ?? 'shutdown' });
-        else if (outcome.kind === 'timedOut') metrics.cancels.inc({ source: 'deadline' });
-      });
+      calls.set(id, call);
+      return call;
     },
     requestCancel(session, id, reason) {
       note(session, id, sourceOf(reason));
@@ -64,38 +65,54 @@ export function instrumentBackend<B extends CallBackend>(backend: B, metrics: Me
   };
 }
 
-function sourceOf(reason: string | undefined): CancelSource {
-  return (reason !== undefined && SOURCE_OF_REASON[reason]) || 'notification';
+type Settled = (call: TrackedCall, tool: string, outcome: JobOutcome) => void;
+
+/** The handle as the server sees it: one object per call (no closures per call); `settled` hears its tool and outcome once. */
+class TrackedCall implements CallHandle {
+  /** Who asked first for this call's cancel, if anyone did. */
+  source: CancelSource | undefined;
+  private tool = '';
+  private done = false;
+
+  constructor(
+    private readonly handle: CallHandle,
+    /** The keys it was reserved under, which its entry in the seam's map has. */
+    readonly liveSession: string,
+    readonly liveId: RequestId,
+    private readonly settled: Settled,
+  ) {}
+
+  get session(): string {
+    return this.handle.session;
+  }
+
+  get id(): RequestId {
+    return this.handle.id;
+  }
+
+  get state(): CallState {
+    return this.handle.state;
+  }
+
+  start(options: StartOptions): Promise<JobOutcome> {
+    this.tool = options.tool;
+    const outcome = this.handle.start(options);
+    void outcome.then((o) => this.finish(o), () => undefined);
+    return outcome;
+  }
+
+  abandon(): void {
+    this.handle.abandon();
+    this.finish({ kind: 'failed', code: 'rejected', message: 'abandoned' });
+  }
+
+  private finish(outcome: JobOutcome): void {
+    if (this.done) return;
+    this.done = true;
+    this.settled(this, this.tool, outcome);
+  }
 }
 
-/** The handle as the server sees it; `settled` hears the tool and outcome once. */
-function tracked(handle: CallHandle, settled: (tool: string, outcome: JobOutcome) => void): CallHandle {
-  let tool = '';
-  let done = false;
-  const finish = (outcome: JobOutcome) => {
-    if (done) return;
-    done = true;
-    settled(tool, outcome);
-  };
-  return {
-    get session() {
-      return handle.session;
-    },
-    get id() {
-      return handle.id;
-    },
-    get state() {
-      return handle.state;
-    },
-    start(options: StartOptions) {
-      tool = options.tool;
-      const outcome = handle.start(options);
-      void outcome.then(finish, () => undefined);
-      return outcome;
-    },
-    abandon() {
-      handle.abandon();
-      finish({ kind: 'failed', code: 'rejected', message: 'abandoned' });
-    },
-  };
+function sourceOf(reason: string | undefined): CancelSource {
+  return (reason !== undefined && SOURCE_OF_REASON[reason]) || 'notification';
 }

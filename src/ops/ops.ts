@@ -2,7 +2,8 @@
  * Operating a process: its metrics and readiness, put together for a front
  * end (`serve`) or a worker host (`worker`) from what each already keeps.
  */
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { BackendStats } from '../backend/backend.js';
 import type { RedisConfig } from '../remote/redis-config.js';
 import type { WireStats } from '../server/guard.js';
@@ -19,7 +20,9 @@ export class RedisProbe {
     private readonly queue: string,
   ) {
     // Fail fast while Redis is away (the answer is "not ready"), reconnect on its own.
-    this.redis = new Redis(config.url, { ...config.options, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    // ioredis (CommonJS) loads only when a probe is made: a local pool's start-up does not pay for it.
+    const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    this.redis = new RedisClient(config.url, { ...config.options, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) });
     this.redis.on('error', () => undefined);
     void this.redis.connect().catch(() => undefined);
   }

@@ -62,8 +62,12 @@ export class Http2026Transport implements Transport {
         }
       } else {
         const text = await response.text();
-        if (text.trim()) this.deliver(text);
-        else if (!response.ok) this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32000, message: `HTTP ${response.status} with no body` } } as JSONRPCMessage);
+        if (response.ok || answers(text, id)) {
+          if (text.trim()) this.deliver(text);
+        } else {
+          // A refusal not addressed to this request (a 2025 server's "no valid session", id null): its answer all the same.
+          this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32000, message: `HTTP ${response.status}${text.trim() ? `: ${text.trim().replace(/\s+/g, ' ').slice(0, 160)}` : ' with no body'}` } } as JSONRPCMessage);
+        }
       }
     } catch (error) {
       if (!signal.aborted && !this.closed) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
@@ -92,5 +96,15 @@ export class Http2026Transport implements Transport {
     for (const s of this.streams.values()) s.abort();
     this.streams.clear();
     this.onclose?.();
+  }
+}
+
+/** Whether `text` is a JSON-RPC answer to request `id`. */
+function answers(text: string, id: Id): boolean {
+  try {
+    const m = JSON.parse(text) as { id?: unknown };
+    return m.id === id;
+  } catch {
+    return false;
   }
 }

@@ -22,7 +22,7 @@ import type { Wire } from './wire.js';
 
 /** When each marker behind one cancel was answered. */
 export interface MarkerChain {
-  /** performance.now() when the cancel was sent. */
+  /** The wire stamp (wire.ts `wireStamp`) of the cancel: events compare by order, not by span. */
   readonly cancelAt: number;
   /** Arrival of the last marker's answer; undefined when some marker was never answered. */
   readonly doneAt: number | undefined;

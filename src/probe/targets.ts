@@ -12,7 +12,7 @@ import stringArgv from 'string-argv';
 import { ERAS, META } from './era.js';
 import { Http2026Transport } from './http-2026.js';
 import type { Era, TargetSpec } from './types.js';
-import { Wire } from './wire.js';
+import { Wire, wireStamp } from './wire.js';
 
 /** A connected server. */
 export interface Connected {
@@ -101,7 +101,7 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
   if (transport instanceof Http2026Transport) {
     const http = transport;
     wire.canceller = (id) => {
-      const at = performance.now();
+      const at = wireStamp();
       http.abort(id);
       return { at, delivered: Promise.resolve() };
     };
@@ -143,7 +143,7 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
 export async function ask(wire: Wire, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
   const { id } = wire.request(method, params);
   const a = await wire.answer(id, timeoutMs);
-  if (!a) throw new Error(`${method}: no answer in ${timeoutMs} ms`);
+  if (!a) throw new Error(`${method}: no answer in ${Math.round(timeoutMs)} ms`);
   if ('error' in a.msg) throw new Error(`${method}: ${JSON.stringify(a.msg.error).slice(0, 200)}`);
   return a.msg.result as Record<string, unknown>;
 }

@@ -13,7 +13,7 @@ import type { Era } from './types.js';
 export type Id = string | number;
 
 export interface WireEvent {
-  /** performance.now() when it was sent or received. */
+  /** {@link wireStamp} when it was sent or received. */
   readonly t: number;
   readonly dir: 'in' | 'out' | 'error';
   /** The message; for `error`, the transport's complaint (e.g. a message the SDK could not parse). */
@@ -27,6 +27,19 @@ export interface Answer {
 }
 
 const FIRST_PROBE_ID = 1_000_001;
+
+let lastStamp = 0;
+/**
+ * The wire's stamp for an event: performance.now(), made strictly increasing,
+ * so comparing two stamps is comparing the order in which the probe saw the
+ * events (two messages of one chunk can share a microsecond; they never share
+ * a stamp). The ordering judge (ordering.ts) compares stamps, never spans.
+ */
+export function wireStamp(): number {
+  const now = performance.now();
+  lastStamp = now > lastStamp ? now : lastStamp + 1e-6;
+  return lastStamp;
+}
 
 export class Wire {
   readonly log: WireEvent[] = [];
@@ -42,7 +55,7 @@ export class Wire {
    * 202). A 2026 HTTP connection replaces it with closing the stream.
    */
   canceller: (id: Id, reason: string) => { at: number; delivered: Promise<unknown> } = (id, reason) => {
-    const t = performance.now();
+    const t = wireStamp();
     const delivered = this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage);
     return { at: t, delivered };
   };
@@ -71,7 +84,7 @@ export class Wire {
       };
       transport.onerror = (error) => {
         // The SDK's schema errors run to pages: keep the gist.
-        this.log.push({ t: performance.now(), dir: 'error', msg: { transportError: error.message.replace(/\s+/g, ' ').slice(0, 160) } });
+        this.log.push({ t: wireStamp(), dir: 'error', msg: { transportError: error.message.replace(/\s+/g, ' ').slice(0, 160) } });
         sdkError?.(error);
       };
       return start();
@@ -80,14 +93,14 @@ export class Wire {
 
   private recordOut(message: JSONRPCMessage): void {
     const m = message as Record<string, unknown>;
-    this.log.push({ t: performance.now(), dir: 'out', msg: m });
+    this.log.push({ t: wireStamp(), dir: 'out', msg: m });
     if ('method' in m && 'id' in m) this.requestIds.add(m.id as Id);
   }
 
   /** Returns whether the SDK should see the message. */
   private recordIn(message: JSONRPCMessage): boolean {
     const m = message as Record<string, unknown>;
-    const t = performance.now();
+    const t = wireStamp();
     this.log.push({ t, dir: 'in', msg: m });
     if (m.method === 'notifications/progress') {
       const token = (m.params as { progressToken?: Id } | undefined)?.progressToken;
@@ -105,7 +118,7 @@ export class Wire {
   /** Sends a request of the probe's own; returns its id and send time. */
   request(method: string, params?: Record<string, unknown>): { id: number; sentAt: number } {
     const id = this.nextId++;
-    const sentAt = performance.now();
+    const sentAt = wireStamp();
     const withMeta = this.era === '2026' ? { ...params, _meta: { ...this.requestMeta(), ...(params?._meta as Record<string, unknown> | undefined) } } : params;
     void this.transport.send({ jsonrpc: '2.0', id, method, ...(withMeta && { params: withMeta }) } as JSONRPCMessage).catch(() => undefined);
     return { id, sentAt };
@@ -147,7 +160,7 @@ export class Wire {
     const withMeta = this.era === '2026' ? { ...params, _meta: { ...this.requestMeta(), ...(params._meta as Record<string, unknown> | undefined) } } : params;
     const call = { jsonrpc: '2.0', id, method: 'tools/call', params: withMeta } as JSONRPCMessage;
     const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage;
-    const sentAt = performance.now();
+    const sentAt = wireStamp();
     if (!this.writeTogether(JSON.stringify(call) + '\n' + JSON.stringify(cancel) + '\n')) return undefined;
     this.nextId++;
     this.recordOut(call);
@@ -157,7 +170,7 @@ export class Wire {
 
   /** Sends anything, well-formed or not; returns the send time. */
   raw(message: Record<string, unknown>): number {
-    const t = performance.now();
+    const t = wireStamp();
     void this.transport.send(message as JSONRPCMessage).catch(() => undefined);
     return t;
   }

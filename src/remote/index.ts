@@ -11,6 +11,8 @@ export { WorkerHost, LOCK_DURATION_MS, STALLED_INTERVAL_MS, DRAIN_TIMEOUT_MS } f
 export type { WorkerHostOptions, WorkerHostStats } from './worker-host.js';
 export { FRONT_LIVENESS_TTL_MS, HOST_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from './liveness.js';
 export { DEFAULT_QUEUE } from './messages.js';
+export { RedisTaskStore } from './task-store.js';
+export type { RedisTaskStoreOptions, StoredAnswer, StoredTask, TaskSettlement } from './task-store.js';
 export { ClusterKey } from './cluster-key.js';
 export { REDIS_URL_ENV, redactUrl } from './redis-config.js';
 export { RedisConfigError, RedisAuthError, RedisUnreachableError } from '../errors.js';

@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { RemoteKeys } from './keys.js';
-import { CANCEL, CHECK, CREATE, HOST_BEAT, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
+import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
 
 const SCRIPTS = {
   mcpCreate: [2, CREATE],
@@ -19,8 +19,9 @@ const SCRIPTS = {
   mcpCheck: [2, CHECK],
   mcpHostBeat: [1, HOST_BEAT],
   mcpLiveHosts: [1, LIVE_HOSTS],
-  mcpProbe: [1, PROBE],
+  mcpProbe: [2, PROBE],
   mcpLost: [2, LOST],
+  mcpJobless: [2, JOBLESS],
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -38,13 +39,13 @@ export type RemoteCancelResult =
 /** What {@link JobStates.check} found for a host's running job. */
 export type CheckResult = 'running' | 'orphan' | 'retaken' | 'gone' | 'cancelled' | 'responding' | 'failed';
 /** What {@link JobStates.probe} found. */
-export type ProbeResult = { state: 'running' | 'hostless'; host: string } | { state: 'responding'; message: string } | { state: 'gone' | 'queued' | 'cancelled' | 'failed' | 'refused' };
+export type ProbeResult = { state: 'running' | 'hostless'; host: string } | { state: 'responding'; message: string } | { state: 'gone' | 'jobless' | 'queued' | 'cancelled' | 'failed' | 'refused' };
 
 /** A job hash left without an explicit delete (e.g. its front end died) expires after this. */
 export const JOB_STATE_TTL_MS = 24 * 3600_000;
 
 /** The job-state operations a front end's {@link RemoteCall} uses (a fake stands in for it in the unit tests). */
-export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe' | 'failIfLost' | 'failIfNoHost' | 'retire'>;
+export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe' | 'failIfLost' | 'failIfNoHost' | 'failIfJobless' | 'retire'>;
 
 export class JobStates {
   readonly keys: RemoteKeys;
@@ -62,9 +63,9 @@ export class JobStates {
     return (this.redis as unknown as Record<ScriptName, Call>)[name](...args);
   }
 
-  /** A new job, queued, owned by a front end. */
-  async create(jobId: string, frontId: string): Promise<void> {
-    await this.call('mcpCreate', this.keys.job(jobId), this.keys.front(frontId), frontId, JOB_STATE_TTL_MS);
+  /** A new job, queued, owned by a front end; a task's job names its task (see CREATE in lua.ts). */
+  async create(jobId: string, frontId: string, taskId?: string): Promise<void> {
+    await this.call('mcpCreate', this.keys.job(jobId), this.keys.front(frontId), frontId, JOB_STATE_TTL_MS, taskId === undefined ? '' : this.keys.task(taskId));
   }
 
   /** queued → running for this host (or a takeover after a stalled host); the front end is told. */
@@ -132,10 +133,15 @@ export class JobStates {
 
   /** Reads a job's state for the front end's sweep. */
   async probe(jobId: string): Promise<ProbeResult> {
-    const [state, detail] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.host(''))) as [string, string];
+    const [state, detail] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string];
     if (state === 'running' || state === 'hostless') return { state, host: detail };
     if (state === 'responding') return { state, message: detail };
     return { state: state as 'gone' };
+  }
+
+  /** queued|running → failed if BullMQ's job is gone (a write lost in a failover). */
+  async failIfJobless(jobId: string): Promise<boolean> {
+    return (await this.call('mcpJobless', this.keys.job(jobId), this.keys.bullJob(jobId))) === 1;
   }
 
   /** running → failed if the host that holds it is gone. */

@@ -3,6 +3,11 @@
  * queue lives under `mcp:<queue>:` (BullMQ's own keys under `bull:<queue>:`).
  */
 
+/** The job id of a task's job: the same on every front end, so any of them finds the job from the task. */
+export function taskJobId(taskId: string): string {
+  return `task-${taskId}`;
+}
+
 /** The names for one queue. */
 export class RemoteKeys {
   readonly prefix: string;
@@ -12,6 +17,10 @@ export class RemoteKeys {
   /** The per-job state hash: `s` state, `f` front end, `h` host, `k` the taking host's BullMQ lock token, `o` the outcome. */
   job(jobId: string): string {
     return `${this.prefix}:job:${jobId}`;
+  }
+  /** BullMQ's hash of a job (BullMQ's default prefix `bull`): it exists from the add until the job is finished or removed. */
+  bullJob(jobId: string): string {
+    return `bull:${this.queue}:${jobId}`;
   }
   /** A front end's liveness key (exists while it runs; expires with a TTL when it dies). */
   front(frontId: string): string {
@@ -32,6 +41,22 @@ export class RemoteKeys {
   /** Pub/sub: progress, logs and outcomes for one front end. */
   frontChannel(frontId: string): string {
     return `${this.prefix}:to:${frontId}`;
+  }
+  /** A task record (task-lua.ts): `w` owner, `n` tool, `f` creating front end, `q` order, `j` task JSON, `a` answer JSON, `o` the job's outcome message. */
+  task(taskId: string): string {
+    return `${this.prefix}:task:${taskId}`;
+  }
+  /** An owner's tasks, scored by creation order (for tasks/list). */
+  tasksOf(owner: string): string {
+    return `${this.prefix}:tasks:${owner}`;
+  }
+  /** Working tasks (an owner's, or with no owner all of them), scored by their expiry time: the task limits. */
+  working(owner?: string): string {
+    return owner === undefined ? `${this.prefix}:working` : `${this.prefix}:working:${owner}`;
+  }
+  /** The counter that orders tasks. */
+  get taskSequence(): string {
+    return `${this.prefix}:taskseq`;
   }
   /** A pattern matching every job hash of the queue (for tests and the stats). */
   get jobPattern(): string {

@@ -15,6 +15,7 @@
  *     ├──no host (front end: no live host for a while)──▶ failed (a tool error is sent)
  *     ├──refuse (host: its data does not verify against the cluster key)──▶ refused (a tool error is sent)
  *     └──take finds the front end gone──────────────────▶ cancelled
+ *   queued | running ──jobless (front end: BullMQ's job is gone, a write lost in a failover)──▶ failed (a tool error is sent)
  * ```
  *
  * A host re-reads its jobs' states once a second ({@link CHECK}), so a job
@@ -22,11 +23,25 @@
  * without persistence), stops within a second and a half.
  */
 
-/** KEYS: job, front liveness. ARGV: front id, ttl ms. A new job, queued. */
+/**
+ * KEYS: job, front liveness. ARGV: front id, ttl ms, and for a task's job the
+ * key of its task record (task-lua.ts). A new job, queued. A job whose task
+ * record exists outlives its front end: it is never cancelled as an orphan,
+ * and its outcome is written into that record as it leaves ({@link RESPOND}),
+ * so any front end can settle the task.
+ */
 export const CREATE = `
 redis.call('HSET', KEYS[1], 's', 'queued', 'f', ARGV[1])
+if ARGV[3] and ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 't', ARGV[3]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
+
+/** Lua: whether the job in KEYS[1] is a stored task's (its task record exists), so its front end's death does not orphan it. */
+const TASK_HELD = `
+local function taskHeld()
+  local t = redis.call('HGET', KEYS[1], 't')
+  return t and redis.call('EXISTS', t) == 1
+end`;
 
 /**
  * KEYS: job, front liveness. ARGV: host id, lock token, cancel channel, job id, front channel.
@@ -35,11 +50,11 @@ return 1`;
  * cancelled), 'gone' (no state), or the state that stopped it. A take tells
  * the front end (`t: 'r'`), so it counts the call as running, not queued.
  */
-export const TAKE = `
+export const TAKE = `${TASK_HELD}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'gone' end
 if s ~= 'queued' and s ~= 'running' then return s end
-if redis.call('EXISTS', KEYS[2]) == 0 then
+if redis.call('EXISTS', KEYS[2]) == 0 and not taskHeld() then
   redis.call('HSET', KEYS[1], 's', 'cancelled')
   return 'orphan'
 end
@@ -53,10 +68,16 @@ if s == 'running' then
 end
 return 'running'`;
 
-/** KEYS: job. ARGV: token, front channel, message. running → responding for the token's holder, and the outcome leaves in the same step. */
+/**
+ * KEYS: job. ARGV: token, front channel, message. running → responding for
+ * the token's holder, and the outcome leaves in the same step; a task's job
+ * also leaves it in its task record (`o`), if the record has not expired.
+ */
 export const RESPOND = `
 if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 's', 'responding', 'o', ARGV[3])
+local t = redis.call('HGET', KEYS[1], 't')
+if t and redis.call('EXISTS', t) == 1 then redis.call('HSET', t, 'o', ARGV[3]) end
 redis.call('PUBLISH', ARGV[2], ARGV[3])
 return 1`;
 
@@ -116,12 +137,12 @@ return 1`;
  * cancelled), 'retaken' (another host holds it), 'gone' (no state: Redis lost
  * it), or the state that ended it ('cancelled', 'responding', 'failed').
  */
-export const CHECK = `
+export const CHECK = `${TASK_HELD}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'gone' end
 if s ~= 'running' then return s end
 if redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 'retaken' end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 'running' end
+if redis.call('EXISTS', KEYS[2]) == 1 or taskHeld() then return 'running' end
 redis.call('HSET', KEYS[1], 's', 'cancelled')
 return 'orphan'`;
 
@@ -140,15 +161,18 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZCARD', KEYS[1])`;
 
 /**
- * KEYS: job. ARGV: prefix of host liveness keys. The front end's check of one
- * of its jobs: [state, detail], where detail is the outcome message for
- * 'responding', and for 'running' the host's id, with state 'hostless' when
- * that host's liveness key is gone.
+ * KEYS: job, BullMQ's job. ARGV: prefix of host liveness keys. The front
+ * end's check of one of its jobs: [state, detail], where detail is the
+ * outcome message for 'responding', and for 'running' the host's id, with
+ * state 'hostless' when that host's liveness key is gone. 'jobless': queued
+ * or running, but BullMQ's job is gone, so no host will ever answer it (a
+ * failover kept one of the two writes and lost the other; see {@link JOBLESS}).
  */
 export const PROBE = `
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {'gone', ''} end
 if s == 'responding' then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
+if (s == 'queued' or s == 'running') and redis.call('EXISTS', KEYS[2]) == 0 then return {'jobless', ''} end
 if s ~= 'running' then return {s, ''} end
 local h = redis.call('HGET', KEYS[1], 'h')
 if redis.call('EXISTS', ARGV[1] .. h) == 1 then return {s, h} end
@@ -157,6 +181,18 @@ return {'hostless', h}`;
 /** KEYS: job, host liveness. Running on a host that is gone → failed (a tool error is owed). 1 if it won. */
 export const LOST = `
 if redis.call('HGET', KEYS[1], 's') ~= 'running' then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 's', 'failed')
+return 1`;
+
+/**
+ * KEYS: job, BullMQ's job. queued|running with BullMQ's job gone → failed (a
+ * tool error is owed). Every path that ends a BullMQ job moves the state out
+ * of queued|running first, so only a lost write leaves this. 1 if it won.
+ */
+export const JOBLESS = `
+local s = redis.call('HGET', KEYS[1], 's')
+if s ~= 'queued' and s ~= 'running' then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 's', 'failed')
 return 1`;

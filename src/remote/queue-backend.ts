@@ -20,8 +20,10 @@ import { DEFAULT_QUEUE, parseFrontMessage } from './messages.js';
 import { RedisWatch } from './redis-watch.js';
 import { RemoteCall } from './remote-call.js';
 import type { Refusal, RemoteContext } from './remote-context.js';
+import type { SentinelSource } from './sentinel-config.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { loadToolCatalog } from './tool-catalog.js';
+import { RedisTaskStore, type RedisTaskStoreOptions } from './task-store.js';
 
 /**
  * How long a job may stay on a host whose liveness key is gone before the
@@ -43,6 +45,8 @@ export interface QueueBackendOptions {
   readonly redisUrl: string;
   /** PEM CA certificate(s) the `rediss://` server's certificate must chain to (host name checked too). */
   readonly redisCaFile?: string;
+  /** Reach the primary through Redis Sentinel (the URL then gives only its credentials and database; see sentinel-config.ts). */
+  readonly redisSentinel?: Omit<SentinelSource, 'env'>;
   /** @default 'mcp-cancel-pool' */
   readonly queue?: string;
   /** Tool modules, the same as the worker hosts load (metadata and argument validation only). */
@@ -77,7 +81,6 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   protected readonly unknownCancels = this.counters;
   private readonly context: RemoteContext;
   private readonly byJob = new Map<string, RemoteCall>();
-  /** Jobs whose cancel won while running, until their host says their work stopped (or the lost-host bound passes). */
   /**
    * Cancelled calls whose host is still stopping them, until it says so (the
    * `stopping` gauge, then `hardKilled`). Kept while that host is alive: a
@@ -138,7 +141,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
    * and connects; does not wait for Redis (see {@link QueueBackend.ready}).
    */
   static async create(options: QueueBackendOptions): Promise<QueueBackend> {
-    const redis = redisConfig({ url: options.redisUrl, ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }) });
+    const redis = redisConfig({ url: options.redisUrl, ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }), ...(options.redisSentinel && { sentinel: options.redisSentinel }) });
     const tools = await loadToolCatalog(options.toolModules ?? [], options.builtins ?? true);
     const name = options.queue ?? DEFAULT_QUEUE;
     const frontId = randomBytes(6).toString('hex');
@@ -188,6 +191,11 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     await this.queue.waitUntilReady();
   }
 
+  /** A task store in this queue's Redis, shared with every front end of the queue (task-store.ts). */
+  taskStore(options: RedisTaskStoreOptions): RedisTaskStore {
+    return new RedisTaskStore(this.cmd, this.states, this.frontId, this.options.clusterKey, options);
+  }
+
   protected newCall(session: string, id: RequestId): RemoteCall {
     return new RemoteCall(this.context, session, id);
   }
@@ -207,7 +215,9 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    const calls = this.calls();
+    // A task's job is left running: its task, in Redis, outlives this front end (README "Many hosts"). One whose
+    // task was never stored (an undecided task window) is cancelled by its host's check once our liveness key is gone.
+    const calls = this.calls().filter((c) => c.taskId === undefined);
     await Promise.race([Promise.all(calls.map((c) => c.requestCancel('front end closing'))), new Promise((r) => setTimeout(r, 2000))]);
     await Promise.race([this.liveness.stop(), new Promise((r) => setTimeout(r, 1000))]);
     await Promise.race([this.queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);

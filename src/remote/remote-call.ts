@@ -12,7 +12,7 @@
  *      │                                                            └ anything else (won, gone, failed, queuing failed, no answer) ──▶ settled{cancelled}
  *      │                    submitting ──submit fails or times out──▶ settled{failed}
  *      └──requestCancel──▶ settled{cancelled}
- *   queued | running ──gone | host lost | no host (each a Redis CAS where it races a host)──▶ settled{failed}
+ *   queued | running ──gone | jobless | host lost | no host (each a Redis CAS where it races a host)──▶ settled{failed}
  * ```
  *
  * The one rule: only the host's outcome, published when it won running →
@@ -25,6 +25,7 @@ import { checkStart, countSettled, ReportTurn } from '../backend/calls.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import { signed } from './cluster-key.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
+import { taskJobId } from './keys.js';
 import type { RemoteContext } from './remote-context.js';
 
 /** A call's job once it has an id: what it runs and whether it reached Redis. */
@@ -45,6 +46,8 @@ export type FrontState =
   | { readonly kind: 'settled'; readonly outcome: JobOutcome };
 
 let sequence = 0;
+/** How long a job's state must be seen without its BullMQ job before the call fails (two looks, not one). */
+export const JOBLESS_GRACE_MS = 1000;
 
 export class RemoteCall implements CallHandle, InFlightEntry {
   readonly direction = 'inbound' as const;
@@ -53,6 +56,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   private resolve!: (outcome: JobOutcome) => void;
   private current: FrontState = { kind: 'reserved' };
   private readonly turn = new ReportTurn();
+  /** When the sweep first found the job's state waiting on a BullMQ job that is gone. */
+  private joblessSince: number | undefined;
 
   constructor(
     private readonly ctx: RemoteContext,
@@ -90,6 +95,12 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.jobId;
   }
 
+  /** The task whose job this is (StartOptions.taskId), once started. */
+  get taskId(): string | undefined {
+    const s = this.current;
+    return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.options.taskId;
+  }
+
   /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
   stop(reason?: string): boolean {
     if (this.current.kind === 'settled') return false;
@@ -104,7 +115,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     if ('kind' in checked) return this.settle(checked);
     const refusal = this.ctx.refusal(options);
     if (refusal) return this.settle({ kind: 'failed', ...refusal });
-    const jobId = `${this.ctx.frontId}-${++sequence}`;
+    // A task's job is named after its task: any front end that reads the task can find, and cancel, its job.
+    const jobId = options.taskId === undefined ? `${this.ctx.frontId}-${++sequence}` : taskJobId(options.taskId);
     const data: RemoteJobData = signed(this.ctx.clusterKey, 'job', jobId, {
       front: this.ctx.frontId,
       tool: checked.tool.name,
@@ -115,7 +127,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       liveLogs: options.liveLogs ?? false,
     });
     const queuing = (async () => {
-      await this.ctx.states.create(jobId, this.ctx.frontId);
+      await this.ctx.states.create(jobId, this.ctx.frontId, options.taskId);
       await this.ctx.enqueue(jobId, data);
     })();
     const job: Submission = { jobId, options, inRedis: queuing.then(() => true, () => false) };
@@ -204,6 +216,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     const probe = await this.ctx.states.probe(s.job.jobId);
     const now = this.current;
     if (now.kind !== 'queued' && now.kind !== 'running') return;
+    if (probe.state !== 'jobless') this.joblessSince = undefined;
     switch (probe.state) {
       case 'responding': {
         const message = parseFrontMessage(probe.message, this.ctx.clusterKey);
@@ -215,9 +228,18 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         return void this.fail('the job\'s state in Redis is gone (was Redis restarted without persistence, or flushed?); the call may or may not have run');
       case 'failed':
         return void this.fail('the worker host running this call was lost and no other host took it over');
+      case 'jobless': {
+        // Seen again after a while, not once in passing: no host will ever take or answer it.
+        this.joblessSince ??= Date.now();
+        if (Date.now() - this.joblessSince < JOBLESS_GRACE_MS) return;
+        if (await this.ctx.states.failIfJobless(now.job.jobId)) this.fail('the call\'s job is gone from the queue in Redis (a write lost when Redis failed over?); the call may or may not have run');
+        return;
+      }
       case 'refused':
         return void this.fail('a worker host refused this call: its job did not verify against the host\'s cluster key (front ends and worker hosts need the same --cluster-key-file); it was not run');
       case 'cancelled':
+        // A task's job: tasks/cancel through another front end won in Redis, and that front end settled the task.
+        if (now.job.options.taskId !== undefined) return void this.settle({ kind: 'cancelled', from: now.kind, hardKilled: false });
         return void this.fail(`the worker hosts cancelled this call: this front end's liveness key in Redis expired (no refresh reached Redis for that long: Redis or this process stalled)`);
       case 'hostless': {
         const since = now.kind === 'running' && now.hostlessSince !== undefined ? now.hostlessSince : Date.now();

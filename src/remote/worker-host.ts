@@ -13,6 +13,7 @@ import { Worker, type Job as BullJob } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { JobOutcome, LogEntry, ProgressReport } from '../backend/backend.js';
 import { RedisAuthError } from '../errors.js';
+import { DEFAULTS } from '../defaults.js';
 import { Executor } from '../executor/executor.js';
 import type { Job } from '../executor/job.js';
 import type { ExecutorOptions } from '../executor/options.js';
@@ -21,6 +22,7 @@ import { HostJob } from './host-job.js';
 import { JobStates } from './job-states.js';
 import { HOST_LIVENESS_TTL_MS, Liveness, LIVENESS_REFRESH_MS } from './liveness.js';
 import { DEFAULT_QUEUE, type FrontMessage, type RemoteJobData } from './messages.js';
+import type { SentinelSource } from './sentinel-config.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { RedisWatch } from './redis-watch.js';
 
@@ -29,7 +31,7 @@ export const LOCK_DURATION_MS = 5000;
 /** How often each host looks for jobs whose lock expired and puts them back in the queue (BullMQ's default is 30 s). */
 export const STALLED_INTERVAL_MS = 2500;
 /** How long a SIGTERM'd host lets its running jobs finish before it stops them and exits. */
-export const DRAIN_TIMEOUT_MS = 25_000;
+export const DRAIN_TIMEOUT_MS = DEFAULTS.hostDrainTimeoutMs;
 
 /** Options for {@link WorkerHost.start}. */
 export interface WorkerHostOptions {
@@ -37,6 +39,8 @@ export interface WorkerHostOptions {
   readonly redisUrl: string;
   /** PEM CA certificate(s) the `rediss://` server's certificate must chain to. */
   readonly redisCaFile?: string;
+  /** Reach the primary through Redis Sentinel (the URL then gives only its credentials and database; see sentinel-config.ts). */
+  readonly redisSentinel?: Omit<SentinelSource, 'env'>;
   /** @default 'mcp-cancel-pool' */
   readonly queue?: string;
   /** The local pool; its `threads` is also the host's BullMQ concurrency. */
@@ -100,7 +104,7 @@ export class WorkerHost {
    * and the BullMQ worker.
    */
   static async start(options: WorkerHostOptions): Promise<WorkerHost> {
-    const redis = redisConfig({ url: options.redisUrl, ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }) });
+    const redis = redisConfig({ url: options.redisUrl, ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }), ...(options.redisSentinel && { sentinel: options.redisSentinel }) });
     const queue = options.queue ?? DEFAULT_QUEUE;
     const hostId = options.hostId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const log = options.log ?? warn;

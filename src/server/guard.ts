@@ -30,6 +30,7 @@ import { TransportWrapper } from '../wire/transport-wrapper.js';
 import type { CallBackend } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
 import { ToolCalls, type ToolCallHooks } from './tool-calls.js';
+import { InputWaits } from '../mrtr/input-waits.js';
 import { OutboundLedger } from '../wire/outbound-ledger.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 
@@ -71,6 +72,11 @@ export interface GuardOptions {
    * @default the session
    */
   readonly caller?: string;
+  /**
+   * The backend's parked 2026 calls (src/mrtr/input-waits.ts): pass the one every guard of the backend shares.
+   * @default a registry of this guard's own (fits a single connection)
+   */
+  readonly inputWaits?: InputWaits;
 }
 
 export class GuardedTransport extends TransportWrapper {
@@ -96,7 +102,11 @@ export class GuardedTransport extends TransportWrapper {
   ) {
     super(inner as never);
     this.afterAnswered = options.afterAnswered;
-    this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), options.hooks, options.caller);
+    this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), {
+      ...(options.hooks && { hooks: options.hooks }),
+      ...(options.caller !== undefined && { caller: options.caller }),
+      inputWaits: options.inputWaits ?? new InputWaits(backend),
+    });
     this.clientRequests = new OutboundLedger({
       // Its own registry: the backend keeps inbound calls only, and may live in another process.
       registry: new InFlightRegistry(),

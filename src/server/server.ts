@@ -11,10 +11,11 @@ import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
 import { callAsTask, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
 import { TaskRunner, type TaskStats } from '../tasks/runner.js';
-import { inputWaitsOf, type InputWaitStats } from '../mrtr/input-waits.js';
+import type { InputWaits, InputWaitStats } from '../mrtr/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
 import { invalidParams, wireError } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
+import { capabilitiesOf } from '../mrtr/retry.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
 export { SERVER_BUSY } from './wire-errors.js';
@@ -29,8 +30,8 @@ export const SUPPORTED_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '20
 export type ServerStats = BackendStats & WireStats & TaskStats & InputWaitStats;
 
 /** Reads the combined counters. */
-export function serverStats(backend: CallBackend, wire: WireStats, tasks: TaskRunner): ServerStats {
-  return { ...backend.stats(), ...wire, ...tasks.stats(), ...inputWaitsOf(backend).stats() };
+export function serverStats(backend: CallBackend, wire: WireStats, tasks: TaskRunner, inputWaits: InputWaits): ServerStats {
+  return { ...backend.stats(), ...wire, ...tasks.stats(), ...inputWaits.stats() };
 }
 
 /** One `tools/list` entry. */
@@ -93,20 +94,19 @@ export class GuardedServer extends Server {
       if (isTaskAnswer(result)) throw new TaskAnswer(result);
       return result;
     });
-    return async (request, ctx) => {
-      try {
-        return await checked(request, ctx);
-      } catch (error) {
-        if (error instanceof TaskAnswer) return error.result;
-        throw error;
-      }
-    };
+    // A plain function and one catch, not another async layer: this runs on every call.
+    return (request, ctx) => checked(request, ctx).catch(unwrapTaskAnswer);
   }
 }
 
 /** Carries a task answer past the SDK's CallToolResult check (never leaves {@link GuardedServer}). */
 class TaskAnswer {
   constructor(readonly result: Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>>) {}
+}
+
+function unwrapTaskAnswer(error: unknown): Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>> {
+  if (error instanceof TaskAnswer) return error.result;
+  throw error;
 }
 
 function isTaskAnswer(result: object): boolean {
@@ -167,7 +167,9 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
   server.setRequestHandler('resources/read', (request) => {
     // SEP-2164: the error SHOULD name the resource in data.uri.
     if (request.params.uri !== STATS_URI) throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, { uri: request.params.uri });
-    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(serverStats(backend, wire, tasks)) }] };
+    if (!server.scope) throw invalidParams('not connected');
+    const stats = serverStats(backend, wire, tasks, server.scope.guard.calls.inputWaits);
+    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(stats) }] };
   });
 
   return server;
@@ -195,7 +197,7 @@ async function handleCall(server: Server, backend: CallBackend, tasks: TaskRunne
   // required: a task at once; optional: a task only if it has not ended within --task-after-ms (0: at once).
   if (declared && (support === 'required' || (support === 'optional' && tasks.taskAfterMs === 0))) {
     scope.guard.calls.release(ctx.mcpReq.id);
-    return callAsTask(server, tasks, scope.caller, request, backend.tools, 'modern');
+    return callAsTask(server, tasks, scope.caller, request, backend.tools, 'modern', capabilitiesOf(ctx));
   }
   if (declared && support === 'optional') {
     const ttlMs = (request.params as { task?: { ttl?: number } }).task?.ttl;

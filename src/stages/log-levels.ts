@@ -1,5 +1,5 @@
 /** MCP log levels, shared by the worker (which must not load the SDK's schemas) and the server. */
-import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { LoggingLevel } from '@modelcontextprotocol/server';
 
 export type { LoggingLevel };
 

@@ -5,7 +5,7 @@
  * loops with `ctx.checkpoint()`.
  */
 import type { z } from 'zod';
-import type { CallToolResult, ToolAnnotations, ToolExecution } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ToolAnnotations, ToolExecution } from '@modelcontextprotocol/server';
 import type { LoggingLevel } from './log-levels.js';
 import { McpCancelPoolError, ToolModuleError } from '../errors.js';
 

@@ -42,3 +42,9 @@ function firstText(result: CallToolResult): string | undefined {
   const first = result.content[0];
   return first?.type === 'text' ? first.text : undefined;
 }
+
+/** The terminal status, answer and status message of task `taskId` whose job ended with `outcome`, cancelled included. */
+export function taskSettlement(outcome: JobOutcome, tool: string, taskId: string): { status: TerminalStatus; answer: TaskAnswer; statusMessage?: string } {
+  if (outcome.kind === 'cancelled') return { status: 'cancelled', answer: cancelledAnswer(taskId), statusMessage: 'The task was cancelled.' };
+  return settlementOf(outcome, tool);
+}

@@ -25,12 +25,12 @@ export async function cancelTask(jobs: TaskJobs, owner: string, taskId: string):
   if (!record) throw new TaskNotFoundError(taskId);
   if (isTerminal(record.task.status)) throw new TaskTerminalError(record.task.status);
   const live = jobs.live.get(taskId);
-  // No live job here: another process runs it, or it just ended; either way its outcome settles the task.
+  // No live job here: another front end started it (a shared store decides on the job's state), or it just ended.
   let result: CancelResult = 'unknown';
   if (live?.owner === owner) {
     live.cancelRequested = true;
     result = await jobs.requestCancel(owner, taskId, 'tasks/cancel');
-  }
+  } else if (store.cancelJob) result = await store.cancelJob(owner, taskId);
   const won = result === 'cancelled-queued' || result === 'cancelled-running';
   if (won) {
     const task = await jobs.settle(owner, taskId, 'cancelled', cancelledAnswer(taskId), CANCELLED_BY_REQUEST);

@@ -23,6 +23,12 @@ export interface TaskStats {
   tasksAnsweredDirectly: number;
   /** Finished tasks removed before their ttl to keep their results within maxFinishedTaskBytes (oldest finished first). */
   tasksEvicted: number;
+  /** Gauge: 2026 tasks in `input_required` now (their job asked the client; tasks/update answers). */
+  tasksInputRequired: number;
+  /** `tasks/update` requests that fed a waiting task. */
+  taskUpdates: number;
+  /** Tasks cancelled because their input did not come within --input-wait-ms. */
+  taskInputWaitsExpired: number;
 }
 
 /** How a task removed while still working is counted. */
@@ -30,7 +36,7 @@ export type RemovedWorking = 'tasksExpired' | 'tasksCancelled';
 
 /** The counters, and the tasks each owner holds (its session must stay open while it holds any). */
 export class TaskCounters {
-  private readonly counts: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0, tasksAnsweredDirectly: 0, tasksEvicted: 0 };
+  private readonly counts: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0, tasksAnsweredDirectly: 0, tasksEvicted: 0, tasksInputRequired: 0, taskUpdates: 0, taskInputWaitsExpired: 0 };
   private readonly held = new Map<string, number>();
 
   /** Finished tasks the store removed early to bound their bytes. */
@@ -69,6 +75,21 @@ export class TaskCounters {
   /** A call that could have become a task was answered directly. */
   answeredDirectly(): void {
     this.counts.tasksAnsweredDirectly++;
+  }
+
+  /** A task entered (+1) or left (-1) `input_required`. */
+  inputRequired(delta: 1 | -1): void {
+    this.counts.tasksInputRequired += delta;
+  }
+
+  /** A tasks/update fed a waiting task. */
+  updated(): void {
+    this.counts.taskUpdates++;
+  }
+
+  /** A task waiting for input was cancelled by --input-wait-ms (its cancel won). */
+  inputWaitExpired(): void {
+    this.counts.taskInputWaitsExpired++;
   }
 
   holdsTasks(owner: string): boolean {

@@ -17,3 +17,10 @@ export class TaskTerminalError extends McpCancelPoolError {
     super('ERR_TASK_TERMINAL', `Cannot cancel task: already in terminal status '${status}'`);
   }
 }
+
+/** 2026 `tasks/update` that cannot feed the task: it waits for no input, or the responses answer none of its questions (or are malformed). */
+export class TaskInputError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_TASK_INPUT', message);
+  }
+}

@@ -22,7 +22,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ClientRequestHandler, ProgressReport } from '../backend/backend.js';
 import { InvalidCursorError, TaskLimitError, isTerminal, type TaskRecord } from './store.js';
-import { TaskNotFoundError, TaskTerminalError } from './errors.js';
+import { TaskInputError, TaskNotFoundError, TaskTerminalError } from './errors.js';
 import type { TaskRunner } from './runner.js';
 import { TASKS_EXTENSION, taskSupportError } from './task-support.js';
 import { MISSING_CLIENT_CAPABILITY, invalidParams, serverBusy, wireError } from '../server/wire-errors.js';
@@ -70,7 +70,7 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') return runner.get(session, params.taskId);
     requireExtension(ctx, 'tasks/get');
-    return detailed(await runner.record(caller, params.taskId));
+    return detailed(await runner.record(caller, params.taskId), runner.inputRequests(params.taskId));
   }));
 
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, onWire(async (params, ctx) => {
@@ -102,9 +102,9 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
   server.setRequestHandler('tasks/update', { params: UpdateParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') throw wireError(-32601, 'tasks/update is part of the 2026-07-28 tasks extension only');
     requireExtension(ctx, 'tasks/update');
-    const lifted = (ctx.mcpReq as { inputResponses?: unknown }).inputResponses;
-    const responses = lifted ?? params.inputResponses;
-    if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) throw invalidParams('tasks/update needs inputResponses, an object keyed by the task\'s inputRequests keys');
+    // The SDK lifts a 2026 request's inputResponses out of its params into the context, as for a retried tools/call.
+    const responses = (ctx.mcpReq as { inputResponses?: unknown }).inputResponses ?? params.inputResponses;
+    if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) throw invalidParams('tasks/update needs inputResponses: an object keyed by the inputRequests keys of tasks/get');
     await runner.update(caller, params.taskId, responses as Record<string, unknown>);
     return {};
   }));
@@ -112,7 +112,7 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
 
 /** The task runner's and the store's refusals, as the wire has them: -32602, or -32000 at a limit. */
 export function taskErrorOnWire(error: unknown): unknown {
-  if (error instanceof TaskNotFoundError || error instanceof TaskTerminalError || error instanceof InvalidCursorError) return invalidParams(error.message);
+  if (error instanceof TaskNotFoundError || error instanceof TaskTerminalError || error instanceof TaskInputError || error instanceof InvalidCursorError) return invalidParams(error.message);
   if (error instanceof TaskLimitError) return serverBusy(error.message);
   return error;
 }
@@ -128,9 +128,14 @@ function onWire<P>(handler: (params: P, ctx: ServerContext) => Promise<unknown>)
   };
 }
 
-/** A 2026 `tasks/get` answer: the task, with its result (completed) or error (failed) inline, in the extension's terms. */
-export function detailed(record: TaskRecord): Record<string, unknown> {
+/**
+ * A 2026 `tasks/get` answer: the task, with its result (completed), error
+ * (failed) or outstanding questions to the client (input_required) inline, in
+ * the extension's terms.
+ */
+export function detailed(record: TaskRecord, inputRequests?: Record<string, unknown>): Record<string, unknown> {
   const task = modernTask(record.task);
+  if (record.task.status === 'input_required') return { ...task, inputRequests: inputRequests ?? {} };
   if (!isTerminal(record.task.status) || !record.answer) return task;
   if (record.task.status === 'cancelled') return { ...task, status: 'cancelled' };
   // The extension: a tool result (isError or not) makes the task completed; failed is for a JSON-RPC error only.
@@ -150,7 +155,8 @@ export function modernTask(task: Task): Record<string, unknown> {
  * `{ task }` or the 2026 flat `CreateTaskResult`. 2025: progress keeps the
  * request's progress token and status changes go out as
  * `notifications/tasks/status`, outside the request's stream (over HTTP on
- * the session's GET stream). 2026: the client polls `tasks/get`.
+ * the session's GET stream). 2026: the client polls `tasks/get`, which shows
+ * the job's questions to the client while it is `input_required`.
  */
 export async function callAsTask(
   server: Server,
@@ -159,6 +165,8 @@ export async function callAsTask(
   request: CallToolRequest,
   tools: ReadonlyMap<string, { readonly name: string; readonly usesClient?: boolean; readonly execution?: { readonly taskSupport?: 'forbidden' | 'optional' | 'required' } }>,
   era: TaskEra,
+  /** 2026: the request's declared client capabilities; its job's questions to the client become the task's inputRequests. */
+  clientCapabilities: Readonly<Record<string, unknown>> = {},
 ): Promise<Record<string, unknown>> {
   const { name, arguments: args, _meta } = request.params;
   const taskParams = (request.params as { task?: { ttl?: number } }).task;
@@ -177,6 +185,7 @@ export async function callAsTask(
       ...(taskParams?.ttl !== undefined && { ttlMs: taskParams.ttl }),
       ...(legacy && progressToken !== undefined && { onProgress: (report: ProgressReport) => notify({ method: 'notifications/progress', params: { progressToken, ...report } }) }),
       ...(legacy && tool.usesClient && { onClientRequest: clientRequester(server, () => taskId) }),
+      ...(!legacy && tool.usesClient && { clientCapabilities }),
       ...(legacy && { onStatus: (changed: Task) => notify({ method: 'notifications/tasks/status', params: changed } as never) }),
     });
     taskId = task.taskId;

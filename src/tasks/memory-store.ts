@@ -8,7 +8,7 @@
  * (the runner calls it on a timer).
  */
 import { randomUUID } from 'node:crypto';
-import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import type { Task } from '@modelcontextprotocol/server';
 import { DEFAULTS } from '../defaults.js';
 import { InvalidCursorError, isTerminal, TaskLimitError, type TaskAnswer, type TaskLimits, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
 
@@ -106,6 +106,14 @@ export class MemoryTaskStore implements TaskStore {
     const settled = { ...entry.task };
     this.keep(entry);
     return settled;
+  }
+
+  async mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined> {
+    const entry = this.lookup(owner, taskId);
+    if (!entry || isTerminal(entry.task.status)) return undefined;
+    const { statusMessage: _previous, ...rest } = entry.task;
+    entry.task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+    return { ...entry.task };
   }
 
   onEvicted(listener: (tasks: Task[]) => void): void {

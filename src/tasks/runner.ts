@@ -4,7 +4,8 @@
  * process share the pool, so they share the tasks too). The pieces, one
  * concept each: the bridge from a task to its job (./task-jobs.ts),
  * deciding a cancel (./cancel.ts), closing an owner (./close-owner.ts),
- * expiry (./expiry.ts), the task window (./window.ts) and the counters
+ * expiry (./expiry.ts), the task window (./window.ts), 2026 tasks that ask
+ * the client (./task-inputs.ts) and the counters
  * (./counters.ts). The runner refuses with its own errors (./errors.ts);
  * the tasks/* handlers put them on the wire.
  */
@@ -16,6 +17,7 @@ import { closeOwner } from './close-owner.js';
 import { TaskCounters, type TaskStats } from './counters.js';
 import { TaskNotFoundError } from './errors.js';
 import { TaskExpiry } from './expiry.js';
+import { TaskInputs } from './task-inputs.js';
 import { MemoryTaskStore } from './memory-store.js';
 import type { TaskAnswer, TaskLimits, TaskPage, TaskRecord, TaskStore } from './store.js';
 import { TaskJobs, type TaskBackend, type TaskCall } from './task-jobs.js';
@@ -49,6 +51,12 @@ export interface TaskRunnerOptions extends TaskLimits {
    * @default 1000
    */
   readonly taskAfterMs?: number;
+  /**
+   * How long a 2026 task stays `input_required` (its job asked the client)
+   * before it is cancelled, if `tasks/update` has not answered it.
+   * @default 60000
+   */
+  readonly inputWaitMs?: number;
 }
 
 /** Creates, cancels, reads and expires the tasks of every session of one backend. */
@@ -60,6 +68,7 @@ export class TaskRunner {
   private readonly jobs: TaskJobs;
   private readonly windows: TaskWindows;
   private readonly expiry: TaskExpiry;
+  private readonly inputs: TaskInputs;
 
   constructor(
     backend: TaskBackend,
@@ -70,6 +79,7 @@ export class TaskRunner {
     this.jobs = new TaskJobs(backend, this.store, this.counters);
     this.windows = new TaskWindows(this.jobs, this.counters);
     this.expiry = new TaskExpiry(this.jobs, options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
+    this.inputs = new TaskInputs(this.jobs, this.counters, options.inputWaitMs ?? DEFAULTS.inputWaitMs);
     this.store.onEvicted?.((tasks) => {
       this.counters.evicted(tasks.length);
       this.jobs.forget(tasks, 'tasksExpired'); // finished, so never counted as expired
@@ -78,8 +88,11 @@ export class TaskRunner {
 
   /** Creates the task and queues its job; the task is `working` when returned. Throws the store's TaskLimitError. */
   async create(owner: string, call: TaskCall): Promise<Task> {
-    const task = await this.store.create(owner, call.ttlMs);
-    this.jobs.start(task, this.jobs.track(owner, task, call.tool, call.onStatus), call);
+    const task = await this.store.create(owner, call.ttlMs, undefined, call.tool);
+    const { clientCapabilities } = call;
+    const onClientRequest = clientCapabilities ? this.inputs.requester(owner, task.taskId, clientCapabilities) : call.onClientRequest;
+    const outcome = this.jobs.start(task, this.jobs.track(owner, task, call.tool, call.onStatus), { ...call, ...(onClientRequest && { onClientRequest }) });
+    void outcome.then(() => this.inputs.ended(task.taskId));
     return task;
   }
 
@@ -101,12 +114,18 @@ export class TaskRunner {
   }
 
   /**
-   * 2026 `tasks/update`: input for a task waiting for it. No task of ours
-   * waits for input yet, so the responses match no outstanding key and are
-   * ignored, as the extension says; an unknown task is still not found.
+   * 2026 `tasks/update`: answers for a task in `input_required`; its job
+   * resumes (./task-inputs.ts). {@link TaskNotFoundError} if the owner has no
+   * such task, TaskInputError if it waits for nothing these answer.
    */
-  async update(owner: string, taskId: string, _responses: Record<string, unknown>): Promise<void> {
-    await this.record(owner, taskId);
+  async update(owner: string, taskId: string, responses: Record<string, unknown>): Promise<void> {
+    const { task } = await this.record(owner, taskId);
+    this.inputs.answer(owner, taskId, task.status, responses);
+  }
+
+  /** The 2026 task's outstanding questions to the client (`inputRequests` of `tasks/get`), if it has any. */
+  inputRequests(taskId: string): Record<string, unknown> | undefined {
+    return this.inputs.inputRequests(taskId);
   }
 
   /** Waits until the task is terminal, then gives its answer; {@link TaskNotFoundError} if it is not (or no longer) there. */
@@ -149,6 +168,7 @@ export class TaskRunner {
   /** Stops the sweeper and forgets every task (the backend stops their jobs when it closes). */
   async close(): Promise<void> {
     this.expiry.close();
+    this.inputs.close();
     await this.store.close();
   }
 }

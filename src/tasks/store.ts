@@ -13,8 +13,8 @@
  * themselves are the SDK's `Task` type, checked against its `TaskSchema` in
  * the tests.
  */
-import { McpCancelPoolError } from '../errors.js';
 import type { CallToolResult, Task } from '@modelcontextprotocol/server';
+import type { CancelResult } from '../backend/backend.js';
 
 /** The statuses a task never leaves. */
 export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
@@ -81,21 +81,8 @@ export interface TaskLimits {
   readonly pageSize?: number;
 }
 
-/** {@link TaskStore.create} refused: a limit of {@link TaskLimits} is reached. */
-export class TaskLimitError extends McpCancelPoolError {
-  constructor(message: string) {
-    super('ERR_TASK_LIMIT', message);
-    this.name = 'TaskLimitError';
-  }
-}
-
-/** {@link TaskStore.list} got a cursor it never issued. */
-export class InvalidCursorError extends McpCancelPoolError {
-  constructor(cursor: string) {
-    super('ERR_INVALID_CURSOR', `invalid tasks/list cursor ${JSON.stringify(cursor)}`);
-    this.name = 'InvalidCursorError';
-  }
-}
+// The store's refusals live in errors.ts, so a store outside tasks/ (the Redis one, src/remote/) throws the same classes.
+export { InvalidCursorError, TaskLimitError } from '../errors.js';
 
 /**
  * The task store. Every method takes the owner, the session that created the
@@ -106,9 +93,11 @@ export interface TaskStore {
   /**
    * Creates a `working` task with the granted ttl; throws {@link TaskLimitError} past a limit.
    * `taskId` is the id to give it (a call that began before it became a task has its job
-   * reserved under that id already); a fresh one when absent.
+   * reserved under that id already); a fresh one when absent. `tool` names
+   * what it runs (a store shared by front ends settles a task from its job's
+   * outcome wherever it is read, and needs it for the answer).
    */
-  create(owner: string, requestedTtlMs: number | undefined, taskId?: string): Promise<Task>;
+  create(owner: string, requestedTtlMs: number | undefined, taskId?: string, tool?: string): Promise<Task>;
   /** The task, or undefined if unknown, expired or another owner's. */
   get(owner: string, taskId: string): Promise<TaskRecord | undefined>;
   /**
@@ -117,6 +106,18 @@ export interface TaskStore {
    * already terminal (the first status stays) or is gone.
    */
   settle(owner: string, taskId: string, status: TerminalStatus, answer: TaskAnswer, statusMessage?: string): Promise<Task | undefined>;
+  /**
+   * A store shared by several front ends (Redis): decides `tasks/cancel` of
+   * a task whose job this process does not hold, on the job's own state, as
+   * the backend decides a plain call's cancel. Absent in a store of one process.
+   */
+  cancelJob?(owner: string, taskId: string): Promise<CancelResult>;
+  /**
+   * Moves a task that is not terminal between `working` and `input_required`
+   * (2026: its job asked the client, or got every answer). Returns the task,
+   * or undefined if it is terminal or gone.
+   */
+  mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined>;
   /** The owner's tasks, oldest first, one page at a time; throws {@link InvalidCursorError}. */
   list(owner: string, cursor?: string): Promise<TaskPage>;
   /** Resolves once the task is terminal (at once if it is), or undefined if it is gone or `signal` aborts. */

@@ -10,7 +10,7 @@ import type { Task } from '@modelcontextprotocol/server';
 import type { CallBackend, CancelResult, ClientRequestHandler, JobOutcome, ProgressReport, StartOptions } from '../backend/backend.js';
 import { cancelledAnswer, settlementOf } from './answer.js';
 import type { RemovedWorking, TaskCounters } from './counters.js';
-import type { TaskAnswer, TaskStore, TerminalStatus } from './store.js';
+import { isTerminal, type TaskAnswer, type TaskStore, type TerminalStatus } from './store.js';
 
 /** What tasks need of the call backend (the local pool, or a queue shared by hosts): reserve, start, cancel. */
 export type TaskBackend = Pick<CallBackend, 'tools' | 'reserve' | 'requestCancel'>;
@@ -23,8 +23,14 @@ export interface TaskCall {
   readonly ttlMs?: number;
   /** Progress while the task works; never after its terminal status. */
   readonly onProgress?: (report: ProgressReport) => void;
-  /** For tools declared with `usesClient`. */
+  /** For tools declared with `usesClient` (2025: sent to the client as requests). */
   readonly onClientRequest?: ClientRequestHandler;
+  /**
+   * 2026: the capabilities the creating request declared. Given, the job's
+   * requests to the client become the task's `inputRequests`, answered by
+   * `tasks/update` (./task-inputs.ts), instead of {@link TaskCall.onClientRequest}.
+   */
+  readonly clientCapabilities?: Readonly<Record<string, unknown>>;
   /** Each status change after creation (the terminal one), never before the caller had the task. */
   readonly onStatus?: (task: Task) => void;
 }
@@ -36,6 +42,8 @@ export interface LiveTask {
   terminal: boolean;
   /** tasks/cancel asked for it (its cancelled outcome may settle the task before tasks/cancel does). */
   cancelRequested: boolean;
+  /** Its terminal status is counted (once, here, by the process that created it, whoever settled it). */
+  counted: boolean;
   readonly onStatus: ((task: Task) => void) | undefined;
   /** Resolves a macrotask after creation, when the CreateTaskResult has left: status notifications wait for it. */
   readonly announced: Promise<void>;
@@ -62,13 +70,13 @@ export class TaskJobs {
   /** A task was just stored: from now on its job's outcome settles it. */
   track(owner: string, task: Task, tool: string, onStatus: ((task: Task) => void) | undefined): LiveTask {
     this.counters.created(owner);
-    const live: LiveTask = { owner, tool, terminal: false, cancelRequested: false, onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
+    const live: LiveTask = { owner, tool, terminal: false, cancelRequested: false, counted: false, onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
     this.live.set(task.taskId, live);
     return live;
   }
 
-  /** Reserves and queues the job of a task just tracked. */
-  start(task: Task, live: LiveTask, call: TaskCall): void {
+  /** Reserves and queues the job of a task just tracked; resolves with its outcome (the task follows it already). */
+  start(task: Task, live: LiveTask, call: TaskCall): Promise<JobOutcome> {
     const { onProgress } = call;
     const job = this.backend.reserve(taskSession(live.owner), task.taskId);
     const options: StartOptions = {
@@ -76,8 +84,11 @@ export class TaskJobs {
       args: call.args,
       ...(onProgress && { onProgress: (report: ProgressReport) => live.terminal || onProgress(report) }),
       ...(call.onClientRequest && { onClientRequest: call.onClientRequest }),
+      taskId: task.taskId,
     };
-    this.follow(task.taskId, live, job.start(options));
+    const outcome = job.start(options);
+    this.follow(task.taskId, live, outcome);
+    return outcome;
   }
 
   /** The task takes this outcome when it comes. */
@@ -95,8 +106,22 @@ export class TaskJobs {
     const live = this.live.get(taskId);
     if (live) live.terminal = true;
     const task = await this.store.settle(owner, taskId, status, answer, statusMessage);
-    if (!task) return undefined;
-    this.counters.settled(status);
+    if (!task) {
+      // A store shared by front ends: another one may have settled our task first; it is still ours to count.
+      if (live && !live.counted) {
+        const final = (await this.store.get(owner, taskId))?.task.status;
+        if (final !== undefined && isTerminal(final) && !live.counted) {
+          live.counted = true;
+          this.counters.settled(final);
+        }
+      }
+      return undefined;
+    }
+    // Counted by the process that created the task: a cancel of another front end's task settles it, uncounted here.
+    if (live && !live.counted) {
+      live.counted = true;
+      this.counters.settled(status);
+    }
     if (live?.onStatus) {
       const notify = live.onStatus;
       void live.announced.then(() => notify(task));

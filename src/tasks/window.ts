@@ -54,7 +54,7 @@ export class TaskWindows {
     const taskId = randomUUID();
     const job = this.jobs.backend.reserve(taskSession(owner), taskId);
     this.undecided.set(taskId, owner);
-    const outcome = job.start(options);
+    const outcome = job.start({ ...options, taskId });
     const decision = new Promise<WindowDecision>((resolve) => {
       let decided = false;
       const claim = (): boolean => !decided && (decided = true);
@@ -91,7 +91,7 @@ export class TaskWindows {
 
   /** Stores the task of a begun job whose window passed; the task takes the job's outcome. Throws the store's TaskLimitError. */
   private async adopt(owner: string, taskId: string, tool: string, ttlMs: number | undefined, outcome: Promise<JobOutcome>): Promise<Task> {
-    const task = await this.jobs.store.create(owner, ttlMs, taskId);
+    const task = await this.jobs.store.create(owner, ttlMs, taskId, tool);
     this.undecided.delete(taskId);
     this.jobs.follow(taskId, this.jobs.track(owner, task, tool, undefined), outcome);
     return task;

@@ -6,14 +6,13 @@
  * already validated by the transport, and outbound ones were built by the SDK.
  */
 import {
-  ErrorCode,
   type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type JSONRPCNotification,
   type JSONRPCRequest,
   type JSONRPCResultResponse,
   type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 
 /** A `notifications/cancelled` for `requestId` (a notification: no top-level id). */
 export function cancelledNotification(requestId: RequestId, reason: string | undefined): JSONRPCMessage {
@@ -51,12 +50,15 @@ export function cancelReason(message: JSONRPCMessage): string | undefined {
   return typeof reason === 'string' ? reason : undefined;
 }
 
+/** -32001, the code SDK 1.x named `RequestTimeout` (2.x reports a timeout as an SdkError, with no wire code of its own). */
+const REQUEST_TIMEOUT = -32001;
+
 /**
  * The error a local protocol layer (the SDK) gets for a request we cancelled
  * on its behalf, so its wait for `id` settles; the peer's real answer, if
  * any, is absorbed by the ledger.
  */
 export function cancelledLocally(id: RequestId, reason: string | undefined): JSONRPCErrorResponse {
-  return { jsonrpc: '2.0', id, error: { code: ErrorCode.RequestTimeout, message: `request cancelled: ${reason ?? 'no reason given'}` } };
+  return { jsonrpc: '2.0', id, error: { code: REQUEST_TIMEOUT, message: `request cancelled: ${reason ?? 'no reason given'}` } };
 }
 

@@ -8,7 +8,7 @@
  * layer's wait; a response that arrives after it is accepted and discarded;
  * a cancelled entry is kept only for a bounded time.
  */
-import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/server';
 import { cancelledLocally, cancelledNotification, cancelledRequestId } from './jsonrpc.js';
 import type { InFlightEntry, InFlightRegistry, RequestId } from './registry.js';
 

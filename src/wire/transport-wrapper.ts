@@ -4,8 +4,7 @@
  * Subclasses decide what to do with each message; this class only wires the
  * callbacks. It imports nothing of the server, so the client can use it.
  */
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, MessageExtraInfo, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 
 export abstract class TransportWrapper implements Transport {
   onclose?: () => void;

@@ -13,7 +13,9 @@
  * request (it fails the POST), so a refusal that carries the id of a call
  * in flight cannot be taken for that call's response.
  */
-import { ErrorCode, JSONRPCMessageSchema, JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
+// The 2.x server exports no zod message schemas (only the Standard Schema `specTypeSchemas`): these come from 1.32.
+import { JSONRPCMessageSchema, JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DuplicateRequestError } from '../../errors.js';
 import { describeIssues } from '../../issues.js';
 import type { RequestId } from '../../wire/registry.js';

@@ -21,6 +21,7 @@ import type { RequestId } from '../../wire/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../../server/server.js';
 import { errorResponse } from '../../server/wire-errors.js';
 import { TaskRunner } from '../../tasks/runner.js';
+import { InputWaits } from '../../mrtr/input-waits.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { duplicateRequests, malformedMessages } from './door.js';
@@ -63,6 +64,13 @@ export interface HttpOptions {
    * @default 1000
    */
   readonly maxSessions?: number;
+  /**
+   * 2025 session ids are `<prefix>.<uuid>`: a load balancer in front of
+   * several front ends routes each session to the one that holds it by this
+   * prefix (an nginx `map` on `$http_mcp_session_id`). 1 to 64 of
+   * `A-Za-z0-9_-`. Without it, a bare UUID.
+   */
+  readonly sessionIdPrefix?: string;
   /** Origins accepted from browsers, besides same-host localhost origins. */
   readonly allowedOrigins?: readonly string[];
   readonly version: string;
@@ -72,6 +80,11 @@ export interface HttpOptions {
    * @default a runner of its own, with the defaults
    */
   readonly tasks?: TaskRunner;
+  /**
+   * The backend's parked 2026 calls (tools that asked the client), shared by every exchange of this server.
+   * @default a registry of its own, with the defaults (closed with the server)
+   */
+  readonly inputWaits?: InputWaits;
   /** Requests it answers (returns true) skip MCP authentication: health and metrics (src/ops/health.ts). */
   readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -100,7 +113,9 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const host = options.host ?? DEFAULTS.host;
   checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated });
   const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
+  if (options.sessionIdPrefix !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.sessionIdPrefix)) throw new RangeError('sessionIdPrefix: 1 to 64 of A-Za-z0-9_-');
   const tasks = options.tasks ?? new TaskRunner(backend);
+  const inputWaits = options.inputWaits ?? new InputWaits(backend);
   /** Sessions whose initialize the transport accepted: only these have an id a client knows. */
   const sessions = new Map<string, Session>();
   /** Initialize POSTs being handled, counted against the limit until accepted or refused. */
@@ -125,7 +140,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const modern = createMcpHandler(
     () =>
       createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
-        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller }),
+        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller, inputWaits }),
         wraps: true,
         caller,
       }), tasks),
@@ -195,7 +210,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
 
   /** Builds a session; it becomes reachable by its id only once the transport accepts its initialize. */
   async function openSession(accepted: () => void): Promise<Session> {
-    const id = randomUUID();
+    const id = options.sessionIdPrefix === undefined ? randomUUID() : `${options.sessionIdPrefix}.${randomUUID()}`;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: () => {
@@ -207,6 +222,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const guard = new GuardedTransport(transport, id, backend, options.wire, {
       hooks: { cancelled: (requestId) => streams.cancelled(requestId) },
       afterAnswered: (requestId) => streams.answered(requestId),
+      inputWaits,
     });
     const server = createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller }), tasks);
     const session: Session = { transport, guard, streams, lastSeen: Date.now() };
@@ -246,6 +262,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         listener.close(() => resolve());
         listener.closeAllConnections();
       });
+      if (!options.inputWaits) inputWaits.close();
     },
   };
 }

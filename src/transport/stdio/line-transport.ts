@@ -10,9 +10,9 @@
  * the transport as the end of stdin does. stdout carries nothing else.
  */
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode as ErrorCode, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+// The 2.x server exports no zod message schemas (only the Standard Schema `specTypeSchemas`); the 1.32 one parses a line.
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describeInvalid, isNotificationShaped, nestingDepth, requestIdOf } from '../envelope.js';
 import { DEFAULTS } from '../../defaults.js';
 

@@ -11,6 +11,7 @@ import type { CallBackend } from '../../backend/backend.js';
 import { createMcpServer } from '../../server/server.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { TaskRunner } from '../../tasks/runner.js';
+import { InputWaits } from '../../mrtr/input-waits.js';
 import { LineTransport, type LineTransportOptions } from './line-transport.js';
 import { DEFAULTS } from '../../defaults.js';
 
@@ -32,6 +33,11 @@ export interface StdioOptions {
    * @default a runner of its own, with the defaults
    */
   readonly tasks?: TaskRunner;
+  /**
+   * The backend's parked 2026 calls (tools that asked the client), shared with its other servers, if any.
+   * @default a registry of its own, with the defaults (closed with the server)
+   */
+  readonly inputWaits?: InputWaits;
   /**
    * What the end of stdin does: `cancel` cancels every call in flight and
    * closes (the MCP lifecycle: the client is gone); `finish` keeps the
@@ -84,7 +90,8 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
     ...(options.maxOutputBufferBytes !== undefined && { maxOutputBufferBytes: options.maxOutputBufferBytes }),
     atInputEnd: finish ? 'keep-writing' : 'close',
   });
-  const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire);
+  const inputWaits = options.inputWaits ?? new InputWaits(backend);
+  const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire, { inputWaits });
   const tasks = options.tasks ?? new TaskRunner(backend);
   const closed = new Promise<StdioClosed>((resolve) => {
     // The connection is gone: so are its tasks (both eras: the connection is the caller), then the process may end.
@@ -111,5 +118,11 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
     // Out-of-band reports (a refused opening was already answered on the wire); stderr stays as it was on 1.x.
     onerror: () => undefined,
   });
-  return { closed, close: () => handle.close() };
+  return {
+    closed,
+    close: async () => {
+      await handle.close();
+      if (!options.inputWaits) inputWaits.close();
+    },
+  };
 }

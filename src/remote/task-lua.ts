@@ -1,0 +1,93 @@
+/**
+ * The task records of a queue in Redis, one Lua script per step, so the
+ * limits, the first-settle-wins rule and a cancel's decision each hold across
+ * front ends. A record (`mcp:<queue>:task:<id>`, see keys.ts) expires with
+ * its task's ttl; its job's state hash names it (`t`), and the job's RESPOND
+ * (lua.ts) writes the outcome into it (`o`) as the outcome leaves:
+ *
+ * ```
+ *   create ──▶ working ──RESPOND (host) writes o──▶ working + o ──settle (any front end)──▶ terminal (a)
+ *                 │                                                     ▲
+ *                 ├──settle (the creating front end, or any, from o or from the job's state)──┘
+ *                 └──TASK_CANCEL (any front end): the job's CANCEL decides; if it won, settle cancelled
+ * ```
+ */
+
+/**
+ * KEYS: task, owner's index, owner's working set, all working, sequence.
+ * ARGV: owner, tool, front id, task JSON, ttl ms, expiry (ms since the epoch),
+ * now, per-owner limit, overall limit, task id.
+ * Returns 'ok', or the limit that refused it ('owner' | 'all'), or 'exists'.
+ */
+export const TASK_CREATE = `
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[7])
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[7])
+if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[8]) then return 'owner' end
+if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[9]) then return 'all' end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'exists' end
+local q = redis.call('INCR', KEYS[5])
+redis.call('HSET', KEYS[1], 'w', ARGV[1], 'n', ARGV[2], 'f', ARGV[3], 'q', q, 'j', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('ZADD', KEYS[2], q, ARGV[10])
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[10])
+redis.call('ZADD', KEYS[4], ARGV[6], ARGV[10])
+for i = 2, 4 do
+  if redis.call('PTTL', KEYS[i]) < tonumber(ARGV[5]) then redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
+end
+return 'ok'`;
+
+/**
+ * KEYS: task, owner's working set, all working. ARGV: owner, terminal task
+ * JSON, answer JSON, task id. Only the first settle of the owner's live task
+ * wins (1); the task keeps its ttl.
+ */
+export const TASK_SETTLE = `
+if redis.call('HGET', KEYS[1], 'w') ~= ARGV[1] then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'a') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'j', ARGV[2], 'a', ARGV[3])
+redis.call('ZREM', KEYS[2], ARGV[4])
+redis.call('ZREM', KEYS[3], ARGV[4])
+return 1`;
+
+/**
+ * KEYS: task. ARGV: owner, task JSON. A live task of the owner moves between
+ * `working` and `input_required` (its job asked the client, or got every
+ * answer): only while no settle has won, so a terminal status is never undone.
+ */
+export const TASK_MARK = `
+if redis.call('HGET', KEYS[1], 'w') ~= ARGV[1] then return 0 end
+if redis.call('HEXISTS', KEYS[1], 'a') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'j', ARGV[2])
+return 1`;
+
+/**
+ * KEYS: task, its job's state. ARGV: owner, cancel channel, job id.
+ * tasks/cancel from any front end: the job's state decides as CANCEL does
+ * (queued|running → cancelled; a running job's host hears it on the cancel
+ * channel). Returns [found, detail]: 'unknown' (not the owner's live task),
+ * 'settled' (terminal already), or the job state found ('queued' and
+ * 'running' mean the cancel won; 'responding' means completion did; 'none'
+ * if the job is not in Redis).
+ */
+export const TASK_CANCEL = `
+if redis.call('HGET', KEYS[1], 'w') ~= ARGV[1] then return {'unknown', ''} end
+if redis.call('HEXISTS', KEYS[1], 'a') == 1 then return {'settled', ''} end
+local s = redis.call('HGET', KEYS[2], 's')
+if not s then return {'none', ''} end
+if s == 'queued' or s == 'running' then
+  redis.call('HSET', KEYS[2], 's', 'cancelled')
+  if s == 'running' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+end
+return {s, ''}`;
+
+/**
+ * KEYS: task, owner's index, owner's working set, all working. ARGV: task id.
+ * Removes one record (its owner's session is gone). Returns its task JSON, or false.
+ */
+export const TASK_DROP = `
+local j = redis.call('HGET', KEYS[1], 'j')
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+return j`;

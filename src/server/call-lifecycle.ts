@@ -1,0 +1,38 @@
+/**
+ * The vocabulary a connection's tool-call lifecycle shares between its parts
+ * (./tool-calls.ts, and the task window and MRTR rounds it delegates to):
+ * the table of in-flight requests, the admission decision, the hooks.
+ */
+import type { CallHandle } from '../backend/backend.js';
+import type { RequestId } from '../wire/registry.js';
+
+/** What the transport needs to hear about a call's end. */
+export interface ToolCallHooks {
+  /** The handler of a cancelled call has settled: nothing will ever be sent for it (Streamable HTTP ends its stream). */
+  readonly cancelled?: (id: RequestId) => void;
+}
+
+/** The wire counters the lifecycle moves. */
+export interface LifecycleCounters {
+  responsesDropped: number;
+  progressDropped: number;
+  lateLogsDropped: number;
+}
+
+/** The decision for an arriving request. */
+export type Admission =
+  | { readonly kind: 'forward' }
+  /** Another request of this connection has that id in flight: refuse without touching the first. */
+  | { readonly kind: 'duplicate'; readonly message: string }
+  | { readonly kind: 'refuse'; readonly code: number; readonly message: string; readonly data?: unknown };
+
+/** Marks an inbound request other than a tool call (or a call whose request no longer leads to its job). */
+export const NOT_A_CALL = null;
+
+/**
+ * Every inbound request of one connection, from arrival until its response
+ * left (or was dropped): a tool call's handle, or {@link NOT_A_CALL}. Only a
+ * request whose id is absent here reaches the SDK, which keys its own
+ * bookkeeping (abort controllers, HTTP streams) by id alone.
+ */
+export type CallTable = Map<RequestId, CallHandle | typeof NOT_A_CALL>;

@@ -1,0 +1,81 @@
+/**
+ * The 2026 calls of one connection that may ask the client, served in
+ * rounds (src/mrtr): at the door a retry is matched to its parked call and a
+ * fresh call is reserved where its parked job outlives this exchange; in the
+ * handler a round runs until the job ends or asks, and an ask parks it.
+ */
+import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type ServerContext } from '@modelcontextprotocol/server';
+import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
+import { InputCall } from '../mrtr/input-call.js';
+import type { InputWaits } from '../mrtr/input-waits.js';
+import { admitRetry, capabilitiesOf } from '../mrtr/retry.js';
+import type { LoggingLevel } from '../stages/log-levels.js';
+import type { RequestId } from '../wire/registry.js';
+import { NOT_A_CALL, type Admission, type CallTable } from './call-lifecycle.js';
+
+/** How a round ended for the request that served it. */
+export type RoundAnswer = JobOutcome | { readonly kind: 'input'; readonly answer: Record<string, unknown> };
+
+export class CallRounds {
+  /** 2026 retries admitted at the door, until their handler resumes the parked call. */
+  private readonly resumes = new Map<RequestId, InputCall>();
+
+  constructor(
+    /** The process's parked calls (one registry for every connection of the backend). */
+    readonly waits: InputWaits,
+    private readonly tools: CallBackend['tools'],
+    private readonly requests: CallTable,
+    /** Who sends this connection's requests (a `requestState` is bound to it). */
+    private readonly caller: string,
+  ) {}
+
+  /**
+   * A 2026 `tools/call` at the door: a retry is matched to its parked call, a
+   * call of a tool that may ask the client is reserved under the input
+   * waits. Undefined: an ordinary call, for the caller to reserve.
+   */
+  admit(id: RequestId, params: Record<string, unknown>): Admission | undefined {
+    const retry = admitRetry(this.waits, params, this.caller);
+    if (retry.kind === 'refuse') return { kind: 'refuse', code: ErrorCode.InvalidParams, message: retry.message, data: { reason: retry.reason } };
+    if (retry.kind === 'resume') {
+      this.requests.set(id, retry.input.call);
+      this.resumes.set(id, retry.input);
+      return { kind: 'forward' };
+    }
+    if (this.tools.get(params.name as string)?.usesClient !== true) return undefined;
+    this.requests.set(id, this.waits.reserve());
+    return { kind: 'forward' };
+  }
+
+  /** Whether the call reserved for request `id` runs by rounds (a retry, or reserved under the input waits). */
+  runsByRounds(id: RequestId, reserved: CallHandle, session: string): boolean {
+    return this.resumes.has(id) || reserved.session !== session;
+  }
+
+  /**
+   * One round (src/mrtr/input-call.ts): a retry hands the job its answers and
+   * resumes it; the round ends with the job's outcome, or with
+   * `input_required` once the job asks. Then this request's id no longer
+   * leads to the call: the retry's id will.
+   */
+  async serve(id: RequestId, call: CallHandle, request: CallToolRequest, ctx: ServerContext, logLevel: () => LoggingLevel | undefined): Promise<RoundAnswer> {
+    const exchange = { request, ctx, capabilities: capabilitiesOf(ctx), logLevel };
+    let input = this.resumes.get(id);
+    if (input) {
+      this.resumes.delete(id);
+      // The SDK lifts the retry's answers out of the params into the context (the door checked them in the params).
+      const lifted = (ctx.mcpReq as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses;
+      input.answer(lifted ?? (request.params as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses ?? {});
+    } else input = new InputCall(call, exchange);
+    const round = await input.round(exchange);
+    if (round.kind === 'outcome') return round.outcome;
+    this.requests.set(id, NOT_A_CALL);
+    const requestState = this.waits.park(input, this.caller);
+    return { kind: 'input', answer: { resultType: 'input_required', inputRequests: round.inputRequests, requestState } };
+  }
+
+  /** A retry answered before its handler resumed the call (the SDK refused it): true if `id` was one. */
+  dropResume(id: RequestId): boolean {
+    return this.resumes.delete(id);
+  }
+}
