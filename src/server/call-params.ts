@@ -3,7 +3,7 @@
  * request handler wrapper, where a failure becomes -32603 with zod's JSON
  * dump as the message; checked first here, it is -32602 in words.
  */
-import { CallToolRequestParamsSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestParamsSchema } from '@modelcontextprotocol/core';
 import { describeIssues } from '../issues.js';
 
 /** Why these params would fail the SDK's `tools/call` schema, or undefined if they pass. */

@@ -9,7 +9,7 @@ import {
   JSONRPCNotificationSchema,
   JSONRPCRequestSchema,
   JSONRPCResultResponseSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/core';
 
 /**
  * The id of a parsed JSON value shaped like a request: an object with a string

@@ -14,8 +14,8 @@
  * in flight cannot be taken for that call's response.
  */
 import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
-// The 2.x server exports no zod message schemas (only the Standard Schema `specTypeSchemas`): these come from 1.32.
-import { JSONRPCMessageSchema, JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+// The 2.x line's zod message schemas live in its core package (the server re-exports only the Standard Schema ones).
+import { JSONRPCMessageSchema, JSONRPCRequestSchema } from '@modelcontextprotocol/core';
 import { DuplicateRequestError } from '../../errors.js';
 import { describeIssues } from '../../issues.js';
 import type { RequestId } from '../../wire/registry.js';

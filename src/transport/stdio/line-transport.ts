@@ -11,8 +11,8 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { ProtocolErrorCode as ErrorCode, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
-// The 2.x server exports no zod message schemas (only the Standard Schema `specTypeSchemas`); the 1.32 one parses a line.
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+// The 2.x line's zod message schema (its core package; the server re-exports only the Standard Schema ones) parses a line.
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import { describeInvalid, isNotificationShaped, nestingDepth, requestIdOf } from '../envelope.js';
 import { DEFAULTS } from '../../defaults.js';
 
