@@ -26,6 +26,9 @@ import { stopVerdict } from './work-stops.js';
 const STATE_POLL_MS = 20;
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
+/** 2026: the extension is declared on every request that uses it (tools/call, tasks/get, tasks/cancel); else -32021. */
+const DECLARES_TASKS = { _meta: { [META.clientCapabilities]: { extensions: { [TASKS_EXTENSION]: {} } } } };
+
 /** How each era asks for a task and says it made one. */
 const CREATE: Record<Era, { params(options: ProbeOptions): Record<string, unknown>; taskId(result: Record<string, unknown>): string | undefined }> = {
   '2025': {
@@ -33,7 +36,7 @@ const CREATE: Record<Era, { params(options: ProbeOptions): Record<string, unknow
     taskId: (r) => (r as { task?: { taskId?: unknown } }).task?.taskId as string | undefined,
   },
   '2026': {
-    params: (o) => ({ name: o.taskTool, arguments: o.taskArgs, _meta: { [META.clientCapabilities]: { extensions: { [TASKS_EXTENSION]: {} } } } }),
+    params: (o) => ({ name: o.taskTool, arguments: o.taskArgs, ...DECLARES_TASKS }),
     taskId: (r) => (r.resultType === 'task' && typeof r.taskId === 'string' ? r.taskId : undefined),
   },
 };
@@ -45,13 +48,14 @@ export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid
   const taskId = created instanceof Error ? undefined : CREATE[era].taskId(created as Record<string, unknown>);
   if (taskId === undefined) return skip(`no task was created: ${created instanceof Error ? created.message : JSON.stringify(created).slice(0, 160)}`);
   const modern = era === '2026';
+  const ofTask = { taskId, ...(modern && DECLARES_TASKS) };
   await sleep(options.cancelAfterMs);
-  const before = await ask(wire, 'tasks/get', { taskId }, options.timeoutMs).catch(() => undefined);
+  const before = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch(() => undefined);
   if (before && before.status !== 'working') return skip(`the task was already ${String(before.status)} at --cancel-after-ms ${options.cancelAfterMs}: give --task-args for a longer call`);
   const tree = pid !== undefined ? processTree(pid) : [];
   const cpu0 = pid !== undefined ? treeCpuMs(pid) : undefined;
   const cancelAt = performance.now();
-  const answer = await ask(wire, 'tasks/cancel', { taskId }, options.timeoutMs).catch((e: unknown) => e);
+  const answer = await ask(wire, 'tasks/cancel', ofTask, options.timeoutMs).catch((e: unknown) => e);
   const out: Verdict[] = [];
   const answered = answer instanceof Error ? undefined : (answer as Record<string, unknown>);
   const ackedIn = `${fmt(performance.now() - cancelAt)} ms`;
@@ -70,7 +74,7 @@ export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid
           evidence: answered ? `answered in ${ackedIn} with status ${String(answered.status)}` : `refused: ${(answer as Error).message}`,
         },
   );
-  const right = await ask(wire, 'tasks/get', { taskId }, options.timeoutMs).catch((e: unknown) => e);
+  const right = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch((e: unknown) => e);
   const end = cancelAt + options.settleMs;
   const samples: number[] = [];
   while (performance.now() < end) {
@@ -78,7 +82,7 @@ export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid
     if (pid !== undefined && performance.now() >= cancelAt + options.settleMs / 3) samples.push(runnableThreads(tree));
   }
   const cpu1 = pid !== undefined ? treeCpuMs(pid) : undefined;
-  const later = await ask(wire, 'tasks/get', { taskId }, options.timeoutMs).catch((e: unknown) => e);
+  const later = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch((e: unknown) => e);
   const statusOf = (r: unknown) => (r instanceof Error ? `error (${r.message.slice(0, 80)})` : String((r as { status?: unknown }).status));
   // 2026 may be eventually consistent: only the end of the window counts, and a miss is a WARN.
   const ended = statusOf(later) === 'cancelled' && (modern || statusOf(right) === 'cancelled');
