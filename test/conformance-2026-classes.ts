@@ -17,10 +17,6 @@ const noPrompts = { why: 'the server has no prompts (no prompts capability)', ev
 
 /** By scenario name. */
 export const NOT_APPLICABLE_2026: Record<string, NotApplicable> = {
-  'server-stateless': {
-    why: "a known violation, 26 of 28 checks pass: test_missing_capability asks for sampling the request did not declare; the ask is refused inside the job, so the stage fails and the call ends as a tool error (isError), where SEP-2575 wants the request rejected with -32021 (HTTP 400)",
-    evidence: /^FAILURE sep-2575-server-rejects-undeclared-capability: Server executed 'test_missing_capability' although the client did not declare the 'sampling' capability/m,
-  },
   'completion-complete': { why: 'no prompts or resource templates, so nothing to complete (no completions capability)', evidence: /Method not found/ },
   'resources-read-text': { why: 'needs test://static-text; the resource list is fixed (executor://stats) and tool modules cannot add resources', evidence: /unknown resource test:\/\/static-text/ },
   'resources-read-binary': { why: 'needs test://static-binary; the resource list is fixed', evidence: /unknown resource test:\/\/static-binary/ },

@@ -53,6 +53,7 @@ const APPLICABLE = [
   'tasks-dispatch-and-envelope',
   'tasks-required-task-error',
   'tasks-mrtr-input',
+  'server-stateless',
 ] as const;
 
 /** The server scenarios `list --server --requirements` prints: the required ones and the server ones it runs unscored. */

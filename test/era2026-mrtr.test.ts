@@ -188,12 +188,12 @@ describe('2026-07-28 multi-round-trip requests over stdio', () => {
     expect(await statsUntil(s, (x) => x.inFlight === 0, 'settled')).toMatchObject({ completed: 1, inputRequired: 2, inputRetries: 2 });
   });
 
-  it('a client that did not declare elicitation is not asked: the stage gets an error, the call is answered as failed, nothing is parked', async () => {
+  it('a client that did not declare elicitation is not asked: the request is refused with -32021 naming the capability (SEP-2575), nothing is parked', async () => {
     const s = server();
     s.send(call('no-cap', {}, {}, { [CAPABILITIES]: {} }));
     const m = await s.answer('no-cap', STARTUP_MS);
-    expect(resultOf(m)).toMatchObject({ resultType: 'complete', isError: true });
-    expect(textOf(m)).toContain("did not declare the 'elicitation' capability");
+    expect(m.result).toBeUndefined();
+    expect(m.error).toMatchObject({ code: -32021, message: expect.stringContaining("declare the 'elicitation' capability"), data: { requiredCapabilities: { elicitation: {} } } });
     expect(await statsUntil(s, (x) => x.inFlight === 0, 'settled')).toMatchObject({ inputRequired: 0, inputWaiting: 0, failed: 1 });
   });
 

@@ -56,6 +56,8 @@ export class InputCall {
   private reports: StartOptions | undefined;
   /** The capabilities of the last request served (an ask may arrive while parked). */
   private capabilities: Readonly<Record<string, unknown>>;
+  /** A capability the job asked for and the request had not declared (SEP-2575: the request is then refused with -32021). */
+  missingCapability: string | undefined;
   /** Wakes the round waiting for the job's next ask. */
   private woken: (() => void) | undefined;
 
@@ -133,6 +135,7 @@ export class InputCall {
   private readonly ask: ClientRequestHandler = (method, params, signal) => {
     const capability = CAPABILITY[method];
     if (this.capabilities[capability] === undefined) {
+      this.missingCapability ??= capability;
       return Promise.reject(new Error(`${method}: the client did not declare the '${capability}' capability in this request's clientCapabilities`));
     }
     return new Promise((resolve, reject) => {

@@ -12,6 +12,7 @@ import { admitRetry, capabilitiesOf } from '../mrtr/retry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import type { RequestId } from '../wire/registry.js';
 import { NOT_A_CALL, type Admission, type CallTable } from './call-lifecycle.js';
+import { MISSING_CLIENT_CAPABILITY, wireError } from './wire-errors.js';
 
 /** How a round ended for the request that served it. */
 export type RoundAnswer = JobOutcome | { readonly kind: 'input'; readonly answer: Record<string, unknown> };
@@ -68,7 +69,16 @@ export class CallRounds {
       input.answer(lifted ?? (request.params as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses ?? {});
     } else input = new InputCall(call, exchange);
     const round = await input.round(exchange);
-    if (round.kind === 'outcome') return round.outcome;
+    if (round.kind === 'outcome') {
+      // SEP-2575: a request that lacks a capability the tool needs is refused with -32021, not answered with a tool
+      // error. The job failed on the refused ask (the worker's CAS decided it), so this error is its one answer;
+      // a stage that caught the refusal and completed anyway gets its result.
+      const missing = input.missingCapability;
+      if (missing !== undefined && round.outcome.kind === 'failed') {
+        throw wireError(MISSING_CLIENT_CAPABILITY, `tool '${request.params.name}' asks the client for ${missing}: declare the '${missing}' capability in this request's clientCapabilities`, { requiredCapabilities: { [missing]: {} } });
+      }
+      return round.outcome;
+    }
     this.requests.set(id, NOT_A_CALL);
     const requestState = this.waits.park(input, this.caller);
     return { kind: 'input', answer: { resultType: 'input_required', inputRequests: round.inputRequests, requestState } };
