@@ -4,7 +4,7 @@
  * CPU for `settleMs`. One sample per call; the rules in rules/ judge them.
  */
 import { callTool, markerLoop } from './calls.js';
-import { processTree, runnableThreads, treeCpuMs } from './cpu.js';
+import { processTree, runnableShareOver, runnableThreads, treeCpuMs } from './cpu.js';
 import { markerChain, orderOf } from './ordering.js';
 import { sleep } from './stats.js';
 import type { CancelSample, ProbeOptions } from './types.js';
@@ -12,9 +12,7 @@ import type { Wire } from './wire.js';
 
 /** How often CPU is read during the watch window. */
 const CPU_POLL_MS = 100;
-/** How often thread states are sampled; each sample reads the tree's /proc/<pid>/task entries only. */
-const STATE_POLL_MS = 20;
-/** Thread states count from this share of the watch window on: the work gets time to reach its next checkpoint. */
+/** Run-queue time counts from this share of the watch window on: the work gets time to reach its next checkpoint. */
 const STATE_FROM = 1 / 3;
 /** A poll interval counts as busy when the tree used at least this share of one core in it (low: on a loaded machine a spinning process gets only part of a core). */
 const BUSY_SHARE = 0.15;
@@ -42,17 +40,10 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
   const next = options.quickTool !== undefined ? callTool(wire, options.quickTool, options.quickArgs) : undefined;
   const nextAnswer = next ? wire.answer(next.id, Math.max(options.settleMs, options.timeoutMs)) : Promise.resolve(undefined);
 
-  // Thread states: is some thread of the server still runnable (spinning) after the cancel?
+  // Is some thread of the server still runnable (spinning) after the cancel? The kernel's own count, from a third of the window on.
   const tree = pid !== undefined ? processTree(pid) : [];
-  const stateSamples: number[] = [];
   const runnableBefore = pid !== undefined ? runnableThreads(tree) : 0;
-  const states = (async () => {
-    if (pid === undefined) return;
-    while (performance.now() < end) {
-      await sleep(STATE_POLL_MS);
-      if (performance.now() >= cancelAt + STATE_FROM * options.settleMs) stateSamples.push(runnableThreads(tree));
-    }
-  })();
+  const states = pid !== undefined ? runnableShareOver(tree, cancelAt + STATE_FROM * options.settleMs, end) : Promise.resolve(undefined);
   // Watch CPU until the window ends.
   let lastBusyAt = cancelAt;
   let prev = cpu0;
@@ -69,7 +60,7 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
     prevAt = now;
     cpuEnd = cpu;
   }
-  await states;
+  const runnableShare = await states;
   const pingWhileRunningMs = await markers.results(end);
   const nextA = await nextAnswer;
   const order = await chain;
@@ -87,7 +78,7 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
       cpuAfterCancelMs: cpuEnd - cpu0,
       ...(cpuStart !== undefined && { cpuBeforeCancelMs: cpu0 - cpuStart }),
       runnableAtCancel: runnableBefore,
-      ...(stateSamples.length > 0 && { runnableShareAfterCancel: stateSamples.filter((n) => n > 0).length / stateSamples.length }),
+      ...(runnableShare !== undefined && { runnableShareAfterCancel: runnableShare }),
       idleAfterCancelMs: stillBusy ? Number.POSITIVE_INFINITY : lastBusyAt - cancelAt,
     }),
     progressAfterCancel: progressAfter.length,

@@ -122,3 +122,92 @@ export function runnableThreads(pids: readonly number[]): number {
   }
   return n;
 }
+
+/** One thread at one moment, as the kernel counts it. */
+interface ThreadCount {
+  /** ns on a core plus ns queued for one (/proc/<pid>/task/<tid>/schedstat, fields 1 and 2). */
+  readonly ns: number;
+  /** Times it gave up the core by blocking (`voluntary_ctxt_switches`). */
+  readonly voluntary: number;
+  /** It was runnable (state R) at the read. */
+  readonly runnable: boolean;
+}
+
+/** Every thread of a process tree at one moment. */
+export interface RunnableSnapshot {
+  /** performance.now() when it was read. */
+  readonly at: number;
+  /** By `<pid>/<tid>`. */
+  readonly threads: ReadonlyMap<string, ThreadCount>;
+}
+
+function threadCount(dir: string): ThreadCount | undefined {
+  try {
+    const [run, wait] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
+    const status = readFileSync(`${dir}/status`, 'utf8');
+    const voluntary = Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)?.[1]);
+    const state = /^State:\s*(\S)/m.exec(status)?.[1];
+    if (!Number.isFinite(run) || !Number.isFinite(wait) || !Number.isFinite(voluntary)) return undefined;
+    return { ns: run! + wait!, voluntary, runnable: state === 'R' };
+  } catch {
+    return undefined; // gone, or a kernel without schedstat
+  }
+}
+
+/**
+ * Reads every thread's run and run-queue time, its voluntary context
+ * switches and its state. Undefined where the kernel keeps no schedstat.
+ * Two snapshots tell how much of the time between them a thread was
+ * runnable, from the kernel's counts, not from how often a (possibly
+ * starved) probe got to look.
+ */
+export function runnableSnapshot(pids: readonly number[]): RunnableSnapshot | undefined {
+  const threads = new Map<string, ThreadCount>();
+  for (const pid of pids) {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone
+    }
+    for (const tid of tids) {
+      const count = threadCount(`/proc/${pid}/task/${tid}`);
+      if (count) threads.set(`${pid}/${tid}`, count);
+    }
+  }
+  return threads.size > 0 ? { at: performance.now(), threads } : undefined;
+}
+
+/**
+ * The largest share of the time between two snapshots that one thread (in
+ * both) was runnable. A thread runnable at both reads that never blocked in
+ * between was runnable all along: 1, exactly, at any load (it spins). Any
+ * other's share is its run plus run-queue time over the wall time, which the
+ * kernel books when the thread is next scheduled, so on a loaded machine it
+ * errs low, never high: a thread that sleeps between wake-ups stays well
+ * under 1. Undefined if either is missing or no time passed.
+ */
+export function busiestThreadShare(from: RunnableSnapshot | undefined, to: RunnableSnapshot | undefined): number | undefined {
+  if (!from || !to || to.at <= from.at) return undefined;
+  const wallNs = (to.at - from.at) * 1e6;
+  let best = 0;
+  for (const [thread, before] of from.threads) {
+    const after = to.threads.get(thread);
+    if (after === undefined) continue;
+    const spun = before.runnable && after.runnable && after.voluntary === before.voluntary;
+    best = Math.max(best, spun ? 1 : Math.min(1, (after.ns - before.ns) / wallNs));
+  }
+  return best;
+}
+
+/**
+ * The busiest thread's runnable share over `[from, to]` (performance.now()
+ * times), read at those two moments. Waits until `to`.
+ */
+export async function runnableShareOver(pids: readonly number[], from: number, to: number): Promise<number | undefined> {
+  const wait = (until: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, until - performance.now())));
+  await wait(from);
+  const first = runnableSnapshot(pids);
+  await wait(to);
+  return busiestThreadShare(first, runnableSnapshot(pids));
+}

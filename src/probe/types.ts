@@ -84,7 +84,7 @@ export interface CancelSample {
   readonly cpuBeforeCancelMs?: number;
   /** Runnable threads (state R) of the process tree just before the cancel. */
   readonly runnableAtCancel?: number;
-  /** Share of thread-state samples, from a third of the window on, in which some thread of the tree was runnable: about 1 for work that goes on, whatever the load. */
+  /** From a third of the window on, the largest share of the time one thread of the tree was runnable (on a core or queued for one, the kernel's schedstat): about 1 for work that goes on, whatever the load. */
   readonly runnableShareAfterCancel?: number;
   /** ms from the cancel until the process tree went idle; undefined if not measured; Infinity if still busy at the end. */
   readonly idleAfterCancelMs?: number;

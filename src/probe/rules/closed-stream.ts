@@ -8,13 +8,10 @@
  */
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { sleep } from '../stats.js';
-import { processTree, runnableThreads, treeCpuMs } from '../cpu.js';
+import { processTree, runnableShareOver, treeCpuMs } from '../cpu.js';
 import type { ProbeOptions, Verdict } from '../types.js';
 import type { Wire } from '../wire.js';
-import { stopVerdict } from './work-stops.js';
-
-/** How often the thread states are read after the drop (as for a cancel, ../cancelled-call.ts). */
-const STATE_POLL_MS = 20;
+import { runnablePhrase, stopVerdict } from './work-stops.js';
 
 export interface DroppedStream {
   readonly verdict: Verdict;
@@ -49,14 +46,10 @@ export async function droppedStream(wire: Wire, transport: StreamableHTTPClientT
   abort.abort();
   const next = options.quickTool !== undefined ? wire.request('tools/call', { name: options.quickTool, arguments: options.quickArgs }) : undefined;
   const nextAnswer = next ? wire.answer(next.id, options.settleMs) : Promise.resolve(undefined);
-  // CPU alone passes a burning server on a loaded machine (it gets a small share of a core): thread states as well.
+  // CPU alone passes a burning server on a loaded machine (it gets a small share of a core): the busiest thread's run-queue time as well.
   const tree = pid !== undefined ? processTree(pid) : [];
-  const states: number[] = [];
   const end = dropAt + options.settleMs;
-  while (performance.now() < end) {
-    await sleep(Math.min(STATE_POLL_MS, Math.max(1, end - performance.now())));
-    if (pid !== undefined && performance.now() >= dropAt + options.settleMs / 3) states.push(runnableThreads(tree));
-  }
+  const measured = pid !== undefined ? await runnableShareOver(tree, dropAt + options.settleMs / 3, end) : await sleep(Math.max(0, end - performance.now()));
   const cpu1 = pid !== undefined ? treeCpuMs(pid) : undefined;
   const nextA = await nextAnswer;
   const answered = wire.answersFor(id).length; // it would come on the GET stream, if anywhere
@@ -69,10 +62,10 @@ export async function droppedStream(wire: Wire, transport: StreamableHTTPClientT
   ].filter(Boolean).join('; ');
   const base = { cpuAfterDropMs, nextCallMs, answered };
   if (cpuAfterDropMs === undefined) return { ...base, verdict: { rule, title, outcome: 'skip', evidence: facts } };
-  const share = states.length ? states.filter((n) => n > 0).length / states.length : undefined;
+  const share = measured ?? undefined;
   const stop = stopVerdict(rule, title, cpuAfterDropMs, share, options);
   const stopped = stop.outcome === 'pass';
-  const runnable = share !== undefined ? `; a thread of it runnable in ${Math.round(share * 100)}% of the samples from a third of the window on` : '';
+  const runnable = share !== undefined ? `; ${runnablePhrase(share)}` : '';
   return { ...base, verdict: { rule, title, outcome: stopped ? 'pass' : 'warn', evidence: `${stopped ? '' : 'work went on after the drop: '}${facts}${runnable}` } };
 }
 

@@ -15,7 +15,7 @@
  *   is a WARN, not a FAIL.
  * `tasks.work-stops`: the same test as `cancel.work-stops`, for the task's work.
  */
-import { processTree, runnableThreads, treeCpuMs } from '../cpu.js';
+import { processTree, runnableShareOver, treeCpuMs } from '../cpu.js';
 import { ask } from '../targets.js';
 import { fmt, sleep } from '../stats.js';
 import { META } from '../era.js';
@@ -23,7 +23,6 @@ import type { Era, ProbeOptions, Verdict } from '../types.js';
 import type { Wire } from '../wire.js';
 import { stopVerdict } from './work-stops.js';
 
-const STATE_POLL_MS = 20;
 const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** 2026: the extension is declared on every request that uses it (tools/call, tasks/get, tasks/cancel); else -32021. */
@@ -76,11 +75,7 @@ export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid
   );
   const right = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch((e: unknown) => e);
   const end = cancelAt + options.settleMs;
-  const samples: number[] = [];
-  while (performance.now() < end) {
-    await sleep(STATE_POLL_MS);
-    if (pid !== undefined && performance.now() >= cancelAt + options.settleMs / 3) samples.push(runnableThreads(tree));
-  }
+  const share = pid !== undefined ? await runnableShareOver(tree, cancelAt + options.settleMs / 3, end) : await sleep(Math.max(0, end - performance.now()));
   const cpu1 = pid !== undefined ? treeCpuMs(pid) : undefined;
   const later = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch((e: unknown) => e);
   const statusOf = (r: unknown) => (r instanceof Error ? `error (${r.message.slice(0, 80)})` : String((r as { status?: unknown }).status));
@@ -93,7 +88,7 @@ export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid
     evidence: `tasks/get right after: ${statusOf(right)}; ${options.settleMs} ms later: ${statusOf(later)}`,
   });
   if (cpu0 !== undefined && cpu1 !== undefined) {
-    const stop = stopVerdict('tasks.work-stops', `the task's work stops: at most ${options.maxCpuAfterCancelMs} ms CPU after tasks/cancel, no thread left spinning`, cpu1 - cpu0, samples.length ? samples.filter((n) => n > 0).length / samples.length : undefined, options);
+    const stop = stopVerdict('tasks.work-stops', `the task's work stops: at most ${options.maxCpuAfterCancelMs} ms CPU after tasks/cancel, no thread left spinning`, cpu1 - cpu0, share ?? undefined, options);
     // The extension's cancellation is cooperative ("need not stop the work"): burning on is reported, not failed.
     out.push(modern && stop.outcome === 'fail' ? { ...stop, outcome: 'warn' } : stop);
   } else {

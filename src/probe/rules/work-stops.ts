@@ -4,16 +4,21 @@
  * under `--max-cpu-after-cancel-ms`, and no thread of it stays runnable. The
  * second test is what holds on a loaded machine: a server that keeps burning
  * gets only a share of a core there, so its CPU in the window may stay under
- * the absolute bound, but its spinning thread is runnable (state R) in nearly
- * every sample, on a core or waiting for one; a stopped one sleeps. Measured
- * from /proc (../cpu.ts); for an HTTP server only with `--pid`.
+ * the absolute bound, but its spinning thread is runnable all the time, on a
+ * core or queued for one; a stopped one sleeps. Both are read from /proc
+ * (../cpu.ts), the second as the kernel's run and run-queue time of each
+ * thread (schedstat) between two reads, so it does not depend on how often a
+ * starved probe gets to look; for an HTTP server only with `--pid`.
  */
 import { fmt, median } from '../stats.js';
 import type { CancelSample, ProbeOptions, Verdict } from '../types.js';
 
-/** Some thread runnable in at least this share of the samples after the cancel: the work went on. A spinning thread is runnable in every sample; a thread that only wakes on a short timer is runnable in up to 75% of them on a machine at load 23 (measured), so the bar is high. */
+/** One thread runnable (on a core or queued for one, the kernel's count) for at least this share of the time after the cancel: the work went on. A spinning thread is runnable all the time at any load; one that sleeps between wake-ups is not. */
 const KEPT_RUNNABLE_SHARE = 0.9;
 const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+/** The evidence for a runnable share. */
+export const runnablePhrase = (share: number) => `its busiest thread runnable ${pct(share)} of the time from a third of the window on (on a core or queued for one)`;
 
 export function workStopsVerdict(samples: readonly CancelSample[], options: ProbeOptions, cpuMeasured: boolean): Verdict {
   const rule = 'cancel.work-stops';
@@ -28,7 +33,7 @@ export function workStopsVerdict(samples: readonly CancelSample[], options: Prob
   const shares = valid.flatMap((s) => (s.runnableShareAfterCancel !== undefined ? [s.runnableShareAfterCancel] : []));
   const runnable = shares.length ? median(shares) : 0;
   const stopped = m <= options.maxCpuAfterCancelMs && runnable < KEPT_RUNNABLE_SHARE;
-  const rates = shares.length ? `; a thread of it runnable in ${pct(runnable)} of the samples from a third of the window on (median)` : '';
+  const rates = shares.length ? `; ${runnablePhrase(runnable)}, median of the calls` : '';
   return {
     rule,
     title,
@@ -37,9 +42,9 @@ export function workStopsVerdict(samples: readonly CancelSample[], options: Prob
   };
 }
 
-/** One stop test, for anything cancelled: CPU in the window within the bound, and no thread of the tree runnable in most samples. */
+/** One stop test, for anything cancelled: CPU in the window within the bound, and no thread of the tree runnable most of the time. */
 export function stopVerdict(rule: string, title: string, cpuMs: number, runnableShare: number | undefined, options: ProbeOptions): Verdict {
   const stopped = cpuMs <= options.maxCpuAfterCancelMs && (runnableShare ?? 0) < KEPT_RUNNABLE_SHARE;
-  const share = runnableShare !== undefined ? `; a thread of it runnable in ${pct(runnableShare)} of the samples from a third of the window on` : '';
+  const share = runnableShare !== undefined ? `; ${runnablePhrase(runnableShare)}` : '';
   return { rule, title, outcome: stopped ? 'pass' : 'fail', evidence: `${stopped ? '' : 'work did not stop: '}${fmt(cpuMs)} ms CPU in the ${options.settleMs} ms after the cancel, process tree${share}` };
 }
