@@ -27,21 +27,24 @@ import {
   CLIENT_INFO_META_KEY,
   Client,
   DEFAULT_REQUEST_TIMEOUT_MSEC,
+  ProtocolError,
+  ProtocolErrorCode,
   PROTOCOL_VERSION_META_KEY,
   type CallToolRequest,
   type CallToolResult,
   type ClientCapabilities,
   type Implementation,
-  type Progress,
   type ProtocolEra,
-  type RequestOptions,
   type StandardSchemaV1,
   type Transport,
 } from '@modelcontextprotocol/client';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
-import { ClientGuard, emptyClientStats, type RequestTag } from './guard.js';
-import { callToolAsTask, type ClientTask, type TaskCallOptions, type TaskClientCounters, type TaskHandle } from './task-handle.js';
+import { ClientGuard, emptyClientStats } from './guard.js';
+import { cancellable, MAX_TIMER_MS, tagged } from './cancellable.js';
+import type { ClientTask, TaskCallOptions, TaskClientCounters, TaskHandle } from './task-handle.js';
+import { callToolAsTask } from './task-call.js';
+import type { InputDispatch } from './task-inputs.js';
 import type {
   CallOptions,
   CancelAwareClientOptions,
@@ -52,9 +55,6 @@ import type {
   SamplingHandler,
   ServerRequestContext,
 } from './options.js';
-
-/** The longest delay a Node timer accepts; the SDK's own timeout is pushed out to it, ours applies instead. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 export { CallAbortedError };
 
@@ -81,7 +81,9 @@ export class CancelAwareClient {
   /** Outbound (our requests) and inbound (the server's) entries of every connection of this client. */
   readonly registry = new InFlightRegistry();
   private readonly counters = emptyClientStats();
-  private readonly taskCounters: TaskClientCounters = { taskCancelsSent: 0, staleTaskCancelsSuppressed: 0 };
+  private readonly taskCounters: TaskClientCounters = { taskCancelsSent: 0, staleTaskCancelsSuppressed: 0, taskUpdatesSent: 0 };
+  /** Our handlers by the method they answer, for a 2026 task's `inputRequests` (which reach no SDK handler). */
+  private readonly inputHandlers = new Map<string, (params: Record<string, unknown> | undefined, context: ServerRequestContext) => Promise<unknown>>();
   /** Tasks not yet known to be terminal, by id, for `notifications/tasks/status`. */
   private readonly tasks = new Map<string, ClientTask>();
   private readonly ttlMs: number | undefined;
@@ -176,7 +178,7 @@ export class CancelAwareClient {
    * discarded without error.
    */
   callTool(params: CallToolRequest['params'], options: CallOptions = {}): Promise<CallToolResult> {
-    return this.cancellable((tag, sdkOptions) => this.sdk.callTool(tagged(params, tag), sdkOptions), options);
+    return cancellable(this.guard, (tag, sdkOptions) => this.sdk.callTool(tagged(params, tag), sdkOptions), options);
   }
 
   /**
@@ -187,17 +189,22 @@ export class CancelAwareClient {
    * server created it (or answered at once: then the handle is already
    * completed). Aborting `signal` sends `tasks/cancel` once, and only while
    * the task is not known to be terminal; never `notifications/cancelled`.
-   * An already aborted signal rejects at once and sends nothing.
+   * An already aborted signal rejects at once and sends nothing. A 2026
+   * task that goes `input_required` has its questions answered by the
+   * handlers of {@link CancelAwareClient.onElicitation},
+   * {@link CancelAwareClient.onSampling} and {@link CancelAwareClient.onRoots}
+   * (sent back with `tasks/update`) as the handle follows it.
    */
   callToolAsTask(params: CallToolRequest['params'], options: TaskCallOptions = {}): Promise<TaskHandle> {
     if (!this.guard) return Promise.reject(new Error('Not connected'));
     const guard = this.guard;
-    return callToolAsTask({ own: guard.own, sendCancel: (id, reason) => guard.sendCancel(id, reason), modern: this.era === 'modern', counters: this.taskCounters, tasks: this.tasks }, params, options);
+    const client = { own: guard.own, modern: this.era === 'modern', counters: this.taskCounters, tasks: this.tasks, dispatch: this.dispatch };
+    return callToolAsTask({ ...client, sendCancel: (id: RequestId, reason?: string) => guard.sendCancel(id, reason) }, params, options);
   }
 
   /** Any request, with the same cancellation behaviour as {@link CancelAwareClient.callTool}. */
   request<T extends StandardSchemaV1>(request: { method: string; params?: Record<string, unknown> }, resultSchema: T, options: CallOptions = {}): Promise<StandardSchemaV1.InferOutput<T>> {
-    return this.cancellable((tag, sdkOptions) => this.sdk.request({ method: request.method, params: tagged(request.params ?? {}, tag) }, resultSchema, sdkOptions), options);
+    return cancellable(this.guard, (tag, sdkOptions) => this.sdk.request({ method: request.method, params: tagged(request.params ?? {}, tag) }, resultSchema, sdkOptions), options);
   }
 
   /**
@@ -207,6 +214,7 @@ export class CancelAwareClient {
    */
   onSampling(handler: SamplingHandler): this {
     this.declare({ sampling: {} });
+    this.inputHandlers.set('sampling/createMessage', async (params, context) => handler(params as Parameters<SamplingHandler>[0], context));
     this.sdk.setRequestHandler('sampling/createMessage', (request, ctx) => handler(request.params, this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)) as never);
     return this;
   }
@@ -218,6 +226,7 @@ export class CancelAwareClient {
    */
   onElicitation(handler: ElicitationHandler): this {
     this.declare({ elicitation: {} });
+    this.inputHandlers.set('elicitation/create', async (params, context) => handler(params as Parameters<ElicitationHandler>[0], context));
     this.sdk.setRequestHandler('elicitation/create', (request, ctx) => handler(request.params, this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)));
     return this;
   }
@@ -225,6 +234,7 @@ export class CancelAwareClient {
   /** Answers the server's `roots/list` requests and declares the `roots` capability. Call before {@link CancelAwareClient.connect}. */
   onRoots(handler: RootsHandler): this {
     this.declare({ roots: {} });
+    this.inputHandlers.set('roots/list', async (_params, context) => handler(context));
     this.sdk.setRequestHandler('roots/list', (_request, ctx) => handler(this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)));
     return this;
   }
@@ -244,85 +254,17 @@ export class CancelAwareClient {
     this.capabilities = { ...this.capabilities, ...capabilities };
   }
 
+  /** A 2026 task's input request to our handler for its method; its id is its `inputRequests` key. */
+  private readonly dispatch: InputDispatch = async (key, method, params, signal) => {
+    const handler = this.inputHandlers.get(method);
+    if (!handler) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `the task asks ${method}, and this client has no handler for it (register one with onElicitation, onSampling or onRoots before connect)`);
+    return (await handler(params, { requestId: key, signal })) as Record<string, unknown>;
+  };
+
   private contextFor(requestId: RequestId, sdkSignal: AbortSignal): ServerRequestContext {
     // Our guard's signal, not the SDK's: the SDK ignores a cancellation naming request id 0. A 2026
     // input request has no wire id (its id is the inputRequests key): the SDK's signal is the call's abort.
     const inbound = this.guard?.inbound(requestId)?.signal;
     return { requestId, signal: inbound ? AbortSignal.any([inbound, sdkSignal]) : sdkSignal };
   }
-
-  /** Sends through the SDK without its signal or timeout, and implements both here. */
-  private cancellable<T>(send: (tag: RequestTag | undefined, sdkOptions: RequestOptions) => Promise<T>, options: CallOptions): Promise<T> {
-    const guard = this.guard;
-    const { signal } = options;
-    if (signal?.aborted) return Promise.reject(new CallAbortedError('AbortError', signal.reason, undefined, false));
-    const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
-    // The SDK may await before it sends: the tag tells the guard which request is this call's, whenever it leaves.
-    const tag = guard?.tag();
-    return new Promise<T>((resolve, reject) => {
-      let done = false;
-      let timer: NodeJS.Timeout | undefined;
-      const arm = () => {
-        clearTimeout(timer);
-        if (Number.isFinite(timeout)) timer = setTimeout(() => stop('TimeoutError', `timed out after ${timeout} ms`), timeout);
-      };
-      const settle = () => {
-        done = true;
-        clearTimeout(timer);
-        tag?.release();
-        signal?.removeEventListener('abort', onAbort); // a later abort must not reach this finished call
-      };
-      // Ours, not the caller's: it reaches the SDK's multi-round-trip driver (2026 input_required), whose
-      // handlers see it and which sends no retry once it fired. The wire leg in flight is cancelled by the tag.
-      const flow = new AbortController();
-      const stop = (kind: 'AbortError' | 'TimeoutError', reason: unknown) => {
-        if (done) return;
-        const cancelSent = tag !== undefined && tag.sendCancel(reasonText(reason));
-        const id = tag?.id;
-        settle();
-        flow.abort(reason);
-        reject(new CallAbortedError(kind, reason, id, cancelSent));
-      };
-      const onAbort = () => stop('AbortError', signal?.reason);
-      const onprogress = options.onprogress;
-      const sdkOptions: RequestOptions = {
-        timeout: MAX_TIMER_MS,
-        signal: flow.signal,
-        ...(onprogress && {
-          onprogress: (p: Progress) => {
-            if (done) return;
-            if (options.resetTimeoutOnProgress) arm();
-            onprogress(p);
-          },
-        }),
-      };
-      send(tag, sdkOptions).then(
-        (value) => {
-          if (done) return;
-          settle();
-          resolve(value);
-        },
-        (error: unknown) => {
-          if (done) return;
-          settle();
-          reject(error);
-        },
-      );
-      if (done) return;
-      signal?.addEventListener('abort', onAbort, { once: true });
-      arm();
-    });
-  }
-}
-
-/** `params` with the tag's `_meta` key added. */
-function tagged<P extends { _meta?: Record<string, unknown> }>(params: P, tag: RequestTag | undefined): P {
-  if (!tag) return params;
-  return { ...params, _meta: { ...(params._meta ?? {}), ...tag.meta } };
-}
-
-function reasonText(reason: unknown): string | undefined {
-  if (reason === undefined) return undefined;
-  if (reason instanceof Error) return reason.message;
-  return typeof reason === 'string' ? reason : String(reason);
 }

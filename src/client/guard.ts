@@ -23,8 +23,13 @@ import { DEFAULTS } from '../defaults.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { InboundLedger, type InboundRequest } from '../wire/inbound-ledger.js';
 import { OutboundLedger, type OutboundRequest } from '../wire/outbound-ledger.js';
-import { asError, cancelledLocally, cancelledRequestId, cancelReason, isNotification, isRequest, isResponse } from '../wire/jsonrpc.js';
+import { asError, cancelledRequestId, cancelReason, isNotification, isRequest, isResponse } from '../wire/jsonrpc.js';
 import { OwnRequests, type WireEra } from './own-requests.js';
+import { emptyClientStats, type ClientCancelStats } from './client-stats.js';
+import { RequestTags, type RequestTag } from './request-tags.js';
+
+export { emptyClientStats, type ClientCancelStats } from './client-stats.js';
+export type { RequestTag } from './request-tags.js';
 
 export type { WireEra } from './own-requests.js';
 
@@ -32,43 +37,6 @@ export { InboundRequest, type InboundState } from '../wire/inbound-ledger.js';
 
 /** Default for {@link ClientGuardOptions.cancelledTtlMs}. */
 export const DEFAULT_CANCELLED_TTL_MS = DEFAULTS.cancelledTtlMs;
-
-/** The `_meta` key by which a caller learns the id the SDK gives its request (stripped before the request leaves). */
-const TAG_KEY = 'mcp-cancel-pool/tag';
-
-/** Counters kept at the client's end of the wire. */
-export interface ClientCancelStats {
-  /** Cancellations sent for our own requests that were still pending (`notifications/cancelled` or a closed stream). */
-  cancelsSent: number;
-  /** Cancellations not sent because the request had already been answered (or was never ours). */
-  staleCancelsSuppressed: number;
-  /** Cancellations of `initialize` not sent: a client must not cancel it. */
-  initializeCancelsSuppressed: number;
-  /** Responses that arrived after we had requested cancellation: accepted on the wire, never used. */
-  lateResponsesIgnored: number;
-  /** Progress notifications for requests we had cancelled, discarded. */
-  lateProgressIgnored: number;
-  /** Server requests (sampling, elicitation, roots) that the server cancelled while we worked on them. */
-  serverCancelsApplied: number;
-  /** Server cancellations naming no request of the server's that we still work on (unknown, answered, or one of our own ids). */
-  serverCancelsIgnored: number;
-  /** Our answers to server requests the server had cancelled: not sent. */
-  responsesDropped: number;
-}
-
-/** A fresh set of zeroed counters. */
-export function emptyClientStats(): ClientCancelStats {
-  return {
-    cancelsSent: 0,
-    staleCancelsSuppressed: 0,
-    initializeCancelsSuppressed: 0,
-    lateResponsesIgnored: 0,
-    lateProgressIgnored: 0,
-    serverCancelsApplied: 0,
-    serverCancelsIgnored: 0,
-    responsesDropped: 0,
-  };
-}
 
 /** Options for {@link ClientGuard}. */
 export interface ClientGuardOptions {
@@ -87,20 +55,7 @@ export interface ClientGuardOptions {
   readonly stats?: ClientCancelStats;
 }
 
-/** A caller's handle on the request the SDK will send for it; see {@link ClientGuard.tag}. */
-export interface RequestTag {
-  /** The `_meta` to add to the request's params. */
-  readonly meta: Readonly<Record<string, string>>;
-  /** The wire id, once the request left. */
-  readonly id: RequestId | undefined;
-  /** Cancels the request: towards the server if it left and is pending, or stops it leaving. True if a cancellation was sent. */
-  sendCancel(reason?: string): boolean;
-  /** The caller is done with it. */
-  release(): void;
-}
-
 let nextSession = 1;
-let nextTag = 1;
 
 /**
  * Wraps a client transport (stdio, Streamable HTTP, in-memory) to keep the
@@ -122,8 +77,8 @@ export class ClientGuard implements Transport {
   /** The server's requests to us. */
   private readonly inboundLedger: InboundLedger;
   private era: WireEra = { modern: false };
-  /** Tags not yet released, by tag. */
-  private readonly tags = new Map<string, { id?: RequestId; cancelled?: string | true }>();
+  /** Tags of the requests the SDK sends for our callers. */
+  private readonly tags: RequestTags;
   /** 2026 HTTP: each pending request's stream, closed to cancel it. */
   private readonly streams = new Map<RequestId, AbortController>();
 
@@ -152,6 +107,7 @@ export class ClientGuard implements Transport {
       onError: (error) => this.onerror?.(asError(error)),
     });
     this.own = new OwnRequests((message) => this.send(message), () => this.era);
+    this.tags = new RequestTags((id, reason) => this.sendCancel(id, reason), (message) => this.deliver(message));
   }
 
   get sessionId(): string | undefined {
@@ -203,21 +159,7 @@ export class ClientGuard implements Transport {
    * cancelled before its request left stops it leaving.
    */
   tag(): RequestTag {
-    const key = String(nextTag++);
-    const state: { id?: RequestId; cancelled?: string | true } = {};
-    this.tags.set(key, state);
-    return {
-      meta: { [TAG_KEY]: key },
-      get id() {
-        return state.id;
-      },
-      sendCancel: (reason) => {
-        if (state.id !== undefined) return this.sendCancel(state.id, reason);
-        state.cancelled = reason ?? true;
-        return false;
-      },
-      release: () => this.tags.delete(key),
-    };
+    return this.tags.tag();
   }
 
   /**
@@ -238,7 +180,7 @@ export class ClientGuard implements Transport {
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isRequest(message)) {
-      const request = this.untag(message);
+      const request = this.tags.untag(message);
       if (request === 'dropped') return;
       let sendOptions = options;
       let stream: AbortController | undefined;
@@ -264,27 +206,6 @@ export class ClientGuard implements Transport {
       return;
     }
     return this.inner.send(message, options);
-  }
-
-  /** Strips a tag from a request and records its id; 'dropped' if the tag was cancelled before the request left, or released (its caller is done). */
-  private untag<M extends JSONRPCMessage & { id: RequestId }>(message: M): M | 'dropped' {
-    const params = (message as { params?: Record<string, unknown> }).params;
-    const meta = params?._meta as Record<string, unknown> | undefined;
-    const key = meta?.[TAG_KEY];
-    if (typeof key !== 'string') return message;
-    const { [TAG_KEY]: _, ...rest } = meta!;
-    const clean = { ...message, params: { ...params, _meta: rest } } as typeof message;
-    const state = this.tags.get(key);
-    // A released tag's caller is gone (answered or aborted): a later request under it is a 2026 retry
-    // the SDK's multi-round-trip driver would send after the abort, and must not leave either.
-    if (!state || state.cancelled !== undefined) {
-      // Aborted before the SDK got round to sending: nothing leaves; the SDK's wait settles here.
-      const reason = state?.cancelled === true ? undefined : state?.cancelled;
-      queueMicrotask(() => this.deliver(cancelledLocally(message.id, reason)));
-      return 'dropped';
-    }
-    if (state) state.id = message.id;
-    return clean;
   }
 
   /** The ledger's cancellation of a pending request, on the wire of this era. */

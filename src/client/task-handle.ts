@@ -9,6 +9,10 @@
  *   no `tasks/result`), `tasks/cancel` acknowledged empty; the server may
  *   also answer the call directly, and the handle is then completed.
  *
+ * 2026 `input_required`: the questions `tasks/get` shows are answered by the
+ * client's own handlers and sent back with `tasks/update` (./task-inputs.ts);
+ * the handle then follows the task on to its result.
+ *
  * Cancelling a task is `tasks/cancel`, never `notifications/cancelled` (the
  * tools/call was answered with the task at once). It is sent at most once,
  * and only while the task is not known to be terminal: once a status
@@ -17,18 +21,16 @@
  * with a {@link CallAbortedError} and a late result or progress is not
  * surfaced.
  */
-import { ProtocolError, ProtocolErrorCode, type CallToolRequest, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/client';
 import type { RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
 import type { OwnRequests } from './own-requests.js';
+import { reasonText } from './cancellable.js';
+import { TaskInputs, type InputDispatch } from './task-inputs.js';
+import { errorOf, fromModern, isTerminal, TASKS_EXTENSION } from './task-shape.js';
 
-/** The 2026-07-28 tasks extension, declared in the envelope of a tools/call that may become a task. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** How often `result()` asks `tasks/get` (2026, which has no blocking `tasks/result`) when the server suggests nothing. */
 const DEFAULT_POLL_MS = 500;
-
-const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
-const isTerminal = (status: string): boolean => TERMINAL.has(status);
 
 /** Options for {@link CancelAwareClient.callToolAsTask}. */
 export interface TaskCallOptions {
@@ -43,7 +45,7 @@ export interface TaskCallOptions {
    * same status learned twice (a notification and an answer) is not repeated.
    */
   readonly onstatus?: (task: Task) => void;
-  /** Requested ttl in ms (the server may grant less). Default: the server's. */
+  /** Requested ttl in ms (the server may grant less). 2025 only: the 2026 extension lets the server choose. */
   readonly ttl?: number;
 }
 
@@ -57,9 +59,12 @@ export interface TaskHandle {
   /** Asks the server (`tasks/get`). */
   status(): Promise<Task>;
   /**
-   * Waits for the task's result (`tasks/result`): the tool's result, or the
-   * server's JSON-RPC error as a `ProtocolError`. Rejects with a
-   * {@link CallAbortedError} once our cancellation was accepted.
+   * Waits for the task's result (2025 `tasks/result`; 2026 `tasks/get`
+   * polled, answering `input_required` questions with the client's handlers
+   * on the way): the tool's result, or the server's JSON-RPC error as a
+   * `ProtocolError`. Rejects with a {@link CallAbortedError} once our
+   * cancellation was accepted, or with the error of a handler that failed
+   * (the task is then cancelled).
    */
   result(): Promise<CallToolResult>;
   /**
@@ -76,6 +81,18 @@ export interface TaskClientCounters {
   taskCancelsSent: number;
   /** Cancellations not sent because the task was known to be terminal. */
   staleTaskCancelsSuppressed: number;
+  /** 2026 `tasks/update` requests sent, each with a handler's answer to one of a task's `inputRequests`. */
+  taskUpdatesSent: number;
+}
+
+/** @internal What every task handle of one connection shares. */
+export interface TaskContext {
+  readonly own: OwnRequests;
+  /** The connection negotiated 2026-07-28: the extension, not the 2025 methods. */
+  readonly modern: boolean;
+  readonly counters: TaskClientCounters;
+  /** 2026: runs the client's handler for an input request. */
+  readonly dispatch?: InputDispatch;
 }
 
 /** @internal One task seen from the client. */
@@ -84,6 +101,8 @@ export class ClientTask implements TaskHandle {
   /** The task is known to be terminal (a status said so, or its result came). */
   private ended = false;
   private cancelAccepted = false;
+  /** A handler of ours failed (or its answer was refused): the task was cancelled, and result() rejects with this. */
+  private failure: Error | undefined;
   /** The status last passed to `onstatus`. */
   private reported: Task['status'] | undefined;
   private abortReason: unknown;
@@ -91,23 +110,38 @@ export class ClientTask implements TaskHandle {
   private resulting: Promise<CallToolResult> | undefined;
   /** 2026: the outcome `tasks/get` carried inline (or the direct answer). */
   private outcome: { result: CallToolResult } | { error: ProtocolError } | undefined;
-  private readonly abortWaiters: ((error: CallAbortedError) => void)[] = [];
+  private readonly stopWaiters: ((error: Error) => void)[] = [];
+  /** 2026: the task's questions to us; `wake` ends the poll's wait early (an answer was acknowledged). */
+  private readonly inputs: TaskInputs | undefined;
+  private wake: (() => void) | undefined;
+  private readonly own: OwnRequests;
+  private readonly modern: boolean;
   private readonly onAbort = () => {
     this.abortReason = this.options.signal?.reason;
     void this.cancel(reasonText(this.abortReason)).catch(() => undefined);
   };
 
   constructor(
-    private readonly own: OwnRequests,
-    private readonly modern: boolean,
+    private readonly context: TaskContext,
     created: Task,
     readonly requestId: RequestId | undefined,
     private readonly options: TaskCallOptions,
-    private readonly counters: TaskClientCounters,
     /** Runs once, when the task is known to be terminal: the client forgets it. */
     private readonly release: () => void,
   ) {
+    this.own = context.own;
+    this.modern = context.modern;
     this.last = created;
+    if (this.modern && context.dispatch) {
+      this.inputs = new TaskInputs(context.dispatch, {
+        update: (inputResponses) => {
+          context.counters.taskUpdatesSent++;
+          return this.own.request('tasks/update', { taskId: this.taskId, inputResponses }, this.requestOptions()).result;
+        },
+        answered: () => this.wake?.(),
+        failed: (error) => this.fail(error),
+      });
+    }
     this.options.signal?.addEventListener('abort', this.onAbort, { once: true });
     if (this.options.signal?.aborted) this.onAbort();
   }
@@ -141,6 +175,8 @@ export class ClientTask implements TaskHandle {
       this.options.onstatus?.(task);
     }
     if (isTerminal(task.status)) this.end();
+    // Its questions, while nobody cancelled it: each new one to our handler, whichever read showed it.
+    else if (task.status === 'input_required' && !this.cancelling) this.inputs?.offer(raw.inputRequests);
   }
 
   /** @internal 2026: the server answered the call directly; the handle is completed with it. */
@@ -156,6 +192,7 @@ export class ClientTask implements TaskHandle {
   }
 
   result(): Promise<CallToolResult> {
+    if (this.failure) return Promise.reject(this.failure);
     if (this.cancelAccepted) return Promise.reject(this.abortedError());
     this.resulting ??= this.fetchResult();
     return this.resulting;
@@ -164,11 +201,12 @@ export class ClientTask implements TaskHandle {
   cancel(reason?: string): Promise<boolean> {
     if (this.cancelling) return this.cancelling;
     if (this.ended) {
-      this.counters.staleTaskCancelsSuppressed++;
+      this.context.counters.staleTaskCancelsSuppressed++;
       return Promise.resolve(false);
     }
     this.abortReason ??= reason;
-    this.counters.taskCancelsSent++;
+    this.inputs?.stop(this.abortReason); // handlers at work see their signal fire; no tasks/update leaves after the cancel
+    this.context.counters.taskCancelsSent++;
     this.cancelling = this.own.request('tasks/cancel', { taskId: this.taskId }, this.requestOptions()).result.then(
       async (answer) => {
         // 2025 answers with the task; 2026 acknowledges empty, and tasks/get tells what won.
@@ -192,11 +230,19 @@ export class ClientTask implements TaskHandle {
 
   private accept(): void {
     this.cancelAccepted = true;
-    for (const reject of this.abortWaiters.splice(0)) reject(this.abortedError());
+    for (const reject of this.stopWaiters.splice(0)) reject(this.failure ?? this.abortedError());
+  }
+
+  /** A handler failed or its answer was refused: the task cannot go on; it is cancelled and result() rejects with the error. */
+  private fail(error: Error): void {
+    if (this.failure || this.ended || this.cancelAccepted) return;
+    this.failure = error;
+    for (const reject of this.stopWaiters.splice(0)) reject(error);
+    void this.cancel(error.message).catch(() => undefined);
   }
 
   private async fetchResult(): Promise<CallToolResult> {
-    const aborted = new Promise<never>((_, reject) => this.abortWaiters.push(reject));
+    const aborted = new Promise<never>((_, reject) => this.stopWaiters.push(reject));
     aborted.catch(() => undefined);
     const answer = this.modern || this.outcome ? this.poll() : (this.own.request('tasks/result', { taskId: this.taskId }).result as Promise<CallToolResult>);
     try {
@@ -204,6 +250,7 @@ export class ClientTask implements TaskHandle {
       this.end();
       return result;
     } catch (error) {
+      if (this.failure) throw this.failure;
       if (this.cancelAccepted) throw this.abortedError(); // a late completion is not surfaced
       this.end();
       throw error;
@@ -214,12 +261,20 @@ export class ClientTask implements TaskHandle {
 
   /** 2026: `tasks/get` until the task is terminal (the extension has no blocking `tasks/result`). */
   private async poll(): Promise<CallToolResult> {
-    while (!this.outcome && !this.cancelAccepted) {
+    while (!this.outcome && !this.cancelAccepted && !this.failure) {
       if (this.last.status === 'cancelled') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `task ${this.taskId} was cancelled`);
       await this.status();
-      if (this.outcome || this.cancelAccepted || isTerminal(this.last.status)) break;
-      await new Promise((resolve) => setTimeout(resolve, this.last.pollInterval ?? DEFAULT_POLL_MS));
+      if (this.outcome || this.cancelAccepted || this.failure || isTerminal(this.last.status)) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.last.pollInterval ?? DEFAULT_POLL_MS);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
     }
+    if (this.failure) throw this.failure;
     if (this.cancelAccepted) throw this.abortedError();
     if (!this.outcome) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `task ${this.taskId} ended ${this.last.status} without a result`);
     if ('error' in this.outcome) throw this.outcome.error;
@@ -234,6 +289,7 @@ export class ClientTask implements TaskHandle {
     if (this.ended) return;
     this.ended = true;
     this.options.signal?.removeEventListener('abort', this.onAbort); // no stale tasks/cancel from a later abort
+    this.inputs?.stop('the task ended');
     this.release();
   }
 
@@ -242,85 +298,3 @@ export class ClientTask implements TaskHandle {
   }
 }
 
-/** A 2026 task (flat, `ttlMs`, `pollIntervalMs`) in the 2025 shape the handle shows in both eras. */
-function fromModern(raw: Record<string, unknown>): Task {
-  const { ttlMs, pollIntervalMs, resultType: _, result: __, error: ___, _meta: ____, ...rest } = raw;
-  return { ...rest, ttl: (ttlMs as number | null | undefined) ?? null, ...(typeof pollIntervalMs === 'number' && { pollInterval: pollIntervalMs }) } as Task;
-}
-
-function errorOf(error: unknown): ProtocolError {
-  const e = (error ?? {}) as { code?: number; message?: string; data?: unknown };
-  return new ProtocolError(e.code ?? ProtocolErrorCode.InternalError, e.message ?? 'task failed', e.data);
-}
-
-function reasonText(reason: unknown): string | undefined {
-  if (reason === undefined) return undefined;
-  if (reason instanceof Error) return reason.message;
-  return typeof reason === 'string' ? reason : String(reason);
-}
-
-/** @internal What {@link callToolAsTask} needs of the client. */
-export interface TaskClient {
-  readonly own: OwnRequests;
-  /** Cancels one of our pending requests the era's way (the guard's gate); true if a cancellation left. */
-  readonly sendCancel: (id: RequestId, reason?: string) => boolean;
-  /** The connection negotiated 2026-07-28: the extension, not the 2025 methods. */
-  readonly modern: boolean;
-  readonly counters: TaskClientCounters;
-  /** Tasks not yet known to be terminal, by id (the client routes `notifications/tasks/status` through it). */
-  readonly tasks: Map<string, ClientTask>;
-}
-
-/** @internal The body of {@link CancelAwareClient.callToolAsTask}. */
-export async function callToolAsTask(client: TaskClient, params: CallToolRequest['params'], options: TaskCallOptions): Promise<TaskHandle> {
-  const { own, modern } = client;
-  const { signal } = options;
-  if (signal?.aborted) throw new CallAbortedError('AbortError', signal.reason, undefined, false);
-  let handle: ClientTask | undefined;
-  const early: Progress[] = [];
-  // 2025 asks with the task param; 2026 declares the extension and lets the server decide.
-  const request = modern ? { ...params } : { ...params, task: options.ttl === undefined ? {} : { ttl: options.ttl } };
-  // Never notifications/cancelled for it: a task is cancelled with tasks/cancel.
-  const sent = own.request('tools/call', request as Record<string, unknown>, {
-    ...(modern && { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } }),
-    ...(options.onprogress && { onprogress: (p: Progress) => (handle ? handle.progress(p) : early.push(p)) }),
-  });
-  // 2026: the server may run the call without a task and answer it when done; until it said, it is a plain request,
-  // cancelled as one. (2025 answers with the task at once; an abort meanwhile becomes tasks/cancel on the handle.)
-  let cancelSent: boolean | undefined;
-  const onAbort = () => (cancelSent = client.sendCancel(sent.id, reasonText(signal?.reason)));
-  if (modern) signal?.addEventListener('abort', onAbort, { once: true });
-  let answer: Record<string, unknown>;
-  try {
-    answer = await sent.result;
-  } catch (error) {
-    own.endProgress(sent.id);
-    if (cancelSent !== undefined) throw new CallAbortedError('AbortError', signal?.reason, sent.id, cancelSent);
-    throw error;
-  } finally {
-    signal?.removeEventListener('abort', onAbort);
-  }
-  const release = (taskId: string) => () => {
-    client.tasks.delete(taskId);
-    own.endProgress(sent.id);
-  };
-  if (modern && answer.resultType !== 'task') {
-    // Answered directly: a task that completed as it was created.
-    const now = new Date().toISOString();
-    const done: Task = { taskId: `direct:${String(sent.id)}`, status: 'completed', ttl: null, createdAt: now, lastUpdatedAt: now };
-    const { resultType: _, ...result } = answer;
-    own.endProgress(sent.id);
-    handle = new ClientTask(own, true, done, sent.id, options, client.counters, () => undefined);
-    handle.answered(result as CallToolResult);
-    for (const p of early) handle.progress(p);
-    handle.observe({ ...done, ttlMs: null, result });
-    return handle;
-  }
-  const created = modern ? answer : (answer.task as Record<string, unknown>);
-  const task = (modern ? fromModern(created) : created) as Task;
-  handle = new ClientTask(own, modern, task, sent.id, options, client.counters, release(task.taskId));
-  if (!isTerminal(task.status)) client.tasks.set(task.taskId, handle);
-  for (const p of early) handle.progress(p);
-  if (isTerminal(task.status)) handle.observe(created);
-  return handle;
-}
