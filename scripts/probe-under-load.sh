@@ -5,10 +5,10 @@
 # same load: ours must never FAIL, each broken fixture must FAIL every time.
 # Runs from a snapshot of dist/, so a rebuild meanwhile changes nothing.
 # Prints one line per run, a tally, and keeps every JSON report in $out.
-# Usage: npm run build && bash scripts/probe-under-load.sh [runs] [outdir] [ours|broken|all] [stdio|all]
+# Usage: npm run build && bash scripts/probe-under-load.sh [runs] [outdir] [ours|broken|all] [stdio|http|all]
 # (ours and broken can run as two processes side by side: more load, half the time).
-# Ours is probed in both eras (--era 2025 and --era 2026), over stdio and, unless the 4th argument is
-# stdio, over Streamable HTTP.
+# Ours is probed in both eras (--era 2025 and --era 2026), over stdio and over Streamable HTTP
+# (`serve --transport http`, probed with --url and --pid); the 4th argument keeps one of them only.
 set -u
 runs=${1:-20}
 cd "$(dirname "$0")/.."
@@ -43,8 +43,11 @@ long=(--tool long --args '{"ms":3000}' --quick-tool quick)
 for i in $(seq 1 "$runs"); do
   if [ "$set_" != broken ]; then
   for era in 2025 2026; do
-  f="$out/$i-ours-stdio-$era.json"; node $cli probe --no-progress --format json --era $era --stdio "node $cli serve --threads 1" "${ours[@]}" >"$f"; record "ours-stdio-$era" "$f" $?
+  if [ "$transports" != http ]; then
+    f="$out/$i-ours-stdio-$era.json"; node $cli probe --no-progress --format json --era $era --stdio "node $cli serve --threads 1" "${ours[@]}" >"$f"; record "ours-stdio-$era" "$f" $?
+  fi
   [ "$transports" = stdio ] && continue
+  # HTTP: the probe reads the server's CPU and threads through --pid; 2026 cancels by closing the stream, 2025 posts the notification.
   start_http node $cli serve --transport http --port 0 --threads 1
   f="$out/$i-ours-http-$era.json"; node $cli probe --no-progress --format json --era $era --url "$url" --pid "$server" "${ours[@]}" >"$f"; record "ours-http-$era" "$f" $?
   stop_http

@@ -8,6 +8,7 @@ import { DEFAULT_REQUEST_TIMEOUT_MSEC, type Progress, type RequestOptions } from
 import { CallAbortedError } from '../errors.js';
 import type { ClientGuard, RequestTag } from './guard.js';
 import type { CallOptions } from './options.js';
+import { reasonText } from './reason.js';
 
 /** The longest delay a Node timer accepts; the SDK's own timeout is pushed out to it, ours applies instead. */
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -82,10 +83,4 @@ export function cancellable<T>(guard: ClientGuard | undefined, send: (tag: Reque
 export function tagged<P extends { _meta?: Record<string, unknown> }>(params: P, tag: RequestTag | undefined): P {
   if (!tag) return params;
   return { ...params, _meta: { ...(params._meta ?? {}), ...tag.meta } };
-}
-
-export function reasonText(reason: unknown): string | undefined {
-  if (reason === undefined) return undefined;
-  if (reason instanceof Error) return reason.message;
-  return typeof reason === 'string' ? reason : String(reason);
 }

@@ -7,7 +7,7 @@
 import type { CallToolRequest, CallToolResult, Progress, Task } from '@modelcontextprotocol/client';
 import type { RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
-import { reasonText } from './cancellable.js';
+import { reasonText } from './reason.js';
 import { ClientTask, type TaskCallOptions, type TaskContext, type TaskHandle } from './task-handle.js';
 import { fromModern, isTerminal, TASKS_EXTENSION } from './task-shape.js';
 

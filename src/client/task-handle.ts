@@ -25,7 +25,7 @@ import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Progress, t
 import type { RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
 import type { OwnRequests } from './own-requests.js';
-import { reasonText } from './cancellable.js';
+import { reasonText } from './reason.js';
 import { TaskInputs, type InputDispatch } from './task-inputs.js';
 import { errorOf, fromModern, isTerminal, TASKS_EXTENSION } from './task-shape.js';
 
