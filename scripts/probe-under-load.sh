@@ -31,10 +31,10 @@ declare -A tally
 record() { # name file exit-code
   local r; r=$(verdict "$2"); echo "run $i $1: exit $3 $r"; tally["$1 exit $3"]=$(( ${tally["$1 exit $3"]:-0} + 1 ))
 }
-start_http() { # command... ; sets server and url
+start_http() { # command... ; sets server and url (the MCP endpoint's, not the health one our server prints first)
   "$@" 2>"$out/http.err" & server=$!
   url=
-  for _ in $(seq 1 200); do url=$(grep -o 'http://[^ ]*' "$out/http.err" 2>/dev/null | head -1); [ -n "$url" ] && break; sleep 0.1; done
+  for _ in $(seq 1 200); do url=$(grep -o 'listening on http://[^ ]*' "$out/http.err" 2>/dev/null | head -1 | cut -d' ' -f3); [ -n "$url" ] && break; sleep 0.1; done
 }
 stop_http() { kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; server=; }
 ours=(--tool spin --args '{"ms":5000}' --quick-tool spin --quick-args '{"ms":3}')
