@@ -47,7 +47,7 @@ describe('callToolAsTask onstatus', () => {
         const x = m as { method?: string; params?: { status?: string; taskId?: string }; result?: { status?: string } };
         return (x.method === 'notifications/tasks/status' && x.params?.status === 'cancelled') || x.result?.status === 'cancelled';
       }).length;
-    await until(() => cancelledOnWire() >= 2, 5_000, 'the cancelled status notification and the tasks/cancel answer');
+    await until(() => cancelledOnWire() >= 2, 30_000, 'the cancelled status notification and the tasks/cancel answer');
     await sleep(100);
     expect(statuses.filter((s) => s === 'cancelled')).toEqual(['cancelled']);
     expect(statuses.at(-1)).toBe('cancelled');
@@ -62,7 +62,7 @@ describe('callToolAsTask onstatus', () => {
     const statuses: Task['status'][] = [];
     const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 5 } }, { onstatus: (t) => statuses.push(t.status) });
     await handle.result();
-    await until(() => statuses.includes('completed'), 5_000, 'completed');
+    await until(() => statuses.includes('completed'), 30_000, 'completed');
     await handle.status();
     await handle.status();
     await sleep(100);
