@@ -47,9 +47,8 @@ describe('probe', () => {
   it('reports a server that ignores cancels and keeps burning CPU ("work did not stop"), and exits 1', async () => {
     const r = await probe([...brokenArgs('burns-after-cancel'), '--max-cpu-after-cancel-ms', '100']);
     expect(r.stdout).toMatch(/FAIL\s+cancel\.work-stops\s+work did not stop/);
-    // It spins for the whole 600 ms window: its thread runnable (nearly) all the time, however little CPU the load leaves it.
-    const share = Number(/its busiest thread runnable (\d+)% of the time/.exec(r.stdout)?.[1]);
-    expect(share).toBeGreaterThanOrEqual(90);
+    // It spins for the whole 600 ms window: runnable (nearly) all the time and never waiting for anything, however little CPU the load leaves it.
+    expect(r.stdout).toMatch(/2 of 2 left a thread working/);
     expect(outcome(r.stdout, 'cancel.no-answer')).toBe('PASS');
     expect(r.code).toBe(1);
   }, SLOW);

@@ -4,7 +4,7 @@
  * CPU for `settleMs`. One sample per call; the rules in rules/ judge them.
  */
 import { callTool, markerLoop } from './calls.js';
-import { processTree, runnableShareOver, runnableThreads, treeCpuMs } from './cpu.js';
+import { processTree, busyOver, runnableThreads, treeCpuMs } from './cpu.js';
 import { markerChain, orderOf } from './ordering.js';
 import { sleep } from './stats.js';
 import type { CancelSample, ProbeOptions } from './types.js';
@@ -40,10 +40,10 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
   const next = options.quickTool !== undefined ? callTool(wire, options.quickTool, options.quickArgs) : undefined;
   const nextAnswer = next ? wire.answer(next.id, Math.max(options.settleMs, options.timeoutMs)) : Promise.resolve(undefined);
 
-  // Is some thread of the server still runnable (spinning) after the cancel? The kernel's own count, from a third of the window on.
+  // Does a thread of the server keep working after the cancel? The kernel's own counts, from a third of the window on.
   const tree = pid !== undefined ? processTree(pid) : [];
   const runnableBefore = pid !== undefined ? runnableThreads(tree) : 0;
-  const states = pid !== undefined ? runnableShareOver(tree, cancelAt + STATE_FROM * options.settleMs, end) : Promise.resolve(undefined);
+  const states = pid !== undefined ? busyOver(tree, cancelAt + STATE_FROM * options.settleMs, end) : Promise.resolve(undefined);
   // Watch CPU until the window ends.
   let lastBusyAt = cancelAt;
   let prev = cpu0;
@@ -60,7 +60,7 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
     prevAt = now;
     cpuEnd = cpu;
   }
-  const runnableShare = await states;
+  const busy = await states;
   const pingWhileRunningMs = await markers.results(end);
   const nextA = await nextAnswer;
   const order = await chain;
@@ -78,7 +78,7 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
       cpuAfterCancelMs: cpuEnd - cpu0,
       ...(cpuStart !== undefined && { cpuBeforeCancelMs: cpu0 - cpuStart }),
       runnableAtCancel: runnableBefore,
-      ...(runnableShare !== undefined && { runnableShareAfterCancel: runnableShare }),
+      ...(busy !== undefined && { busyAfterCancel: busy }),
       idleAfterCancelMs: stillBusy ? Number.POSITIVE_INFINITY : lastBusyAt - cancelAt,
     }),
     progressAfterCancel: progressAfter.length,

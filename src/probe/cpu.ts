@@ -125,8 +125,10 @@ export function runnableThreads(pids: readonly number[]): number {
 
 /** One thread at one moment, as the kernel counts it. */
 interface ThreadCount {
-  /** ns on a core plus ns queued for one (/proc/<pid>/task/<tid>/schedstat, fields 1 and 2). */
-  readonly ns: number;
+  /** ns on a core (/proc/<pid>/task/<tid>/schedstat, field 1). */
+  readonly runNs: number;
+  /** ns queued for a core (field 2). */
+  readonly waitNs: number;
   /** Times it gave up the core by blocking (`voluntary_ctxt_switches`). */
   readonly voluntary: number;
   /** It was runnable (state R) at the read. */
@@ -141,25 +143,33 @@ export interface RunnableSnapshot {
   readonly threads: ReadonlyMap<string, ThreadCount>;
 }
 
+/** How busy one thread was between two snapshots, by the kernel's counts. */
+export interface Busy {
+  /** Share of the time it was runnable (on a core or queued for one), at most 1. */
+  readonly share: number;
+  /** ms on a core per time it blocked (Infinity if it never did): a thread that computes runs long between waits, one that wakes to look at something and sleeps again does not, at any load. */
+  readonly runPerBlockMs: number;
+}
+
 function threadCount(dir: string): ThreadCount | undefined {
   try {
-    const [run, wait] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
+    const [runNs, waitNs] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
     const status = readFileSync(`${dir}/status`, 'utf8');
     const voluntary = Number(/^voluntary_ctxt_switches:\s*(\d+)/m.exec(status)?.[1]);
     const state = /^State:\s*(\S)/m.exec(status)?.[1];
-    if (!Number.isFinite(run) || !Number.isFinite(wait) || !Number.isFinite(voluntary)) return undefined;
-    return { ns: run! + wait!, voluntary, runnable: state === 'R' };
+    if (![runNs, waitNs, voluntary].every(Number.isFinite)) return undefined;
+    return { runNs: runNs!, waitNs: waitNs!, voluntary, runnable: state === 'R' };
   } catch {
     return undefined; // gone, or a kernel without schedstat
   }
 }
 
 /**
- * Reads every thread's run and run-queue time, its voluntary context
- * switches and its state. Undefined where the kernel keeps no schedstat.
- * Two snapshots tell how much of the time between them a thread was
- * runnable, from the kernel's counts, not from how often a (possibly
- * starved) probe got to look.
+ * Reads every thread's run and run-queue time, voluntary context
+ * switches and state. Undefined where the kernel keeps no
+ * schedstat. Two snapshots tell how busy each thread was between them,
+ * from the kernel's counts, not from how often a (possibly starved) probe
+ * got to look.
  */
 export function runnableSnapshot(pids: readonly number[]): RunnableSnapshot | undefined {
   const threads = new Map<string, ThreadCount>();
@@ -179,35 +189,45 @@ export function runnableSnapshot(pids: readonly number[]): RunnableSnapshot | un
 }
 
 /**
- * The largest share of the time between two snapshots that one thread (in
- * both) was runnable. A thread runnable at both reads that never blocked in
- * between was runnable all along: 1, exactly, at any load (it spins). Any
- * other's share is its run plus run-queue time over the wall time, which the
- * kernel books when the thread is next scheduled, so on a loaded machine it
- * errs low, never high: a thread that sleeps between wake-ups stays well
- * under 1. Undefined if either is missing or no time passed.
+ * The busiest thread of the tree between two snapshots: the one that was
+ * runnable the largest share of the time, preferring one that ran long
+ * between blocking waits. The share is run plus run-queue time over the
+ * wall time; a thread runnable at both reads that never blocked in between
+ * was runnable all along (1). The kernel books queue time when the thread
+ * next runs, so each read misses at most the wait in progress. On a loaded
+ * machine a thread woken every few ms may be queued much of the time too,
+ * but it runs microseconds before it blocks again; one that computes blocks
+ * rarely (a JavaScript one now and then for its garbage collector): hence
+ * both numbers. Undefined if either snapshot is missing or no time passed.
  */
-export function busiestThreadShare(from: RunnableSnapshot | undefined, to: RunnableSnapshot | undefined): number | undefined {
+export function busiestThread(from: RunnableSnapshot | undefined, to: RunnableSnapshot | undefined): Busy | undefined {
   if (!from || !to || to.at <= from.at) return undefined;
   const wallNs = (to.at - from.at) * 1e6;
-  let best = 0;
+  let best: Busy = { share: 0, runPerBlockMs: 0 };
+  const rank = (b: Busy) => Math.min(1, b.runPerBlockMs / 5) * b.share;
   for (const [thread, before] of from.threads) {
     const after = to.threads.get(thread);
     if (after === undefined) continue;
-    const spun = before.runnable && after.runnable && after.voluntary === before.voluntary;
-    best = Math.max(best, spun ? 1 : Math.min(1, (after.ns - before.ns) / wallNs));
+    const blocks = after.voluntary - before.voluntary;
+    const runMs = Math.max(0, after.runNs - before.runNs) / 1e6;
+    const spun = before.runnable && after.runnable && blocks === 0;
+    const busy: Busy = {
+      share: spun ? 1 : Math.min(1, Math.max(0, after.runNs + after.waitNs - before.runNs - before.waitNs) / wallNs),
+      runPerBlockMs: blocks > 0 ? runMs / blocks : runMs > 0 || spun ? Number.POSITIVE_INFINITY : 0,
+    };
+    if (rank(busy) > rank(best) || (rank(busy) === rank(best) && busy.share > best.share)) best = busy;
   }
   return best;
 }
 
 /**
- * The busiest thread's runnable share over `[from, to]` (performance.now()
- * times), read at those two moments. Waits until `to`.
+ * How busy the busiest thread of the tree was over `[from, to]`
+ * (performance.now() times), read at those two moments. Waits until `to`.
  */
-export async function runnableShareOver(pids: readonly number[], from: number, to: number): Promise<number | undefined> {
+export async function busyOver(pids: readonly number[], from: number, to: number): Promise<Busy | undefined> {
   const wait = (until: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, until - performance.now())));
   await wait(from);
   const first = runnableSnapshot(pids);
   await wait(to);
-  return busiestThreadShare(first, runnableSnapshot(pids));
+  return busiestThread(first, runnableSnapshot(pids));
 }

@@ -1,5 +1,6 @@
 /** What the probe is told, and what it finds: the shapes shared by its parts and written to its JSON. */
 import type { Summary } from './stats.js';
+import type { Busy } from './cpu.js';
 
 /**
  * A protocol revision the probe speaks: `2025` is 2025-11-25 (`initialize`,
@@ -84,8 +85,8 @@ export interface CancelSample {
   readonly cpuBeforeCancelMs?: number;
   /** Runnable threads (state R) of the process tree just before the cancel. */
   readonly runnableAtCancel?: number;
-  /** From a third of the window on, the largest share of the time one thread of the tree was runnable (on a core or queued for one, the kernel's schedstat): about 1 for work that goes on, whatever the load. */
-  readonly runnableShareAfterCancel?: number;
+  /** From a third of the window on, how busy the busiest thread of the tree was (the kernel's counts): runnable about all the time and rarely blocking for work that goes on, whatever the load. */
+  readonly busyAfterCancel?: Busy;
   /** ms from the cancel until the process tree went idle; undefined if not measured; Infinity if still busy at the end. */
   readonly idleAfterCancelMs?: number;
   /** Progress notifications for the call that arrived after the marker chain was answered (see ordering.ts), and the last one's delay after the cancel. */

@@ -8,10 +8,10 @@
  */
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { sleep } from '../stats.js';
-import { processTree, runnableShareOver, treeCpuMs } from '../cpu.js';
+import { processTree, busyOver, treeCpuMs } from '../cpu.js';
 import type { ProbeOptions, Verdict } from '../types.js';
 import type { Wire } from '../wire.js';
-import { runnablePhrase, stopVerdict } from './work-stops.js';
+import { busyPhrase, stopVerdict } from './work-stops.js';
 
 export interface DroppedStream {
   readonly verdict: Verdict;
@@ -46,10 +46,10 @@ export async function droppedStream(wire: Wire, transport: StreamableHTTPClientT
   abort.abort();
   const next = options.quickTool !== undefined ? wire.request('tools/call', { name: options.quickTool, arguments: options.quickArgs }) : undefined;
   const nextAnswer = next ? wire.answer(next.id, options.settleMs) : Promise.resolve(undefined);
-  // CPU alone passes a burning server on a loaded machine (it gets a small share of a core): the busiest thread's run-queue time as well.
+  // CPU alone passes a burning server on a loaded machine (it gets a small share of a core): how busy its busiest thread stayed, by the kernel's counts, as well.
   const tree = pid !== undefined ? processTree(pid) : [];
   const end = dropAt + options.settleMs;
-  const measured = pid !== undefined ? await runnableShareOver(tree, dropAt + options.settleMs / 3, end) : await sleep(Math.max(0, end - performance.now()));
+  const measured = pid !== undefined ? await busyOver(tree, dropAt + options.settleMs / 3, end) : await sleep(Math.max(0, end - performance.now()));
   const cpu1 = pid !== undefined ? treeCpuMs(pid) : undefined;
   const nextA = await nextAnswer;
   const answered = wire.answersFor(id).length; // it would come on the GET stream, if anywhere
@@ -62,10 +62,10 @@ export async function droppedStream(wire: Wire, transport: StreamableHTTPClientT
   ].filter(Boolean).join('; ');
   const base = { cpuAfterDropMs, nextCallMs, answered };
   if (cpuAfterDropMs === undefined) return { ...base, verdict: { rule, title, outcome: 'skip', evidence: facts } };
-  const share = measured ?? undefined;
-  const stop = stopVerdict(rule, title, cpuAfterDropMs, share, options);
+  const busy = measured ?? undefined;
+  const stop = stopVerdict(rule, title, cpuAfterDropMs, busy, options);
   const stopped = stop.outcome === 'pass';
-  const runnable = share !== undefined ? `; ${runnablePhrase(share)}` : '';
+  const runnable = busy !== undefined ? `; ${busyPhrase(busy)}` : '';
   return { ...base, verdict: { rule, title, outcome: stopped ? 'pass' : 'warn', evidence: `${stopped ? '' : 'work went on after the drop: '}${facts}${runnable}` } };
 }
 

@@ -15,7 +15,7 @@
  *   is a WARN, not a FAIL.
  * `tasks.work-stops`: the same test as `cancel.work-stops`, for the task's work.
  */
-import { processTree, runnableShareOver, treeCpuMs } from '../cpu.js';
+import { processTree, busyOver, treeCpuMs } from '../cpu.js';
 import { ask } from '../targets.js';
 import { fmt, sleep } from '../stats.js';
 import { META } from '../era.js';
@@ -75,7 +75,7 @@ export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid
   );
   const right = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch((e: unknown) => e);
   const end = cancelAt + options.settleMs;
-  const share = pid !== undefined ? await runnableShareOver(tree, cancelAt + options.settleMs / 3, end) : await sleep(Math.max(0, end - performance.now()));
+  const busy = pid !== undefined ? await busyOver(tree, cancelAt + options.settleMs / 3, end) : await sleep(Math.max(0, end - performance.now()));
   const cpu1 = pid !== undefined ? treeCpuMs(pid) : undefined;
   const later = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch((e: unknown) => e);
   const statusOf = (r: unknown) => (r instanceof Error ? `error (${r.message.slice(0, 80)})` : String((r as { status?: unknown }).status));
@@ -88,7 +88,7 @@ export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid
     evidence: `tasks/get right after: ${statusOf(right)}; ${options.settleMs} ms later: ${statusOf(later)}`,
   });
   if (cpu0 !== undefined && cpu1 !== undefined) {
-    const stop = stopVerdict('tasks.work-stops', `the task's work stops: at most ${options.maxCpuAfterCancelMs} ms CPU after tasks/cancel, no thread left spinning`, cpu1 - cpu0, share ?? undefined, options);
+    const stop = stopVerdict('tasks.work-stops', `the task's work stops: at most ${options.maxCpuAfterCancelMs} ms CPU after tasks/cancel, no thread left working`, cpu1 - cpu0, busy ?? undefined, options);
     // The extension's cancellation is cooperative ("need not stop the work"): burning on is reported, not failed.
     out.push(modern && stop.outcome === 'fail' ? { ...stop, outcome: 'warn' } : stop);
   } else {
