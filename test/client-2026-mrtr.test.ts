@@ -113,7 +113,11 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026 multi-roun
     expect(error).toMatchObject({ name: 'AbortError', reason: 'user closed the dialog', cancelSent: false });
     await until(() => handlerAborted !== undefined, 10_000, 'the handler to see the abort');
     // The first round was answered: nothing of it to cancel, and no retry after the abort.
-    await until(async () => (await serverStats(s)).inputWaitsExpired === 1, 30_000, 'the server to give up the wait');
+    // The wait's cancel is counted when it wins; the slot is free once the worker returned from the stage: wait for both.
+    await until(async () => {
+      const st = await serverStats(s);
+      return st.inputWaitsExpired === 1 && st.inFlight === 0;
+    }, 30_000, 'the server to give up the wait and the job to stop');
     expect(calls(s)).toHaveLength(1);
     expect(s.tap.cancelsSent()).toEqual([]);
     const st = await serverStats(s);
