@@ -32,6 +32,7 @@ record() { # name file exit-code
   local r; r=$(verdict "$2"); echo "run $i $1: exit $3 $r"; tally["$1 exit $3"]=$(( ${tally["$1 exit $3"]:-0} + 1 ))
 }
 start_http() { # command... ; sets server and url (the MCP endpoint's, not the health one our server prints first)
+  rm -f "$out/http.err" # else the wait below can read the last server's URL before this one's redirect truncated the file
   "$@" 2>"$out/http.err" & server=$!
   url=
   for _ in $(seq 1 200); do url=$(grep -o 'listening on http://[^ ]*' "$out/http.err" 2>/dev/null | head -1 | cut -d' ' -f3); [ -n "$url" ] && break; sleep 0.1; done
