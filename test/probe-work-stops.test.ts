@@ -7,12 +7,12 @@
  * fixture (whose long tool does stop) "work did not stop". One thread's
  * runnable share alone (schedstat) was not it either: with a 90% bar
  * `burns-after-cancel` PASSed once at 83% (its thread waits for its garbage
- * collector's helpers now and then), and a thread woken every 20 ms is
- * queued most of the time at load 13. It now reads the kernel's counts of
- * each thread at two moments: one that keeps working is runnable most of
- * the time and rarely blocks (the spinning fixture: 52 ms of CPU per
- * blocking wait); one woken every few ms may be queued much of the time on
- * a loaded machine, but blocks again after microseconds of work. Shown on
+ * collector's helpers now and then) while ours reached 62%. It now reads
+ * the kernel's counts of each thread at two moments: one that keeps working
+ * is runnable most of the time and rarely blocks (the spinning fixture:
+ * 52 ms of CPU per blocking wait, or never); one that only wakes to answer
+ * something blocks again after microseconds of work, however long it was
+ * queued. Shown on
  * real processes under two CPU hogs of the test's own, and end to end on
  * the fixtures with `--samples 2`.
  */
