@@ -56,6 +56,7 @@ class Fake {
     refusal: () => this.refusal,
     enqueue: async (_jobId, data) => (this.calls.push('enqueue'), (this.enqueued = data), this.enqueue.promise),
     dequeue: () => void this.calls.push('dequeue'),
+    reply: (_jobId, a) => void this.calls.push(`reply ${a}`),
     submitted: () => undefined,
     stopping: (_jobId: string, host: string | undefined) => void this.calls.push(`stopping on ${host}`),
     settled: (_call, jobId) => (this.settledWith = { jobId }),

@@ -20,6 +20,7 @@ import type { CallHandle, ClientRequestHandler, JobOutcome, StartOptions } from 
 import type { ClientRequestMethod } from '../stages/tool.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import { startOptions, type HandlerExtra } from '../server/call-options.js';
+import { abortableAsk, type AnswerAsk } from './abortable-ask.js';
 
 /** The request a round is served in. */
 export interface Exchange {
@@ -43,8 +44,7 @@ export type Round = { readonly kind: 'outcome'; readonly outcome: JobOutcome } |
 export const CAPABILITY: Record<ClientRequestMethod, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
 
 interface Ask extends InputRequest {
-  readonly resolve: (result: Record<string, unknown>) => void;
-  readonly reject: (error: Error) => void;
+  readonly resolve: AnswerAsk;
 }
 
 export class InputCall {
@@ -138,26 +138,13 @@ export class InputCall {
       this.missingCapability ??= capability;
       return Promise.reject(new Error(`${method}: the client did not declare the '${capability}' capability in this request's clientCapabilities`));
     }
-    return new Promise((resolve, reject) => {
-      const key = `${capability}-${this.nextKey++}`;
-      const stop = () => {
-        this.asks.delete(key);
-        reject(new Error(`${method} not needed: the call stopped`));
-      };
-      if (signal.aborted) return stop();
-      signal.addEventListener('abort', stop, { once: true });
-      this.asks.set(key, {
-        method,
-        params,
-        resolve: (result) => {
-          signal.removeEventListener('abort', stop);
-          resolve(result);
-        },
-        reject,
-      });
+    const key = `${capability}-${this.nextKey++}`;
+    const asked = abortableAsk(signal, `${method} not needed: the call stopped`, (resolve) => this.asks.set(key, { method, params, resolve }), () => this.asks.delete(key));
+    if (this.asks.has(key)) {
       const wake = this.woken;
       this.woken = undefined;
       wake?.();
-    });
+    }
+    return asked;
   };
 }

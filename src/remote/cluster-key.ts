@@ -13,8 +13,8 @@ import { RedisConfigError } from '../errors.js';
 /** Fewer bytes than this is a password, not a key. */
 const MIN_KEY_BYTES = 32;
 
-/** What is signed: a job's data, or a message on a front end's channel. */
-export type SignedKind = 'job' | 'message';
+/** What is signed: a job's data, a message on a front end's channel, or a front end's reply to a host's ask. */
+export type SignedKind = 'job' | 'message' | 'reply';
 
 export class ClusterKey {
   private constructor(private readonly key: Buffer) {}

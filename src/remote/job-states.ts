@@ -5,6 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { RemoteKeys } from './keys.js';
+import { REPLY } from './ask-lua.js';
 import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
 
 const SCRIPTS = {
@@ -22,6 +23,7 @@ const SCRIPTS = {
   mcpProbe: [2, PROBE],
   mcpLost: [2, LOST],
   mcpJobless: [2, JOBLESS],
+  mcpReply: [1, REPLY],
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -147,5 +149,15 @@ export class JobStates {
   /** running → failed if the host that holds it is gone. */
   async failIfLost(jobId: string, hostId: string): Promise<boolean> {
     return (await this.call('mcpLost', this.keys.job(jobId), this.keys.host(hostId))) === 1;
+  }
+
+  /** The owning front end's reply to a host's ask (ask-lua.ts): kept in the job's hash and published; false if the job no longer runs for it. */
+  async reply(jobId: string, frontId: string, ask: string, message: string): Promise<boolean> {
+    return (await this.call('mcpReply', this.keys.job(jobId), ask, frontId, this.keys.replyChannel, message)) === 1;
+  }
+
+  /** The replies kept for these asks of a job (null where none came yet): a host's check for a reply message it missed. */
+  async replies(jobId: string, asks: readonly string[]): Promise<(string | null)[]> {
+    return this.redis.hmget(this.keys.job(jobId), ...asks.map((a) => `r:${a}`));
   }
 }

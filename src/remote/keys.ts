@@ -14,7 +14,7 @@ export class RemoteKeys {
   constructor(readonly queue: string) {
     this.prefix = `mcp:${queue}`;
   }
-  /** The per-job state hash: `s` state, `f` front end, `h` host, `k` the taking host's BullMQ lock token, `o` the outcome. */
+  /** The per-job state hash: `s` state, `f` front end, `h` host, `k` the taking host's BullMQ lock token, `o` the outcome, `r:<ask>` a reply to an ask. */
   job(jobId: string): string {
     return `${this.prefix}:job:${jobId}`;
   }
@@ -37,6 +37,10 @@ export class RemoteKeys {
   /** Pub/sub: cancellations for the host that runs the job (`<jobId>` or `<jobId> <token>`). */
   get cancelChannel(): string {
     return `${this.prefix}:cancel`;
+  }
+  /** Pub/sub: front ends' replies to hosts' asks of the client (JSON, see HostReply in messages.ts; every host listens, the job's host takes it). */
+  get replyChannel(): string {
+    return `${this.prefix}:reply`;
   }
   /** Pub/sub: progress, logs and outcomes for one front end. */
   frontChannel(frontId: string): string {
