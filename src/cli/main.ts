@@ -216,7 +216,13 @@ program
         if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);
       },
     });
-    const inputWaits = new InputWaits(executor, { waitMs: flags.inputWaitMs, ...(mrtrKey && { key: mrtrKey }) });
+    // With --redis a 2026 retry may reach any front end: parked calls are shared, under a key every front end has.
+    const stateKey = mrtrKey ?? (backend instanceof QueueBackend ? backend.requestStateKey() : undefined);
+    if (backend instanceof QueueBackend && stateKey === undefined && [...backend.tools.values()].some((t) => t.usesClient === true)) {
+      command.error('[mcp-cancel-pool] --redis with tools that ask the client (usesClient) needs a key shared by every front end for 2026 requestState: give --cluster-key-file (the key is derived from it) or --mrtr-key-file');
+    }
+    const shared = backend instanceof QueueBackend ? backend.parking() : undefined;
+    const inputWaits = new InputWaits(executor, { waitMs: flags.inputWaitMs, ...(stateKey && { key: stateKey }), ...(shared && { shared }) });
     /** Stops serving; `cancelled` is what the close of a stdio connection cancelled (HTTP: counted here, before the close). */
     const stop = async (why: string, close: () => Promise<void>, cancelled?: { calls: number; tasks: number }) => {
       if (stopping) return;

@@ -17,3 +17,27 @@ if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 
 redis.call('HSET', KEYS[1], 'r:' .. ARGV[1], ARGV[4])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1`;
+
+/**
+ * KEYS: a parked call's record (parking.ts). ARGV: job key prefix, the
+ * adopting front end, front channel prefix. A 2026 retry reached a front end:
+ * whoever deletes the record first takes the call (exactly one adoption; a
+ * replayed state finds no record), and the job's ownership moves to the
+ * adopting front end in the same step: from then on the host's reports and
+ * outcome reach it, and only its replies are taken. The old owner is told
+ * (`t: 'm'`) so it lets go without cancelling. Returns [found, record data, job id]:
+ * 'adopted', 'used' (no record) or 'gone' (the job no longer runs).
+ */
+export const ADOPT = `
+local j = redis.call('HGET', KEYS[1], 'j')
+if not j then return {'used', '', ''} end
+local d = redis.call('HGET', KEYS[1], 'd')
+redis.call('DEL', KEYS[1])
+local job = ARGV[1] .. j
+if redis.call('HGET', job, 's') ~= 'running' then return {'gone', '', j} end
+local old = redis.call('HGET', job, 'f')
+if old ~= ARGV[2] then
+  redis.call('HSET', job, 'f', ARGV[2])
+  redis.call('PUBLISH', ARGV[3] .. old, '{"j":' .. cjson.encode(j) .. ',"t":"m"}')
+end
+return {'adopted', d, j}`;

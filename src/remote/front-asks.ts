@@ -14,9 +14,16 @@ import type { ClientRequestMethod } from '../stages/tool.js';
 /** Sends a reply to ask `a` of the job: the client's result, or an error message. */
 export type SendReply = (a: string, reply: { readonly r: Record<string, unknown> } | { readonly e: string }) => void;
 
+/** An ask being answered: the host's ask id and the question. */
+export interface OpenAsk {
+  readonly a: string;
+  readonly method: ClientRequestMethod;
+  readonly params: Record<string, unknown>;
+}
+
 export class FrontAsks {
-  /** Asks being answered, by ask id. */
-  private readonly open = new Map<string, AbortController>();
+  /** Asks being answered, by ask id, in the order they came. */
+  private readonly open = new Map<string, { readonly stop: AbortController; readonly method: ClientRequestMethod; readonly params: Record<string, unknown> }>();
 
   constructor(
     private readonly handler: ClientRequestHandler | undefined,
@@ -28,15 +35,22 @@ export class FrontAsks {
     return this.open.size;
   }
 
-  /** The host's ask `a`: hands it to the call's handler, and its answer to the host. */
+  /** The asks being answered, in the order they came (a parked call's record, parking.ts). */
+  list(): OpenAsk[] {
+    return [...this.open].map(([a, o]) => ({ a, method: o.method, params: o.params }));
+  }
+
+  /** The host's ask `a`: hands it to the call's handler at once (in order), and its answer to the host. */
   ask(a: string, method: ClientRequestMethod, params: Record<string, unknown>): void {
     if (this.open.has(a)) return;
     const stop = new AbortController();
-    this.open.set(a, stop);
-    const handler = this.handler;
-    const asked = handler
-      ? Promise.resolve().then(() => handler(method, params, stop.signal))
-      : Promise.reject(new Error(`${method}: this call has no way to reach its client`));
+    this.open.set(a, { stop, method, params });
+    let asked: Promise<Record<string, unknown>>;
+    try {
+      asked = this.handler ? this.handler(method, params, stop.signal) : Promise.reject(new Error(`${method}: this call has no way to reach its client`));
+    } catch (error) {
+      asked = Promise.reject(error);
+    }
     asked.then(
       (r) => this.reply(a, { r }),
       (e: unknown) => this.reply(a, { e: e instanceof Error ? e.message : String(e) }),
@@ -45,10 +59,10 @@ export class FrontAsks {
 
   /** The host withdrew ask `a` (the job stopped there). */
   withdraw(a: string, why = 'the job stopped on its worker host'): void {
-    const stop = this.open.get(a);
-    if (!stop) return;
+    const open = this.open.get(a);
+    if (!open) return;
     this.open.delete(a);
-    stop.abort(why);
+    open.stop.abort(why);
   }
 
   /** The call stopped here: every open ask is aborted, none is replied. */

@@ -46,6 +46,10 @@ export class RemoteKeys {
   frontChannel(frontId: string): string {
     return `${this.prefix}:to:${frontId}`;
   }
+  /** A parked 2026 call's record (parking.ts): `j` its job, `d` what a front end needs to resume it (signed). */
+  park(wait: string): string {
+    return `${this.prefix}:park:${wait}`;
+  }
   /** A task record (task-lua.ts): `w` owner, `n` tool, `f` creating front end, `q` order, `j` task JSON, `a` answer JSON, `o` the job's outcome message. */
   task(taskId: string): string {
     return `${this.prefix}:task:${taskId}`;

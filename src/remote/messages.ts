@@ -27,6 +27,8 @@ export interface RemoteJobData {
 export type FrontMessage =
   /** A host took the job (published by the take script itself). */
   | { readonly j: string; readonly t: 'r'; readonly h: string }
+  /** A 2026 retry moved the job to another front end (published by the adopt script itself; see ask-lua.ts). */
+  | { readonly j: string; readonly t: 'm' }
   /** The job's work stopped on its host after a cancel won (`k`: its thread had to be terminated). */
   | { readonly j: string; readonly t: 's'; readonly k: boolean }
   | { readonly j: string; readonly t: 'p'; readonly r: ProgressReport }
@@ -42,7 +44,8 @@ export type FrontMessage =
  * Parses a channel message; undefined if it is not one of ours, or, with a
  * cluster key, if a host's message does not verify. A take (`r`) is
  * published by the take script inside Redis, which holds no key: it is taken
- * unsigned, and it only moves a call from queued to running.
+ * unsigned, and it only moves a call from queued to running; so is a move
+ * (`m`), which a front end believes only once the job's hash says so.
  */
 export function parseFrontMessage(text: string, key?: ClusterKey): FrontMessage | undefined {
   let m: Partial<FrontMessage> & { m?: string };
@@ -51,9 +54,9 @@ export function parseFrontMessage(text: string, key?: ClusterKey): FrontMessage 
   } catch {
     return undefined;
   }
-  if (typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's' || m.t === 'q' || m.t === 'x')) return undefined;
+  if (typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's' || m.t === 'q' || m.t === 'x' || m.t === 'm')) return undefined;
   if ((m.t === 'q' || m.t === 'x') && typeof m.a !== 'string') return undefined;
-  if (m.t === 'r') return m as FrontMessage;
+  if (m.t === 'r' || m.t === 'm') return m as FrontMessage; // from a script, unsigned; 'm' is checked against the job's owner
   return verified(key, 'message', m.j, m as FrontMessage);
 }
 

@@ -19,6 +19,8 @@ import { signed } from './cluster-key.js';
 import { DEFAULT_QUEUE, parseFrontMessage } from './messages.js';
 import { RedisWatch } from './redis-watch.js';
 import { RemoteCall } from './remote-call.js';
+import { RedisParking } from './parking.js';
+import type { SharedParking } from '../mrtr/shared-parking.js';
 import type { Refusal, RemoteContext } from './remote-context.js';
 import { LOST_HOST_TIMEOUT_MS, NO_HOST_TIMEOUT_MS, REDIS_TIMEOUT_MS, type QueueBackendOptions } from './queue-options.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
@@ -80,6 +82,10 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       reply: (jobId, a, reply) => void states.reply(jobId, frontId, a, JSON.stringify(signed(options.clusterKey, 'reply', jobId, { j: jobId, a, ...reply }))).catch(() => undefined),
       submitted: (jobId, call) => this.byJob.set(jobId, call as RemoteCall),
       stopping: (jobId, host) => this.stoppingJobs.set(jobId, { host, until: Date.now() + this.lostHostTimeoutMs }),
+      released: (call, jobId) => {
+        this.registry.remove(call);
+        this.byJob.delete(jobId);
+      },
       settled: (call, jobId, inRedis) => {
         this.registry.remove(call);
         if (jobId === undefined || inRedis === undefined) return;
@@ -151,6 +157,16 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   /** A task store in this queue's Redis, shared with every front end of the queue (task-store.ts). */
   taskStore(options: RedisTaskStoreOptions): RedisTaskStore {
     return new RedisTaskStore(this.cmd, this.states, this.frontId, this.options.clusterKey, options);
+  }
+
+  /** The requestState key every front end of the cluster derives from the cluster key, if there is one. */
+  requestStateKey(): Buffer | undefined {
+    return this.options.clusterKey?.derive('mcp-cancel-pool requestState');
+  }
+
+  /** Parked 2026 calls shared with every front end of the queue (parking.ts): hand it to the InputWaits. */
+  parking(): SharedParking {
+    return new RedisParking(this.states, this.frontId, this.options.clusterKey, (h) => this.registry.get('inbound', h.session, h.id) as RemoteCall | undefined);
   }
 
   protected newCall(session: string, id: RequestId): RemoteCall {

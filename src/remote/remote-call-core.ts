@@ -109,6 +109,21 @@ export abstract class RemoteCallCore implements InFlightEntry {
     else this.settle({ kind: 'failed', code: 'crash', message });
   }
 
+  /**
+   * The job moved to another front end (a 2026 retry adopted it there): this
+   * call ends without a cancel and without retiring the job, and counts
+   * nothing; no request of this front end waits for it (it was parked).
+   */
+  protected release(): void {
+    const s = this.current;
+    if (s.kind === 'settled' || s.kind === 'reserved') return;
+    const outcome: JobOutcome = { kind: 'cancelled', from: 'running', hardKilled: false };
+    this.current = { kind: 'settled', outcome };
+    this.asks?.abortAll('the call moved to another front end');
+    this.ctx.released(this, s.job.jobId);
+    this.turn.then(() => this.resolve(outcome));
+  }
+
   protected settle(outcome: JobOutcome): Promise<JobOutcome> {
     const s = this.current;
     if (s.kind === 'settled') return this.done;

@@ -24,7 +24,7 @@ import type { CallHandle, CancelResult, JobOutcome, StartOptions } from '../back
 import { checkStart } from '../backend/calls.js';
 import type { InFlightEntry } from '../wire/registry.js';
 import { signed } from './cluster-key.js';
-import { FrontAsks } from './front-asks.js';
+import { FrontAsks, type OpenAsk } from './front-asks.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
 import { taskJobId } from './keys.js';
 import type { RemoteContext } from './remote-context.js';
@@ -40,6 +40,8 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
   readonly direction = 'inbound' as const;
   /** When the sweep first found the job's state waiting on a BullMQ job that is gone. */
   private joblessSince: number | undefined;
+  /** Set by {@link adopt}: the job this reservation takes over. */
+  private adoption: { readonly jobId: string; readonly asks: readonly OpenAsk[] } | undefined;
   /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
   stop(reason?: string): boolean {
     if (this.current.kind === 'settled') return false;
@@ -47,9 +49,30 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
     return true;
   }
 
-  /** reserved → submitting (or settled{failed} for a call that cannot be queued). */
+  /**
+   * Before start: this reservation takes over job `jobId`, parked by another
+   * front end and now owned by this one in Redis (parking.ts), with the
+   * host's open asks. False if the reservation was cancelled meanwhile (the
+   * job, ours now and wanted by nobody, is stopped).
+   */
+  adopt(jobId: string, asks: readonly OpenAsk[]): boolean {
+    if (this.current.kind !== 'reserved') {
+      this.ctx.states.retire(jobId).catch(() => undefined);
+      return false;
+    }
+    this.adoption = { jobId, asks };
+    return true;
+  }
+
+  /** The job's asks of the client being answered here, in the order they came. */
+  openAsks(): readonly OpenAsk[] {
+    return this.asks?.list() ?? [];
+  }
+
+  /** reserved → submitting (or settled{failed} for a call that cannot be queued); an adopted job: reserved → running. */
   start(options: StartOptions): Promise<JobOutcome> {
     if (this.current.kind !== 'reserved') return this.done;
+    if (this.adoption) return this.startAdopted(this.adoption, options);
     const checked = checkStart(this.ctx.tools, options);
     if ('kind' in checked) return this.settle(checked);
     const refusal = this.ctx.refusal(options);
@@ -121,6 +144,16 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
     }
   }
 
+  /** An adopted job runs on its host already: its open asks are handed to the call's handler as if they came now. */
+  private startAdopted(adoption: { readonly jobId: string; readonly asks: readonly OpenAsk[] }, options: StartOptions): Promise<JobOutcome> {
+    const job: Submission = { jobId: adoption.jobId, options, inRedis: Promise.resolve(true) };
+    this.current = { kind: 'running', job, host: '' };
+    this.ctx.submitted(job.jobId, this);
+    this.asks = new FrontAsks(options.onClientRequest, (a, reply) => this.ctx.reply(job.jobId, a, reply));
+    for (const ask of adoption.asks) this.asks.ask(ask.a, ask.method, ask.params);
+    return this.done;
+  }
+
   /** A message from the host on this front end's channel. */
   receive(message: FrontMessage): void {
     const s = this.current;
@@ -135,6 +168,11 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
         return;
       case 'x':
         return this.asks?.withdraw(message.a);
+      case 'm': {
+        // Believed once Redis says so: then the job is another front end's, and this call lets go without a cancel.
+        const jobId = s.job.jobId;
+        return void this.ctx.states.owner(jobId).then((owner) => owner !== undefined && owner !== this.ctx.frontId && this.release(), () => undefined);
+      }
       case 'q': {
         if (s.kind === 'cancelling') return; // being stopped: the host's stop rejects the ask there
         if (s.kind !== 'running') this.current = { kind: 'running', job: s.job, host: '' };

@@ -40,6 +40,8 @@ export interface RemoteContext {
   submitted(jobId: string, call: { receive(message: FrontMessage): void }): void;
   /** A cancel won while the job ran on a host (`host`, if Redis said): its stop is awaited (the `stopping` gauge). */
   stopping(jobId: string, host: string | undefined): void;
+  /** The call's job moved to another front end: it leaves the registry, and its Redis state is left to its new owner. */
+  released(call: InFlightEntry, jobId: string): void;
   /**
    * The call settled: it leaves the registry, and once its submission has
    * settled (whatever it did), its Redis state is retired (a job still queued
