@@ -48,6 +48,8 @@ export interface InputWaitStats {
   inputWaiting: number;
   /** Retries that resumed a parked call. */
   inputRetries: number;
+  /** Of those, retries that resumed a call parked by another front end (with --redis). */
+  inputAdopted: number;
   /** Parked calls cancelled because no retry came within the wait. */
   inputWaitsExpired: number;
   /** Retries refused: a forged, altered, expired, replayed or foreign `requestState`. */
@@ -89,7 +91,7 @@ export class InputWaits {
   private readonly shared: SharedParking | undefined;
   private readonly waitMs: number;
   private readonly parked = new Map<string, Parked>();
-  private readonly counters = { inputRequired: 0, inputRetries: 0, inputWaitsExpired: 0, requestStatesRefused: 0 };
+  private readonly counters = { inputRequired: 0, inputRetries: 0, inputAdopted: 0, inputWaitsExpired: 0, requestStatesRefused: 0 };
 
   constructor(
     private readonly backend: CallBackend,
@@ -130,7 +132,12 @@ export class InputWaits {
       if (opened.wait !== undefined) this.expire(opened.wait);
       return this.refuse(opened.code, opened.message);
     }
-    const parked = this.parked.get(opened.wait);
+    let parked = this.parked.get(opened.wait);
+    if (parked && this.shared && !live(parked)) {
+      // Adopted by a retry on another front end (this call let go), or ended: nothing of it is here any more.
+      this.drop(opened.wait, parked);
+      parked = undefined;
+    }
     if (this.shared && (!parked || parked.caller === caller)) {
       const problem = parked && check?.(parked.input);
       if (problem) return this.refuse('invalid_responses', problem);
@@ -176,6 +183,7 @@ export class InputWaits {
       return this.refuse('invalid_responses', problem);
     }
     this.counters.inputRetries++;
+    this.counters.inputAdopted++;
     return input;
   }
 
@@ -193,7 +201,7 @@ export class InputWaits {
   stats(): InputWaitStats {
     // A call adopted by another front end's retry has let go here (its state reads cancelled): it waits no more.
     let waiting = 0;
-    for (const p of this.parked.values()) if (p.input.call.state === 'queued' || p.input.call.state === 'running') waiting++;
+    for (const p of this.parked.values()) if (live(p)) waiting++;
     return { ...this.counters, inputWaiting: waiting };
   }
 
@@ -234,4 +242,10 @@ export class InputWaits {
       if (expired && (result === 'cancelled-queued' || result === 'cancelled-running')) this.counters.inputWaitsExpired++;
     });
   }
+}
+
+/** Whether a parked call's job may still be resumed from here. */
+function live(p: Parked): boolean {
+  const state = p.input.call.state;
+  return state === 'queued' || state === 'running';
 }

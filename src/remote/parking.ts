@@ -21,6 +21,9 @@ interface Record_ {
   readonly n: number;
 }
 
+/** How long a parked call's record outlives its wait. */
+const PARK_GRACE_MS = 60_000;
+
 export class RedisParking implements SharedParking {
   constructor(
     private readonly states: JobStates,
@@ -38,13 +41,12 @@ export class RedisParking implements SharedParking {
     const open = call.openAsks();
     if (open.length !== parked.questions.length || open.some((o, i) => o.method !== parked.questions[i]!.method)) return false;
     const record: Record_ = { j: jobId, c: parked.caller, t: parked.tool, q: parked.questions.map((q, i) => ({ ...q, a: open[i]!.a })), n: parked.nextKey };
-    await this.states.park(wait, jobId, JSON.stringify(signed(this.key, 'park', wait, record)), ttlMs);
+    // Kept past the wait: the parking front end's expiry must find it to win (a late state is refused as expired anyway).
+    await this.states.park(wait, jobId, JSON.stringify(signed(this.key, 'park', wait, record)), ttlMs + PARK_GRACE_MS);
     return true;
   }
 
   async adopt(wait: string, handle: CallHandle): Promise<ParkedCall | AdoptRefusal> {
-    const call = this.callOf(handle);
-    if (!call) return { reason: 'gone', message: 'the call to resume is not on this front end' };
     const got = await this.states.adopt(wait, this.frontId).catch(() => undefined);
     if (got === undefined) return { reason: 'gone', message: 'Redis failed while resuming the call; it may still be parked: retry the same request' };
     if (got.found !== 'adopted') {
@@ -57,7 +59,12 @@ export class RedisParking implements SharedParking {
       void this.states.retire(got.jobId).catch(() => undefined);
       return { reason: 'forged', message: 'the parked call\'s record in Redis does not verify against the cluster key; the call was cancelled' };
     }
-    if (call.jobId === undefined && !call.adopt(record.j, record.q)) return { reason: 'gone', message: 'the retry was cancelled while it resumed the call' };
+    // The handle is gone from this front end if the retry was cancelled meanwhile (then the job, ours now, is stopped).
+    const call = this.callOf(handle);
+    if (call?.jobId !== record.j && !call?.adopt(record.j, record.q)) {
+      if (!call) void this.states.retire(record.j).catch(() => undefined);
+      return { reason: 'gone', message: 'the retry was cancelled while it resumed the call' };
+    }
     return { caller: record.c, tool: record.t, questions: record.q.map(({ key, method, params }) => ({ key, method, params })), nextKey: record.n };
   }
 
