@@ -20,12 +20,14 @@ return 1`;
 
 /**
  * KEYS: a parked call's record (parking.ts). ARGV: job key prefix, the
- * adopting front end, front channel prefix. A 2026 retry reached a front end:
+ * adopting front end, front channel prefix, cancel channel. A 2026 retry reached a front end:
  * whoever deletes the record first takes the call (exactly one adoption; a
  * replayed state finds no record), and the job's ownership moves to the
  * adopting front end in the same step: from then on the host's reports and
  * outcome reach it, and only its replies are taken. The old owner is told
- * (`t: 'm'`) so it lets go without cancelling. Returns [found, record data, job id]:
+ * (`t: 'm'`) so it lets go without cancelling, and so are the hosts
+ * (`<job> > <front>` on the cancel channel: where the end of a stopped job is
+ * reported). Returns [found, record data, job id]:
  * 'adopted', 'used' (no record) or 'gone' (the job no longer runs).
  */
 export const ADOPT = `
@@ -39,5 +41,6 @@ local old = redis.call('HGET', job, 'f')
 if old ~= ARGV[2] then
   redis.call('HSET', job, 'f', ARGV[2])
   redis.call('PUBLISH', ARGV[3] .. old, '{"j":' .. cjson.encode(j) .. ',"t":"m"}')
+  redis.call('PUBLISH', ARGV[4], j .. ' > ' .. ARGV[2])
 end
 return {'adopted', d, j}`;

@@ -181,7 +181,7 @@ export class JobStates {
 
   /** The one adoption of a parked call by `frontId` (ADOPT in ask-lua.ts). */
   async adopt(wait: string, frontId: string): Promise<{ found: 'adopted'; data: string; jobId: string } | { found: 'used' | 'gone' }> {
-    const [found, data, jobId] = (await this.call('mcpAdopt', this.keys.park(wait), this.keys.job(''), frontId, this.keys.frontChannel(''))) as [string, string, string];
+    const [found, data, jobId] = (await this.call('mcpAdopt', this.keys.park(wait), this.keys.job(''), frontId, this.keys.frontChannel(''), this.keys.cancelChannel)) as [string, string, string];
     return found === 'adopted' ? { found, data, jobId } : { found: found as 'used' };
   }
 

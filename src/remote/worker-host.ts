@@ -222,10 +222,11 @@ export class WorkerHost {
     await this.states.refuse(jobId).catch(() => undefined);
   }
 
-  /** `<jobId>` (the front end's cancel won in Redis) or `<jobId> <token>` (a stale attempt was taken over). */
+  /** `<jobId>` (the front end's cancel won in Redis), `<jobId> <token>` (a stale attempt was taken over), or `<jobId> > <front>` (moved). */
   private onCancelMessage(message: string): void {
-    const [jobId, token] = message.split(' ');
+    const [jobId, token, front] = message.split(' ');
     const job = this.jobs.get(jobId!);
+    if (job && token === '>' && front) return void (job.front = front); // only where its stop is reported: Redis routes the rest
     if (!job || (token !== undefined && token !== job.token)) return;
     if (job.stop('cancelled at the front end')) this.stats.cancelsRelayed++;
   }
