@@ -120,6 +120,18 @@ describe('a retry on another front end resumes the parked call', () => {
     expect(textOf(await retry(b.url, q, 'real'))).toMatch(/^hello, real;/);
   }, 120_000);
 
+  it('a parked call\'s record altered in Redis by a stranger: the retry is refused as forged, and the job is stopped, not resumed', async () => {
+    const stopped = await hostSum('stopped');
+    const p = await park(a.url);
+    const [key] = await r.keys(`mcp:${Q}:park:*`);
+    const record = JSON.parse((await r.hget(key!, 'd'))!) as { q: { params: Record<string, unknown> }[] };
+    record.q[0]!.params = { message: 'Your password?' }; // what a stranger would have the client asked
+    await r.hset(key!, 'd', JSON.stringify(record));
+    const refused = await retry(b.url, p, 'mallory');
+    expect(refused.error).toMatchObject({ code: -32602, data: { reason: 'forged' } });
+    await until(async () => (await hostSum('stopped')) === stopped + 1, 30_000, 'the job stopped on its host');
+  }, 120_000);
+
   it('two retries of one state raced on both front ends: exactly one resumes the call', async () => {
     const p = await park(a.url);
     const answers = await Promise.all([retry(a.url, p, 'x'), retry(b.url, p, 'y')]);
