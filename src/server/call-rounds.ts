@@ -75,7 +75,12 @@ export class CallRounds {
       if (resume instanceof InputCall) input = resume;
       else {
         const got = await this.waits.resume(resume.claim, request.params.name, resume.claim.local ? undefined : resume.handle, exchange);
-        if ('reason' in got) throw wireError(ErrorCode.InvalidParams, got.message, { reason: got.reason });
+        if ('reason' in got) {
+          // This request no longer leads to a call: one parked here reads cancelled once a retry elsewhere took it,
+          // and the refusal must still leave.
+          this.requests.set(id, NOT_A_CALL);
+          throw wireError(ErrorCode.InvalidParams, got.message, { reason: got.reason });
+        }
         input = got;
       }
       // The SDK lifts the retry's answers out of the params into the context (the door checked them in the params).
