@@ -5,10 +5,12 @@
  * network source CI has), resolved once per test run; the server under test
  * stays on the test's own Node.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { node22Path } from './node22.js';
+
+export { node22Path };
 
 /** One check a scenario reports in its checks.json. */
 export interface Check {
@@ -21,18 +23,6 @@ export interface Check {
 export interface Run {
   code: number | null;
   out: string;
-}
-
-let node22: Promise<string> | undefined;
-
-/** The path of a Node 22 binary (`npx -y node@22`), fetched once and cached by npx. */
-export function node22Path(): Promise<string> {
-  node22 ??= promisify(execFile)('npx', ['-y', 'node@22', '-p', 'process.execPath'], { timeout: 180_000 }).then(({ stdout }) => {
-    const path = stdout.trim().split('\n').pop()!;
-    if (!path.startsWith('/')) throw new Error(`npx -y node@22 gave no path: ${stdout}`);
-    return path;
-  });
-  return node22;
 }
 
 /** Runs a suite CLI (`dist/index.js` of the package) on Node 22; a hang is killed and reported, not waited for. */
