@@ -138,9 +138,9 @@ describe(`MCP Inspector ${INSPECTOR_VERSION} web UI: press Cancel during spin`, 
         await shot(page, `${transport}-2026-07-28-task`);
         expect(wire.taskCancels).toBeGreaterThanOrEqual(1);
         expect(wire.toolsCall).toBe('OK'); // answered with the task it became
-        // Over stdio the Inspector also sends a notifications/cancelled after tasks/cancel, for a request no
-        // longer in flight (the call was answered with the task): the server ignores each one, and the one job
-        // cancelled is the task's.
+        // Over stdio the Inspector may also send a notifications/cancelled after tasks/cancel (in some runs, not
+        // others), for a request no longer in flight: the server ignores each one, and the one job cancelled is
+        // the task's.
         console.log(`${transport}: ${wire.cancelledNotifications} notifications/cancelled beside tasks/cancel; ignored: ${stats.unknownCancelsIgnored} unknown, ${stats.lateCancelsIgnored} late`);
         expect(stats.unknownCancelsIgnored + stats.lateCancelsIgnored).toBe(wire.cancelledNotifications);
         expect(stats).toMatchObject({ tasksCreated: 1, tasksCancelled: 1, cancelled: 1, completed: 0, failed: 0, hardKilled: 0, running: 0, threads: 2 });
