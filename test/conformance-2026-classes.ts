@@ -7,11 +7,7 @@
  * server could do and does not yet.
  */
 
-/** A scenario that is expected to fail, why, and what its report must say. */
-export interface NotApplicable {
-  readonly why: string;
-  readonly evidence: RegExp;
-}
+import type { NotApplicable } from './conformance-helpers.js';
 
 const noPrompts = { why: 'the server has no prompts (no prompts capability)', evidence: /Method not found/ };
 
