@@ -26,7 +26,7 @@ export async function openInspector(browser: Browser, inspector: Inspector): Pro
   const context = await browser.newContext({ viewport: { width: 1400, height: 1300 } });
   await context.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort()));
   const page = await context.newPage();
-  page.setDefaultTimeout(30_000); // a bound on a hang; every wait below is on a state of the page
+  page.setDefaultTimeout(60_000); // a bound on a hang; every wait below is on a state of the page
   await page.goto(inspector.url);
   return { context, page };
 }
@@ -127,7 +127,7 @@ async function readCounters(page: Page, refresh: boolean): Promise<Counters> {
  * Reads `executor://stats` through the Inspector until `settled` holds (refreshing, as a person would),
  * within `boundMs`; returns the counters that satisfied it.
  */
-export async function statsUntil(page: Page, settled: (c: Counters) => boolean, boundMs = 30_000): Promise<Counters> {
+export async function statsUntil(page: Page, settled: (c: Counters) => boolean, boundMs = 60_000): Promise<Counters> {
   await page.getByRole('banner').getByText('Resources', { exact: true }).click();
   await page.getByRole('button', { name: 'Executor counters' }).click();
   await page.getByText('executor://stats', { exact: true }).first().waitFor();

@@ -69,6 +69,9 @@ async function withInspector(transport: 'stdio' | 'http', era: Era, args: string
     const { context, page } = await openInspector(browser, inspector);
     try {
       await body(page);
+      // The marker the stdio server's environment carries finds it while it runs, so the check after the stop
+      // below can fail.
+      if (transport === 'stdio') expect(await processesWith(inspector.marker)).toHaveLength(1);
     } catch (error) {
       await page.screenshot({ path: join(OUTPUT, `${transport}-${era}-failed.png`) }).catch(() => undefined);
       throw new Error(`${(error as Error).message}\n--- Inspector output ---\n${inspector.output()}`, { cause: error });
