@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,7 +40,7 @@ export interface Inspector {
 }
 
 /** A port free on 127.0.0.1 now: the Inspector needs a fixed CLIENT_PORT (it derives its origin allow-list from it). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -141,4 +142,72 @@ export async function processesWith(marker: string): Promise<number[]> {
     if (environ.includes(`INSPECTOR_TEST_RUN=${marker}`)) pids.push(Number(entry));
   }
   return pids;
+}
+
+/**
+ * The server's cancels that won, by who asked (`mcp_cancel_pool_cancels_total{source}` on its /metrics at
+ * `origin`): `notification`, `closed_stream`, `tasks_cancel`, … Sources never counted are absent.
+ */
+export async function cancelsBySource(origin: string): Promise<Record<string, number>> {
+  const text = await (await fetch(`${origin}/metrics`)).text();
+  const sources: Record<string, number> = {};
+  for (const m of text.matchAll(/^mcp_cancel_pool_cancels_total\{([^}]*)\} (\S+)$/gm)) {
+    const source = /\bsource="([^"]+)"/.exec(m[1]!)?.[1];
+    if (source !== undefined && Number(m[2]) > 0) sources[source] = (sources[source] ?? 0) + Number(m[2]);
+  }
+  return sources;
+}
+
+/** What went between the Inspector and an HTTP server, as a recording proxy saw it. */
+export interface WireEvent {
+  /** `request`: a POST's JSON-RPC messages arrived; `answered`: its response ended; `dropped`: the client closed it first. */
+  kind: 'request' | 'answered' | 'dropped';
+  /** Each message of the POST: its method (or `response`), with `#id` and, for a cancel, `requestId`. */
+  messages: { method: string; id?: unknown; requestId?: unknown }[];
+}
+
+/**
+ * A proxy on 127.0.0.1 in front of `target` that records every POST and how its response ended, so a test can
+ * tell a closed response stream from a `notifications/cancelled` on the wire, not only from the server's counters.
+ */
+export async function recordingProxy(target: URL): Promise<{ url: URL; events: WireEvent[]; close(): Promise<void> }> {
+  const events: WireEvent[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (d: Buffer) => chunks.push(d));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const messages: WireEvent['messages'] = [];
+      try {
+        const parsed = JSON.parse(body.toString('utf8')) as unknown;
+        for (const m of (Array.isArray(parsed) ? parsed : [parsed]) as { method?: string; id?: unknown; params?: { requestId?: unknown } }[]) {
+          messages.push({ method: m.method ?? 'response', ...(m.id !== undefined && { id: m.id }), ...(m.params?.requestId !== undefined && { requestId: m.params.requestId }) });
+        }
+      } catch {
+        // not JSON (a GET or DELETE): recorded with no messages
+      }
+      if (req.method === 'POST') events.push({ kind: 'request', messages });
+      const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      res.on('close', () => {
+        if (req.method === 'POST') events.push({ kind: res.writableFinished ? 'answered' : 'dropped', messages });
+        // The client went away first: so does the stream to the server, as if there were no proxy.
+        if (!res.writableFinished) upstream.destroy();
+      });
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: new URL(`http://127.0.0.1:${port}${target.pathname}`),
+    events,
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    }),
+  };
 }

@@ -17,7 +17,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, until } from './helpers.js';
 import { listening } from './http-helpers.js';
-import { ERAS, INSPECTOR_VERSION, processesWith, startInspector, type Era, type Inspector, type Target } from './inspector-helpers.js';
+import { cancelsBySource, ERAS, freePort, INSPECTOR_VERSION, processesWith, recordingProxy, startInspector, type Era, type Inspector, type Target, type WireEvent } from './inspector-helpers.js';
 import {
   connect,
   executeSpin,
@@ -57,10 +57,46 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** One server (over `transport`, with `args`) and one Inspector (in `era`); `body` drives the page. */
-async function withInspector(transport: 'stdio' | 'http', era: Era, args: string[], body: (page: Page) => Promise<void>): Promise<void> {
+/** Who asked for the cancels that won, read from the server's /metrics once one has. */
+type Sources = () => Promise<Record<string, number>>;
+
+/** What a run can check besides the page: the server's cancel sources, and over HTTP the wire itself. */
+interface Evidence {
+  sources: Sources;
+  /** HTTP only: what a recording proxy between the Inspector and the server saw. */
+  wire?: WireEvent[];
+}
+
+/** The id of the `tools/call` the Inspector sent, and the POSTs that carried a `notifications/cancelled` for it. */
+function onTheWire(events: WireEvent[]): { callId: unknown; cancelNotifications: number; call: WireEvent['kind'][]; taskCancels: number } {
+  const callId = events.find((e) => e.kind === 'request' && e.messages.some((m) => m.method === 'tools/call'))?.messages.find((m) => m.method === 'tools/call')?.id;
+  const requests = events.filter((e) => e.kind === 'request').flatMap((e) => e.messages);
+  return {
+    callId,
+    cancelNotifications: requests.filter((m) => m.method === 'notifications/cancelled' && m.requestId === callId).length,
+    // How the POST that carried the call ended: answered, or dropped by the client.
+    call: events.filter((e) => e.kind !== 'request' && e.messages.some((m) => m.method === 'tools/call')).map((e) => e.kind),
+    taskCancels: requests.filter((m) => m.method === 'tasks/cancel').length,
+  };
+}
+
+/**
+ * One server (over `transport`, with `args`) and one Inspector (in `era`); `body` drives the page. The server's
+ * metrics say how each cancel reached it: on its HTTP port, or over stdio on a --health-port of its own.
+ */
+async function withInspector(transport: 'stdio' | 'http', era: Era, args: string[], body: (page: Page, evidence: Evidence) => Promise<void>): Promise<void> {
   const server = transport === 'http' ? await listening([...SERVER_ARGS, ...args]) : undefined;
-  const target: Target = server ? { kind: 'http', url: new URL('/mcp', server.url) } : { kind: 'stdio', command: process.execPath, args: [CLI, 'serve', ...SERVER_ARGS, ...args] };
+  const proxy = server ? await recordingProxy(new URL('/mcp', server.url)) : undefined;
+  const healthPort = server ? undefined : await freePort();
+  const target: Target = proxy
+    ? { kind: 'http', url: proxy.url }
+    : { kind: 'stdio', command: process.execPath, args: [CLI, 'serve', ...SERVER_ARGS, '--health-port', String(healthPort), ...args] };
+  const metricsOrigin = server ? server.url.origin : `http://127.0.0.1:${healthPort}`;
+  const sources: Sources = async () => {
+    let counted: Record<string, number> = {};
+    await until(async () => Object.keys((counted = await cancelsBySource(metricsOrigin))).length > 0, 30_000, 'a cancel in /metrics');
+    return counted;
+  };
   let inspector: Inspector | undefined;
   try {
     inspector = await startInspector(node22, target, era);
@@ -68,7 +104,7 @@ async function withInspector(transport: 'stdio' | 'http', era: Era, args: string
     expect((await fetch(`${inspector.origin}/api/config`)).status).toBe(401);
     const { context, page } = await openInspector(browser, inspector);
     try {
-      await body(page);
+      await body(page, { sources, ...(proxy && { wire: proxy.events }) });
       // The marker the stdio server's environment carries finds it while it runs, so the check after the stop
       // below can fail.
       if (transport === 'stdio') expect(await processesWith(inspector.marker)).toHaveLength(1);
@@ -80,6 +116,7 @@ async function withInspector(transport: 'stdio' | 'http', era: Era, args: string
     }
   } finally {
     await inspector?.stop();
+    await proxy?.close();
     await server?.stop();
   }
   // The stdio server was the Inspector's child: it must be gone with it (it exits when its stdin closes).
@@ -110,9 +147,11 @@ async function cancelRequest(page: Page, era: Era, name: string): Promise<{ stat
 describe(`MCP Inspector ${INSPECTOR_VERSION} web UI: press Cancel during spin`, () => {
   for (const transport of ['stdio', 'http'] as const) {
     it(`2025-11-25 over ${transport}: notifications/cancelled stops the work, no answer, no thread killed`, async () => {
-      await withInspector(transport, 'legacy', [], async (page) => {
+      await withInspector(transport, 'legacy', [], async (page, { sources, wire: http }) => {
         const { stats, wire, progress } = await cancelRequest(page, 'legacy', `${transport}-2025-11-25`);
         expect(progress).toMatch(/^slice \d+\/6000/);
+        expect(await sources()).toEqual({ notification: 1 });
+        if (http) expect(onTheWire(http).cancelNotifications).toBe(1); // its own POST, naming the call
         expect(wire.cancelledNotifications).toBe(1);
         expect(wire.toolsCall).toBe('Pending'); // never answered
         expect(stats).toMatchObject({ cancelled: 1, completed: 0, failed: 0, hardKilled: 0, running: 0, threads: 2, tasksCreated: 0 });
@@ -120,8 +159,16 @@ describe(`MCP Inspector ${INSPECTOR_VERSION} web UI: press Cancel during spin`, 
     }, RUN_BOUND_MS);
 
     it(`2026-07-28 over ${transport}, a request: ${transport === 'http' ? 'the closed response stream' : 'notifications/cancelled'} stops the work, no answer, no thread killed`, async () => {
-      await withInspector(transport, 'modern', NO_TASKS, async (page) => {
+      await withInspector(transport, 'modern', NO_TASKS, async (page, { sources, wire: http }) => {
         const { stats, wire } = await cancelRequest(page, 'modern', `${transport}-2026-07-28-request`);
+        if (http) {
+          // On the wire: no cancel notification, and the call's response stream closed by the client.
+          expect(onTheWire(http)).toMatchObject({ cancelNotifications: 0, call: ['dropped'] });
+          // The server counts one cancel, but labels it `notification`, not `closed_stream`: a call in its task
+          // window (the Inspector declares the tasks extension) is cancelled by the exchange's close with the
+          // reason 'transport closed', which src/ops/instrument.ts does not map (checked: mapping it gives `closed_stream`; left to the server's owners).
+          expect(Object.values(await sources()).reduce((a, b) => a + b, 0)).toBe(1);
+        } else expect(await sources()).toEqual({ notification: 1 });
         // 2026 HTTP: closing the stream is the cancel, and the Inspector sends no notification there.
         expect(wire.cancelledNotifications).toBe(transport === 'http' ? 0 : 1);
         expect(wire.toolsCall).toBe('Pending');
@@ -130,7 +177,7 @@ describe(`MCP Inspector ${INSPECTOR_VERSION} web UI: press Cancel during spin`, 
     }, RUN_BOUND_MS);
 
     it(`2026-07-28 over ${transport}, the server's defaults: the call becomes a task and tasks/cancel stops it, no thread killed`, async () => {
-      await withInspector(transport, 'modern', [], async (page) => {
+      await withInspector(transport, 'modern', [], async (page, { sources, wire: http }) => {
         expect(await connect(page, 'modern')).toBe(ERAS.modern);
         await executeSpin(page, SPIN_MS, STAGE_MS);
         await waitForWorkingTask(page);
@@ -140,6 +187,8 @@ describe(`MCP Inspector ${INSPECTOR_VERSION} web UI: press Cancel during spin`, 
         const wire = await protocolView(page);
         await shot(page, `${transport}-2026-07-28-task`);
         expect(wire.taskCancels).toBeGreaterThanOrEqual(1);
+        expect(await sources()).toEqual({ tasks_cancel: 1 });
+        if (http) expect(onTheWire(http)).toMatchObject({ cancelNotifications: 0, taskCancels: 1, call: ['answered'] });
         expect(wire.toolsCall).toBe('OK'); // answered with the task it became
         // Over stdio the Inspector may also send a notifications/cancelled after tasks/cancel (in some runs, not
         // others), for a request no longer in flight: the server ignores each one, and the one job cancelled is
