@@ -100,8 +100,9 @@ async function withInspector(transport: 'stdio' | 'http', era: Era, args: string
   let inspector: Inspector | undefined;
   try {
     inspector = await startInspector(node22, target, era);
-    // Auth is on: without the token the Inspector's API refuses.
+    // Auth is on: without the token, or with another, the Inspector's API refuses (the page, given it, works).
     expect((await fetch(`${inspector.origin}/api/config`)).status).toBe(401);
+    expect((await fetch(`${inspector.origin}/api/config`, { headers: { 'x-mcp-remote-auth': `Bearer ${'0'.repeat(64)}` } })).status).toBe(401);
     const { context, page } = await openInspector(browser, inspector);
     try {
       await body(page, { sources, ...(proxy && { wire: proxy.events }) });
