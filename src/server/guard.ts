@@ -77,6 +77,8 @@ export interface GuardOptions {
    * @default a registry of this guard's own (fits a single connection)
    */
   readonly inputWaits?: InputWaits;
+  /** Whether the SDK aborting a request's signal may mean the client left (see ToolCalls): false for stdio. @default true */
+  readonly abortMeansCancel?: boolean;
 }
 
 export class GuardedTransport extends TransportWrapper {
@@ -105,6 +107,7 @@ export class GuardedTransport extends TransportWrapper {
     this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), {
       ...(options.hooks && { hooks: options.hooks }),
       ...(options.caller !== undefined && { caller: options.caller }),
+      ...(options.abortMeansCancel !== undefined && { abortMeansCancel: options.abortMeansCancel }),
       inputWaits: options.inputWaits ?? new InputWaits(backend),
     });
     this.clientRequests = new OutboundLedger({
