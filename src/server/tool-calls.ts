@@ -53,6 +53,8 @@ export class ToolCalls {
   private readonly silenced = new Set<RequestId>();
   /** The level the client set with `logging/setLevel` (one server per connection, so per session). */
   logLevel: LoggingLevel | undefined;
+  /** Reads {@link logLevel} when a 2025 call logs: one function for every call of the connection. */
+  private readonly sessionLogLevel = (): LoggingLevel | undefined => this.logLevel;
   /** Waiting for no request to be in flight ({@link ToolCalls.whenIdle}). */
   private idleWaiters: (() => void)[] = [];
 
@@ -153,7 +155,7 @@ export class ToolCalls {
     const envelope = envelopeOf(ctx);
     const modern = envelope !== undefined;
     // 2026: the level travels with the request, and a request without one gets no log notifications.
-    const logLevel = modern ? () => envelope.logLevel : () => this.logLevel;
+    const logLevel = modern ? () => envelope.logLevel : this.sessionLogLevel;
     const options = startOptions(request, ctx, logLevel, modern);
     let call: CallHandle;
     let outcome: Promise<WindowAnswer | RoundAnswer>;
