@@ -182,7 +182,11 @@ function asTaskRequested(request: CallToolRequest, ctx: ServerContext): { era: '
   return { era: 'modern', declared: envelope.extensions[TASKS_EXTENSION] !== undefined };
 }
 
-async function handleCall(server: Server, backend: CallBackend, tasks: TaskRunner, scope: ServerScope, request: CallToolRequest, ctx: ServerContext): Promise<unknown> {
+/**
+ * Not async: every path returns the promise it was given, so a call's answer takes no extra promise and no extra
+ * turns to resolve through one; a throw here becomes a rejection in {@link GuardedServer}'s async wrapper.
+ */
+function handleCall(server: Server, backend: CallBackend, tasks: TaskRunner, scope: ServerScope, request: CallToolRequest, ctx: ServerContext): Promise<unknown> {
   const { era, declared } = asTaskRequested(request, ctx);
   const tool = backend.tools.get(request.params.name);
   if (era === 'legacy') {
