@@ -53,4 +53,10 @@ export interface ToolCallOptions {
    * where the guard decides every peer cancel and `ToolCalls.closed` a closed connection. @default true
    */
   readonly abortMeansCancel?: boolean;
+  /**
+   * The cancel reason for calls a closed connection leaves: a 2026 HTTP exchange closing unanswered is the client
+   * closing its response stream ('client disconnected'); a stdio or 2025 session closing is the session ending.
+   * @default 'transport closed'
+   */
+  readonly closeReason?: string;
 }

@@ -79,6 +79,8 @@ export interface GuardOptions {
   readonly inputWaits?: InputWaits;
   /** Whether the SDK aborting a request's signal may mean the client left (see ToolCalls): false for stdio. @default true */
   readonly abortMeansCancel?: boolean;
+  /** The cancel reason for the calls a close leaves (see ToolCallOptions). @default 'transport closed' */
+  readonly closeReason?: string;
 }
 
 export class GuardedTransport extends TransportWrapper {
@@ -108,6 +110,7 @@ export class GuardedTransport extends TransportWrapper {
       ...(options.hooks && { hooks: options.hooks }),
       ...(options.caller !== undefined && { caller: options.caller }),
       ...(options.abortMeansCancel !== undefined && { abortMeansCancel: options.abortMeansCancel }),
+      ...(options.closeReason !== undefined && { closeReason: options.closeReason }),
       inputWaits: options.inputWaits ?? new InputWaits(backend),
     });
     this.clientRequests = new OutboundLedger({

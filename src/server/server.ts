@@ -164,6 +164,9 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
     resources: [{ uri: STATS_URI, name: 'stats', title: 'Executor counters', mimeType: 'application/json', description: 'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …' }],
   }));
 
+  // No templates, but a client that lists resources lists templates too (the Inspector shows an error on -32601).
+  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+
   server.setRequestHandler('resources/read', (request) => {
     // SEP-2164: the error SHOULD name the resource in data.uri.
     if (request.params.uri !== STATS_URI) throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, { uri: request.params.uri });

@@ -70,6 +70,7 @@ export class ToolCalls {
     this.hooks = options.hooks ?? {};
     this.caller = options.caller ?? session;
     this.abortMeansCancel = options.abortMeansCancel ?? true;
+    this.closeReason = options.closeReason ?? 'transport closed';
     this.rounds = new CallRounds(options.inputWaits, backend.tools, this.requests, this.caller);
     this.windows = new WindowedCalls(this.requests, (id, reason) => this.onPeerCancel(id, reason));
   }
@@ -78,6 +79,7 @@ export class ToolCalls {
   readonly caller: string;
   private readonly hooks: ToolCallHooks;
   private readonly abortMeansCancel: boolean;
+  private readonly closeReason: string;
   /** 2026 calls that may ask the client, served in rounds (src/mrtr). */
   private readonly rounds: CallRounds;
   /** 2026 calls that may become tasks (--task-after-ms). */
@@ -239,13 +241,13 @@ export class ToolCalls {
    */
   closed(): number {
     const unanswered = this.callsInFlight();
-    this.backend.cancelSession(this.session, 'transport closed');
+    this.backend.cancelSession(this.session, this.closeReason);
     // 2026 calls that may ask the client are held elsewhere (src/mrtr): those of this connection go too.
     for (const call of this.requests.values()) {
-      if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running')) void this.backend.requestCancel(call.session, call.id, 'transport closed');
+      if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running')) void this.backend.requestCancel(call.session, call.id, this.closeReason);
     }
     // Parked ones too, where the connection is the caller (stdio): no retry can come.
-    if (this.caller === this.session) this.inputWaits.cancelOwner(this.caller, 'transport closed');
+    if (this.caller === this.session) this.inputWaits.cancelOwner(this.caller, this.closeReason);
     return unanswered;
   }
 

@@ -30,6 +30,9 @@ import { originCheck } from './origin.js';
 import { ResponseStreams } from './response-streams.js';
 import { DEFAULTS } from '../../defaults.js';
 
+/** The cancel reason of a 2026 call whose response stream the client closed (metrics: source `closed_stream`). */
+const CLIENT_DISCONNECTED = 'client disconnected';
+
 /** Options for {@link serveHttp}. */
 export interface HttpOptions {
   /**
@@ -140,7 +143,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const modern = createMcpHandler(
     () =>
       createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
-        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller, inputWaits }),
+        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller, inputWaits, closeReason: CLIENT_DISCONNECTED }),
         wraps: true,
         caller,
       }), tasks),
@@ -276,7 +279,7 @@ function cancelOnDisconnect(res: Response, requests: readonly { id: RequestId; m
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.calls.onPeerCancel(id, 'client disconnected');
+    for (const id of ids) guard.calls.onPeerCancel(id, CLIENT_DISCONNECTED);
   });
 }
 
