@@ -11,19 +11,15 @@
  * scenario fails the listing test until it is classified.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { node22Path, reported, resultsIn, runSuite, verdict, type Check, type Run } from './conformance-helpers.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { classifiedScenarioTests, node22Path, resultsIn, runSuite, suitePackage, type Check, type Run } from './conformance-helpers.js';
 import { startHttpServer, type HttpServerProcess } from './helpers.js';
 import { NOT_APPLICABLE_2026 } from './conformance-2026-classes.js';
 
-const require = createRequire(import.meta.url);
-const SUITE_DIR = dirname(require.resolve('conformance-next/package.json'));
-const SUITE_VERSION = (require('conformance-next/package.json') as { version: string }).version;
-const SUITE_CLI = join(SUITE_DIR, 'dist/index.js');
+const { version: SUITE_VERSION, cli: SUITE_CLI } = suitePackage('conformance-next');
 const REVISION = '2026-07-28';
 const fixture = (name: string) => fileURLToPath(new URL(`../dist/test/fixtures/${name}.js`, import.meta.url));
 const suite = (args: string[], boundMs?: number): Promise<Run> => runSuite(SUITE_CLI, args, boundMs);
@@ -84,31 +80,19 @@ afterAll(async () => {
 });
 
 describe(`MCP conformance suite ${SUITE_VERSION}, requirements ${REVISION} and the tasks extension, over Streamable HTTP`, () => {
-  it('is the pinned version, and every server scenario it runs is classified exactly once', async () => {
-    expect(SUITE_VERSION).toBe('0.2.0-alpha.12');
-    const listing = await suite(['list', '--server', '--requirements', REVISION], 30_000);
-    expect(listing.code).toBe(0);
-    const listed = serverScenarios(listing.out);
-    expect(listed).toContain('tasks-lifecycle');
-    const classified = [...APPLICABLE, ...Object.keys(NOT_APPLICABLE_2026)];
-    expect(new Set(classified).size).toBe(classified.length);
-    expect([...listed].sort()).toEqual([...classified].sort());
-    expect([...results.keys()].sort(), allRun.out).toEqual([...classified].sort());
-  });
-
-  it.each(APPLICABLE)('%s passes', (name) => {
-    expect(verdict(results.get(name)), `${name}:\n${JSON.stringify(results.get(name), null, 1)}`).toBe('pass');
-  });
-
-  it.each(Object.keys(NOT_APPLICABLE_2026))('%s does not apply (yet), and fails for that reason', (name) => {
-    const checks = results.get(name) ?? [];
-    expect(checks.length).toBeGreaterThan(0);
-    expect(verdict(checks)).not.toBe('pass');
-    expect(reported(checks), NOT_APPLICABLE_2026[name]!.why).toMatch(NOT_APPLICABLE_2026[name]!.evidence);
-  });
-
-  it('leaves the server running', () => {
-    expect(server.child.exitCode).toBeNull();
-    expect(server.stderr()).not.toMatch(/uncaught|unhandled/i);
+  classifiedScenarioTests({
+    version: SUITE_VERSION,
+    pinned: '0.2.0-alpha.12',
+    listed: async () => {
+      const listing = await suite(['list', '--server', '--requirements', REVISION], 30_000);
+      expect(listing.code).toBe(0);
+      const listed = serverScenarios(listing.out);
+      expect(listed).toContain('tasks-lifecycle');
+      return listed;
+    },
+    applicable: APPLICABLE,
+    notApplicable: NOT_APPLICABLE_2026,
+    notApplicableMeans: 'not a pass',
+    run: () => ({ results, allRun, server }),
   });
 });

@@ -5,10 +5,15 @@
  * network source CI has), resolved once per test run; the server under test
  * stays on the test's own Node.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { expect, it } from 'vitest';
+import type { HttpServerProcess } from './helpers.js';
+import { node22Path } from './node22.js';
+
+export { node22Path };
 
 /** One check a scenario reports in its checks.json. */
 export interface Check {
@@ -21,18 +26,6 @@ export interface Check {
 export interface Run {
   code: number | null;
   out: string;
-}
-
-let node22: Promise<string> | undefined;
-
-/** The path of a Node 22 binary (`npx -y node@22`), fetched once and cached by npx. */
-export function node22Path(): Promise<string> {
-  node22 ??= promisify(execFile)('npx', ['-y', 'node@22', '-p', 'process.execPath'], { timeout: 180_000 }).then(({ stdout }) => {
-    const path = stdout.trim().split('\n').pop()!;
-    if (!path.startsWith('/')) throw new Error(`npx -y node@22 gave no path: ${stdout}`);
-    return path;
-  });
-  return node22;
 }
 
 /** Runs a suite CLI (`dist/index.js` of the package) on Node 22; a hang is killed and reported, not waited for. */
@@ -86,4 +79,67 @@ export function reported(checks: Check[]): string {
     .filter((c) => c.status !== 'SUCCESS' && c.status !== 'INFO')
     .map((c) => `${c.status} ${c.id}: ${c.errorMessage ?? ''}`)
     .join('\n');
+}
+
+/** The suite package `name` (an npm alias works): its version and its CLI. */
+export function suitePackage(name: string): { version: string; cli: string } {
+  const require = createRequire(import.meta.url);
+  const pkg = require.resolve(`${name}/package.json`);
+  return { version: (require(pkg) as { version: string }).version, cli: join(dirname(pkg), 'dist/index.js') };
+}
+
+/** A scenario that tests a feature the server does not have: why, and the failure the suite must report for it. */
+export interface NotApplicable {
+  readonly why: string;
+  readonly evidence: RegExp;
+}
+
+/** What a test file classified and what its one full run produced (read once its `beforeAll` has run). */
+export interface Classified {
+  version: string;
+  pinned: string;
+  /** The scenarios the suite's `list` prints for this run's options. */
+  listed: () => Promise<string[]>;
+  applicable: readonly string[];
+  notApplicable: Record<string, NotApplicable>;
+  /** How a not-applicable scenario must come out: no check passing at all, or simply not a pass (2026: some checks pass). */
+  notApplicableMeans: 'no check passes' | 'not a pass';
+  run: () => { results: Map<string, Check[]>; allRun: Run; server: HttpServerProcess };
+}
+
+/**
+ * The tests every conformance file has, inside its `describe`: the pinned version, every listed scenario
+ * classified exactly once and run once, each applicable one passes, each not-applicable one fails for its
+ * stated reason, and the server is still up.
+ */
+export function classifiedScenarioTests(c: Classified): void {
+  it('is the pinned version, and every scenario it lists is classified exactly once', async () => {
+    expect(c.version).toBe(c.pinned);
+    const listed = await c.listed();
+    const classified = [...c.applicable, ...Object.keys(c.notApplicable)];
+    expect(new Set(classified).size).toBe(classified.length);
+    expect([...listed].sort()).toEqual([...classified].sort());
+    // The full run produced one result for each of them.
+    const { results, allRun } = c.run();
+    expect([...results.keys()].sort(), allRun.out).toEqual([...classified].sort());
+  });
+
+  it.each(c.applicable)('%s passes', (name) => {
+    const checks = c.run().results.get(name);
+    expect(verdict(checks), `${name}:\n${JSON.stringify(checks, null, 1)}`).toBe('pass');
+  });
+
+  it.each(Object.keys(c.notApplicable))('%s does not apply, and fails for that reason', (name) => {
+    const checks = c.run().results.get(name) ?? [];
+    expect(checks.length).toBeGreaterThan(0);
+    if (c.notApplicableMeans === 'no check passes') expect(checks.filter((k) => k.status === 'SUCCESS')).toEqual([]);
+    else expect(verdict(checks)).not.toBe('pass');
+    expect(reported(checks), c.notApplicable[name]!.why).toMatch(c.notApplicable[name]!.evidence);
+  });
+
+  it('leaves the server running', () => {
+    const { server } = c.run();
+    expect(server.child.exitCode).toBeNull();
+    expect(server.stderr()).not.toMatch(/uncaught|unhandled/i);
+  });
 }

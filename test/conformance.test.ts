@@ -7,18 +7,14 @@
  * upgrade that adds a scenario fails the listing test until it is classified.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listedScenarios, node22Path, reported, resultsIn, runSuite, verdict, type Check, type Run } from './conformance-helpers.js';
+import { classifiedScenarioTests, listedScenarios, node22Path, resultsIn, runSuite, suitePackage, verdict, type Check, type NotApplicable, type Run } from './conformance-helpers.js';
 import { startHttpServer, type HttpServerProcess } from './helpers.js';
 
-const require = createRequire(import.meta.url);
-const SUITE_DIR = dirname(require.resolve('@modelcontextprotocol/conformance/package.json'));
-const SUITE_VERSION = (require('@modelcontextprotocol/conformance/package.json') as { version: string }).version;
-const SUITE_CLI = join(SUITE_DIR, 'dist/index.js');
+const { version: SUITE_VERSION, cli: SUITE_CLI } = suitePackage('@modelcontextprotocol/conformance');
 const suite = (args: string[], boundMs?: number): Promise<Run> => runSuite(SUITE_CLI, args, boundMs);
 const CONFORMANCE_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/conformance-tools.js', import.meta.url));
 
@@ -51,7 +47,7 @@ const APPLICABLE = [
  * the failure the suite must report for that reason (so a crash or a hang is not
  * mistaken for "not applicable", and a scenario that starts passing is moved up).
  */
-const NOT_APPLICABLE: Record<string, { why: string; evidence: RegExp }> = {
+const NOT_APPLICABLE: Record<string, NotApplicable> = {
   'completion-complete': { why: 'no prompts or resource templates, so nothing to complete (no completions capability)', evidence: /-32601|Method not found/ },
   'prompts-list': { why: 'the server has no prompts (no prompts capability)', evidence: /-32601|Method not found/ },
   'prompts-get-simple': { why: 'the server has no prompts', evidence: /-32601|Method not found/ },
@@ -89,27 +85,18 @@ afterAll(async () => {
 });
 
 describe(`MCP conformance suite ${SUITE_VERSION} over Streamable HTTP`, () => {
-  it('is the pinned version, and every scenario it lists is classified exactly once', async () => {
-    expect(SUITE_VERSION).toBe('0.1.16');
-    const listing = await suite(['list', '--server'], 30_000);
-    expect(listing.code).toBe(0);
-    const listed = listedScenarios(listing.out);
-    const classified = [...APPLICABLE, ...Object.keys(NOT_APPLICABLE)];
-    expect(new Set(classified).size).toBe(classified.length);
-    expect([...listed].sort()).toEqual([...classified].sort());
-    // The full run produced one result for each of them.
-    expect([...results.keys()].sort(), allRun.out).toEqual([...classified].sort());
-  });
-
-  it.each(APPLICABLE)('%s passes', (name) => {
-    expect(verdict(results.get(name)), `${name}:\n${JSON.stringify(results.get(name), null, 1)}`).toBe('pass');
-  });
-
-  it.each(Object.keys(NOT_APPLICABLE))('%s does not apply, and fails for that reason', (name) => {
-    const checks = results.get(name) ?? [];
-    expect(checks.length).toBeGreaterThan(0);
-    expect(checks.filter((c) => c.status === 'SUCCESS')).toEqual([]);
-    expect(reported(checks), NOT_APPLICABLE[name]!.why).toMatch(NOT_APPLICABLE[name]!.evidence);
+  classifiedScenarioTests({
+    version: SUITE_VERSION,
+    pinned: '0.1.16',
+    listed: async () => {
+      const listing = await suite(['list', '--server'], 30_000);
+      expect(listing.code).toBe(0);
+      return listedScenarios(listing.out);
+    },
+    applicable: APPLICABLE,
+    notApplicable: NOT_APPLICABLE,
+    notApplicableMeans: 'no check passes',
+    run: () => ({ results, allRun, server }),
   });
 
   it('tools-call-with-progress passes every time, not by luck (the last report used to lose the race with the result)', async () => {
@@ -123,9 +110,4 @@ describe(`MCP conformance suite ${SUITE_VERSION} over Streamable HTTP`, () => {
     }
     expect(verdicts).toEqual(Array(runs).fill('0 pass'));
   }, 120_000);
-
-  it('leaves the server running', () => {
-    expect(server.child.exitCode).toBeNull();
-    expect(server.stderr()).not.toMatch(/uncaught|unhandled/i);
-  });
 });

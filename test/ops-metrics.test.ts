@@ -14,6 +14,7 @@ import { httpClient, listening, type Started } from './http-helpers.js';
 import { stdioClient, stopChild, until, type WiredClient } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { frontEnd, startHost, type HostProcess } from './remote-helpers.js';
+import { modernHttp } from './modern-helpers.js';
 
 type Listening = Extract<Started, { kind: 'listening' }>;
 
@@ -203,4 +204,38 @@ describe('--health-port: stdio serve, and a worker host and its front end on Red
     expect(sample(text, 'mcp_cancel_pool_worker_hosts', { role: 'front' })).toBe(1);
     expect((await get(`${hostUrl}/metrics`)).text).toContain('mcp_cancel_pool_queue_wait_seconds_count{role="worker"}');
   }, 240_000);
+});
+
+describe('cancel sources: how each era and transport ends a call is counted by what it was', () => {
+  let server: Listening;
+  beforeAll(async () => {
+    server = await listening(['--threads', '1', '--spare-threads', '1']);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('a 2026 closed response stream counts closed_stream; a 2025 session ended with a call running counts session_close', async () => {
+    const modern = await modernHttp(server.url);
+    await cancelOnFirstProgress((signal, onprogress) => modern.client.callTool({ name: 'spin', arguments: { ms: 30_000 } }, { signal, onprogress }));
+    await modern.close();
+
+    const { client, transport } = await httpClient(server.url);
+    let running!: () => void;
+    const started = new Promise<void>((r) => (running = r));
+    const call = client.callTool({ name: 'spin', arguments: { ms: 30_000 } }, undefined, { onprogress: () => running() }).catch((e: unknown) => e);
+    await started;
+    await transport.terminateSession(); // DELETE: the session ends with the call in it
+    await client.close();
+    await call;
+
+    let text = '';
+    await until(async () => {
+      text = (await get(`${server.url.origin}/metrics`)).text;
+      return sample(text, 'mcp_cancel_pool_calls_total', { tool: 'spin', outcome: 'cancelled' }) === 2;
+    }, 60_000, 'both calls counted cancelled');
+    expect(sample(text, 'mcp_cancel_pool_cancels_total', { source: 'closed_stream' })).toBe(1);
+    expect(sample(text, 'mcp_cancel_pool_cancels_total', { source: 'session_close' })).toBe(1);
+    expect(sample(text, 'mcp_cancel_pool_cancels_total', { source: 'notification' }) ?? 0).toBe(0);
+  }, 120_000);
 });

@@ -43,6 +43,7 @@ class Fake {
     failIfNoHost: async () => (this.calls.push('failIfNoHost'), this.noHostWins),
     failIfJobless: async () => (this.calls.push('failIfJobless'), true),
     retire: async () => void this.calls.push('retire'),
+    owner: async () => 'F',
   };
   readonly ctx: RemoteContext = {
     frontId: 'F',
@@ -56,6 +57,8 @@ class Fake {
     refusal: () => this.refusal,
     enqueue: async (_jobId, data) => (this.calls.push('enqueue'), (this.enqueued = data), this.enqueue.promise),
     dequeue: () => void this.calls.push('dequeue'),
+    reply: (_jobId, a) => void this.calls.push(`reply ${a}`),
+    released: () => void this.calls.push('released'),
     submitted: () => undefined,
     stopping: (_jobId: string, host: string | undefined) => void this.calls.push(`stopping on ${host}`),
     settled: (_call, jobId) => (this.settledWith = { jobId }),

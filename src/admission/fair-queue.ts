@@ -16,6 +16,7 @@ export type FairQueueOptions = QueueAddOptions & {
 interface Item {
   readonly run: RunFunction;
   readonly id: string | undefined;
+  readonly session: string;
   priority: number;
 }
 
@@ -35,7 +36,7 @@ export class FairQueue {
       list = [];
       this.sessions.set(session, list);
     }
-    const item: Item = { run, id: options?.id, priority: options?.priority ?? 0 };
+    const item: Item = { run, id: options?.id, session, priority: options?.priority ?? 0 };
     // Insert after every item of the same or higher priority: FIFO among equals.
     let at = list.length;
     while (at > 0 && list[at - 1]!.priority < item.priority) at--;
@@ -44,17 +45,20 @@ export class FairQueue {
   }
 
   dequeue(): RunFunction | undefined {
-    let best: [string, Item[]] | undefined;
-    for (const entry of this.sessions) {
-      if (!best || entry[1][0]!.priority > best[1][0]!.priority) best = entry;
+    // Over the lists only (no [key, value] pair per session): this runs for every call that waited.
+    let best: Item[] | undefined;
+    for (const list of this.sessions.values()) {
+      if (!best || list[0]!.priority > best[0]!.priority) best = list;
     }
     if (!best) return undefined;
-    const [session, list] = best;
-    const item = list.shift()!;
+    const item = best.shift()!;
     this.total--;
-    // The session that just ran goes to the back of the rotation.
-    this.sessions.delete(session);
-    if (list.length > 0) this.sessions.set(session, list);
+    // The session that just ran goes to the back of the rotation (with one session left, it already is).
+    if (best.length === 0) this.sessions.delete(item.session);
+    else if (this.sessions.size > 1) {
+      this.sessions.delete(item.session);
+      this.sessions.set(item.session, best);
+    }
     return item.run;
   }
 

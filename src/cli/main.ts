@@ -9,16 +9,15 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { Executor } from '../executor/executor.js';
 import { newWireStats } from '../server/guard.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
-import { serveStdio, STDIO_SESSION } from '../transport/stdio/serve.js';
-import { InputWaits } from '../mrtr/input-waits.js';
+import { serveStdio } from '../transport/stdio/serve.js';
+import type { InputWaits } from '../mrtr/input-waits.js';
 import { readKeyFile } from '../mrtr/request-state.js';
-import { TaskRunner } from '../tasks/runner.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
-import { describeBackend, openQueueBackend, queueTaskStore, redisConfigOf } from './serve-remote.js';
-import { QueueBackend } from '../remote/queue-backend.js';
+import { describeBackend, openQueueBackend, redisConfigOf } from './serve-remote.js';
+import { serveInputWaits, serveTasks } from './serve-tasks.js';
 import { SENTINEL_NAME_HELP, SENTINEL_PASSWORD_HELP, SENTINELS_HELP } from './sentinel-help.js';
 import { UsageError } from './usage-error.js';
 import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
@@ -198,25 +197,13 @@ program
     );
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
-    const taskLimits = {
-      maxWorkingTasksPerSession: flags.maxWorkingTasksPerSession,
-      maxWorkingTasks: flags.maxWorkingTasks,
-      maxFinishedTaskBytes: flags.maxFinishedTaskBytes,
-      defaultTtlMs: flags.taskTtlMs,
-      maxTtlMs: flags.maxTaskTtlMs,
-    };
-    const tasks = new TaskRunner(executor, {
-      ...taskLimits,
-      // With --redis the tasks live in Redis: every front end of the queue reads and cancels them (README "Many hosts").
-      ...(backend instanceof QueueBackend && { store: queueTaskStore(backend, taskLimits) }),
-      taskAfterMs: flags.taskAfterMs,
-      inputWaitMs: flags.inputWaitMs,
-      onOwnerClosed: (owner, cancelled) => {
-        // A stdio connection's close is the shutdown: its line says what it cancelled.
-        if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);
-      },
-    });
-    const inputWaits = new InputWaits(executor, { waitMs: flags.inputWaitMs, ...(mrtrKey && { key: mrtrKey }) });
+    const tasks = serveTasks(backend, executor, flags, log);
+    let inputWaits: InputWaits;
+    try {
+      inputWaits = serveInputWaits(backend, executor, flags.inputWaitMs, mrtrKey);
+    } catch (error) {
+      command.error(`[mcp-cancel-pool] ${(error as Error).message}`);
+    }
     /** Stops serving; `cancelled` is what the close of a stdio connection cancelled (HTTP: counted here, before the close). */
     const stop = async (why: string, close: () => Promise<void>, cancelled?: { calls: number; tasks: number }) => {
       if (stopping) return;

@@ -20,6 +20,8 @@ import type { CallHandle, ClientRequestHandler, JobOutcome, StartOptions } from 
 import type { ClientRequestMethod } from '../stages/tool.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import { startOptions, type HandlerExtra } from '../server/call-options.js';
+import { abortableAsk, type AnswerAsk } from './abortable-ask.js';
+import type { ParkedCall, ParkedQuestion } from './shared-parking.js';
 
 /** The request a round is served in. */
 export interface Exchange {
@@ -43,8 +45,7 @@ export type Round = { readonly kind: 'outcome'; readonly outcome: JobOutcome } |
 export const CAPABILITY: Record<ClientRequestMethod, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
 
 interface Ask extends InputRequest {
-  readonly resolve: (result: Record<string, unknown>) => void;
-  readonly reject: (error: Error) => void;
+  readonly resolve: AnswerAsk;
 }
 
 export class InputCall {
@@ -61,10 +62,17 @@ export class InputCall {
   /** Wakes the round waiting for the job's next ask. */
   private woken: (() => void) | undefined;
 
+  /** Keys of a call adopted from another front end, for its open asks as they are handed over (in order). */
+  private readonly presetKeys: string[];
+
+  /** `adopted`: the call was parked by another front end and `call` takes over its job (shared-parking.ts). */
   constructor(
     readonly call: CallHandle,
     first: Exchange,
+    adopted?: ParkedCall,
   ) {
+    this.presetKeys = adopted?.questions.map((q) => q.key) ?? [];
+    if (adopted) this.nextKey = adopted.nextKey;
     this.capabilities = first.capabilities;
     this.toolName = first.request.params.name;
     this.enter(first);
@@ -99,6 +107,16 @@ export class InputCall {
       this.reports = undefined;
       return { kind: 'input', inputRequests: Object.fromEntries([...this.asks].map(([key, a]) => [key, { method: a.method, params: a.params }])) };
     }
+  }
+
+  /** The open questions, in the order they were asked (what another front end needs to resume the call). */
+  questions(): ParkedQuestion[] {
+    return [...this.asks].map(([key, a]) => ({ key, method: a.method, params: a.params }));
+  }
+
+  /** The number the call's next key gets. */
+  get keyCounter(): number {
+    return this.nextKey;
   }
 
   /** The keys the parked call waits for, with the method each must answer. */
@@ -138,26 +156,13 @@ export class InputCall {
       this.missingCapability ??= capability;
       return Promise.reject(new Error(`${method}: the client did not declare the '${capability}' capability in this request's clientCapabilities`));
     }
-    return new Promise((resolve, reject) => {
-      const key = `${capability}-${this.nextKey++}`;
-      const stop = () => {
-        this.asks.delete(key);
-        reject(new Error(`${method} not needed: the call stopped`));
-      };
-      if (signal.aborted) return stop();
-      signal.addEventListener('abort', stop, { once: true });
-      this.asks.set(key, {
-        method,
-        params,
-        resolve: (result) => {
-          signal.removeEventListener('abort', stop);
-          resolve(result);
-        },
-        reject,
-      });
+    const key = this.presetKeys.shift() ?? `${capability}-${this.nextKey++}`;
+    const asked = abortableAsk(signal, `${method} not needed: the call stopped`, (resolve) => this.asks.set(key, { method, params, resolve }), () => this.asks.delete(key));
+    if (this.asks.has(key)) {
       const wake = this.woken;
       this.woken = undefined;
       wake?.();
-    });
+    }
+    return asked;
   };
 }

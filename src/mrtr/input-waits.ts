@@ -13,8 +13,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallBackend, CallHandle } from '../backend/backend.js';
-import type { InputCall } from './input-call.js';
+import { InputCall, type Exchange } from './input-call.js';
 import { RequestStateSigner, isRefusal, type StateRefusal } from './request-state.js';
+import type { SharedParking } from './shared-parking.js';
 
 /** The backend session of every 2026 call of a tool that may ask the client. */
 export const INPUT_WAIT_SESSION = 'input-waits';
@@ -31,6 +32,12 @@ export interface InputWaitsOptions {
    * @default 60000
    */
   readonly waitMs?: number;
+  /**
+   * Parked calls shared by the front ends of a cluster (with `--redis`): a
+   * retry on any of them resumes the call (see shared-parking.ts). Then
+   * `key` must be the same on every front end.
+   */
+  readonly shared?: SharedParking;
 }
 
 /** Counters of `executor://stats`. */
@@ -41,6 +48,8 @@ export interface InputWaitStats {
   inputWaiting: number;
   /** Retries that resumed a parked call. */
   inputRetries: number;
+  /** Of those, retries that resumed a call parked by another front end (with --redis). */
+  inputAdopted: number;
   /** Parked calls cancelled because no retry came within the wait. */
   inputWaitsExpired: number;
   /** Retries refused: a forged, altered, expired, replayed or foreign `requestState`. */
@@ -49,8 +58,21 @@ export interface InputWaitStats {
 
 /** A refused retry: `reason` is stable (`data.reason` on the wire). */
 export interface RetryRefusal {
-  readonly reason: StateRefusal['code'] | 'used' | 'invalid_responses';
+  readonly reason: StateRefusal['code'] | 'used' | 'gone' | 'invalid_responses';
   readonly message: string;
+}
+
+/**
+ * A retry whose state verified, with shared parking: the call may be parked
+ * here (`local`) or on another front end; Redis decides in the handler
+ * ({@link InputWaits.resume}), since only one retry of a state may resume it.
+ */
+export interface PendingClaim {
+  readonly wait: string;
+  readonly caller: string;
+  readonly local: InputCall | undefined;
+  /** Vets the retry's answers against the call's questions. */
+  readonly check?: (input: InputCall) => string | undefined;
 }
 
 interface Parked {
@@ -66,15 +88,17 @@ interface Parked {
  */
 export class InputWaits {
   private readonly signer: RequestStateSigner;
+  private readonly shared: SharedParking | undefined;
   private readonly waitMs: number;
   private readonly parked = new Map<string, Parked>();
-  private readonly counters = { inputRequired: 0, inputRetries: 0, inputWaitsExpired: 0, requestStatesRefused: 0 };
+  private readonly counters = { inputRequired: 0, inputRetries: 0, inputAdopted: 0, inputWaitsExpired: 0, requestStatesRefused: 0 };
 
   constructor(
     private readonly backend: CallBackend,
     options: InputWaitsOptions = {},
   ) {
     this.signer = new RequestStateSigner(options.key);
+    this.shared = options.shared;
     this.waitMs = options.waitMs ?? 60_000;
     if (!Number.isInteger(this.waitMs) || this.waitMs < 1) throw new RangeError(`input wait must be a positive integer of ms (got ${this.waitMs})`);
   }
@@ -84,9 +108,10 @@ export class InputWaits {
     return this.backend.reserve(INPUT_WAIT_SESSION, randomUUID());
   }
 
-  /** Parks `input` for `caller`'s retry; returns the `requestState` to send. */
-  park(input: InputCall, caller: string): string {
-    const wait = randomUUID();
+  /** Parks `input` for `caller`'s retry (shared first, when it is); returns the `requestState` to send. */
+  async park(input: InputCall, caller: string, wait: string = randomUUID()): Promise<string> {
+    // Shared before the answer leaves: the retry may reach another front end at once.
+    if (this.shared) await this.shared.share(wait, input.call, { caller, tool: input.tool, questions: input.questions(), nextKey: input.keyCounter }, this.waitMs).catch(() => false);
     const expiresAt = Date.now() + this.waitMs;
     const timer = setTimeout(() => this.expire(wait), this.waitMs);
     timer.unref(); // a wait never keeps the process alive
@@ -100,14 +125,24 @@ export class InputWaits {
    * second retry finds it), or why not. `check` vets the retry's answers
    * first: a retry it refuses leaves the call parked, for a correct retry.
    */
-  claim(state: string, caller: string, tool: string, check?: (input: InputCall) => string | undefined): InputCall | RetryRefusal {
+  claim(state: string, caller: string, tool: string, check?: (input: InputCall) => string | undefined): InputCall | RetryRefusal | PendingClaim {
     const opened = this.signer.open(state, caller, tool);
     if (isRefusal(opened)) {
       // After the expiry but before its timer ran: the wait ends now, as the timer would end it.
       if (opened.wait !== undefined) this.expire(opened.wait);
       return this.refuse(opened.code, opened.message);
     }
-    const parked = this.parked.get(opened.wait);
+    let parked = this.parked.get(opened.wait);
+    if (parked && this.shared && !live(parked)) {
+      // Adopted by a retry on another front end (this call let go), or ended: nothing of it is here any more.
+      this.drop(opened.wait, parked);
+      parked = undefined;
+    }
+    if (this.shared && (!parked || parked.caller === caller)) {
+      const problem = parked && check?.(parked.input);
+      if (problem) return this.refuse('invalid_responses', problem);
+      return { wait: opened.wait, caller, local: parked?.input, ...(check && { check }) };
+    }
     if (!parked || parked.caller !== caller) return this.refuse('used', 'requestState was already used by an earlier retry (each one resumes its call once)');
     const problem = check?.(parked.input);
     if (problem !== undefined) return this.refuse('invalid_responses', problem);
@@ -115,6 +150,41 @@ export class InputWaits {
     clearTimeout(parked.timer);
     this.counters.inputRetries++;
     return parked.input;
+  }
+
+  /**
+   * Decides a {@link PendingClaim} by the one adoption in Redis: the call
+   * parked here, or the one parked elsewhere taken over into `fresh` (a
+   * reservation of this front end) and resumed in `exchange`.
+   */
+  async resume(claim: PendingClaim, tool: string, fresh: CallHandle | undefined, exchange: Exchange): Promise<InputCall | RetryRefusal> {
+    const handle = claim.local?.call ?? fresh;
+    if (!this.shared || !handle) return this.refuse('used', 'requestState was already used by an earlier retry (each one resumes its call once)');
+    const got = await this.shared.adopt(claim.wait, handle).catch((e: unknown) => ({ reason: 'gone' as const, message: String(e) }));
+    const here = this.parked.get(claim.wait);
+    if ('reason' in got) {
+      if (here) this.drop(claim.wait, here); // taken by a retry elsewhere: its job is that front end's now
+      fresh?.abandon();
+      return this.refuse(got.reason, got.message);
+    }
+    if (claim.local) {
+      if (here) this.drop(claim.wait, here);
+      this.counters.inputRetries++;
+      return claim.local;
+    }
+    if (got.caller !== claim.caller || got.tool !== tool) {
+      void this.backend.requestCancel(fresh!.session, fresh!.id, 'parked call of another caller');
+      return this.refuse('forged', 'requestState names a call parked for another caller or tool');
+    }
+    const input = new InputCall(fresh!, exchange, got);
+    const problem = claim.check?.(input);
+    if (problem !== undefined) {
+      await this.park(input, claim.caller, claim.wait); // ours now: parked here for a correct retry, anywhere
+      return this.refuse('invalid_responses', problem);
+    }
+    this.counters.inputRetries++;
+    this.counters.inputAdopted++;
+    return input;
   }
 
   /** A retry refused before its state could be opened (counted with the rest). */
@@ -129,7 +199,10 @@ export class InputWaits {
   }
 
   stats(): InputWaitStats {
-    return { ...this.counters, inputWaiting: this.parked.size };
+    // A call adopted by another front end's retry has let go here (its state reads cancelled): it waits no more.
+    let waiting = 0;
+    for (const p of this.parked.values()) if (live(p)) waiting++;
+    return { ...this.counters, inputWaiting: waiting };
   }
 
   /** Stops the timers (the backend's close cancels the parked jobs). */
@@ -143,9 +216,25 @@ export class InputWaits {
     if (p) this.cancel(wait, p, `no retry within ${this.waitMs} ms (--input-wait-ms)`, true);
   }
 
-  private cancel(wait: string, p: Parked, reason: string, expired = false): void {
-    this.parked.delete(wait);
+  private drop(wait: string, p: Parked): void {
+    if (this.parked.get(wait) === p) this.parked.delete(wait);
     clearTimeout(p.timer);
+  }
+
+  private cancel(wait: string, p: Parked, reason: string, expired = false): void {
+    this.drop(wait, p);
+    if (this.shared) {
+      // The one step a retry's adoption also takes: a call adopted elsewhere is not ours to cancel any more.
+      void this.shared.unpark(wait).then(
+        (won) => won && this.cancelJob(p, reason, expired),
+        () => this.cancelJob(p, reason, expired), // Redis away: so is any adoption; the cancel decides in Redis or here
+      );
+      return;
+    }
+    this.cancelJob(p, reason, expired);
+  }
+
+  private cancelJob(p: Parked, reason: string, expired: boolean): void {
     const { session, id, state } = p.input.call;
     // A job that ended while parked (its deadline, a failure) has nothing to cancel: no late cancel to count.
     if (state !== 'queued' && state !== 'running') return;
@@ -153,4 +242,10 @@ export class InputWaits {
       if (expired && (result === 'cancelled-queued' || result === 'cancelled-running')) this.counters.inputWaitsExpired++;
     });
   }
+}
+
+/** Whether a parked call's job may still be resumed from here. */
+function live(p: Parked): boolean {
+  const state = p.input.call.state;
+  return state === 'queued' || state === 'running';
 }

@@ -7,7 +7,7 @@
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, specTypeSchemas, type ServerContext } from '@modelcontextprotocol/server';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import type { InputCall } from './input-call.js';
-import type { InputWaits, RetryRefusal } from './input-waits.js';
+import type { InputWaits, PendingClaim, RetryRefusal } from './input-waits.js';
 
 /** The result type each kind of question must be answered with. */
 const RESULT: Record<ClientRequestMethod, 'ElicitResult' | 'CreateMessageResult' | 'ListRootsResult'> = {
@@ -29,7 +29,12 @@ export function capabilitiesOf(ctx: ServerContext): Readonly<Record<string, unkn
 }
 
 /** What the door does with a 2026 call: not a retry, a retry that resumes `input`, or a refusal. */
-export type RetryAdmission = { readonly kind: 'fresh' } | { readonly kind: 'resume'; readonly input: InputCall } | ({ readonly kind: 'refuse' } & RetryRefusal);
+export type RetryAdmission =
+  | { readonly kind: 'fresh' }
+  | { readonly kind: 'resume'; readonly input: InputCall }
+  /** Shared parking: Redis decides in the handler whether this retry resumes the call (InputWaits.resume). */
+  | { readonly kind: 'pending'; readonly claim: PendingClaim }
+  | ({ readonly kind: 'refuse' } & RetryRefusal);
 
 /** Matches a 2026 call to its parked call when it is a retry. */
 export function admitRetry(waits: InputWaits, params: Record<string, unknown>, caller: string): RetryAdmission {
@@ -37,7 +42,8 @@ export function admitRetry(waits: InputWaits, params: Record<string, unknown>, c
   if (requestState === undefined) return { kind: 'fresh' };
   if (typeof requestState !== 'string') return { kind: 'refuse', ...waits.refuse('forged', 'requestState must be the string the server sent') };
   const claimed = waits.claim(requestState, caller, name, (input) => responsesProblem(input.pending(), inputResponses));
-  return 'reason' in claimed ? { kind: 'refuse', ...claimed } : { kind: 'resume', input: claimed };
+  if ('reason' in claimed) return { kind: 'refuse', ...claimed };
+  return 'wait' in claimed ? { kind: 'pending', claim: claimed } : { kind: 'resume', input: claimed };
 }
 
 /**

@@ -2,8 +2,9 @@
  * The front end's metrics seam: a {@link CallBackend} that passes everything
  * to the real one and notes, per call, who asked for its cancel, so that a
  * cancel that wins is counted once by its source when the outcome settles.
- * Sources are told apart by who calls: `cancelSession` is a session (or the
- * server) closing; `requestCancel` carries the reason its caller gave.
+ * Sources are told apart by the reason given, and by who calls: `cancelSession`
+ * is a session (or the server) closing unless its reason says a 2026 exchange
+ * closed (a closed stream); `requestCancel` carries the reason its caller gave.
  */
 import type { CallBackend, CallHandle, CallState, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
@@ -14,6 +15,8 @@ const SOURCE_OF_REASON: Readonly<Record<string, CancelSource>> = {
   'tasks/cancel': 'tasks_cancel',
   'client disconnected': 'closed_stream',
   'session closed': 'session_close',
+  // A stdio connection or a 2025 session's transport closing (a 2026 exchange closing says 'client disconnected').
+  'transport closed': 'session_close',
   'task expired': 'task_expired',
 };
 
@@ -56,7 +59,9 @@ export function instrumentBackend<B extends CallBackend>(backend: B, metrics: Me
       return backend.requestCancel(session, id, reason);
     },
     cancelSession(session, reason) {
-      for (const id of live.get(session)?.keys() ?? []) note(session, id, 'session_close');
+      // A 2026 exchange closing unanswered is a closed stream; any other connection closing ends its session.
+      const source = (reason !== undefined && SOURCE_OF_REASON[reason]) || 'session_close';
+      for (const id of live.get(session)?.keys() ?? []) note(session, id, source);
       return backend.cancelSession(session, reason);
     },
     callsInFlight: (session) => backend.callsInFlight(session),

@@ -13,8 +13,8 @@ import { RedisConfigError } from '../errors.js';
 /** Fewer bytes than this is a password, not a key. */
 const MIN_KEY_BYTES = 32;
 
-/** What is signed: a job's data, or a message on a front end's channel. */
-export type SignedKind = 'job' | 'message';
+/** What is signed: a job's data, a message on a front end's channel, a front end's reply to a host's ask, a parked call's record. */
+export type SignedKind = 'job' | 'message' | 'reply' | 'park';
 
 export class ClusterKey {
   private constructor(private readonly key: Buffer) {}
@@ -41,6 +41,11 @@ export class ClusterKey {
   sign(kind: SignedKind, jobId: string, body: unknown): string {
     // JSON.stringify of parsed JSON reproduces the text it was parsed from, so both ends sign the same bytes.
     return createHmac('sha256', this.key).update(`${kind}\n${jobId}\n`).update(JSON.stringify(body)).digest('base64url');
+  }
+
+  /** A key for another purpose (e.g. signing 2026 requestStates), the same on every holder of this key, and not this key. */
+  derive(purpose: string): Buffer {
+    return createHmac('sha256', this.key).update(`derive\n${purpose}`).digest();
   }
 
   /** Whether `mac` is `body`'s, compared in constant time. */

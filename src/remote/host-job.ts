@@ -40,7 +40,8 @@ export class HostJob {
   constructor(
     readonly jobId: string,
     readonly token: string,
-    readonly front: string,
+    /** The front end that owns the job (a 2026 retry may move it: see ADOPT in ask-lua.ts). */
+    public front: string,
   ) {
     this.released = new Promise((resolve) => (this.release = resolve));
   }

@@ -5,23 +5,26 @@
  */
 import type { Redis } from 'ioredis';
 import { RemoteKeys } from './keys.js';
+import { ADOPT, REPLY } from './ask-lua.js';
 import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
 
 const SCRIPTS = {
   mcpCreate: [2, CREATE],
-  mcpTake: [2, TAKE],
+  mcpTake: [1, TAKE],
   mcpRespond: [1, RESPOND],
   mcpReport: [1, REPORT],
   mcpCancel: [1, CANCEL],
   mcpRetire: [1, RETIRE],
   mcpNoHost: [1, NO_HOST],
   mcpRefuse: [1, REFUSE],
-  mcpCheck: [2, CHECK],
+  mcpCheck: [1, CHECK],
   mcpHostBeat: [1, HOST_BEAT],
   mcpLiveHosts: [1, LIVE_HOSTS],
   mcpProbe: [2, PROBE],
   mcpLost: [2, LOST],
   mcpJobless: [2, JOBLESS],
+  mcpReply: [1, REPLY],
+  mcpAdopt: [1, ADOPT],
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -45,7 +48,7 @@ export type ProbeResult = { state: 'running' | 'hostless'; host: string } | { st
 export const JOB_STATE_TTL_MS = 24 * 3600_000;
 
 /** The job-state operations a front end's {@link RemoteCall} uses (a fake stands in for it in the unit tests). */
-export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe' | 'failIfLost' | 'failIfNoHost' | 'failIfJobless' | 'retire'>;
+export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe' | 'failIfLost' | 'failIfNoHost' | 'failIfJobless' | 'retire' | 'owner'>;
 
 export class JobStates {
   readonly keys: RemoteKeys;
@@ -68,19 +71,25 @@ export class JobStates {
     await this.call('mcpCreate', this.keys.job(jobId), this.keys.front(frontId), frontId, JOB_STATE_TTL_MS, taskId === undefined ? '' : this.keys.task(taskId));
   }
 
-  /** queued → running for this host (or a takeover after a stalled host); the front end is told. */
+  /*
+   * take, respond, report and check are told the front end the job's data
+   * names; Redis knows which one owns the job now (a 2026 retry may have moved
+   * it to another front end, ask-lua.ts), and that one wins.
+   */
+
+  /** queued → running for this host (or a takeover after a stalled host); the owning front end is told. */
   take(jobId: string, frontId: string, hostId: string, token: string): Promise<TakeResult> {
-    return this.call('mcpTake', this.keys.job(jobId), this.keys.front(frontId), hostId, token, this.keys.cancelChannel, jobId, this.keys.frontChannel(frontId)) as Promise<TakeResult>;
+    return this.call('mcpTake', this.keys.job(jobId), hostId, token, this.keys.cancelChannel, jobId, this.keys.front(''), this.keys.frontChannel(''), frontId) as Promise<TakeResult>;
   }
 
-  /** running → responding for the token's holder, publishing `message` to the front end in the same step. */
+  /** running → responding for the token's holder, publishing `message` to the owning front end in the same step. */
   async respond(jobId: string, frontId: string, token: string, message: string): Promise<boolean> {
-    return (await this.call('mcpRespond', this.keys.job(jobId), token, this.keys.frontChannel(frontId), message)) === 1;
+    return (await this.call('mcpRespond', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId)) === 1;
   }
 
-  /** Publishes a report to the front end only while the token's holder runs the job. */
+  /** Publishes a report to the owning front end only while the token's holder runs the job. */
   async report(jobId: string, frontId: string, token: string, message: string): Promise<boolean> {
-    return (await this.call('mcpReport', this.keys.job(jobId), token, this.keys.frontChannel(frontId), message)) === 1;
+    return (await this.call('mcpReport', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId)) === 1;
   }
 
   /** The front end's side of the race: queued|running → cancelled; a running job's host hears of it on the cancel channel. */
@@ -108,7 +117,7 @@ export class JobStates {
 
   /** A host's re-read of a job it runs (also cancels it if its front end is gone). */
   check(jobId: string, frontId: string, token: string): Promise<CheckResult> {
-    return this.call('mcpCheck', this.keys.job(jobId), this.keys.front(frontId), token) as Promise<CheckResult>;
+    return this.call('mcpCheck', this.keys.job(jobId), token, this.keys.front(''), frontId) as Promise<CheckResult>;
   }
 
   /** A host says it is alive for `ttlMs` more (Redis's clock). */
@@ -147,5 +156,37 @@ export class JobStates {
   /** running → failed if the host that holds it is gone. */
   async failIfLost(jobId: string, hostId: string): Promise<boolean> {
     return (await this.call('mcpLost', this.keys.job(jobId), this.keys.host(hostId))) === 1;
+  }
+
+  /** The owning front end's reply to a host's ask (ask-lua.ts): kept in the job's hash and published; false if the job no longer runs for it. */
+  async reply(jobId: string, frontId: string, ask: string, message: string): Promise<boolean> {
+    return (await this.call('mcpReply', this.keys.job(jobId), ask, frontId, this.keys.replyChannel, message)) === 1;
+  }
+
+  /** The replies kept for these asks of a job (null where none came yet): a host's check for a reply message it missed. */
+  async replies(jobId: string, asks: readonly string[]): Promise<(string | null)[]> {
+    return this.redis.hmget(this.keys.job(jobId), ...asks.map((a) => `r:${a}`));
+  }
+
+  /** The front end that owns the job now (undefined if its state is gone). */
+  async owner(jobId: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.job(jobId), 'f')) ?? undefined;
+  }
+
+  /** Records a parked 2026 call for `ttlMs`, so any front end of the queue may adopt it (parking.ts). */
+  async park(wait: string, jobId: string, data: string, ttlMs: number): Promise<void> {
+    const key = this.keys.park(wait);
+    await this.redis.multi().hset(key, 'j', jobId, 'd', data).pexpire(key, ttlMs).exec();
+  }
+
+  /** The one adoption of a parked call by `frontId` (ADOPT in ask-lua.ts). */
+  async adopt(wait: string, frontId: string): Promise<{ found: 'adopted'; data: string; jobId: string } | { found: 'used' | 'gone' }> {
+    const [found, data, jobId] = (await this.call('mcpAdopt', this.keys.park(wait), this.keys.job(''), frontId, this.keys.frontChannel(''), this.keys.cancelChannel)) as [string, string, string];
+    return found === 'adopted' ? { found, data, jobId } : { found: found as 'used' };
+  }
+
+  /** The parking front end's expiry of a parked call: true if it won (no front end adopted it first). */
+  async unpark(wait: string): Promise<boolean> {
+    return (await this.redis.del(this.keys.park(wait))) === 1;
   }
 }

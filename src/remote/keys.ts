@@ -14,7 +14,7 @@ export class RemoteKeys {
   constructor(readonly queue: string) {
     this.prefix = `mcp:${queue}`;
   }
-  /** The per-job state hash: `s` state, `f` front end, `h` host, `k` the taking host's BullMQ lock token, `o` the outcome. */
+  /** The per-job state hash: `s` state, `f` front end, `h` host, `k` the taking host's BullMQ lock token, `o` the outcome, `r:<ask>` a reply to an ask. */
   job(jobId: string): string {
     return `${this.prefix}:job:${jobId}`;
   }
@@ -38,9 +38,17 @@ export class RemoteKeys {
   get cancelChannel(): string {
     return `${this.prefix}:cancel`;
   }
+  /** Pub/sub: front ends' replies to hosts' asks of the client (JSON, see HostReply in messages.ts; every host listens, the job's host takes it). */
+  get replyChannel(): string {
+    return `${this.prefix}:reply`;
+  }
   /** Pub/sub: progress, logs and outcomes for one front end. */
   frontChannel(frontId: string): string {
     return `${this.prefix}:to:${frontId}`;
+  }
+  /** A parked 2026 call's record (parking.ts): `j` its job, `d` what a front end needs to resume it (signed). */
+  park(wait: string): string {
+    return `${this.prefix}:park:${wait}`;
   }
   /** A task record (task-lua.ts): `w` owner, `n` tool, `f` creating front end, `q` order, `j` task JSON, `a` answer JSON, `o` the job's outcome message. */
   task(taskId: string): string {

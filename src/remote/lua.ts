@@ -43,25 +43,34 @@ local function taskHeld()
   return t and redis.call('EXISTS', t) == 1
 end`;
 
+/** Lua: the front end that owns the job in KEYS[1] now (an MRTR retry may have moved it, ask-lua.ts ADOPT), else `named`. */
+const OWNER = `
+local function owner(named)
+  return redis.call('HGET', KEYS[1], 'f') or named
+end`;
+
 /**
- * KEYS: job, front liveness. ARGV: host id, lock token, cancel channel, job id, front channel.
+ * KEYS: job. ARGV: host id, lock token, cancel channel, job id, front
+ * liveness prefix, front channel prefix, the front end the job's data names.
  * Returns 'running' (taken), 'retaken' (taken over from a host whose lock
  * expired; that host is told to stop), 'orphan' (its front end is gone: now
  * cancelled), 'gone' (no state), or the state that stopped it. A take tells
- * the front end (`t: 'r'`), so it counts the call as running, not queued.
+ * the front end that owns the job (`t: 'r'`), so it counts the call as
+ * running, not queued.
  */
-export const TAKE = `${TASK_HELD}
+export const TAKE = `${TASK_HELD}${OWNER}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'gone' end
 if s ~= 'queued' and s ~= 'running' then return s end
-if redis.call('EXISTS', KEYS[2]) == 0 and not taskHeld() then
+local f = owner(ARGV[7])
+if redis.call('EXISTS', ARGV[5] .. f) == 0 and not taskHeld() then
   redis.call('HSET', KEYS[1], 's', 'cancelled')
   return 'orphan'
 end
 local old = redis.call('HGET', KEYS[1], 'k')
 if s == 'running' and old == ARGV[2] then return 'running' end
 redis.call('HSET', KEYS[1], 's', 'running', 'h', ARGV[1], 'k', ARGV[2])
-redis.call('PUBLISH', ARGV[5], '{"j":' .. cjson.encode(ARGV[4]) .. ',"t":"r","h":' .. cjson.encode(ARGV[1]) .. '}')
+redis.call('PUBLISH', ARGV[6] .. f, '{"j":' .. cjson.encode(ARGV[4]) .. ',"t":"r","h":' .. cjson.encode(ARGV[1]) .. '}')
 if s == 'running' then
   redis.call('PUBLISH', ARGV[3], ARGV[4] .. ' ' .. old)
   return 'retaken'
@@ -69,22 +78,23 @@ end
 return 'running'`;
 
 /**
- * KEYS: job. ARGV: token, front channel, message. running → responding for
- * the token's holder, and the outcome leaves in the same step; a task's job
- * also leaves it in its task record (`o`), if the record has not expired.
+ * KEYS: job. ARGV: token, front channel prefix, message, named front.
+ * running → responding for the token's holder, and the outcome leaves in the
+ * same step, to the front end that owns the job now; a task's job also
+ * leaves it in its task record (`o`), if the record has not expired.
  */
-export const RESPOND = `
+export const RESPOND = `${OWNER}
 if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 's', 'responding', 'o', ARGV[3])
 local t = redis.call('HGET', KEYS[1], 't')
 if t and redis.call('EXISTS', t) == 1 then redis.call('HSET', t, 'o', ARGV[3]) end
-redis.call('PUBLISH', ARGV[2], ARGV[3])
+redis.call('PUBLISH', ARGV[2] .. owner(ARGV[4]), ARGV[3])
 return 1`;
 
-/** KEYS: job. ARGV: token, front channel, message. A progress or log report, published only while the token's holder runs the job. */
-export const REPORT = `
+/** KEYS: job. ARGV: token, front channel prefix, message, named front. A report (or an ask), published to the job's owner only while the token's holder runs the job. */
+export const REPORT = `${OWNER}
 if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
-redis.call('PUBLISH', ARGV[2], ARGV[3])
+redis.call('PUBLISH', ARGV[2] .. owner(ARGV[4]), ARGV[3])
 return 1`;
 
 /**
@@ -132,17 +142,18 @@ redis.call('HSET', KEYS[1], 's', 'failed')
 return 1`;
 
 /**
- * KEYS: job, front liveness. ARGV: token. A host's check of a job it runs:
- * 'running' (still its to run), 'orphan' (its front end is gone: now
- * cancelled), 'retaken' (another host holds it), 'gone' (no state: Redis lost
- * it), or the state that ended it ('cancelled', 'responding', 'failed').
+ * KEYS: job. ARGV: token, front liveness prefix, named front. A host's check
+ * of a job it runs: 'running' (still its to run), 'orphan' (the front end
+ * that owns it is gone: now cancelled), 'retaken' (another host holds it),
+ * 'gone' (no state: Redis lost it), or the state that ended it ('cancelled',
+ * 'responding', 'failed').
  */
-export const CHECK = `${TASK_HELD}
+export const CHECK = `${TASK_HELD}${OWNER}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'gone' end
 if s ~= 'running' then return s end
 if redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 'retaken' end
-if redis.call('EXISTS', KEYS[2]) == 1 or taskHeld() then return 'running' end
+if redis.call('EXISTS', ARGV[2] .. owner(ARGV[3])) == 1 or taskHeld() then return 'running' end
 redis.call('HSET', KEYS[1], 's', 'cancelled')
 return 'orphan'`;
 

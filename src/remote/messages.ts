@@ -1,6 +1,7 @@
 /** What travels between a front end and a worker host: the BullMQ job's data, and the messages on the front end's channel. */
 import type { JobOutcome, LogEntry, ProgressReport } from '../backend/backend.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
+import type { ClientRequestMethod } from '../stages/tool.js';
 import { verified, type ClusterKey } from './cluster-key.js';
 
 /** The default queue name of `serve --redis` and `worker`. */
@@ -22,14 +23,20 @@ export interface RemoteJobData {
   readonly m?: string;
 }
 
-/** On the front end's channel: a take, a report, the outcome, or the end of a stopped job `j`. */
+/** On the front end's channel: a take, a report, an ask of the client, the outcome, or the end of a stopped job `j`. */
 export type FrontMessage =
   /** A host took the job (published by the take script itself). */
   | { readonly j: string; readonly t: 'r'; readonly h: string }
+  /** A 2026 retry moved the job to another front end (published by the adopt script itself; see ask-lua.ts). */
+  | { readonly j: string; readonly t: 'm' }
   /** The job's work stopped on its host after a cancel won (`k`: its thread had to be terminated). */
   | { readonly j: string; readonly t: 's'; readonly k: boolean }
   | { readonly j: string; readonly t: 'p'; readonly r: ProgressReport }
   | { readonly j: string; readonly t: 'l'; readonly e: LogEntry }
+  /** The job's stage asks the client (`ctx.requestClient`); `a` names the ask (random, one per ask), for the reply. */
+  | { readonly j: string; readonly t: 'q'; readonly a: string; readonly q: { readonly method: ClientRequestMethod; readonly params: Record<string, unknown> } }
+  /** The ask `a` is not needed any more (the job stopped on its host, e.g. its deadline): stop asking the client. */
+  | { readonly j: string; readonly t: 'x'; readonly a: string }
   /** The outcome; `h` is the host that ran it. Only sent once the job's Redis state is `responding`. */
   | { readonly j: string; readonly t: 'o'; readonly o: JobOutcome; readonly h: string };
 
@@ -37,7 +44,8 @@ export type FrontMessage =
  * Parses a channel message; undefined if it is not one of ours, or, with a
  * cluster key, if a host's message does not verify. A take (`r`) is
  * published by the take script inside Redis, which holds no key: it is taken
- * unsigned, and it only moves a call from queued to running.
+ * unsigned, and it only moves a call from queued to running; so is a move
+ * (`m`), which a front end believes only once the job's hash says so.
  */
 export function parseFrontMessage(text: string, key?: ClusterKey): FrontMessage | undefined {
   let m: Partial<FrontMessage> & { m?: string };
@@ -46,7 +54,25 @@ export function parseFrontMessage(text: string, key?: ClusterKey): FrontMessage 
   } catch {
     return undefined;
   }
-  if (typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's')) return undefined;
-  if (m.t === 'r') return m as FrontMessage;
+  if (typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's' || m.t === 'q' || m.t === 'x' || m.t === 'm')) return undefined;
+  if ((m.t === 'q' || m.t === 'x') && typeof m.a !== 'string') return undefined;
+  if (m.t === 'r' || m.t === 'm') return m as FrontMessage; // from a script, unsigned; 'm' is checked against the job's owner
   return verified(key, 'message', m.j, m as FrontMessage);
+}
+
+/** A front end's reply to ask `a` of job `j`, on the hosts' reply channel: the client's result `r`, or why there is none `e`. */
+export type HostReply = { readonly j: string; readonly a: string } & ({ readonly r: Record<string, unknown> } | { readonly e: string });
+
+/** Parses a reply; undefined if it is not one; `unverified` if, with a cluster key, it does not verify (forged or altered). */
+export function parseHostReply(text: string, key?: ClusterKey): HostReply | 'unverified' | undefined {
+  let m: Partial<{ j: unknown; a: unknown; r: unknown; e: unknown; m: unknown }>;
+  try {
+    m = JSON.parse(text) as typeof m;
+  } catch {
+    return undefined;
+  }
+  if (m === null || typeof m !== 'object' || typeof m.j !== 'string' || typeof m.a !== 'string') return undefined;
+  const hasResult = typeof m.r === 'object' && m.r !== null && !Array.isArray(m.r);
+  if (!hasResult && typeof m.e !== 'string') return undefined;
+  return verified(key, 'reply', m.j, m as HostReply) ?? 'unverified';
 }

@@ -20,87 +20,28 @@
  * `cancelling`, every other path (Redis stalls, restarts, lost state, lost
  * hosts) ends in `settled{cancelled}`, so nothing is sent by construction.
  */
-import type { CallHandle, CallState, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
-import { checkStart, countSettled, ReportTurn } from '../backend/calls.js';
-import type { InFlightEntry, RequestId } from '../wire/registry.js';
+import type { CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
+import { checkStart } from '../backend/calls.js';
+import type { InFlightEntry } from '../wire/registry.js';
 import { signed } from './cluster-key.js';
+import { FrontAsks, type OpenAsk } from './front-asks.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
 import { taskJobId } from './keys.js';
 import type { RemoteContext } from './remote-context.js';
+import { RemoteCallCore, type Submission } from './remote-call-core.js';
 
-/** A call's job once it has an id: what it runs and whether it reached Redis. */
-interface Submission {
-  readonly jobId: string;
-  readonly options: StartOptions;
-  /** True once the job's state and BullMQ job exist in Redis; false if queuing failed. Never rejects. */
-  readonly inRedis: Promise<boolean>;
-}
-
-/** Where a remote call is: one field, one truth. */
-export type FrontState =
-  | { readonly kind: 'reserved' }
-  | { readonly kind: 'submitting'; readonly job: Submission }
-  | { readonly kind: 'queued'; readonly job: Submission }
-  | { readonly kind: 'running'; readonly job: Submission; readonly host: string; readonly hostlessSince?: number }
-  | { readonly kind: 'cancelling'; readonly job: Submission; readonly from: 'queued' | 'running'; readonly decision: Promise<CancelResult> }
-  | { readonly kind: 'settled'; readonly outcome: JobOutcome };
+export type { FrontState } from './remote-call-core.js';
 
 let sequence = 0;
 /** How long a job's state must be seen without its BullMQ job before the call fails (two looks, not one). */
 export const JOBLESS_GRACE_MS = 1000;
 
-export class RemoteCall implements CallHandle, InFlightEntry {
+export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEntry {
   readonly direction = 'inbound' as const;
-  /** Settles with the outcome (never rejects). */
-  readonly done: Promise<JobOutcome>;
-  private resolve!: (outcome: JobOutcome) => void;
-  private current: FrontState = { kind: 'reserved' };
-  private readonly turn = new ReportTurn();
   /** When the sweep first found the job's state waiting on a BullMQ job that is gone. */
   private joblessSince: number | undefined;
-
-  constructor(
-    private readonly ctx: RemoteContext,
-    readonly session: string,
-    readonly id: RequestId,
-  ) {
-    this.done = new Promise((resolve) => (this.resolve = resolve));
-  }
-
-  /** The discriminated state (for the backend's counts and the tests). */
-  get phase(): FrontState {
-    return this.current;
-  }
-
-  /** {@link CallHandle.state}. */
-  get state(): CallState {
-    const s = this.current;
-    switch (s.kind) {
-      case 'reserved':
-      case 'submitting':
-      case 'queued':
-        return 'queued';
-      case 'running':
-        return 'running';
-      case 'cancelling':
-        return 'cancelling';
-      case 'settled':
-        return s.outcome.kind;
-    }
-  }
-
-  /** The BullMQ job id, once started. */
-  get jobId(): string | undefined {
-    const s = this.current;
-    return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.jobId;
-  }
-
-  /** The task whose job this is (StartOptions.taskId), once started. */
-  get taskId(): string | undefined {
-    const s = this.current;
-    return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.options.taskId;
-  }
-
+  /** Set by {@link adopt}: the job this reservation takes over. */
+  private adoption: { readonly jobId: string; readonly asks: readonly OpenAsk[] } | undefined;
   /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
   stop(reason?: string): boolean {
     if (this.current.kind === 'settled') return false;
@@ -108,9 +49,30 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     return true;
   }
 
-  /** reserved → submitting (or settled{failed} for a call that cannot be queued). */
+  /**
+   * Before start: this reservation takes over job `jobId`, parked by another
+   * front end and now owned by this one in Redis (parking.ts), with the
+   * host's open asks. False if the reservation was cancelled meanwhile (the
+   * job, ours now and wanted by nobody, is stopped).
+   */
+  adopt(jobId: string, asks: readonly OpenAsk[]): boolean {
+    if (this.current.kind !== 'reserved') {
+      this.ctx.states.retire(jobId).catch(() => undefined);
+      return false;
+    }
+    this.adoption = { jobId, asks };
+    return true;
+  }
+
+  /** The job's asks of the client being answered here, in the order they came. */
+  openAsks(): readonly OpenAsk[] {
+    return this.asks?.list() ?? [];
+  }
+
+  /** reserved → submitting (or settled{failed} for a call that cannot be queued); an adopted job: reserved → running. */
   start(options: StartOptions): Promise<JobOutcome> {
     if (this.current.kind !== 'reserved') return this.done;
+    if (this.adoption) return this.startAdopted(this.adoption, options);
     const checked = checkStart(this.ctx.tools, options);
     if ('kind' in checked) return this.settle(checked);
     const refusal = this.ctx.refusal(options);
@@ -171,6 +133,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         const from = s.kind === 'running' ? 'running' : 'queued';
         const decision = s.kind === 'submitting' ? this.afterSubmit(s.job) : this.askRedis(s.job, from);
         this.current = { kind: 'cancelling', job: s.job, from, decision };
+        this.asks?.abortAll('the call was cancelled'); // nothing more is asked of the client, whoever wins
         return decision;
       }
       case 'cancelling':
@@ -179,6 +142,16 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         this.ctx.counters.lateCancelsIgnored++;
         return Promise.resolve('too-late');
     }
+  }
+
+  /** An adopted job runs on its host already: its open asks are handed to the call's handler as if they came now. */
+  private startAdopted(adoption: { readonly jobId: string; readonly asks: readonly OpenAsk[] }, options: StartOptions): Promise<JobOutcome> {
+    const job: Submission = { jobId: adoption.jobId, options, inRedis: Promise.resolve(true) };
+    this.current = { kind: 'running', job, host: '' };
+    this.ctx.submitted(job.jobId, this);
+    this.asks = new FrontAsks(options.onClientRequest, (a, reply) => this.ctx.reply(job.jobId, a, reply));
+    for (const ask of adoption.asks) this.asks.ask(ask.a, ask.method, ask.params);
+    return this.done;
   }
 
   /** A message from the host on this front end's channel. */
@@ -193,6 +166,20 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         return;
       case 's':
         return;
+      case 'x':
+        return this.asks?.withdraw(message.a);
+      case 'm': {
+        // Believed once Redis says so: then the job is another front end's, and this call lets go without a cancel.
+        const jobId = s.job.jobId;
+        return void this.ctx.states.owner(jobId).then((owner) => owner !== undefined && owner !== this.ctx.frontId && this.release(), () => undefined);
+      }
+      case 'q': {
+        if (s.kind === 'cancelling') return; // being stopped: the host's stop rejects the ask there
+        if (s.kind !== 'running') this.current = { kind: 'running', job: s.job, host: '' };
+        const jobId = s.job.jobId;
+        this.asks ??= new FrontAsks(s.job.options.onClientRequest, (a, reply) => this.ctx.reply(jobId, a, reply));
+        return this.asks.ask(message.a, message.q.method, message.q.params);
+      }
     }
     this.ctx.counters.reportsReceived++;
     if (s.kind === 'cancelling') {
@@ -268,32 +255,6 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     }
   }
 
-  /** submitting → queued. */
-  private added(job: Submission): void {
-    if (this.current.kind === 'submitting' && this.current.job === job) this.current = { kind: 'queued', job };
-  }
-
-  /** submitting → settled{failed}: no cancel was asked, so the error is owed. */
-  private submitFailed(job: Submission, why: string): void {
-    if (this.current.kind !== 'submitting' || this.current.job !== job) return;
-    this.settle({ kind: 'failed', code: 'rejected', message: `Redis at ${this.ctx.redisDisplay} failed while queuing the call: ${why}` });
-  }
-
-  /** The host won running → responding in Redis: this outcome is the answer, whatever the client sent since. */
-  private delivered(outcome: JobOutcome): void {
-    const s = this.current;
-    if (s.kind === 'settled' || s.kind === 'reserved') return;
-    if (s.kind === 'cancelling') this.ctx.counters.lateCancelsIgnored++; // completion won the race in Redis
-    this.settle(outcome);
-  }
-
-  /** queued|running → failed (Redis lost it, its host is gone); a call being cancelled ends cancelled instead. */
-  private fail(message: string): void {
-    const s = this.current;
-    if (s.kind === 'cancelling') this.settle({ kind: 'cancelled', from: s.from, hardKilled: false });
-    else this.settle({ kind: 'failed', code: 'crash', message });
-  }
-
   /**
    * A cancel that came while the job was being queued: Redis decides once
    * the job is there; if queuing fails or takes too long, the front end
@@ -333,17 +294,5 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     else this.ctx.stopping(job.jobId, found?.found === 'running' ? found.host : undefined);
     this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
     return wonFrom === 'queued' ? 'cancelled-queued' : 'cancelled-running';
-  }
-
-  private settle(outcome: JobOutcome): Promise<JobOutcome> {
-    const s = this.current;
-    if (s.kind === 'settled') return this.done;
-    this.current = { kind: 'settled', outcome };
-    countSettled(this.ctx.counters, outcome);
-    const job = s.kind === 'reserved' ? undefined : s.job;
-    this.ctx.settled(this, job?.jobId, job?.inRedis);
-    // A report handed on in this turn must leave before the response (typescript-sdk#2580).
-    this.turn.then(() => this.resolve(outcome));
-    return this.done;
   }
 }

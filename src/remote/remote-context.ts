@@ -34,10 +34,14 @@ export interface RemoteContext {
   enqueue(jobId: string, data: RemoteJobData): Promise<void>;
   /** Takes a job off the BullMQ queue if it is still there (best effort: a host that takes it finds it cancelled). */
   dequeue(jobId: string): void;
+  /** Sends the call's reply to its host's ask `a` (signed with the cluster key; dropped if the job no longer runs for this front end). */
+  reply(jobId: string, a: string, reply: { readonly r: Record<string, unknown> } | { readonly e: string }): void;
   /** A job id was given to a call: route its channel messages to it. */
   submitted(jobId: string, call: { receive(message: FrontMessage): void }): void;
   /** A cancel won while the job ran on a host (`host`, if Redis said): its stop is awaited (the `stopping` gauge). */
   stopping(jobId: string, host: string | undefined): void;
+  /** The call's job moved to another front end: it leaves the registry, and its Redis state is left to its new owner. */
+  released(call: InFlightEntry, jobId: string): void;
   /**
    * The call settled: it leaves the registry, and once its submission has
    * settled (whatever it did), its Redis state is retired (a job still queued

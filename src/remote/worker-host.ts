@@ -16,13 +16,14 @@ import { RedisAuthError } from '../errors.js';
 import { DEFAULTS } from '../defaults.js';
 import { Executor } from '../executor/executor.js';
 import type { Job } from '../executor/job.js';
-import type { ExecutorOptions } from '../executor/options.js';
 import { signed, verified, type ClusterKey } from './cluster-key.js';
+import { HostAsks } from './host-asks.js';
+import { closeHost } from './host-close.js';
 import { HostJob } from './host-job.js';
 import { JobStates } from './job-states.js';
 import { HOST_LIVENESS_TTL_MS, Liveness, LIVENESS_REFRESH_MS } from './liveness.js';
 import { DEFAULT_QUEUE, type FrontMessage, type RemoteJobData } from './messages.js';
-import type { SentinelSource } from './sentinel-config.js';
+import type { WorkerHostOptions, WorkerHostStats } from './host-options.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { RedisWatch } from './redis-watch.js';
 
@@ -33,49 +34,7 @@ export const STALLED_INTERVAL_MS = 2500;
 /** How long a SIGTERM'd host lets its running jobs finish before it stops them and exits. */
 export const DRAIN_TIMEOUT_MS = DEFAULTS.hostDrainTimeoutMs;
 
-/** Options for {@link WorkerHost.start}. */
-export interface WorkerHostOptions {
-  /** e.g. `redis://127.0.0.1:6379`, or `rediss://...` for TLS. Messages carry it with its credentials redacted. */
-  readonly redisUrl: string;
-  /** PEM CA certificate(s) the `rediss://` server's certificate must chain to. */
-  readonly redisCaFile?: string;
-  /** Reach the primary through Redis Sentinel (the URL then gives only its credentials and database; see sentinel-config.ts). */
-  readonly redisSentinel?: Omit<SentinelSource, 'env'>;
-  /** @default 'mcp-cancel-pool' */
-  readonly queue?: string;
-  /** The local pool; its `threads` is also the host's BullMQ concurrency. */
-  readonly executor?: ExecutorOptions;
-  /** @default `<hostname>-<pid>-<random>` */
-  readonly hostId?: string;
-  /** @default {@link LOCK_DURATION_MS} */
-  readonly lockDurationMs?: number;
-  /** @default {@link STALLED_INTERVAL_MS} */
-  readonly stalledIntervalMs?: number;
-  /** Where the host says what happens to Redis (never a secret). @default stderr */
-  readonly log?: (message: string) => void;
-  /** Jobs must carry its MAC (else they are refused, never run), and this host signs what it sends front ends. */
-  readonly clusterKey?: ClusterKey;
-}
-
-/** This host's counters. */
-export interface WorkerHostStats {
-  /** Outcomes that left (both CASes won). */
-  answered: number;
-  /** Outcomes dropped because the Redis CAS was lost (the front end's cancel won first). */
-  dropped: number;
-  /** Jobs that were cancelled, orphaned or gone when this host took them (or cancelled during the take): never run. */
-  skipped: number;
-  /** Cancels (messages or the check) that won on the local state word. */
-  cancelsRelayed: number;
-  /** Jobs cancelled because their front end's liveness key expired. */
-  orphansCancelled: number;
-  /** Jobs stopped because their Redis state was gone (Redis restarted without persistence, or flushed). */
-  stateLost: number;
-  /** Cancelled jobs whose work has stopped here (counted, and published in the liveness key, the moment it stops). */
-  stopped: number;
-  /** Jobs whose data did not verify against the cluster key: never run. */
-  refused: number;
-}
+export type { WorkerHostOptions, WorkerHostStats } from './host-options.js';
 
 const SESSION = 'remote';
 
@@ -84,6 +43,8 @@ export class WorkerHost {
   private readonly jobs = new Map<string, HostJob>();
   private sweeper: NodeJS.Timeout | undefined;
   private worker!: Worker<RemoteJobData>;
+  /** The stages' asks of the client, relayed to their front ends (host-asks.ts). */
+  private readonly asks: HostAsks;
 
   private constructor(
     readonly hostId: string,
@@ -95,7 +56,11 @@ export class WorkerHost {
     private readonly liveness: Liveness,
     private readonly key: ClusterKey | undefined,
     private readonly log: (message: string) => void,
-  ) {}
+  ) {
+    this.asks = new HostAsks(states, key, (m) => this.sign(m), (jobId) => {
+      if (this.asks.stats.repliesRefused % 1000 === 1) this.log(`refused a reply to an ask of job ${jobId}: it does not verify against this host's cluster key (forged, or front ends and hosts use different --cluster-key-file); ${this.asks.stats.repliesRefused} refused so far`);
+    });
+  }
 
   /**
    * Checks the URL (throws {@link RedisConfigError}), starts the pool, waits
@@ -133,14 +98,14 @@ export class WorkerHost {
       states.keys.host(hostId),
       HOST_LIVENESS_TTL_MS,
       LIVENESS_REFRESH_MS,
-      () => JSON.stringify({ pid: process.pid, toolPriority: executor.toolPriority.priority, active: host.active, ...host.stats, ...executor.stats() }),
+      () => JSON.stringify({ pid: process.pid, toolPriority: executor.toolPriority.priority, active: host.active, ...host.stats, ...host.asks.stats, ...executor.stats() }),
       () => states.hostBeat(hostId, HOST_LIVENESS_TTL_MS),
     );
     host = new WorkerHost(hostId, executor, redis, cmd, sub, states, liveness, options.clusterKey, log);
     await liveness.start();
     cmd.on('ready', () => void liveness.refresh().catch(() => undefined)); // at once after a Redis restart
-    sub.on('message', (_channel: string, message: string) => host.onCancelMessage(message));
-    await sub.subscribe(states.keys.cancelChannel);
+    sub.on('message', (channel: string, message: string) => (channel === states.keys.replyChannel ? host.asks.onReply(message) : host.onCancelMessage(message)));
+    await sub.subscribe(states.keys.cancelChannel, states.keys.replyChannel);
     host.worker = new Worker<RemoteJobData>(queue, (job, token) => host.process(job, token), {
       connection: { url: redis.url, ...redis.options, maxRetriesPerRequest: null },
       concurrency: executor.threads,
@@ -183,6 +148,7 @@ export class WorkerHost {
       await job.released;
     } finally {
       if (this.jobs.get(jobId) === job && job.state.kind !== 'stopping') this.jobs.delete(jobId);
+      if (!this.jobs.has(jobId)) this.asks.ended(jobId);
     }
   }
 
@@ -208,7 +174,7 @@ export class WorkerHost {
         ...(data.progress && { onProgress: (r: ProgressReport) => this.report(job, { j: jobId, t: 'p', r }) }),
         ...(data.logLevel !== undefined && { onLog: (e: LogEntry) => this.report(job, { j: jobId, t: 'l', e }), logLevel: data.logLevel }),
         liveLogs: data.liveLogs,
-        onClientRequest: () => Promise.reject(new Error('requests to the client (sampling, elicitation, roots) are not relayed from worker hosts')),
+        onClientRequest: this.asks.handler(job),
       });
     } else {
       local.abandon();
@@ -221,6 +187,7 @@ export class WorkerHost {
         // Its work has stopped (the worker thread is back, or was replaced): say so at once, to the front end too.
         job.stopped();
         if (this.jobs.get(jobId) === job) this.jobs.delete(jobId);
+        this.asks.ended(jobId);
         this.stats.stopped++;
         this.publishStats();
         void this.cmd.publish(this.states.keys.frontChannel(job.front), this.sign({ j: jobId, t: 's', k: o.hardKilled })).catch(() => undefined);
@@ -255,10 +222,11 @@ export class WorkerHost {
     await this.states.refuse(jobId).catch(() => undefined);
   }
 
-  /** `<jobId>` (the front end's cancel won in Redis) or `<jobId> <token>` (a stale attempt was taken over). */
+  /** `<jobId>` (the front end's cancel won in Redis), `<jobId> <token>` (a stale attempt was taken over), or `<jobId> > <front>` (moved). */
   private onCancelMessage(message: string): void {
-    const [jobId, token] = message.split(' ');
+    const [jobId, token, front] = message.split(' ');
     const job = this.jobs.get(jobId!);
+    if (job && token === '>' && front) return void (job.front = front); // only where its stop is reported: Redis routes the rest
     if (!job || (token !== undefined && token !== job.token)) return;
     if (job.stop('cancelled at the front end')) this.stats.cancelsRelayed++;
   }
@@ -274,6 +242,7 @@ export class WorkerHost {
       } catch {
         return; // Redis away: try again at the next sweep
       }
+      if (found === 'running') void this.asks.recover(job.jobId).catch(() => undefined);
       if (found === 'running' || found === 'responding') continue;
       if (!job.stop(`its Redis state is ${found}`)) continue;
       if (found === 'orphan') this.stats.orphansCancelled++;
@@ -299,31 +268,9 @@ export class WorkerHost {
   async close(options: { force?: boolean; drainTimeoutMs?: number } = {}): Promise<number> {
     clearInterval(this.sweeper);
     const drain = options.force ? 0 : (options.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
-    const closing = this.worker.close(false).catch(() => undefined); // takes no more jobs
-    let handedBack = 0;
-    // What the drain waits for is this host's jobs, not BullMQ (which waits for Redis, however long it is away).
-    if (!(await within(Promise.all([...this.jobs.values()].map((j) => j.released)), drain))) {
-      // Handed back: stopped here, but their processors never return, so BullMQ does not complete them; their
-      // locks expire and the stalled check puts them back in the queue, where another host retakes them.
-      handedBack = this.active;
-      for (const job of this.jobs.values()) if (job.state.kind === 'running') job.state.local.tryCancel();
-    }
-    if (!(await within(closing, 1000))) await within(this.worker.close(true).catch(() => undefined), 1000);
-    await within(this.executor.close(), 5000);
-    // With jobs handed back, the liveness key is left to expire (HOST_LIVENESS_TTL_MS), so their front ends
-    // wait for the retake (within LOCK_DURATION_MS + STALLED_INTERVAL_MS) instead of failing them as lost.
-    const leaving = handedBack > 0 ? this.liveness.pause() : this.liveness.stop();
-    await within(Promise.all([leaving, this.states.hostGone(this.hostId).catch(() => undefined)]), 1000);
-    this.sub.disconnect();
-    this.cmd.disconnect();
-    return handedBack;
+    const { hostId, worker, executor, liveness, states, cmd, sub } = this;
+    return closeHost({ hostId, worker, executor, liveness, states, cmd, sub, jobs: [...this.jobs.values()] }, drain);
   }
-}
-
-/** True if `p` settled within `ms`. */
-function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]).finally(() => clearTimeout(timer));
 }
 
 function warn(message: string): void {

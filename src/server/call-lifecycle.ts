@@ -5,6 +5,7 @@
  */
 import type { CallHandle } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
+import type { InputWaits } from '../mrtr/input-waits.js';
 
 /** What the transport needs to hear about a call's end. */
 export interface ToolCallHooks {
@@ -36,3 +37,26 @@ export const NOT_A_CALL = null;
  * bookkeeping (abort controllers, HTTP streams) by id alone.
  */
 export type CallTable = Map<RequestId, CallHandle | typeof NOT_A_CALL>;
+
+/** Where a connection's parked 2026 calls are kept, and who sends its requests. */
+export interface ToolCallOptions {
+  readonly hooks?: ToolCallHooks;
+  /**
+   * Who sends this connection's requests (a 2026 `requestState` is bound to it).
+   * @default the session
+   */
+  readonly caller?: string;
+  /** The backend's parked 2026 calls, shared by every connection of that backend (src/mrtr/input-waits.ts). */
+  readonly inputWaits: InputWaits;
+  /**
+   * Whether the SDK aborting `ctx.mcpReq.signal` may mean the client left (a closed 2026 HTTP stream); not over stdio,
+   * where the guard decides every peer cancel and `ToolCalls.closed` a closed connection. @default true
+   */
+  readonly abortMeansCancel?: boolean;
+  /**
+   * The cancel reason for calls a closed connection leaves: a 2026 HTTP exchange closing unanswered is the client
+   * closing its response stream ('client disconnected'); a stdio or 2025 session closing is the session ending.
+   * @default 'transport closed'
+   */
+  readonly closeReason?: string;
+}

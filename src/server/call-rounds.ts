@@ -7,7 +7,7 @@
 import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
 import { InputCall } from '../mrtr/input-call.js';
-import type { InputWaits } from '../mrtr/input-waits.js';
+import type { InputWaits, PendingClaim } from '../mrtr/input-waits.js';
 import { admitRetry, capabilitiesOf } from '../mrtr/retry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import type { RequestId } from '../wire/registry.js';
@@ -18,8 +18,8 @@ import { MISSING_CLIENT_CAPABILITY, wireError } from './wire-errors.js';
 export type RoundAnswer = JobOutcome | { readonly kind: 'input'; readonly answer: Record<string, unknown> };
 
 export class CallRounds {
-  /** 2026 retries admitted at the door, until their handler resumes the parked call. */
-  private readonly resumes = new Map<RequestId, InputCall>();
+  /** 2026 retries admitted at the door, until their handler resumes the parked call (shared parking: once Redis decides). */
+  private readonly resumes = new Map<RequestId, InputCall | { readonly claim: PendingClaim; readonly handle: CallHandle }>();
 
   constructor(
     /** The process's parked calls (one registry for every connection of the backend). */
@@ -43,6 +43,13 @@ export class CallRounds {
       this.resumes.set(id, retry.input);
       return { kind: 'forward' };
     }
+    if (retry.kind === 'pending') {
+      // Parked here or on another front end: the handle a cancel of this retry reaches either way.
+      const handle = retry.claim.local?.call ?? this.waits.reserve();
+      this.requests.set(id, handle);
+      this.resumes.set(id, { claim: retry.claim, handle });
+      return { kind: 'forward' };
+    }
     if (this.tools.get(params.name as string)?.usesClient !== true) return undefined;
     this.requests.set(id, this.waits.reserve());
     return { kind: 'forward' };
@@ -61,9 +68,21 @@ export class CallRounds {
    */
   async serve(id: RequestId, call: CallHandle, request: CallToolRequest, ctx: ServerContext, logLevel: () => LoggingLevel | undefined): Promise<RoundAnswer> {
     const exchange = { request, ctx, capabilities: capabilitiesOf(ctx), logLevel };
-    let input = this.resumes.get(id);
-    if (input) {
+    const resume = this.resumes.get(id);
+    let input: InputCall | undefined;
+    if (resume) {
       this.resumes.delete(id);
+      if (resume instanceof InputCall) input = resume;
+      else {
+        const got = await this.waits.resume(resume.claim, request.params.name, resume.claim.local ? undefined : resume.handle, exchange);
+        if ('reason' in got) {
+          // This request no longer leads to a call: one parked here reads cancelled once a retry elsewhere took it,
+          // and the refusal must still leave.
+          this.requests.set(id, NOT_A_CALL);
+          throw wireError(ErrorCode.InvalidParams, got.message, { reason: got.reason });
+        }
+        input = got;
+      }
       // The SDK lifts the retry's answers out of the params into the context (the door checked them in the params).
       const lifted = (ctx.mcpReq as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses;
       input.answer(lifted ?? (request.params as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses ?? {});
@@ -80,7 +99,7 @@ export class CallRounds {
       return round.outcome;
     }
     this.requests.set(id, NOT_A_CALL);
-    const requestState = this.waits.park(input, this.caller);
+    const requestState = await this.waits.park(input, this.caller);
     return { kind: 'input', answer: { resultType: 'input_required', inputRequests: round.inputRequests, requestState } };
   }
 

@@ -77,6 +77,10 @@ export interface GuardOptions {
    * @default a registry of this guard's own (fits a single connection)
    */
   readonly inputWaits?: InputWaits;
+  /** Whether the SDK aborting a request's signal may mean the client left (see ToolCalls): false for stdio. @default true */
+  readonly abortMeansCancel?: boolean;
+  /** The cancel reason for the calls a close leaves (see ToolCallOptions). @default 'transport closed' */
+  readonly closeReason?: string;
 }
 
 export class GuardedTransport extends TransportWrapper {
@@ -105,6 +109,8 @@ export class GuardedTransport extends TransportWrapper {
     this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), {
       ...(options.hooks && { hooks: options.hooks }),
       ...(options.caller !== undefined && { caller: options.caller }),
+      ...(options.abortMeansCancel !== undefined && { abortMeansCancel: options.abortMeansCancel }),
+      ...(options.closeReason !== undefined && { closeReason: options.closeReason }),
       inputWaits: options.inputWaits ?? new InputWaits(backend),
     });
     this.clientRequests = new OutboundLedger({
@@ -212,12 +218,23 @@ export class GuardedTransport extends TransportWrapper {
     return this.inner.send(message, options as never);
   }
 
-  private async answer(message: JSONRPCResultResponse | JSONRPCErrorResponse, options?: TransportSendOptions): Promise<void> {
-    if (!this.afterAnswered) return this.inner.send(message, options as never);
+  /** Not async itself: without afterAnswered (stdio) a response costs no promise of its own. */
+  private answer(message: JSONRPCResultResponse | JSONRPCErrorResponse, options?: TransportSendOptions): Promise<void> {
+    if (!this.afterAnswered) {
+      try {
+        return this.inner.send(message, options as never);
+      } catch (error) {
+        return Promise.reject(asError(error)); // a throw still reaches the caller as a rejection, as from an async method
+      }
+    }
+    return this.answerThen(this.afterAnswered, message, options);
+  }
+
+  private async answerThen(afterAnswered: (id: RequestId) => void, message: JSONRPCResultResponse | JSONRPCErrorResponse, options?: TransportSendOptions): Promise<void> {
     try {
       await this.inner.send(message, options);
     } finally {
-      this.afterAnswered(message.id as RequestId);
+      afterAnswered(message.id as RequestId);
     }
   }
 }

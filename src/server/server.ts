@@ -164,6 +164,9 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
     resources: [{ uri: STATS_URI, name: 'stats', title: 'Executor counters', mimeType: 'application/json', description: 'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …' }],
   }));
 
+  // No templates, but a client that lists resources lists templates too (the Inspector shows an error on -32601).
+  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+
   server.setRequestHandler('resources/read', (request) => {
     // SEP-2164: the error SHOULD name the resource in data.uri.
     if (request.params.uri !== STATS_URI) throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, { uri: request.params.uri });
@@ -182,7 +185,11 @@ function asTaskRequested(request: CallToolRequest, ctx: ServerContext): { era: '
   return { era: 'modern', declared: envelope.extensions[TASKS_EXTENSION] !== undefined };
 }
 
-async function handleCall(server: Server, backend: CallBackend, tasks: TaskRunner, scope: ServerScope, request: CallToolRequest, ctx: ServerContext): Promise<unknown> {
+/**
+ * Not async: every path returns the promise it was given, so a call's answer takes no extra promise and no extra
+ * turns to resolve through one; a throw here becomes a rejection in {@link GuardedServer}'s async wrapper.
+ */
+function handleCall(server: Server, backend: CallBackend, tasks: TaskRunner, scope: ServerScope, request: CallToolRequest, ctx: ServerContext): Promise<unknown> {
   const { era, declared } = asTaskRequested(request, ctx);
   const tool = backend.tools.get(request.params.name);
   if (era === 'legacy') {

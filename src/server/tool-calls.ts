@@ -32,7 +32,7 @@ import { cancelledNotification } from '../wire/jsonrpc.js';
 import { callParamsProblem } from './call-params.js';
 import { startOptions } from './call-options.js';
 import { resultOf } from './call-result.js';
-import { NOT_A_CALL, type Admission, type CallTable, type LifecycleCounters, type ToolCallHooks } from './call-lifecycle.js';
+import { NOT_A_CALL, type Admission, type CallTable, type LifecycleCounters, type ToolCallHooks, type ToolCallOptions } from './call-lifecycle.js';
 import { CallRounds, type RoundAnswer } from './call-rounds.js';
 import { envelopeOf } from './request-envelope.js';
 import { WindowedCalls, type TaskWindow, type WindowAnswer } from './windowed-calls.js';
@@ -40,23 +40,11 @@ import { wireError, SERVER_BUSY } from './wire-errors.js';
 
 export { SERVER_BUSY };
 export { resultOf } from './call-result.js';
-export type { Admission, LifecycleCounters, ToolCallHooks } from './call-lifecycle.js';
+export type { Admission, LifecycleCounters, ToolCallHooks, ToolCallOptions } from './call-lifecycle.js';
 export type { TaskWindow } from './windowed-calls.js';
 
 /** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
 class CancelledCall extends Error {}
-
-/** Where a connection's parked 2026 calls are kept, and who sends its requests. */
-export interface ToolCallOptions {
-  readonly hooks?: ToolCallHooks;
-  /**
-   * Who sends this connection's requests (a 2026 `requestState` is bound to it).
-   * @default the session
-   */
-  readonly caller?: string;
-  /** The backend's parked 2026 calls, shared by every connection of that backend (src/mrtr/input-waits.ts). */
-  readonly inputWaits: InputWaits;
-}
 
 export class ToolCalls {
   /** Every inbound request of this connection (see {@link CallTable}). */
@@ -65,6 +53,8 @@ export class ToolCalls {
   private readonly silenced = new Set<RequestId>();
   /** The level the client set with `logging/setLevel` (one server per connection, so per session). */
   logLevel: LoggingLevel | undefined;
+  /** Reads {@link logLevel} when a 2025 call logs: one function for every call of the connection. */
+  private readonly sessionLogLevel = (): LoggingLevel | undefined => this.logLevel;
   /** Waiting for no request to be in flight ({@link ToolCalls.whenIdle}). */
   private idleWaiters: (() => void)[] = [];
 
@@ -79,6 +69,8 @@ export class ToolCalls {
   ) {
     this.hooks = options.hooks ?? {};
     this.caller = options.caller ?? session;
+    this.abortMeansCancel = options.abortMeansCancel ?? true;
+    this.closeReason = options.closeReason ?? 'transport closed';
     this.rounds = new CallRounds(options.inputWaits, backend.tools, this.requests, this.caller);
     this.windows = new WindowedCalls(this.requests, (id, reason) => this.onPeerCancel(id, reason));
   }
@@ -86,6 +78,8 @@ export class ToolCalls {
   /** Who sends this connection's requests (a 2026 `requestState` is bound to it). */
   readonly caller: string;
   private readonly hooks: ToolCallHooks;
+  private readonly abortMeansCancel: boolean;
+  private readonly closeReason: string;
   /** 2026 calls that may ask the client, served in rounds (src/mrtr). */
   private readonly rounds: CallRounds;
   /** 2026 calls that may become tasks (--task-after-ms). */
@@ -163,7 +157,7 @@ export class ToolCalls {
     const envelope = envelopeOf(ctx);
     const modern = envelope !== undefined;
     // 2026: the level travels with the request, and a request without one gets no log notifications.
-    const logLevel = modern ? () => envelope.logLevel : () => this.logLevel;
+    const logLevel = modern ? () => envelope.logLevel : this.sessionLogLevel;
     const options = startOptions(request, ctx, logLevel, modern);
     let call: CallHandle;
     let outcome: Promise<WindowAnswer | RoundAnswer>;
@@ -178,11 +172,11 @@ export class ToolCalls {
     }
     // The SDK aborts this signal when a 2026 HTTP exchange ends: a closed stream is a cancel. It also aborts after a
     // normal answer; only a call still queued or running is cancelled, so only a close that can win the CAS counts.
-    const { signal } = ctx.mcpReq;
+    const signal = this.abortMeansCancel ? ctx.mcpReq.signal : undefined;
     const onAbort = () => {
       if ((call.state === 'queued' || call.state === 'running') && this.requests.get(id) === call) this.onPeerCancel(id, 'client disconnected');
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const settled = await outcome;
       if (settled.kind === 'input') return settled.answer as never;
@@ -192,7 +186,7 @@ export class ToolCalls {
       this.toSdk(cancelledNotification(id, 'request cancelled'));
       throw new CancelledCall();
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      signal?.removeEventListener('abort', onAbort);
       this.settleAfterHandler(id);
     }
   }
@@ -247,13 +241,13 @@ export class ToolCalls {
    */
   closed(): number {
     const unanswered = this.callsInFlight();
-    this.backend.cancelSession(this.session, 'transport closed');
+    this.backend.cancelSession(this.session, this.closeReason);
     // 2026 calls that may ask the client are held elsewhere (src/mrtr): those of this connection go too.
     for (const call of this.requests.values()) {
-      if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running')) void this.backend.requestCancel(call.session, call.id, 'transport closed');
+      if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running')) void this.backend.requestCancel(call.session, call.id, this.closeReason);
     }
     // Parked ones too, where the connection is the caller (stdio): no retry can come.
-    if (this.caller === this.session) this.inputWaits.cancelOwner(this.caller, 'transport closed');
+    if (this.caller === this.session) this.inputWaits.cancelOwner(this.caller, this.closeReason);
     return unanswered;
   }
 

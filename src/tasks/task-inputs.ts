@@ -18,13 +18,14 @@ import type { ClientRequestHandler } from '../backend/backend.js';
 import { cancelledAnswer } from './answer.js';
 import { CAPABILITY, type InputRequest } from '../mrtr/input-call.js';
 import { responsesProblem } from '../mrtr/retry.js';
+import { abortableAsk, type AnswerAsk } from '../mrtr/abortable-ask.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import type { TaskCounters } from './counters.js';
 import { TaskInputError } from './errors.js';
 import type { TaskJobs } from './task-jobs.js';
 
 interface Ask extends InputRequest {
-  readonly resolve: (result: Record<string, unknown>) => void;
+  readonly resolve: AnswerAsk;
 }
 
 /** One task that asked the client at least once, until its job ends. */
@@ -64,24 +65,19 @@ export class TaskInputs {
       let entry = this.asking.get(taskId);
       if (!entry) this.asking.set(taskId, (entry = { owner, asks: new Map(), nextKey: 1, timer: undefined }));
       const asking = entry;
-      return new Promise((resolve, reject) => {
-        const key = `${capability}-${asking.nextKey++}`;
-        const stop = () => {
-          if (!asking.asks.delete(key)) return;
-          reject(new Error(`${method} not needed: the task stopped`));
+      const key = `${capability}-${asking.nextKey++}`;
+      const asked = abortableAsk(
+        signal,
+        `${method} not needed: the task stopped`,
+        (resolve) => asking.asks.set(key, { method, params, resolve }),
+        () => {
+          if (!asking.asks.delete(key)) return false;
           this.changed(taskId, asking);
-        };
-        signal.addEventListener('abort', stop, { once: true });
-        asking.asks.set(key, {
-          method,
-          params,
-          resolve: (result) => {
-            signal.removeEventListener('abort', stop);
-            resolve(result);
-          },
-        });
-        this.changed(taskId, asking);
-      });
+          return true;
+        },
+      );
+      this.changed(taskId, asking);
+      return asked;
     };
   }
 

@@ -25,8 +25,13 @@ import { InputWaits } from '../../mrtr/input-waits.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { duplicateRequests, malformedMessages } from './door.js';
+import { bodyErrors, rpcError } from './http-errors.js';
+import { originCheck } from './origin.js';
 import { ResponseStreams } from './response-streams.js';
 import { DEFAULTS } from '../../defaults.js';
+
+/** The cancel reason of a 2026 call whose response stream the client closed (metrics: source `closed_stream`). */
+const CLIENT_DISCONNECTED = 'client disconnected';
 
 /** Options for {@link serveHttp}. */
 export interface HttpOptions {
@@ -106,8 +111,6 @@ interface Session {
   lastSeen: number;
 }
 
-const LOCAL_HOSTS = ['127.0.0.1', 'localhost', '::1', '[::1]'];
-
 /** Serves MCP over Streamable HTTP at `/mcp`. */
 export async function serveHttp(backend: CallBackend, options: HttpOptions): Promise<HttpMcpServer> {
   const host = options.host ?? DEFAULTS.host;
@@ -140,7 +143,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const modern = createMcpHandler(
     () =>
       createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
-        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller, inputWaits }),
+        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller, inputWaits, closeReason: CLIENT_DISCONNECTED }),
         wraps: true,
         caller,
       }), tasks),
@@ -276,7 +279,7 @@ function cancelOnDisconnect(res: Response, requests: readonly { id: RequestId; m
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.calls.onPeerCancel(id, 'client disconnected');
+    for (const id of ids) guard.calls.onPeerCancel(id, CLIENT_DISCONNECTED);
   });
 }
 
@@ -288,32 +291,4 @@ function requestsIn(body: unknown): { id: RequestId; method: string }[] {
     if (typeof msg?.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number')) requests.push({ id: msg.id, method: msg.method });
   }
   return requests;
-}
-
-function originCheck(allowed: readonly string[]) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const origin = req.header('origin');
-    if (!origin) return next(); // not a browser, or same-origin navigation
-    let hostname: string;
-    try {
-      hostname = new URL(origin).hostname;
-    } catch {
-      return void rpcError(res, 403, ErrorCode.InvalidRequest, `invalid Origin ${origin}`);
-    }
-    if (allowed.includes(origin) || LOCAL_HOSTS.includes(hostname)) return next();
-    rpcError(res, 403, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed`);
-  };
-}
-
-function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunction): void {
-  if (!error) return next();
-  const e = error as { type?: string; status?: number; message?: string };
-  if (e.type === 'entity.too.large') return void rpcError(res, 413, ErrorCode.InvalidRequest, `message too large: ${e.message ?? ''}`);
-  if (e.type === 'entity.parse.failed') return void rpcError(res, 400, ErrorCode.ParseError, `parse error: ${e.message ?? ''}`);
-  rpcError(res, e.status ?? 400, ErrorCode.InvalidRequest, e.message ?? 'bad request');
-}
-
-function rpcError(res: Response, status: number, code: number, message: string, id: RequestId | null = null): void {
-  if (res.headersSent) return;
-  res.status(status).json(errorResponse(id, code, message));
 }

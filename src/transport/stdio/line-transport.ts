@@ -132,7 +132,8 @@ export class LineTransport implements Transport {
       const line = this.chunks.length ? Buffer.concat([...this.chunks, part]) : part;
       this.chunks = [];
       this.buffered = 0;
-      this.dispatch(line.toString('utf8').replace(/\r$/, ''));
+      // A CRLF line's \r is left out before decoding, not cut off after it with a regex.
+      this.dispatch(line.toString('utf8', 0, line.length > 0 && line[line.length - 1] === 13 ? line.length - 1 : line.length));
     }
     const rest = chunk.subarray(start);
     if (rest.length === 0 || this.skipping) return;
@@ -152,7 +153,8 @@ export class LineTransport implements Transport {
   }
 
   private dispatch(line: string): void {
-    if (line.trim() === '') return;
+    // Blank lines are skipped; a line that opens with '{' (every message) is not one, and is not trimmed to find out.
+    if (line.charCodeAt(0) !== 123 && line.trim() === '') return;
     let raw: unknown;
     try {
       raw = JSON.parse(line);

@@ -91,7 +91,8 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
     atInputEnd: finish ? 'keep-writing' : 'close',
   });
   const inputWaits = options.inputWaits ?? new InputWaits(backend);
-  const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire, { inputWaits });
+  // abortMeansCancel: over stdio the SDK's request signal never aborts for a reason the guard has not already acted on.
+  const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire, { inputWaits, abortMeansCancel: false });
   const tasks = options.tasks ?? new TaskRunner(backend);
   const closed = new Promise<StdioClosed>((resolve) => {
     // The connection is gone: so are its tasks (both eras: the connection is the caller), then the process may end.

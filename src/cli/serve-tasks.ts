@@ -1,0 +1,60 @@
+/**
+ * The tasks of `serve`: one runner for every session of the server, its limits from the flags, its store in
+ * Redis with `--redis` (every front end of the queue reads and cancels them, README "Many hosts") and in memory
+ * otherwise; and the parked 2026 calls of tools that ask the client.
+ */
+import type { CallBackend } from '../backend/backend.js';
+import { QueueBackend } from '../remote/queue-backend.js';
+import { STDIO_SESSION } from '../transport/stdio/serve.js';
+import { TaskRunner, type TaskBackend } from '../tasks/runner.js';
+import { InputWaits } from '../mrtr/input-waits.js';
+import { queueTaskStore } from './serve-remote.js';
+
+/** The `serve` flags the task runner takes. */
+export interface TaskFlags {
+  readonly maxWorkingTasksPerSession: number;
+  readonly maxWorkingTasks: number;
+  readonly maxFinishedTaskBytes: number;
+  readonly taskTtlMs: number;
+  readonly maxTaskTtlMs: number;
+  readonly taskAfterMs: number;
+  readonly inputWaitMs: number;
+}
+
+/**
+ * The task runner over `calls` (the instrumented backend the server sees); `backend` is the one under it,
+ * which says where tasks are stored. `log` gets one line when a session's close cancelled working tasks.
+ */
+export function serveTasks(backend: CallBackend, calls: TaskBackend, flags: TaskFlags, log: (line: string) => void): TaskRunner {
+  const taskLimits = {
+    maxWorkingTasksPerSession: flags.maxWorkingTasksPerSession,
+    maxWorkingTasks: flags.maxWorkingTasks,
+    maxFinishedTaskBytes: flags.maxFinishedTaskBytes,
+    defaultTtlMs: flags.taskTtlMs,
+    maxTtlMs: flags.maxTaskTtlMs,
+  };
+  return new TaskRunner(calls, {
+    ...taskLimits,
+    ...(backend instanceof QueueBackend && { store: queueTaskStore(backend, taskLimits) }),
+    taskAfterMs: flags.taskAfterMs,
+    inputWaitMs: flags.inputWaitMs,
+    onOwnerClosed: (owner, cancelled) => {
+      // A stdio connection's close is the shutdown: its line says what it cancelled.
+      if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);
+    },
+  });
+}
+
+/**
+ * The parked 2026 calls over `calls`. With `--redis` a retry may reach any front end, so parked calls are shared
+ * through Redis under a `requestState` key every front end has: `mrtrKey` (`--mrtr-key-file`) or one derived from
+ * the cluster key. Throws a one-line message when tools ask the client and there is neither.
+ */
+export function serveInputWaits(backend: CallBackend, calls: CallBackend, inputWaitMs: number, mrtrKey: Buffer | undefined): InputWaits {
+  const stateKey = mrtrKey ?? (backend instanceof QueueBackend ? backend.requestStateKey() : undefined);
+  if (backend instanceof QueueBackend && stateKey === undefined && [...backend.tools.values()].some((t) => t.usesClient === true)) {
+    throw new Error('--redis with tools that ask the client (usesClient) needs a key shared by every front end for 2026 requestState: give --cluster-key-file (the key is derived from it) or --mrtr-key-file');
+  }
+  const shared = backend instanceof QueueBackend ? backend.parking() : undefined;
+  return new InputWaits(calls, { waitMs: inputWaitMs, ...(stateKey && { key: stateKey }), ...(shared && { shared }) });
+}

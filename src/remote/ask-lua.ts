@@ -1,0 +1,46 @@
+/**
+ * The Lua of a stage's asks of the client across hosts (host-asks.ts,
+ * front-asks.ts). The ask itself leaves as a report (REPORT in lua.ts: only
+ * while the asking host holds the job); the reply goes through
+ * {@link REPLY}, which keeps it in the job's hash as well as publishing it,
+ * so a host that missed the message (its subscriber reconnecting) finds it at
+ * its next check.
+ */
+
+/**
+ * KEYS: job. ARGV: ask id, front id, reply channel, reply message. Only the
+ * front end that owns the job may reply, and only while the job runs: a reply
+ * to a cancelled, answered or adopted job goes nowhere. 1 if it was sent.
+ */
+export const REPLY = `
+if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'f') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'r:' .. ARGV[1], ARGV[4])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1`;
+
+/**
+ * KEYS: a parked call's record (parking.ts). ARGV: job key prefix, the
+ * adopting front end, front channel prefix, cancel channel. A 2026 retry reached a front end:
+ * whoever deletes the record first takes the call (exactly one adoption; a
+ * replayed state finds no record), and the job's ownership moves to the
+ * adopting front end in the same step: from then on the host's reports and
+ * outcome reach it, and only its replies are taken. The old owner is told
+ * (`t: 'm'`) so it lets go without cancelling, and so are the hosts
+ * (`<job> > <front>` on the cancel channel: where the end of a stopped job is
+ * reported). Returns [found, record data, job id]:
+ * 'adopted', 'used' (no record) or 'gone' (the job no longer runs).
+ */
+export const ADOPT = `
+local j = redis.call('HGET', KEYS[1], 'j')
+if not j then return {'used', '', ''} end
+local d = redis.call('HGET', KEYS[1], 'd')
+redis.call('DEL', KEYS[1])
+local job = ARGV[1] .. j
+if redis.call('HGET', job, 's') ~= 'running' then return {'gone', '', j} end
+local old = redis.call('HGET', job, 'f')
+if old ~= ARGV[2] then
+  redis.call('HSET', job, 'f', ARGV[2])
+  redis.call('PUBLISH', ARGV[3] .. old, '{"j":' .. cjson.encode(j) .. ',"t":"m"}')
+  redis.call('PUBLISH', ARGV[4], j .. ' > ' .. ARGV[2])
+end
+return {'adopted', d, j}`;

@@ -1,0 +1,77 @@
+/**
+ * A front end's side of a worker host's ask of the client (host-asks.ts):
+ * the ask came on this front end's channel (`t: 'q'`) for one of its calls;
+ * it is handed to the call's `StartOptions.onClientRequest` (a 2025 session's
+ * server-to-client request, a 2026 call's `input_required` round, a task's
+ * `input_required`), and the answer, or why there is none, goes back to the
+ * host through Redis, signed with the cluster key. An ask ends here when the
+ * host withdraws it (`t: 'x'`: the job stopped there) or the call stops here
+ * (a cancel asked, the call settled): its signal aborts, nothing is replied.
+ */
+import type { ClientRequestHandler } from '../backend/backend.js';
+import type { ClientRequestMethod } from '../stages/tool.js';
+
+/** Sends a reply to ask `a` of the job: the client's result, or an error message. */
+export type SendReply = (a: string, reply: { readonly r: Record<string, unknown> } | { readonly e: string }) => void;
+
+/** An ask being answered: the host's ask id and the question. */
+export interface OpenAsk {
+  readonly a: string;
+  readonly method: ClientRequestMethod;
+  readonly params: Record<string, unknown>;
+}
+
+export class FrontAsks {
+  /** Asks being answered, by ask id, in the order they came. */
+  private readonly open = new Map<string, { readonly stop: AbortController; readonly method: ClientRequestMethod; readonly params: Record<string, unknown> }>();
+
+  constructor(
+    private readonly handler: ClientRequestHandler | undefined,
+    private readonly send: SendReply,
+  ) {}
+
+  /** Asks being answered now (a gauge for the tests). */
+  get size(): number {
+    return this.open.size;
+  }
+
+  /** The asks being answered, in the order they came (a parked call's record, parking.ts). */
+  list(): OpenAsk[] {
+    return [...this.open].map(([a, o]) => ({ a, method: o.method, params: o.params }));
+  }
+
+  /** The host's ask `a`: hands it to the call's handler at once (in order), and its answer to the host. */
+  ask(a: string, method: ClientRequestMethod, params: Record<string, unknown>): void {
+    if (this.open.has(a)) return;
+    const stop = new AbortController();
+    this.open.set(a, { stop, method, params });
+    let asked: Promise<Record<string, unknown>>;
+    try {
+      asked = this.handler ? this.handler(method, params, stop.signal) : Promise.reject(new Error(`${method}: this call has no way to reach its client`));
+    } catch (error) {
+      asked = Promise.reject(error);
+    }
+    asked.then(
+      (r) => this.reply(a, { r }),
+      (e: unknown) => this.reply(a, { e: e instanceof Error ? e.message : String(e) }),
+    );
+  }
+
+  /** The host withdrew ask `a` (the job stopped there). */
+  withdraw(a: string, why = 'the job stopped on its worker host'): void {
+    const open = this.open.get(a);
+    if (!open) return;
+    this.open.delete(a);
+    open.stop.abort(why);
+  }
+
+  /** The call stopped here: every open ask is aborted, none is replied. */
+  abortAll(why: string): void {
+    for (const a of [...this.open.keys()]) this.withdraw(a, why);
+  }
+
+  private reply(a: string, reply: Parameters<SendReply>[1]): void {
+    if (!this.open.delete(a)) return; // withdrawn or aborted meanwhile: the job no longer waits for it
+    this.send(a, reply);
+  }
+}
