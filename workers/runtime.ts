@@ -4,7 +4,7 @@
  * stage, and claims the right to respond with one compare-and-swap.
  */
 import { threadId, workerData, type MessagePort } from 'node:worker_threads';
-import type { WorkerInit, WorkerTask, WorkerOutcome, WorkerMessage, MainMessage, WarmupReport } from '../src/pool/protocol.js';
+import type { ClientAsk, WorkerInit, WorkerTask, WorkerOutcome, WorkerMessage, MainMessage, WarmupReport } from '../src/pool/protocol.js';
 import {
   StopError,
   stageName,
@@ -111,6 +111,8 @@ class JobContext implements StageContext, WorkerSlot {
   private controller: AbortController | undefined;
   private pending: Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }> | undefined;
   private nextRid = 1;
+  /** This turn's asks, not posted yet. */
+  private asks: ClientAsk[] | undefined;
   private closed = false;
   private reporter: Reporter | undefined;
 
@@ -207,8 +209,24 @@ class JobContext implements StageContext, WorkerSlot {
     const rid = this.nextRid++;
     return new Promise((resolve, reject) => {
       (this.pending ??= new Map()).set(rid, { resolve, reject });
-      this.post({ type: 'request', rid, method, params });
+      this.queueAsk({ rid, method, params });
       this.signal.addEventListener('abort', () => reject(new StopError()), { once: true });
+    });
+  }
+
+  /**
+   * Asks made in one turn leave together, after it (a microtask): a 2026 call answers every question the job has
+   * asked so far in one input_required, and separate messages could straddle the round's cut under load.
+   */
+  private queueAsk(ask: ClientAsk): void {
+    if (this.asks) {
+      this.asks.push(ask);
+      return;
+    }
+    const asks = (this.asks = [ask]);
+    queueMicrotask(() => {
+      this.asks = undefined;
+      this.post({ type: 'requests', asks });
     });
   }
 

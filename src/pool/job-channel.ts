@@ -6,7 +6,7 @@
  * the job hold its outcome until they are in.
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import type { MainMessage, ReportMessage, WorkerMessage } from './protocol.js';
+import type { ClientAsk, MainMessage, ReportMessage, WorkerMessage } from './protocol.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
 
 /** What the channel hands on. */
@@ -53,12 +53,17 @@ export class JobChannel {
   }
 
   private onMessage(message: WorkerMessage): void {
-    if (message.type !== 'request') {
+    if (message.type !== 'requests') {
       this.received++;
       this.handlers.report(message);
       if (this.waiter && this.received >= this.waiter.count) this.release();
       return;
     }
+    // In order, in this one turn: a round cut after it sees every ask of the job's turn.
+    for (const ask of message.asks) this.request(ask);
+  }
+
+  private request({ rid, method, params }: ClientAsk): void {
     const reply = (m: MainMessage) => {
       try {
         this.port.postMessage(m);
@@ -66,13 +71,12 @@ export class JobChannel {
         /* the job ended; its port is closed */
       }
     };
-    const { rid } = message;
     if (!this.handlers.request) {
       reply({ type: 'error', rid, message: 'no client channel for this job' });
       return;
     }
     this.handlers
-      .request(message.method, message.params)
+      .request(method, params)
       .then((result) => reply({ type: 'response', rid, result }))
       .catch((error: unknown) => reply({ type: 'error', rid, message: error instanceof Error ? error.message : String(error) }));
   }

@@ -95,7 +95,15 @@ export type WorkerOutcome =
 /** Worker → main over the task's port. */
 export type WorkerMessage =
   | ReportMessage
-  | { readonly type: 'request'; readonly rid: number; readonly method: ClientRequestMethod; readonly params: Record<string, unknown> };
+  /** The requests a job made in one turn (a stage's Promise.all), in one message: the main thread sees them together. */
+  | { readonly type: 'requests'; readonly asks: readonly ClientAsk[] };
+
+/** One `ctx.requestClient` call, as it leaves the worker. */
+export interface ClientAsk {
+  readonly rid: number;
+  readonly method: ClientRequestMethod;
+  readonly params: Record<string, unknown>;
+}
 
 /** Main → worker over the task's port. */
 export type MainMessage =
