@@ -150,24 +150,25 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
   });
 
   it('executor://stats counts a cancel of a running call at once, before its worker returns', async () => {
-    const w = await connect(kind, ['--grace-ms', '10000']);
+    const w = await connect(kind, ['--grace-ms', '60000']);
     const controller = new AbortController();
     let progressed = 0;
-    // 5 s slices: the stats request below must land inside the second slice even on a loaded machine.
-    const call = w.client.callTool({ name: 'spin', arguments: { ms: 60_000, stageMs: 5000 } }, undefined, {
+    // No checkpoints: the worker cannot see the cancel and returns only when its 15 s are up, so the stats
+    // read below lands before it returns however the machine is loaded. (A cooperative spin's next
+    // checkpoint, right after the progress we wait for, sees the cancel at once if its thread was starved.)
+    const call = w.client.callTool({ name: 'spin', arguments: { ms: 15_000, cooperative: false } }, undefined, {
       signal: controller.signal,
       onprogress: () => progressed++,
       timeout: 120_000,
     });
     call.catch(() => undefined);
-    await until(() => progressed > 0, 30_000, 'first slice done');
+    await until(() => progressed > 0, 30_000, 'the uncheckable part to begin');
     const [id] = callIds(w, 'spin');
     await w.client.notification({ method: 'notifications/cancelled', params: { requestId: id!, reason: 'test' } });
-    // The worker is still inside a 5 s slice: it has not returned yet.
     const s = await stats(w.client);
     expect(s).toMatchObject({ cancelled: 1, running: 0, stopping: 1, completed: 0 });
-    await until(async () => (await stats(w.client)).stopping === 0, 20_000, 'the worker to return');
+    await until(async () => (await stats(w.client)).stopping === 0, 60_000, 'the worker to return');
     expect(await stats(w.client)).toMatchObject({ cancelled: 1, running: 0, stopping: 0, hardKilled: 0 });
     controller.abort();
-  });
+  }, 150_000);
 });
