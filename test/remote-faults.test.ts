@@ -127,6 +127,6 @@ describe('faults across hosts', () => {
     }, 30_000, 'calls working again');
     const s = await a.stats();
     expect(s.inFlight).toBe(0);
-    await until(async () => (await leftovers(r, Q)).jobStates === 0, 5000, 'no job state left');
+    await until(async () => (await leftovers(r, Q)).jobStates === 0, 30_000, 'no job state left');
   });
 });

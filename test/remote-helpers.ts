@@ -77,6 +77,22 @@ export async function leftovers(redis: Redis, queue: string): Promise<{ jobState
   return { jobStates, waiting, active, delayed, completed, failed };
 }
 
+/** Nothing of ours left, as {@link leftovers} counts it. */
+export const NO_LEFTOVERS = { jobStates: 0, waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 } as const;
+
+/**
+ * {@link leftovers} once they are all zero, or as they stand after `ms`: a
+ * host's counters drop when its outcome is decided, and BullMQ's own
+ * bookkeeping (the active job moved out, removed) follows a few Redis round
+ * trips later, which a loaded machine stretches. Assert the returned value.
+ */
+export async function settledLeftovers(redis: Redis, queue: string, ms = 30_000): Promise<Awaited<ReturnType<typeof leftovers>>> {
+  let left = await leftovers(redis, queue);
+  const none = (l: typeof left) => Object.values(l).every((n) => n === 0);
+  await until(async () => none((left = await leftovers(redis, queue))), ms, 'nothing of ours left in Redis').catch(() => undefined);
+  return left;
+}
+
 /** A raw-JSON-RPC front end (`serve --redis`), initialized and on Redis. */
 export async function rawFrontEnd(url: RedisAt, queue: string, args: string[] = []): Promise<RawServer> {
   const raw = new RawServer([...redisArgs(url), '--queue', queue, ...args]);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { sleep, until, type RawServer } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
-import { call, cancel, leftovers, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
+import { call, cancel, NO_LEFTOVERS, rawFrontEnd, settledLeftovers, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
 
 const Q = 'hosts';
 let redis: RedisProcess;
@@ -124,7 +124,7 @@ describe('across hosts', () => {
 
   it('leaves nothing behind: no job state, no queued or kept BullMQ jobs, no calls in flight', async () => {
     await until(async () => sum(await hostStats(), 'running') + sum(await hostStats(), 'stopping') === 0, 10_000, 'hosts idle');
-    expect(await leftovers(r, Q)).toEqual({ jobStates: 0, waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 });
+    expect(await settledLeftovers(r, Q)).toEqual(NO_LEFTOVERS);
     expect((await a.stats()).inFlight).toBe(0);
     expect((await b.stats()).inFlight).toBe(0);
   });

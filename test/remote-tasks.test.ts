@@ -9,7 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
 import { sleep, until } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
-import { leftovers, startHost, type HostProcess } from './remote-helpers.js';
+import { NO_LEFTOVERS, settledLeftovers, startHost, type HostProcess } from './remote-helpers.js';
 import { expectProgressBeforeTerminal, TASK_TOOLS, TaskWire, type Answer } from './task-wire.js';
 
 const Q = 'rtasks';
@@ -171,8 +171,7 @@ describe('tasks across hosts', () => {
   });
 
   it('leaves nothing behind: no job state, no BullMQ jobs, no calls in flight', async () => {
-    await until(async () => (await leftovers(r, Q)).jobStates === 0, 5000, 'job states removed');
-    expect(await leftovers(r, Q)).toEqual({ jobStates: 0, waiting: 0, active: 0, delayed: 0, completed: 0, failed: 0 });
+    expect(await settledLeftovers(r, Q)).toEqual(NO_LEFTOVERS);
     expect(await w.stats()).toMatchObject({ inFlight: 0, tasksWorking: 0 });
   });
 });

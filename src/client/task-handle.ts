@@ -247,6 +247,9 @@ export class ClientTask implements TaskHandle {
     const answer = this.modern || this.outcome ? this.poll() : (this.own.request('tasks/result', { taskId: this.taskId }).result as Promise<CallToolResult>);
     try {
       const result = await Promise.race([answer, aborted]);
+      // 2025: tasks/result can overtake the terminal status notification (over HTTP they travel on different
+      // streams); learn the status before the handle is forgotten, so onstatus reports it once, as it promises.
+      if (!this.modern && (this.reported === undefined || !isTerminal(this.reported))) await this.status().catch(() => undefined);
       this.end();
       return result;
     } catch (error) {

@@ -132,6 +132,9 @@ export class TaskRunner {
   async result(owner: string, taskId: string, signal?: AbortSignal): Promise<TaskRecord & { answer: TaskAnswer }> {
     const record = await this.store.waitForTerminal(owner, taskId, signal);
     if (!record?.answer) throw new TaskNotFoundError(taskId);
+    // The terminal notifications/tasks/status waits for the task's announcement (a setImmediate queued when the
+    // task was made); one turn later it has left, so on stdio it arrives before this answer.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     return record as TaskRecord & { answer: TaskAnswer };
   }
 
