@@ -102,7 +102,7 @@ async function failoverUnderLoad(label: string, seed: number, trigger: () => Pro
     const id = `${label}-probe-${k}`;
     ids.push(id);
     call(front, id, 'spin', { ms: 0 });
-    const answer = (await front.next((m) => m.id === id, RECOVERY_BOUND_MS)) as { result?: { isError?: boolean; content?: { text?: string }[] }; error?: unknown };
+    const answer = (await answerOf(id, RECOVERY_BOUND_MS)) as { result?: { isError?: boolean; content?: { text?: string }[] }; error?: unknown };
     lastAnswer = JSON.stringify(answer.result?.content ?? answer.error);
     if (switched && answer.result !== undefined && answer.result.isError !== true) recoveryMs = Date.now() - t0;
     else await sleep(100);
@@ -167,6 +167,17 @@ async function redisPicture(): Promise<Record<string, unknown>> {
   return { states, wait: await r.llen(`bull:${Q}:wait`), active: await r.llen(`bull:${Q}:active`), hosts: await r.keys(`mcp:${Q}:host:*`) };
 }
 
+/** Waits for the answer to `id`; on a timeout, says what the front end, the hosts, Redis and the sentinels were doing. */
+async function answerOf(id: string, ms: number): Promise<Record<string, unknown>> {
+  try {
+    return await front.next((m) => m.id === id, ms);
+  } catch (error) {
+    const tail = (t: string) => t.split('\n').slice(-8).join('\n');
+    const stats = await front.stats().catch(String);
+    throw new Error(`no answer to ${id} within ${ms} ms; front end ${JSON.stringify(stats)}: ${tail(front.stderr)}; hosts: ${hosts.map((h) => tail(h.stderr())).join(' | ')}; primary per sentinels ${await set.primaryPort().catch(String)} of ${set.dataPorts.join(',')}; Redis ${JSON.stringify(await redisPicture().catch(String))}`, { cause: error });
+  }
+}
+
 function secretsNowhere(): void {
   const texts = [front.stderr, JSON.stringify(front.lines), ...hosts.map((h) => h.stderr())];
   for (const text of texts) {
@@ -192,7 +203,7 @@ it('a job state whose BullMQ job a failover lost (the two writes go on different
   // What a failover that kept the state but lost BullMQ's add leaves: the state, and no job.
   await r.lrem(`bull:${Q}:wait`, 0, jobId);
   await r.del(`bull:${Q}:${jobId}`);
-  const answer = (await front.next((m) => m.id === 'lost', 20_000)) as { result?: { isError?: boolean; content: { text: string }[] } };
+  const answer = (await answerOf('lost', 30_000)) as { result?: { isError?: boolean; content: { text: string }[] } };
   expect(answer.result?.isError).toBe(true);
   expect(answer.result?.content[0]?.text).toMatch(/job is gone from the queue in Redis/);
   cancel(front, 'busy-1');
