@@ -23,6 +23,8 @@ import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { startHost, type HostProcess } from './remote-helpers.js';
 
 const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
+const ROUND_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/task-input-tools.js', import.meta.url));
+const TOOLS = ['--tools', MRTR_TOOLS, '--tools', ROUND_TOOLS];
 const dir = mkdtempSync(join(tmpdir(), 'task-input-'));
 const KEY = join(dir, 'cluster.key');
 writeFileSync(KEY, `${'e5'.repeat(32)}\n`, { mode: 0o600 });
@@ -47,12 +49,12 @@ let d: HttpServerProcess;
 let lb: NginxProcess;
 const extra: HttpServerProcess[] = [];
 
-const front = (args: string[] = []) => startHttpServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', KEY, '--tools', MRTR_TOOLS, '--task-after-ms', '0', ...args]);
+const front = (args: string[] = []) => startHttpServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', KEY, ...TOOLS, '--task-after-ms', '0', ...args]);
 
 beforeAll(async () => {
   redis = await startRedis();
   r = redis.client();
-  const hostArgs = ['--threads', '2', '--cluster-key-file', KEY, '--tools', MRTR_TOOLS];
+  const hostArgs = ['--threads', '2', '--cluster-key-file', KEY, ...TOOLS];
   const started = await Promise.all([
     startHost(redis.url, Q, hostArgs),
     front(['--input-wait-ms', '600000']),
@@ -140,6 +142,33 @@ describe('a task asks through one front end, another answers', () => {
     expect(await r.exists(`mcp:${Q}:input:${taskId}`)).toBe(0);
     // Answered: a later update, on either front end, is refused as for a task that waits for nothing.
     for (const url of [a.url, b.url]) expect((await update(url, taskId, key, 'again')).error).toMatchObject({ code: -32602, message: expect.stringContaining("not waiting for input (status 'completed')") });
+  }, 120_000);
+
+  it('two questions answered on two front ends: input_required until both are, then working on both; the next round\'s key is new', async () => {
+    const gate = join(dir, `gate-${n}`);
+    const created = result(await post(a.url, 'tools/call', { name: 'ask_rounds', arguments: { gate } }));
+    const taskId = created.taskId as string;
+    const both = await poll(() => task(b.url, taskId), (t) => Object.keys((t.inputRequests as object | undefined) ?? {}).length === 2, 'both questions shown');
+    expect(both).toMatchObject({ status: 'input_required' });
+    const [first, second] = Object.keys(both.inputRequests as object) as [string, string];
+    expect(first).not.toBe(second);
+    // One answered on b: the other still outstanding, on a too.
+    expect(result(await update(b.url, taskId, first, 'one')).resultType).toBe('complete');
+    const rest = await task(a.url, taskId);
+    expect(rest).toMatchObject({ status: 'input_required' });
+    expect(Object.keys(rest.inputRequests as object)).toEqual([second]);
+    expect(await r.zscore(`mcp:${Q}:inputwait`, taskId)).not.toBeNull();
+    // The last one answered on a: nothing outstanding, working on every front end, the wait cleared.
+    expect(result(await update(a.url, taskId, second, 'two')).resultType).toBe('complete');
+    for (const url of [a.url, b.url]) expect(await task(url, taskId)).toMatchObject({ status: 'working' });
+    expect(await task(b.url, taskId)).not.toHaveProperty('inputRequests');
+    expect(await r.zscore(`mcp:${Q}:inputwait`, taskId)).toBeNull();
+    writeFileSync(gate, '');
+    const third = await poll(() => task(b.url, taskId), (t) => t.status === 'input_required', 'the third question');
+    const [key] = Object.keys(third.inputRequests as object) as [string];
+    expect([first, second]).not.toContain(key); // keys are never reused over a task's life
+    expect(result(await update(b.url, taskId, key, 'three')).resultType).toBe('complete');
+    expect(await finished(a.url, taskId)).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'one / two / three' }] } });
   }, 120_000);
 
   it('through nginx round robin: every poll shows the question, the update lands anywhere, the task completes', async () => {
