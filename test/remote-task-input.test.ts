@@ -220,6 +220,23 @@ describe('the question outlives the front end that relayed it', () => {
     expect(await finished(b.url, taskId)).toMatchObject(greeting('Linus'));
     expect(await task(a.url, taskId)).toMatchObject(greeting('Linus'));
   }, 120_000);
+
+  it('a question asked after its relaying front end died reached nobody: once that front end\'s liveness key is gone the host refuses it, and the task ends with the tool\'s error', async () => {
+    const e = await front(['--input-wait-ms', '600000']);
+    extra.push(e);
+    await until(async () => result(await post(e.url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true, 30_000, 'the front end on Redis');
+    const gate = join(dir, `gate-${n}`);
+    const taskId = result(await post(e.url, 'tools/call', { name: 'ask_rounds', arguments: { gate } })).taskId as string;
+    const both = await poll(() => task(b.url, taskId), (t) => Object.keys((t.inputRequests as object | undefined) ?? {}).length === 2, 'both questions shown');
+    for (const key of Object.keys(both.inputRequests as object)) expect(result(await update(b.url, taskId, key, key)).resultType).toBe('complete');
+    expect(await task(b.url, taskId)).toMatchObject({ status: 'working' });
+    e.child.kill('SIGKILL');
+    await new Promise((done) => e.child.once('exit', done));
+    writeFileSync(gate, ''); // the third question goes to e's channel, where nobody listens
+    const final = await finished(b.url, taskId);
+    expect(final).toMatchObject({ status: 'completed', result: { isError: true } });
+    expect(JSON.stringify(final.result)).toContain('died before it kept this one in Redis');
+  }, 120_000);
 });
 
 describe('a task no one answers, or cancelled', () => {

@@ -8,6 +8,11 @@ export function taskJobId(taskId: string): string {
   return `task-${taskId}`;
 }
 
+/** The task whose job this is, or undefined for a plain call's job (its id starts with its front end's hex id). */
+export function taskOfJob(jobId: string): string | undefined {
+  return jobId.startsWith('task-') ? jobId.slice(5) : undefined;
+}
+
 /** The names for one queue. */
 export class RemoteKeys {
   readonly prefix: string;
