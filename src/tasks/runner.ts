@@ -61,7 +61,9 @@ export interface TaskRunnerOptions extends TaskLimits {
   /**
    * Where 2026 tasks' questions to the client are kept when the store is
    * shared by several front ends (./shared-task-inputs.ts): any of them shows
-   * and answers them. In this process's memory when absent.
+   * and answers them. In this process's memory when absent. Needs a backend
+   * that hands each ask its worker host's id (`relayId`: the QueueBackend);
+   * an ask without one is rejected in the stage.
    */
   readonly sharedInputs?: SharedTaskInputs;
 }
