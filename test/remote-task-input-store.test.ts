@@ -81,7 +81,7 @@ describe('a task\'s questions in Redis', () => {
       const [q] = await k.g.questions(id);
       await until(async () => (await k.g.due()).includes(id), 10_000, 'the wait due');
       const claim = () => k.g.claim('owner', id, q!, yes('late'));
-      const expire = () => k.f.expire(id, 'expired', cancelledAnswer(id));
+      const expire = () => k.f.expire(id, (ms) => `expired after ${ms} ms`, cancelledAnswer(id));
       // The first two in a fixed order (each outcome seen at least once), the rest raced.
       const [claimed, expired] = i === 0 ? [await claim(), await expire()] : i === 1 ? (await expire().then(async (e) => [await claim(), e] as const)) : await Promise.all([claim(), expire()]);
       if (i === 0) expect(claimed).toBe('sent');
@@ -98,7 +98,7 @@ describe('a task\'s questions in Redis', () => {
         expect(claimed).toBe('settled');
         expect(expired).toBe('owner');
         expect(state).toBe('cancelled');
-        expect(task).toMatchObject({ status: 'cancelled', statusMessage: 'expired' });
+        expect(task).toMatchObject({ status: 'cancelled', statusMessage: 'expired after 1 ms' });
         expect(await c.hexists(`mcp:ti-expiry:job:${job}`, `r:a${i}`)).toBe(0);
       }
       expect(await c.exists(`mcp:ti-expiry:input:${id}`)).toBe(0);

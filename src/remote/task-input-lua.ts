@@ -28,7 +28,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
  * id. Only for the owner's live task whose job runs: the question gets the
  * next key (`<capability>-<n>`, never reused over the task's life) and the
  * record's ttl; the first outstanding one makes the task `input_required`
- * and starts its wait. Returns the key, or '' if the task no longer waits.
+ * and starts its wait (its length kept in the record's `i`, for the expiry's
+ * message on whichever front end wins it). Returns the key, or '' if the
+ * task no longer waits.
  */
 export const INPUT_ASK = `${NOW}
 if redis.call('HGET', KEYS[2], 'w') ~= ARGV[1] then return '' end
@@ -39,7 +41,7 @@ redis.call('HSET', KEYS[1], key, ARGV[3])
 local ttl = redis.call('PTTL', KEYS[2])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 if redis.call('HLEN', KEYS[1]) == 1 then
-  redis.call('HSET', KEYS[2], 'j', ARGV[4])
+  redis.call('HSET', KEYS[2], 'j', ARGV[4], 'i', ARGV[5])
   redis.call('ZADD', KEYS[4], now + tonumber(ARGV[5]), ARGV[6])
 end
 return key`;

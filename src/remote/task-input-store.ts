@@ -119,15 +119,17 @@ export class RedisTaskInputs {
   /**
    * Takes the task's expired wait (one front end wins) and, in the same
    * step, cancels its job by the job's CAS and settles the task `cancelled`
-   * with `statusMessage` and `answer`: the owner if this call did all that,
+   * with `answer` and the `statusMessage` of the wait the asking front end
+   * set: the owner if this call did all that,
    * undefined if another front end won, nothing waits, or the job's own end
    * came first.
    */
-  async expire(taskId: string, statusMessage: string, answer: unknown): Promise<string | undefined> {
+  async expire(taskId: string, statusMessage: (waitMs: number | undefined) => string, answer: unknown): Promise<string | undefined> {
     const k = this.keys;
-    const [owner, j] = await this.redis.hmget(k.task(taskId), 'w', 'j');
+    const [owner, j, wait] = await this.redis.hmget(k.task(taskId), 'w', 'j', 'i');
     const jobId = taskJobId(taskId);
-    const json = j ? this.as(j, 'cancelled', statusMessage) : '';
+    const waitMs = wait === null ? undefined : Number(wait);
+    const json = j ? this.as(j, 'cancelled', statusMessage(Number.isFinite(waitMs) ? waitMs : undefined)) : '';
     const won = await this.call('mcpInputExpire', k.taskInputs(taskId), k.task(taskId), k.inputWaits, k.job(jobId), k.working(owner ?? ''), k.working(), taskId, owner ?? '', json, JSON.stringify(answer), k.cancelChannel, jobId);
     return won === 'won' && owner ? owner : undefined;
   }

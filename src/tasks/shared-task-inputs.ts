@@ -59,9 +59,10 @@ export interface SharedTaskInputs {
   /**
    * Takes a task's expired wait (one winner) and, in the same step, cancels
    * its job by the job's compare-and-set and settles the task `cancelled`
-   * with these: the owner if it did, undefined otherwise.
+   * with `answer` and the status message for the wait the asking front end
+   * set (the winner's own when unknown): the owner if it did, undefined otherwise.
    */
-  expire(taskId: string, statusMessage: string, answer: TaskAnswer): Promise<string | undefined>;
+  expire(taskId: string, statusMessage: (waitMs: number | undefined) => string, answer: TaskAnswer): Promise<string | undefined>;
 }
 
 const WAITING = 'Waiting for the client: tasks/get shows inputRequests, tasks/update answers them.';
@@ -149,8 +150,8 @@ export class SharedInputs {
     this.sweeping = true;
     try {
       for (const taskId of await this.shared.due()) {
-        const reason = `The task was cancelled: no input within ${this.waitMs} ms (--input-wait-ms).`;
-        const owner = await this.shared.expire(taskId, reason, cancelledAnswer(taskId));
+        let reason = '';
+        const owner = await this.shared.expire(taskId, (waitMs) => (reason = `The task was cancelled: no input within ${waitMs ?? this.waitMs} ms (--input-wait-ms).`), cancelledAnswer(taskId));
         if (owner === undefined) continue;
         this.counters.inputWaitExpired();
         // Settled already, with the cancel: this only counts it where the task's job runs, if that is here.
