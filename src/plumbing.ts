@@ -33,3 +33,5 @@ export { MemoryTaskStore } from './tasks/memory-store.js';
 export { InvalidCursorError, TaskLimitError } from './tasks/store.js';
 export type { TaskAnswer, TaskLimits, TaskPage, TaskRecord, TaskStore, TerminalStatus } from './tasks/store.js';
 export type { TaskSupport } from './tasks/task-support.js';
+// With a store shared by front ends, their 2026 tasks' questions to the client are shared too (`sharedInputs`).
+export type { SharedClaim, SharedQuestion, SharedTaskInputs } from './tasks/shared-task-inputs.js';

@@ -80,11 +80,17 @@ export interface LogEntry {
   readonly data?: unknown;
 }
 
-/** Answers a stage's `ctx.requestClient` call; `signal` fires if the job stops first. */
+/**
+ * Answers a stage's `ctx.requestClient` call; `signal` fires if the job stops
+ * first. `relayId` is the worker host's id of the ask when it came through
+ * Redis (multi-host mode): a 2026 task keeps it beside its question, so any
+ * front end can send the answer to the host.
+ */
 export type ClientRequestHandler = (
   method: ClientRequestMethod,
   params: Record<string, unknown>,
   signal: AbortSignal,
+  relayId?: string,
 ) => Promise<Record<string, unknown>>;
 
 /** What to run, for {@link CallHandle.start}. */

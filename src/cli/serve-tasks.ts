@@ -35,7 +35,7 @@ export function serveTasks(backend: CallBackend, calls: TaskBackend, flags: Task
   };
   return new TaskRunner(calls, {
     ...taskLimits,
-    ...(backend instanceof QueueBackend && { store: queueTaskStore(backend, taskLimits) }),
+    ...(backend instanceof QueueBackend && { store: queueTaskStore(backend, taskLimits), sharedInputs: backend.taskInputs() }),
     taskAfterMs: flags.taskAfterMs,
     inputWaitMs: flags.inputWaitMs,
     onOwnerClosed: (owner, cancelled) => {

@@ -44,3 +44,26 @@ if old ~= ARGV[2] then
   redis.call('PUBLISH', ARGV[4], j .. ' > ' .. ARGV[2])
 end
 return {'adopted', d, j}`;
+
+/**
+ * KEYS: job, its task's questions (task-input-lua.ts). ARGV: front liveness
+ * prefix, then the host's open ask ids. A task's job outlives its front
+ * end, but an ask published to a front end that died before it kept the
+ * question in Redis reached nobody: returns those of the asks that no front
+ * end can show, once the job's owner is gone (its liveness key expired):
+ * neither kept among the task's questions nor answered already (a reply in
+ * the job's hash). Empty while the owner lives.
+ */
+export const STRANDED = `
+local f = redis.call('HGET', KEYS[1], 'f')
+if not f or redis.call('EXISTS', ARGV[1] .. f) == 1 then return {} end
+local kept = {}
+for _, v in ipairs(redis.call('HVALS', KEYS[2])) do
+  local ok, q = pcall(cjson.decode, v)
+  if ok and type(q) == 'table' and type(q.a) == 'string' then kept[q.a] = true end
+end
+local out = {}
+for i = 2, #ARGV do
+  if not kept[ARGV[i]] and redis.call('HEXISTS', KEYS[1], 'r:' .. ARGV[i]) == 0 then table.insert(out, ARGV[i]) end
+end
+return out`;

@@ -13,8 +13,8 @@ import { RedisConfigError } from '../errors.js';
 /** Fewer bytes than this is a password, not a key. */
 const MIN_KEY_BYTES = 32;
 
-/** What is signed: a job's data, a message on a front end's channel, a front end's reply to a host's ask, a parked call's record. */
-export type SignedKind = 'job' | 'message' | 'reply' | 'park';
+/** What is signed: a job's data, a message on a front end's channel, a front end's reply to a host's ask, a parked call's record, a task's question. */
+export type SignedKind = 'job' | 'message' | 'reply' | 'park' | 'input';
 
 export class ClusterKey {
   private constructor(private readonly key: Buffer) {}

@@ -47,7 +47,7 @@ export class FrontAsks {
     this.open.set(a, { stop, method, params });
     let asked: Promise<Record<string, unknown>>;
     try {
-      asked = this.handler ? this.handler(method, params, stop.signal) : Promise.reject(new Error(`${method}: this call has no way to reach its client`));
+      asked = this.handler ? this.handler(method, params, stop.signal, a) : Promise.reject(new Error(`${method}: this call has no way to reach its client`));
     } catch (error) {
       asked = Promise.reject(error);
     }

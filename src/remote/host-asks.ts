@@ -7,6 +7,12 @@
  * when it does not verify). A reply message this host missed is found in the
  * job's hash at its once-a-second check.
  *
+ * A task's job outlives its front end, and so do its questions once that
+ * front end kept them in Redis (task-input-store.ts): any front end answers
+ * them, and the host takes a verified reply whoever sent it. An ask that
+ * front end never kept (it died first) is refused at the check once its
+ * liveness key is gone.
+ *
  * Never an unbounded wait: the job's stop (a cancel, its deadline, its front
  * end gone, its state lost) aborts the ask here and tells the front end
  * (`t: 'x'`), which aborts its side; the front end ends its side when the
@@ -18,6 +24,7 @@ import { abortableAsk, type AnswerAsk, type RefuseAsk } from '../mrtr/abortable-
 import type { ClusterKey } from './cluster-key.js';
 import type { HostJob } from './host-job.js';
 import type { JobStates } from './job-states.js';
+import { taskOfJob } from './keys.js';
 import { parseHostReply, type FrontMessage, type HostReply } from './messages.js';
 
 interface Pending {
@@ -86,12 +93,21 @@ export class HostAsks {
     if (reply) this.settle(reply);
   }
 
-  /** The check: replies kept in Redis for the job's open asks, in case their message was missed. */
+  /**
+   * The check: replies kept in Redis for the job's open asks, in case their
+   * message was missed; and a task's asks that reached nobody (its front end
+   * died before keeping them in Redis) are refused, not waited on.
+   */
   async recover(jobId: string): Promise<void> {
     const asks = this.pending.get(jobId);
     if (!asks || asks.size === 0) return;
     const texts = await this.states.replies(jobId, [...asks.keys()]);
     for (const text of texts) if (text !== null) this.onReply(text);
+    const taskId = taskOfJob(jobId);
+    if (taskId === undefined || asks.size === 0) return;
+    for (const a of await this.states.stranded(jobId, taskId, [...asks.keys()])) {
+      this.settle({ j: jobId, a, e: 'the question was not relayed: the front end that relayed this task\'s questions is gone, and died before it kept this one in Redis, so no front end can show it' });
+    }
   }
 
   /** The job left this host: nothing of it waits any more (its stop signal already rejected its asks). */

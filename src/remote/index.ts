@@ -13,6 +13,8 @@ export { FRONT_LIVENESS_TTL_MS, HOST_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from
 export { DEFAULT_QUEUE } from './messages.js';
 export { RedisTaskStore } from './task-store.js';
 export type { RedisTaskStoreOptions, StoredAnswer, StoredTask, TaskSettlement } from './task-store.js';
+export { RedisTaskInputs } from './task-input-store.js';
+export type { StoredClaim, StoredQuestion } from './task-input-store.js';
 export { ClusterKey } from './cluster-key.js';
 export { REDIS_URL_ENV, redactUrl } from './redis-config.js';
 export { RedisConfigError, RedisAuthError, RedisUnreachableError } from '../errors.js';

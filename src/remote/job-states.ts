@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { RemoteKeys } from './keys.js';
-import { ADOPT, REPLY } from './ask-lua.js';
+import { ADOPT, REPLY, STRANDED } from './ask-lua.js';
 import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
 
 const SCRIPTS = {
@@ -25,6 +25,7 @@ const SCRIPTS = {
   mcpJobless: [2, JOBLESS],
   mcpReply: [1, REPLY],
   mcpAdopt: [1, ADOPT],
+  mcpStranded: [2, STRANDED],
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -166,6 +167,11 @@ export class JobStates {
   /** The replies kept for these asks of a job (null where none came yet): a host's check for a reply message it missed. */
   async replies(jobId: string, asks: readonly string[]): Promise<(string | null)[]> {
     return this.redis.hmget(this.keys.job(jobId), ...asks.map((a) => `r:${a}`));
+  }
+
+  /** Of a task's job's open asks, those no front end can show: its owner died before keeping them (STRANDED in ask-lua.ts). */
+  async stranded(jobId: string, taskId: string, asks: readonly string[]): Promise<string[]> {
+    return (await this.call('mcpStranded', this.keys.job(jobId), this.keys.taskInputs(taskId), this.keys.front(''), ...asks)) as string[];
   }
 
   /** The front end that owns the job now (undefined if its state is gone). */

@@ -8,6 +8,11 @@ export function taskJobId(taskId: string): string {
   return `task-${taskId}`;
 }
 
+/** The task whose job this is, or undefined for a plain call's job (its id starts with its front end's hex id). */
+export function taskOfJob(jobId: string): string | undefined {
+  return jobId.startsWith('task-') ? jobId.slice(5) : undefined;
+}
+
 /** The names for one queue. */
 export class RemoteKeys {
   readonly prefix: string;
@@ -50,9 +55,17 @@ export class RemoteKeys {
   park(wait: string): string {
     return `${this.prefix}:park:${wait}`;
   }
-  /** A task record (task-lua.ts): `w` owner, `n` tool, `f` creating front end, `q` order, `j` task JSON, `a` answer JSON, `o` the job's outcome message. */
+  /** A task record (task-lua.ts): `w` owner, `n` tool, `f` creating front end, `q` order, `j` task JSON, `a` answer JSON, `o` the job's outcome message, `k` the number of its last question key, `i` its --input-wait-ms. */
   task(taskId: string): string {
     return `${this.prefix}:task:${taskId}`;
+  }
+  /** A 2026 task's outstanding questions to the client (task-input-lua.ts): key → signed question with the host's ask id. */
+  taskInputs(taskId: string): string {
+    return `${this.prefix}:input:${taskId}`;
+  }
+  /** Tasks with outstanding questions, scored by when their --input-wait-ms runs out (Redis's clock). */
+  get inputWaits(): string {
+    return `${this.prefix}:inputwait`;
   }
   /** An owner's tasks, scored by creation order (for tasks/list). */
   tasksOf(owner: string): string {

@@ -26,6 +26,7 @@ import { LOST_HOST_TIMEOUT_MS, NO_HOST_TIMEOUT_MS, REDIS_TIMEOUT_MS, type QueueB
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { loadToolCatalog } from './tool-catalog.js';
 import { RedisTaskStore, type RedisTaskStoreOptions } from './task-store.js';
+import { RedisTaskInputs } from './task-input-store.js';
 
 export { LOST_HOST_TIMEOUT_MS, NO_HOST_TIMEOUT_MS, REDIS_TIMEOUT_MS, type QueueBackendOptions } from './queue-options.js';
 
@@ -157,6 +158,11 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   /** A task store in this queue's Redis, shared with every front end of the queue (task-store.ts). */
   taskStore(options: RedisTaskStoreOptions): RedisTaskStore {
     return new RedisTaskStore(this.cmd, this.states, this.frontId, this.options.clusterKey, options);
+  }
+
+  /** 2026 tasks' questions to the client in this queue's Redis, shared with every front end of the queue (task-input-store.ts). */
+  taskInputs(): RedisTaskInputs {
+    return new RedisTaskInputs(this.cmd, this.states, this.options.clusterKey);
   }
 
   /** The requestState key every front end of the cluster derives from the cluster key, if there is one. */

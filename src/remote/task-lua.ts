@@ -11,6 +11,9 @@
  *                 ├──settle (the creating front end, or any, from o or from the job's state)──┘
  *                 └──TASK_CANCEL (any front end): the job's CANCEL decides; if it won, settle cancelled
  * ```
+ *
+ * A 2026 task's questions to the client (`input_required`) live beside the
+ * record, with their own scripts (task-input-lua.ts); a settle removes them.
  */
 
 /**
@@ -37,9 +40,10 @@ end
 return 'ok'`;
 
 /**
- * KEYS: task, owner's working set, all working. ARGV: owner, terminal task
- * JSON, answer JSON, task id. Only the first settle of the owner's live task
- * wins (1); the task keeps its ttl.
+ * KEYS: task, owner's working set, all working, its questions, the input
+ * waits (task-input-lua.ts). ARGV: owner, terminal task JSON, answer JSON,
+ * task id. Only the first settle of the owner's live task wins (1); the task
+ * keeps its ttl, and its questions to the client, if any, go with its end.
  */
 export const TASK_SETTLE = `
 if redis.call('HGET', KEYS[1], 'w') ~= ARGV[1] then return 0 end
@@ -47,6 +51,8 @@ if redis.call('HEXISTS', KEYS[1], 'a') == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'j', ARGV[2], 'a', ARGV[3])
 redis.call('ZREM', KEYS[2], ARGV[4])
 redis.call('ZREM', KEYS[3], ARGV[4])
+redis.call('DEL', KEYS[4])
+redis.call('ZREM', KEYS[5], ARGV[4])
 return 1`;
 
 /**

@@ -57,7 +57,7 @@ export interface RedisTaskStoreOptions {
   readonly waitPollMs?: number;
 }
 
-const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [3, TASK_SETTLE], mcpTaskCancel: [2, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
+const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [2, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
 type ScriptName = keyof typeof SCRIPTS;
 type Call = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -160,7 +160,7 @@ export class RedisTaskStore {
     const { statusMessage: _previous, ...rest } = JSON.parse(j) as Task;
     const task: Task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
     const k = this.keys;
-    const won = await this.call('mcpTaskSettle', k.task(taskId), k.working(owner), k.working(), owner, JSON.stringify(task), JSON.stringify(answer), taskId);
+    const won = await this.call('mcpTaskSettle', k.task(taskId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, JSON.stringify(task), JSON.stringify(answer), taskId);
     if (won !== 1) return undefined;
     const here = this.mine.get(taskId);
     if (here) here.task = task;

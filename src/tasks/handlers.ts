@@ -70,7 +70,8 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
   server.setRequestHandler('tasks/get', { params: TaskIdParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') return runner.get(session, params.taskId);
     requireExtension(ctx, 'tasks/get');
-    return detailed(await runner.record(caller, params.taskId), runner.inputRequests(params.taskId));
+    const record = await runner.record(caller, params.taskId);
+    return detailed(record, record.task.status === 'input_required' ? await runner.inputRequests(params.taskId) : undefined);
   }));
 
   server.setRequestHandler('tasks/result', { params: TaskIdParams }, onWire(async (params, ctx) => {

@@ -5,7 +5,7 @@
  * concept each: the bridge from a task to its job (./task-jobs.ts),
  * deciding a cancel (./cancel.ts), closing an owner (./close-owner.ts),
  * expiry (./expiry.ts), the task window (./window.ts), 2026 tasks that ask
- * the client (./task-inputs.ts) and the counters
+ * the client (./task-inputs.ts; ./shared-task-inputs.ts with a shared store) and the counters
  * (./counters.ts). The runner refuses with its own errors (./errors.ts);
  * the tasks/* handlers put them on the wire.
  */
@@ -18,6 +18,7 @@ import { TaskCounters, type TaskStats } from './counters.js';
 import { TaskNotFoundError } from './errors.js';
 import { TaskExpiry } from './expiry.js';
 import { TaskInputs } from './task-inputs.js';
+import { SharedInputs, type SharedTaskInputs } from './shared-task-inputs.js';
 import { MemoryTaskStore } from './memory-store.js';
 import type { TaskAnswer, TaskLimits, TaskPage, TaskRecord, TaskStore } from './store.js';
 import { TaskJobs, type TaskBackend, type TaskCall } from './task-jobs.js';
@@ -57,6 +58,14 @@ export interface TaskRunnerOptions extends TaskLimits {
    * @default 60000
    */
   readonly inputWaitMs?: number;
+  /**
+   * Where 2026 tasks' questions to the client are kept when the store is
+   * shared by several front ends (./shared-task-inputs.ts): any of them shows
+   * and answers them. In this process's memory when absent. Needs a backend
+   * that hands each ask its worker host's id (`relayId`: the QueueBackend);
+   * an ask without one is rejected in the stage.
+   */
+  readonly sharedInputs?: SharedTaskInputs;
 }
 
 /** Creates, cancels, reads and expires the tasks of every session of one backend. */
@@ -68,7 +77,7 @@ export class TaskRunner {
   private readonly jobs: TaskJobs;
   private readonly windows: TaskWindows;
   private readonly expiry: TaskExpiry;
-  private readonly inputs: TaskInputs;
+  private readonly inputs: TaskInputs | SharedInputs;
 
   constructor(
     backend: TaskBackend,
@@ -79,7 +88,8 @@ export class TaskRunner {
     this.jobs = new TaskJobs(backend, this.store, this.counters);
     this.windows = new TaskWindows(this.jobs, this.counters);
     this.expiry = new TaskExpiry(this.jobs, options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
-    this.inputs = new TaskInputs(this.jobs, this.counters, options.inputWaitMs ?? DEFAULTS.inputWaitMs);
+    const waitMs = options.inputWaitMs ?? DEFAULTS.inputWaitMs;
+    this.inputs = options.sharedInputs ? new SharedInputs(this.jobs, this.counters, waitMs, options.sharedInputs) : new TaskInputs(this.jobs, this.counters, waitMs);
     this.store.onEvicted?.((tasks) => {
       this.counters.evicted(tasks.length);
       this.jobs.forget(tasks, 'tasksExpired'); // finished, so never counted as expired
@@ -120,11 +130,11 @@ export class TaskRunner {
    */
   async update(owner: string, taskId: string, responses: Record<string, unknown>): Promise<void> {
     const { task } = await this.record(owner, taskId);
-    this.inputs.answer(owner, taskId, task.status, responses);
+    await this.inputs.answer(owner, taskId, task.status, responses);
   }
 
-  /** The 2026 task's outstanding questions to the client (`inputRequests` of `tasks/get`), if it has any. */
-  inputRequests(taskId: string): Record<string, unknown> | undefined {
+  /** The 2026 task's outstanding questions to the client (`inputRequests` of `tasks/get`), if it has any; ask only for a task the caller owns. */
+  async inputRequests(taskId: string): Promise<Record<string, unknown> | undefined> {
     return this.inputs.inputRequests(taskId);
   }
 
