@@ -203,11 +203,16 @@ it('a job state whose BullMQ job a failover lost (the two writes go on different
   // What a failover that kept the state but lost BullMQ's add leaves: the state, and no job.
   await r.lrem(`bull:${Q}:wait`, 0, jobId);
   await r.del(`bull:${Q}:${jobId}`);
-  const answer = (await answerOf('lost', 30_000)) as { result?: { isError?: boolean; content: { text: string }[] } };
+  let answer: { result?: { isError?: boolean; content: { text: string }[] } };
+  try {
+    answer = (await answerOf('lost', 30_000)) as typeof answer;
+  } finally {
+    // Whatever happened, the hosts are freed for the next test.
+    cancel(front, 'busy-1');
+    cancel(front, 'busy-2');
+  }
   expect(answer.result?.isError).toBe(true);
   expect(answer.result?.content[0]?.text).toMatch(/job is gone from the queue in Redis/);
-  cancel(front, 'busy-1');
-  cancel(front, 'busy-2');
   await until(async () => (await front.stats()).inFlight === 0, 20_000, 'the busy calls cancelled');
   await sleep(1000);
   expect(responsesFor(front, 'busy-1')).toEqual([]);
