@@ -12,7 +12,8 @@ import { JobStates } from '../src/remote/job-states.js';
 import { taskJobId } from '../src/remote/keys.js';
 import { Liveness } from '../src/remote/liveness.js';
 import { RedisTaskStore } from '../src/remote/task-store.js';
-import { taskSettlement } from '../src/tasks/answer.js';
+import { cancelledAnswer, taskSettlement } from '../src/tasks/answer.js';
+import { CANCELLED_BY_REQUEST as BY_REQUEST } from '../src/tasks/task-jobs.js';
 import { resolveLimits } from '../src/tasks/memory-store.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 
@@ -88,10 +89,17 @@ describe('tasks in Redis', () => {
     expect(await states.take(taskJobId('R'), 'F', 'H', 'tr')).toBe('running');
     expect(await states.take(taskJobId('C'), 'F', 'H', 'tc')).toBe('running');
     expect(await states.respond(taskJobId('C'), 'F', 'tc', outcome(taskJobId('C'), 'first'))).toBe(true);
-    expect(await g.cancelJob('someone else', 'Q')).toBe('unknown');
-    expect(await g.cancelJob('owner', 'Q')).toBe('cancelled-queued');
-    expect(await g.cancelJob('owner', 'R')).toBe('cancelled-running');
-    expect(await g.cancelJob('owner', 'C')).toBe('too-late');
+    const cancelled = (id: string) => cancelledAnswer(id);
+    expect(await g.cancelJob('someone else', 'Q', cancelled('Q'), BY_REQUEST)).toBe('unknown');
+    expect(await g.cancelJob('owner', 'Q', cancelled('Q'), BY_REQUEST)).toBe('cancelled-queued');
+    expect(await g.cancelJob('owner', 'R', cancelled('R'), BY_REQUEST)).toBe('cancelled-running');
+    expect(await g.cancelJob('owner', 'C', cancelled('C'), BY_REQUEST)).toBe('too-late');
+    // A won cancel settled the task in its step: the front end holding the job, hearing of the stop, cannot reword it.
+    for (const id of ['Q', 'R']) {
+      expect((await f.get('owner', id))?.task).toMatchObject({ status: 'cancelled', statusMessage: BY_REQUEST });
+      expect(await f.settle('owner', id, 'cancelled', cancelled(id), 'The task was cancelled.')).toBeUndefined();
+      expect((await g.get('owner', id))?.task).toMatchObject({ status: 'cancelled', statusMessage: BY_REQUEST });
+    }
     expect(await states.take(taskJobId('Q'), 'F', 'H', 'tq')).toBe('cancelled');
     expect(await states.respond(taskJobId('R'), 'F', 'tr', outcome(taskJobId('R'), 'late'))).toBe(false);
     await new Promise((r) => setTimeout(r, 100));

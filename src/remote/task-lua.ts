@@ -9,7 +9,7 @@
  *   create ──▶ working ──RESPOND (host) writes o──▶ working + o ──settle (any front end)──▶ terminal (a)
  *                 │                                                     ▲
  *                 ├──settle (the creating front end, or any, from o or from the job's state)──┘
- *                 └──TASK_CANCEL (any front end): the job's CANCEL decides; if it won, settle cancelled
+ *                 └──TASK_CANCEL (any front end): the job's CANCEL decides; if it won, settled cancelled in that step
  * ```
  *
  * A 2026 task's questions to the client (`input_required`) live beside the
@@ -67,13 +67,18 @@ redis.call('HSET', KEYS[1], 'j', ARGV[2])
 return 1`;
 
 /**
- * KEYS: task, its job's state. ARGV: owner, cancel channel, job id.
- * tasks/cancel from any front end: the job's state decides as CANCEL does
+ * KEYS: task, its job's state, then TASK_SETTLE's owner's working set, all
+ * working, its questions, the input waits. ARGV: owner, cancel channel, job
+ * id, the task's JSON as `cancelled`, its answer JSON, task id. tasks/cancel
+ * from any front end: the job's state decides as CANCEL does
  * (queued|running → cancelled; a running job's host hears it on the cancel
- * channel). Returns [found, detail]: 'unknown' (not the owner's live task),
- * 'settled' (terminal already), or the job state found ('queued' and
- * 'running' mean the cancel won; 'responding' means completion did; 'none'
- * if the job is not in Redis).
+ * channel), and a cancel that won settles the task in the same step (as
+ * TASK_SETTLE), so the front end holding the job, hearing of the stop, finds
+ * it settled and cannot put its own words in its statusMessage. Returns
+ * [found, detail]: 'unknown' (not the owner's live task), 'settled'
+ * (terminal already), or the job state found ('queued' and 'running' mean
+ * the cancel won; 'responding' means completion did; 'none' if the job is
+ * not in Redis).
  */
 export const TASK_CANCEL = `
 if redis.call('HGET', KEYS[1], 'w') ~= ARGV[1] then return {'unknown', ''} end
@@ -83,6 +88,11 @@ if not s then return {'none', ''} end
 if s == 'queued' or s == 'running' then
   redis.call('HSET', KEYS[2], 's', 'cancelled')
   if s == 'running' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+  redis.call('HSET', KEYS[1], 'j', ARGV[4], 'a', ARGV[5])
+  redis.call('ZREM', KEYS[3], ARGV[6])
+  redis.call('ZREM', KEYS[4], ARGV[6])
+  redis.call('DEL', KEYS[5])
+  redis.call('ZREM', KEYS[6], ARGV[6])
 end
 return {s, ''}`;
 

@@ -57,7 +57,7 @@ export interface RedisTaskStoreOptions {
   readonly waitPollMs?: number;
 }
 
-const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [2, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
+const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
 type ScriptName = keyof typeof SCRIPTS;
 type Call = (...args: (string | number)[]) => Promise<unknown>;
 
@@ -181,12 +181,20 @@ export class RedisTaskStore {
 
   /**
    * tasks/cancel of a task whose job this front end does not hold: the job's
-   * state in Redis decides (task-lua.ts TASK_CANCEL). The caller settles the
-   * task `cancelled` when the cancel won.
+   * state in Redis decides, and a cancel that won settles the task in the same
+   * step (task-lua.ts TASK_CANCEL).
    */
-  async cancelJob(owner: string, taskId: string): Promise<CancelResult> {
+  async cancelJob(owner: string, taskId: string, answer: StoredAnswer, statusMessage: string): Promise<CancelResult> {
     const jobId = taskJobId(taskId);
-    const [found] = (await this.call('mcpTaskCancel', this.keys.task(taskId), this.keys.job(jobId), owner, this.keys.cancelChannel, jobId)) as [string, string];
+    const j = await this.redis.hget(this.keys.task(taskId), 'j');
+    if (j === null) return 'unknown';
+    const task = { ...(JSON.parse(j) as Task), status: 'cancelled', lastUpdatedAt: new Date().toISOString(), statusMessage } satisfies Task;
+    const k = this.keys;
+    const [found] = (await this.call('mcpTaskCancel', k.task(taskId), k.job(jobId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, k.cancelChannel, jobId, JSON.stringify(task), JSON.stringify(answer), taskId)) as [string, string];
+    if (found === 'queued' || found === 'running') {
+      const here = this.mine.get(taskId);
+      if (here) here.task = task;
+    }
     if (found === 'queued') return 'cancelled-queued';
     if (found === 'running') return 'cancelled-running';
     if (found === 'responding' || found === 'settled') return 'too-late';

@@ -109,9 +109,12 @@ export interface TaskStore {
   /**
    * A store shared by several front ends (Redis): decides `tasks/cancel` of
    * a task whose job this process does not hold, on the job's own state, as
-   * the backend decides a plain call's cancel. Absent in a store of one process.
+   * the backend decides a plain call's cancel; if the cancel won, the task
+   * is settled `cancelled` with `answer` and `statusMessage` in the same step,
+   * so the front end holding the job cannot settle it first with its own
+   * words. Absent in a store of one process.
    */
-  cancelJob?(owner: string, taskId: string): Promise<CancelResult>;
+  cancelJob?(owner: string, taskId: string, answer: TaskAnswer, statusMessage: string): Promise<CancelResult>;
   /**
    * Moves a task that is not terminal between `working` and `input_required`
    * (2026: its job asked the client, or got every answer). Returns the task,
