@@ -188,6 +188,9 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
     const state = host.slab.read(slot);
     if (state === 'cancelled' || state === 'timedOut') host.counters.stopping--;
     else host.counters.running--;
+    // Off the thread now: a grace timer firing later would terminate the thread the next job starts on below
+    // (seen: a fresh job 'worker exited with code: 1' while this one's reports drained).
+    this.escalation?.clear();
     this.loan?.end();
     host.released();
     const reports = result.kind === 'crashed' ? undefined : result.reports;

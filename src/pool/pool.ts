@@ -45,6 +45,9 @@ export interface WorkerPoolOptions {
 /** Piscina's run options for a task without a port: one shared object. */
 const NO_TRANSFER = {};
 
+/** Piscina's balancer policy (its type is not exported by name). */
+type Balancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
+
 type Pool = Piscina<WorkerTask | Record<string, never>, WorkerOutcome | WarmupReport>;
 
 /**
@@ -60,6 +63,20 @@ export class WorkerPool {
   private readonly mainThreads: number;
   /** Jobs posted to the main pool and not yet back. */
   private mainBusy = 0;
+  /** Threads a hard stop is terminating, until they exit. */
+  private readonly dying = new Set<number>();
+  /**
+   * Piscina's least-busy choice (with one task per thread: the first idle
+   * one), skipping a thread being terminated. Piscina learns of the end only
+   * at its 'exit'; meanwhile the stopped job's own result can still arrive
+   * (it returned as the stop was sent), the thread then looks idle, and the
+   * next job posted to it dies with it ('worker exited with code: 1', seen
+   * under load).
+   */
+  private readonly balancer: Balancer = (_task, workers) => {
+    for (const w of workers) if (w.currentUsage === 0 && w.id >= 0 && !this.dying.has(w.id)) return w;
+    return null;
+  };
 
   constructor(options: WorkerPoolOptions) {
     this.mainThreads = options.threads;
@@ -74,6 +91,7 @@ export class WorkerPool {
       maxThreads: threads,
       // Admission already limits work to one job per thread; Piscina's own queue stays empty.
       concurrentTasksPerWorker: 1,
+      loadBalancer: this.balancer,
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: options.init,
       execArgv: WORKER_EXEC_ARGV,
@@ -111,7 +129,10 @@ export class WorkerPool {
    */
   terminate(threadId: number): void {
     const worker = this.main.threads.find((w) => w.threadId === threadId) ?? this.standby?.threads.find((w) => w.threadId === threadId);
-    void worker?.terminate();
+    if (!worker) return;
+    this.dying.add(threadId);
+    worker.once('exit', () => this.dying.delete(threadId));
+    void worker.terminate();
   }
 
   /**
