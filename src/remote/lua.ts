@@ -73,8 +73,8 @@ redis.call('HSET', KEYS[1], 's', 'running', 'h', ARGV[1], 'k', ARGV[2])
 redis.call('PUBLISH', ARGV[6] .. f, '{"j":' .. cjson.encode(ARGV[4]) .. ',"t":"r","h":' .. cjson.encode(ARGV[1]) .. '}')
 if s == 'running' then
   -- The old holder's open asks (ask-lua.ts) are not the new one's: no front end may find them now.
-  for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
-    if string.sub(f, 1, 2) == 'q:' then redis.call('HDEL', KEYS[1], f) end
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(field, 1, 2) == 'q:' then redis.call('HDEL', KEYS[1], field) end
   end
   redis.call('PUBLISH', ARGV[3], ARGV[4] .. ' ' .. old)
   return 'retaken'
@@ -189,8 +189,9 @@ return redis.call('ZCARD', KEYS[1])`;
 export const PROBE = `
 local function open()
   local out = {}
-  for _, f in ipairs(redis.call('HKEYS', KEYS[1])) do
-    if string.sub(f, 1, 2) == 'q:' and redis.call('HEXISTS', KEYS[1], 'r:' .. string.sub(f, 3)) == 0 then table.insert(out, string.sub(f, 3)) end
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    local a = string.sub(field, 3)
+    if string.sub(field, 1, 2) == 'q:' and redis.call('HEXISTS', KEYS[1], 'r:' .. a) == 0 then table.insert(out, a) end
   end
   return out
 end
