@@ -21,6 +21,12 @@ export interface NginxProcess {
   readonly url: URL;
   /** Its error log so far (for a failing test's message). */
   errors(): string;
+  /**
+   * Each proxied request so far, in order: the request's `x-test-rpc` header
+   * (a test's client may tag its requests, e.g. with the JSON-RPC method; `-`
+   * if none) and the front end that served it (`host:port`).
+   */
+  routes(): { readonly rpc: string; readonly upstream: string }[];
   stop(): Promise<void>;
 }
 
@@ -69,7 +75,9 @@ pid ${dir}/nginx.pid;
 error_log ${dir}/error.log info;
 events { worker_connections 256; }
 http {
+  log_format mcp_route '$http_x_test_rpc $upstream_addr';
   access_log ${dir}/access.log;
+  access_log ${dir}/routes.log mcp_route;
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
@@ -97,6 +105,18 @@ ${mcpNginxConfig(fronts, `127.0.0.1:${port}`)}
   return {
     url: new URL(`http://127.0.0.1:${port}/mcp`),
     errors,
+    routes() {
+      let text = '';
+      try {
+        text = readFileSync(join(dir, 'routes.log'), 'utf8');
+      } catch {
+        // nothing proxied yet
+      }
+      return text.split('\n').filter(Boolean).map((line) => {
+        const [rpc = '-', upstream = '-'] = line.split(' ');
+        return { rpc, upstream };
+      });
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((r) => child.once('exit', r));

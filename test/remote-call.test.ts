@@ -44,7 +44,10 @@ class Fake {
     failIfJobless: async () => (this.calls.push('failIfJobless'), true),
     retire: async () => void this.calls.push('retire'),
     owner: async () => 'F',
+    openAsks: async (_jobId, asks) => (this.calls.push('openAsks'), asks.map((a) => this.kept[a] ?? null)),
   };
+  /** The asks kept in the job's hash (`q:<ask>`), by ask id. */
+  readonly kept: Record<string, string> = {};
   readonly ctx: RemoteContext = {
     frontId: 'F',
     redisDisplay: 'redis://***@h:1',
@@ -247,6 +250,31 @@ describe('RemoteCall: the sweep', () => {
     f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }) };
     await call.check(1000);
     expect(await call.done).toEqual(result);
+  });
+
+  it('an ask whose message was missed is taken from the probe once; one answered or withdrawn here is never asked again', async () => {
+    const f = new Fake();
+    const asked: string[] = [];
+    let answer!: (r: Record<string, unknown>) => void;
+    const call = await queued(f, { onClientRequest: (_method, params) => (asked.push(String(params.n)), new Promise((r) => (answer = r))) });
+    const j = call.jobId!;
+    const q = (a: string, n: string) => JSON.stringify({ j, t: 'q', a, q: { method: 'elicitation/create', params: { n } } });
+    Object.assign(f.kept, { a1: q('a1', 'one'), a2: q('a2', 'two'), a3: JSON.stringify({ j: 'other', t: 'q', a: 'a3', q: { method: 'roots/list', params: { n: 'x' } } }) });
+    f.probeReply = { state: 'running', host: 'H' };
+    await call.check(1000);
+    expect(f.calls).not.toContain('openAsks'); // no open ask listed: no extra round trip
+    call.receive({ j, t: 'x', a: 'a2' }); // withdrawn before its ask was read: never asked
+    f.probeReply = { state: 'running', host: 'H', asks: ['a1', 'a2', 'a3', 'gone'] };
+    await call.check(1000);
+    await call.check(1000);
+    expect(asked).toEqual(['one']); // a3 names another job: not taken
+    answer({ action: 'accept' });
+    await tick();
+    expect(f.calls).toContain('reply a1');
+    await call.check(1000); // the reply not yet in Redis: the probe still lists a1
+    call.receive(JSON.parse(q('a1', 'one')) as Parameters<RemoteCall['receive']>[0]);
+    expect(asked).toEqual(['one']);
+    expect(call.phase.kind).toBe('running');
   });
 
   it('no host alive: a queued call fails with the message given, once the CAS in Redis won; a running one is left alone', async () => {

@@ -130,6 +130,31 @@ describe('per-job state in Redis', () => {
     sub.removeAllListeners('message');
   });
 
+  it('an open ask is kept while its host holds the job, listed by the probe until replied or withdrawn; a takeover drops the old holder\'s', async () => {
+    const s = new JobStates(a, 'q9');
+    await new Liveness(a, s.keys.front('F')).start();
+    await new Liveness(a, s.keys.host('H1')).start();
+    await s.create('j', 'F');
+    await a.set(s.keys.bullJob('j'), '1'); // stands in for BullMQ's job (the probe checks it)
+    expect(await s.ask('j', 'F', 'tok1', 'a0', 'early')).toBe(false); // queued: nobody holds it
+    expect(await s.take('j', 'F', 'H1', 'tok1')).toBe('running');
+    expect(await s.probe('j')).toEqual({ state: 'running', host: 'H1' }); // no asks: nothing listed
+    expect(await s.ask('j', 'F', 'tok1', 'a1', 'q-one')).toBe(true);
+    expect(await s.ask('j', 'F', 'tok1', 'a2', 'q-two')).toBe(true);
+    expect(await s.ask('j', 'F', 'forged', 'a3', 'q-three')).toBe(false);
+    expect(await s.probe('j')).toMatchObject({ state: 'running', asks: expect.arrayContaining(['a1', 'a2']) });
+    expect(await s.openAsks('j', ['a1', 'a2', 'a3'])).toEqual(['q-one', 'q-two', null]);
+    expect(await s.reply('j', 'F', 'a1', 'r-one')).toBe(true); // the reply closes the ask in the same step
+    expect(await s.withdrawAsk('j', 'F', 'tok1', 'a2', 'x-two')).toBe(true);
+    expect(await s.probe('j')).toEqual({ state: 'running', host: 'H1' });
+    expect(await s.ask('j', 'F', 'tok1', 'a4', 'q-four')).toBe(true);
+    expect(await s.take('j', 'F', 'H2', 'tok2')).toBe('retaken');
+    expect(await s.openAsks('j', ['a4'])).toEqual([null]); // the old holder's ask is no new holder's
+    expect(await s.withdrawAsk('j', 'F', 'tok1', 'a4', 'x-four')).toBe(false); // nor is its withdrawal published
+    await s.retire('j');
+    expect(await a.exists(s.keys.job('j'))).toBe(0);
+  });
+
   it('a job on a lost host fails once; no host can respond or take it after', async () => {
     const s = new JobStates(a, 'q5');
     await new Liveness(a, s.keys.front('F')).start();

@@ -1,20 +1,46 @@
 /**
  * The Lua of a stage's asks of the client across hosts (host-asks.ts,
- * front-asks.ts). The ask itself leaves as a report (REPORT in lua.ts: only
- * while the asking host holds the job); the reply goes through
- * {@link REPLY}, which keeps it in the job's hash as well as publishing it,
- * so a host that missed the message (its subscriber reconnecting) finds it at
- * its next check.
+ * front-asks.ts). Both directions are kept in the job's hash as well as
+ * published, so a message missed while a subscriber reconnects is found
+ * later: the ask ({@link ASK}: `q:<ask>`, only while the asking host holds
+ * the job) by the front end's probe of its running calls (PROBE in lua.ts
+ * lists the open ones), the reply ({@link REPLY}: `r:<ask>`) by the host's
+ * check. The whole hash goes when the front end retires the job.
  */
+
+/**
+ * KEYS: job. ARGV: token, front channel prefix, message, named front, ask
+ * id. An ask of the client, kept as `q:<ask>` and published to the job's
+ * owner in one step, only while the token's holder runs the job. 1 if sent.
+ */
+export const ASK = `
+if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'q:' .. ARGV[5], ARGV[3])
+redis.call('PUBLISH', ARGV[2] .. (redis.call('HGET', KEYS[1], 'f') or ARGV[4]), ARGV[3])
+return 1`;
+
+/**
+ * KEYS: job. ARGV as {@link ASK}, the message the withdrawal (`t: 'x'`).
+ * The ask is dropped from the hash whatever the state (no front end may
+ * find it after this), and the withdrawal is published only while the
+ * token's holder runs the job. 1 if published.
+ */
+export const WITHDRAW = `
+redis.call('HDEL', KEYS[1], 'q:' .. ARGV[5])
+if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
+redis.call('PUBLISH', ARGV[2] .. (redis.call('HGET', KEYS[1], 'f') or ARGV[4]), ARGV[3])
+return 1`;
 
 /**
  * KEYS: job. ARGV: ask id, front id, reply channel, reply message. Only the
  * front end that owns the job may reply, and only while the job runs: a reply
- * to a cancelled, answered or adopted job goes nowhere. 1 if it was sent.
+ * to a cancelled, answered or adopted job goes nowhere. The ask is no longer
+ * open (`q:` goes). 1 if it was sent.
  */
 export const REPLY = `
 if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'f') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'r:' .. ARGV[1], ARGV[4])
+redis.call('HDEL', KEYS[1], 'q:' .. ARGV[1])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1`;
 

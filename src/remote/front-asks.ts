@@ -7,6 +7,9 @@
  * host through Redis, signed with the cluster key. An ask ends here when the
  * host withdraws it (`t: 'x'`: the job stopped there) or the call stops here
  * (a cancel asked, the call settled): its signal aborts, nothing is replied.
+ * An ask may come twice (its message, and the probe that finds it kept in
+ * Redis after a missed message): it is asked once, and never again once
+ * answered or withdrawn.
  */
 import type { ClientRequestHandler } from '../backend/backend.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
@@ -24,6 +27,8 @@ export interface OpenAsk {
 export class FrontAsks {
   /** Asks being answered, by ask id, in the order they came. */
   private readonly open = new Map<string, { readonly stop: AbortController; readonly method: ClientRequestMethod; readonly params: Record<string, unknown> }>();
+  /** Asks that ended here (answered, withdrawn, aborted), or were withdrawn before they came: never asked again. */
+  private readonly done = new Set<string>();
 
   constructor(
     private readonly handler: ClientRequestHandler | undefined,
@@ -40,9 +45,14 @@ export class FrontAsks {
     return [...this.open].map(([a, o]) => ({ a, method: o.method, params: o.params }));
   }
 
+  /** Whether ask `a` is open here or ended here. */
+  seen(a: string): boolean {
+    return this.open.has(a) || this.done.has(a);
+  }
+
   /** The host's ask `a`: hands it to the call's handler at once (in order), and its answer to the host. */
   ask(a: string, method: ClientRequestMethod, params: Record<string, unknown>): void {
-    if (this.open.has(a)) return;
+    if (this.seen(a)) return;
     const stop = new AbortController();
     this.open.set(a, { stop, method, params });
     let asked: Promise<Record<string, unknown>>;
@@ -59,6 +69,7 @@ export class FrontAsks {
 
   /** The host withdrew ask `a` (the job stopped there). */
   withdraw(a: string, why = 'the job stopped on its worker host'): void {
+    this.done.add(a); // a probe that read the ask before it was withdrawn must not ask it after
     const open = this.open.get(a);
     if (!open) return;
     this.open.delete(a);
@@ -72,6 +83,7 @@ export class FrontAsks {
 
   private reply(a: string, reply: Parameters<SendReply>[1]): void {
     if (!this.open.delete(a)) return; // withdrawn or aborted meanwhile: the job no longer waits for it
+    this.done.add(a);
     this.send(a, reply);
   }
 }

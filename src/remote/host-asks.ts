@@ -4,8 +4,10 @@
  * a report on that front end's channel (`t: 'q'`, signed, published only
  * while this host holds the job) and waits for the front end's reply on the
  * hosts' reply channel (`REPLY` in ask-lua.ts; signed too, and refused here
- * when it does not verify). A reply message this host missed is found in the
- * job's hash at its once-a-second check.
+ * when it does not verify). Both are kept in the job's hash too: an ask
+ * message the front end missed is found by its probe (`q:<ask>`, there
+ * until replied or withdrawn), a reply message this host missed at its
+ * once-a-second check (`r:<ask>`).
  *
  * A task's job outlives its front end, and so do its questions once that
  * front end kept them in Redis (task-input-store.ts): any front end answers
@@ -67,13 +69,13 @@ export class HostAsks {
         (answer, refuse) => mine.set(a, { answer, refuse }),
         () => {
           if (!this.take(job.jobId, a)) return false;
-          void this.states.report(job.jobId, job.front, job.token, this.sign({ j: job.jobId, t: 'x', a })).catch(() => undefined);
+          void this.states.withdrawAsk(job.jobId, job.front, job.token, a, this.sign({ j: job.jobId, t: 'x', a })).catch(() => undefined);
           return true;
         },
       );
       if (mine.has(a)) {
         this.stats.asksRelayed++;
-        this.states.report(job.jobId, job.front, job.token, this.sign({ j: job.jobId, t: 'q', a, q: { method, params } })).then(
+        this.states.ask(job.jobId, job.front, job.token, a, this.sign({ j: job.jobId, t: 'q', a, q: { method, params } })).then(
           (sent) => sent || this.settle({ j: job.jobId, a, e: `${method} was not relayed: the job no longer runs on this host` }),
           () => this.settle({ j: job.jobId, a, e: `${method} was not relayed: Redis failed` }),
         );
@@ -118,6 +120,7 @@ export class HostAsks {
   private settle(reply: HostReply): void {
     const p = this.take(reply.j, reply.a);
     if (!p) return; // not ours, or answered, or withdrawn
+    void this.states.dropAsk(reply.j, reply.a).catch(() => undefined); // no front end need find it any more
     if ('r' in reply) p.answer(reply.r);
     else p.refuse(new Error(reply.e));
   }

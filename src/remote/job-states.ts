@@ -5,7 +5,7 @@
  */
 import type { Redis } from 'ioredis';
 import { RemoteKeys } from './keys.js';
-import { ADOPT, REPLY, STRANDED } from './ask-lua.js';
+import { ADOPT, ASK, REPLY, STRANDED, WITHDRAW } from './ask-lua.js';
 import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
 
 const SCRIPTS = {
@@ -26,6 +26,8 @@ const SCRIPTS = {
   mcpReply: [1, REPLY],
   mcpAdopt: [1, ADOPT],
   mcpStranded: [2, STRANDED],
+  mcpAsk: [1, ASK],
+  mcpWithdraw: [1, WITHDRAW],
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -43,13 +45,13 @@ export type RemoteCancelResult =
 /** What {@link JobStates.check} found for a host's running job. */
 export type CheckResult = 'running' | 'orphan' | 'retaken' | 'gone' | 'cancelled' | 'responding' | 'failed';
 /** What {@link JobStates.probe} found. */
-export type ProbeResult = { state: 'running' | 'hostless'; host: string } | { state: 'responding'; message: string } | { state: 'gone' | 'jobless' | 'queued' | 'cancelled' | 'failed' | 'refused' };
+export type ProbeResult = { state: 'running' | 'hostless'; host: string; /** The host's open asks of the client (ids), if any. */ asks?: readonly string[] } | { state: 'responding'; message: string } | { state: 'gone' | 'jobless' | 'queued' | 'cancelled' | 'failed' | 'refused' };
 
 /** A job hash left without an explicit delete (e.g. its front end died) expires after this. */
 export const JOB_STATE_TTL_MS = 24 * 3600_000;
 
 /** The job-state operations a front end's {@link RemoteCall} uses (a fake stands in for it in the unit tests). */
-export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe' | 'failIfLost' | 'failIfNoHost' | 'failIfJobless' | 'retire' | 'owner'>;
+export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe' | 'failIfLost' | 'failIfNoHost' | 'failIfJobless' | 'retire' | 'owner' | 'openAsks'>;
 
 export class JobStates {
   readonly keys: RemoteKeys;
@@ -143,8 +145,8 @@ export class JobStates {
 
   /** Reads a job's state for the front end's sweep. */
   async probe(jobId: string): Promise<ProbeResult> {
-    const [state, detail] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string];
-    if (state === 'running' || state === 'hostless') return { state, host: detail };
+    const [state, detail, asks] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string, string[] | undefined];
+    if (state === 'running' || state === 'hostless') return { state, host: detail, ...(asks && asks.length > 0 && { asks }) };
     if (state === 'responding') return { state, message: detail };
     return { state: state as 'gone' };
   }
@@ -157,6 +159,26 @@ export class JobStates {
   /** running → failed if the host that holds it is gone. */
   async failIfLost(jobId: string, hostId: string): Promise<boolean> {
     return (await this.call('mcpLost', this.keys.job(jobId), this.keys.host(hostId))) === 1;
+  }
+
+  /** A host's ask of the client: kept in the job's hash and published to the owning front end, only while the token's holder runs the job (ASK in ask-lua.ts). */
+  async ask(jobId: string, frontId: string, token: string, ask: string, message: string): Promise<boolean> {
+    return (await this.call('mcpAsk', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId, ask)) === 1;
+  }
+
+  /** A host withdraws its ask: gone from the job's hash, and the withdrawal published while it holds the job. */
+  async withdrawAsk(jobId: string, frontId: string, token: string, ask: string, message: string): Promise<boolean> {
+    return (await this.call('mcpWithdraw', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId, ask)) === 1;
+  }
+
+  /** A host got its reply: the ask is no longer open. */
+  async dropAsk(jobId: string, ask: string): Promise<void> {
+    await this.redis.hdel(this.keys.job(jobId), `q:${ask}`);
+  }
+
+  /** The asks kept for these ids (null where none is): a front end's recovery of ask messages it missed. */
+  async openAsks(jobId: string, asks: readonly string[]): Promise<(string | null)[]> {
+    return this.redis.hmget(this.keys.job(jobId), ...asks.map((a) => `q:${a}`));
   }
 
   /** The owning front end's reply to a host's ask (ask-lua.ts): kept in the job's hash and published; false if the job no longer runs for it. */

@@ -72,6 +72,10 @@ if s == 'running' and old == ARGV[2] then return 'running' end
 redis.call('HSET', KEYS[1], 's', 'running', 'h', ARGV[1], 'k', ARGV[2])
 redis.call('PUBLISH', ARGV[6] .. f, '{"j":' .. cjson.encode(ARGV[4]) .. ',"t":"r","h":' .. cjson.encode(ARGV[1]) .. '}')
 if s == 'running' then
+  -- The old holder's open asks (ask-lua.ts) are not the new one's: no front end may find them now.
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    if string.sub(field, 1, 2) == 'q:' then redis.call('HDEL', KEYS[1], field) end
+  end
   redis.call('PUBLISH', ARGV[3], ARGV[4] .. ' ' .. old)
   return 'retaken'
 end
@@ -91,7 +95,7 @@ if t and redis.call('EXISTS', t) == 1 then redis.call('HSET', t, 'o', ARGV[3]) e
 redis.call('PUBLISH', ARGV[2] .. owner(ARGV[4]), ARGV[3])
 return 1`;
 
-/** KEYS: job. ARGV: token, front channel prefix, message, named front. A report (or an ask), published to the job's owner only while the token's holder runs the job. */
+/** KEYS: job. ARGV: token, front channel prefix, message, named front. A report (an ask goes by ASK in ask-lua.ts), published to the job's owner only while the token's holder runs the job. */
 export const REPORT = `${OWNER}
 if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
 redis.call('PUBLISH', ARGV[2] .. owner(ARGV[4]), ARGV[3])
@@ -175,19 +179,30 @@ return redis.call('ZCARD', KEYS[1])`;
  * KEYS: job, BullMQ's job. ARGV: prefix of host liveness keys. The front
  * end's check of one of its jobs: [state, detail], where detail is the
  * outcome message for 'responding', and for 'running' the host's id, with
- * state 'hostless' when that host's liveness key is gone. 'jobless': queued
+ * state 'hostless' when that host's liveness key is gone, and then a third
+ * element: the ids of the host's open asks of the client (`q:` without a
+ * reply `r:`, ask-lua.ts), so an ask whose message was missed is found in
+ * the same round trip (the hash holds a few fields). 'jobless': queued
  * or running, but BullMQ's job is gone, so no host will ever answer it (a
  * failover kept one of the two writes and lost the other; see {@link JOBLESS}).
  */
 export const PROBE = `
+local function open()
+  local out = {}
+  for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
+    local a = string.sub(field, 3)
+    if string.sub(field, 1, 2) == 'q:' and redis.call('HEXISTS', KEYS[1], 'r:' .. a) == 0 then table.insert(out, a) end
+  end
+  return out
+end
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {'gone', ''} end
 if s == 'responding' then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
 if (s == 'queued' or s == 'running') and redis.call('EXISTS', KEYS[2]) == 0 then return {'jobless', ''} end
 if s ~= 'running' then return {s, ''} end
 local h = redis.call('HGET', KEYS[1], 'h')
-if redis.call('EXISTS', ARGV[1] .. h) == 1 then return {s, h} end
-return {'hostless', h}`;
+if redis.call('EXISTS', ARGV[1] .. h) == 1 then return {s, h, open()} end
+return {'hostless', h, open()}`;
 
 /** KEYS: job, host liveness. Running on a host that is gone → failed (a tool error is owed). 1 if it won. */
 export const LOST = `

@@ -8,6 +8,7 @@ import type { CallState, CancelResult, JobOutcome, StartOptions } from '../backe
 import { countSettled, ReportTurn } from '../backend/calls.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { FrontAsks } from './front-asks.js';
+import { parseFrontMessage, type FrontMessage } from './messages.js';
 import type { RemoteContext } from './remote-context.js';
 
 /** A call's job once it has an id: what it runs and whether it reached Redis. */
@@ -32,6 +33,8 @@ export abstract class RemoteCallCore implements InFlightEntry {
   abstract readonly direction: 'inbound';
   /** {@link InFlightEntry.stop} (RemoteCall's). */
   abstract stop(reason?: string): boolean;
+  /** A message from the host on this front end's channel (RemoteCall's). */
+  abstract receive(message: FrontMessage): void;
   /** Settles with the outcome (never rejects). */
   readonly done: Promise<JobOutcome>;
   private resolve!: (outcome: JobOutcome) => void;
@@ -81,6 +84,22 @@ export abstract class RemoteCallCore implements InFlightEntry {
   get taskId(): string | undefined {
     const s = this.current;
     return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.options.taskId;
+  }
+
+  /**
+   * The host's open asks the probe found that this call has not seen (their
+   * message was missed: the subscriber was reconnecting): each is read from
+   * the job's hash, verified as the channel's messages are, and taken as if
+   * it had come now. One more round trip, only when there is such an ask.
+   */
+  protected async recoverAsks(jobId: string, open: readonly string[] | undefined): Promise<void> {
+    const unseen = open?.filter((a) => !this.asks?.seen(a)) ?? [];
+    if (unseen.length === 0) return;
+    const texts = await this.ctx.states.openAsks(jobId, unseen);
+    texts.forEach((text, i) => {
+      const message = text === null ? undefined : parseFrontMessage(text, this.ctx.clusterKey);
+      if (message?.t === 'q' && message.j === jobId && message.a === unseen[i] && this.jobId === jobId) this.receive(message);
+    });
   }
 
   /** submitting → queued. */

@@ -149,8 +149,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
     const job: Submission = { jobId: adoption.jobId, options, inRedis: Promise.resolve(true) };
     this.current = { kind: 'running', job, host: '' };
     this.ctx.submitted(job.jobId, this);
-    this.asks = new FrontAsks(options.onClientRequest, (a, reply) => this.ctx.reply(job.jobId, a, reply));
-    for (const ask of adoption.asks) this.asks.ask(ask.a, ask.method, ask.params);
+    for (const ask of adoption.asks) this.asksOf(job).ask(ask.a, ask.method, ask.params);
     return this.done;
   }
 
@@ -167,7 +166,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
       case 's':
         return;
       case 'x':
-        return this.asks?.withdraw(message.a);
+        return this.asksOf(s.job).withdraw(message.a); // kept even before its ask came: a probe's late read never asks it
       case 'm': {
         // Believed once Redis says so: then the job is another front end's, and this call lets go without a cancel.
         const jobId = s.job.jobId;
@@ -176,9 +175,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
       case 'q': {
         if (s.kind === 'cancelling') return; // being stopped: the host's stop rejects the ask there
         if (s.kind !== 'running') this.current = { kind: 'running', job: s.job, host: '' };
-        const jobId = s.job.jobId;
-        this.asks ??= new FrontAsks(s.job.options.onClientRequest, (a, reply) => this.ctx.reply(jobId, a, reply));
-        return this.asks.ask(message.a, message.q.method, message.q.params);
+        return this.asksOf(s.job).ask(message.a, message.q.method, message.q.params);
       }
     }
     this.ctx.counters.reportsReceived++;
@@ -191,6 +188,11 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
     this.turn.mark();
     if (message.t === 'p') s.job.options.onProgress?.(message.r);
     else s.job.options.onLog?.(message.e);
+  }
+
+  /** The job's asks here, from the first message about one. */
+  private asksOf(job: Submission): FrontAsks {
+    return (this.asks ??= new FrontAsks(job.options.onClientRequest, (a, reply) => this.ctx.reply(job.jobId, a, reply)));
   }
 
   /**
@@ -231,7 +233,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
       case 'hostless': {
         const since = now.kind === 'running' && now.hostlessSince !== undefined ? now.hostlessSince : Date.now();
         this.current = { kind: 'running', job: now.job, host: probe.host, hostlessSince: since };
-        if (Date.now() - since < lostHostTimeoutMs) return;
+        if (Date.now() - since < lostHostTimeoutMs) return this.recoverAsks(now.job.jobId, probe.asks);
         if (await this.ctx.states.failIfLost(now.job.jobId, probe.host)) {
           this.fail(`worker host ${probe.host} stopped (crashed?) while running this call, and no other host took it over within ${Math.round(lostHostTimeoutMs / 1000)} s`);
         }
@@ -239,7 +241,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
       }
       case 'running':
         this.current = { kind: 'running', job: now.job, host: probe.host };
-        return;
+        return this.recoverAsks(now.job.jobId, probe.asks);
       case 'queued':
         return;
     }
