@@ -156,7 +156,9 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     // No checkpoints: the worker cannot see the cancel and returns only when its 15 s are up, so the stats
     // read below lands before it returns however the machine is loaded. (A cooperative spin's next
     // checkpoint, right after the progress we wait for, sees the cancel at once if its thread was starved.)
-    const call = w.client.callTool({ name: 'spin', arguments: { ms: 15_000, cooperative: false } }, undefined, {
+    // One 15 s slice of wall-clock time: 1 ms slices would add up the thread's CPU share, and a starved
+    // thread then ran past the 60 s grace (a loaded run: hardKilled 1).
+    const call = w.client.callTool({ name: 'spin', arguments: { ms: 15_000, stageMs: 15_000, cooperative: false } }, undefined, {
       signal: controller.signal,
       onprogress: () => progressed++,
       timeout: 120_000,
