@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { RemoteKeys } from './keys.js';
 import { ADOPT, ASK, REPLY, STRANDED, WITHDRAW } from './ask-lua.js';
 import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
+import { defineScripts, type ScriptCaller } from './scripts.js';
 
 const SCRIPTS = {
   mcpCreate: [2, CREATE],
@@ -30,9 +31,6 @@ const SCRIPTS = {
   mcpWithdraw: [1, WITHDRAW],
 } as const;
 
-type ScriptName = keyof typeof SCRIPTS;
-type Call = (...args: (string | number)[]) => Promise<unknown>;
-
 /** What {@link JobStates.take} found. */
 export type TakeResult = 'running' | 'retaken' | 'orphan' | 'gone' | 'cancelled' | 'responding' | 'failed' | 'refused';
 /** What {@link JobStates.requestCancel} found (the state before; only 'queued' and 'running' mean the cancel won). */
@@ -55,18 +53,13 @@ export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe
 
 export class JobStates {
   readonly keys: RemoteKeys;
+  private readonly call: ScriptCaller<typeof SCRIPTS>;
   constructor(
     private readonly redis: Redis,
     queue: string,
   ) {
     this.keys = new RemoteKeys(queue);
-    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) {
-      if (!(name in redis)) redis.defineCommand(name, { numberOfKeys, lua });
-    }
-  }
-
-  private call(name: ScriptName, ...args: (string | number)[]): Promise<unknown> {
-    return (this.redis as unknown as Record<ScriptName, Call>)[name](...args);
+    this.call = defineScripts(redis, SCRIPTS);
   }
 
   /** A new job, queued, owned by a front end; a task's job names its task (see CREATE in lua.ts). */

@@ -18,6 +18,7 @@ import type { ClientRequestMethod } from '../stages/tool.js';
 import { signed, verified, type ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';
 import { taskJobId } from './keys.js';
+import { defineScripts, type ScriptCaller } from './scripts.js';
 import { INPUT_ASK, INPUT_CLAIM, INPUT_DUE, INPUT_EXPIRE, INPUT_WITHDRAW } from './task-input-lua.js';
 
 /** One outstanding question as read from Redis (verified). */
@@ -42,26 +43,20 @@ interface Question {
 }
 
 const SCRIPTS = { mcpInputAsk: [4, INPUT_ASK], mcpInputClaim: [4, INPUT_CLAIM], mcpInputWithdraw: [3, INPUT_WITHDRAW], mcpInputDue: [1, INPUT_DUE], mcpInputExpire: [6, INPUT_EXPIRE] } as const;
-type ScriptName = keyof typeof SCRIPTS;
-type Call = (...args: (string | number)[]) => Promise<unknown>;
 
 /** Tasks expired per look of a sweep (the next sweep takes the rest). */
 const DUE_BATCH = 100;
 
 /** Questions of the queue's tasks in Redis; see the module comment. */
 export class RedisTaskInputs {
+  private readonly call: ScriptCaller<typeof SCRIPTS>;
+
   constructor(
     private readonly redis: Redis,
     private readonly states: JobStates,
     private readonly clusterKey: ClusterKey | undefined,
   ) {
-    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) {
-      if (!(name in redis)) redis.defineCommand(name, { numberOfKeys, lua });
-    }
-  }
-
-  private call(name: ScriptName, ...args: (string | number)[]): Promise<unknown> {
-    return (this.redis as unknown as Record<ScriptName, Call>)[name](...args);
+    this.call = defineScripts(redis, SCRIPTS);
   }
 
   private get keys() {

@@ -22,6 +22,7 @@ import type { ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';
 import { taskJobId } from './keys.js';
 import { parseFrontMessage } from './messages.js';
+import { defineScripts, type ScriptCaller } from './scripts.js';
 import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_MARK, TASK_SETTLE } from './task-lua.js';
 
 type Terminal = 'completed' | 'failed' | 'cancelled';
@@ -58,8 +59,6 @@ export interface RedisTaskStoreOptions {
 }
 
 const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
-type ScriptName = keyof typeof SCRIPTS;
-type Call = (...args: (string | number)[]) => Promise<unknown>;
 
 /** The fields of a record read at once (see RemoteKeys.task). */
 const FIELDS = ['w', 'n', 'f', 'j', 'a', 'o'] as const;
@@ -68,6 +67,7 @@ const FIELDS = ['w', 'n', 'f', 'j', 'a', 'o'] as const;
 export class RedisTaskStore {
   /** Tasks created here: their ttl, so the runner's sweep stops their jobs when they expire. */
   private readonly mine = new Map<string, { readonly owner: string; readonly expiresAt: number; task: Task }>();
+  private readonly call: ScriptCaller<typeof SCRIPTS>;
 
   constructor(
     private readonly redis: Redis,
@@ -76,13 +76,7 @@ export class RedisTaskStore {
     private readonly clusterKey: ClusterKey | undefined,
     private readonly options: RedisTaskStoreOptions,
   ) {
-    for (const [name, [numberOfKeys, lua]] of Object.entries(SCRIPTS)) {
-      if (!(name in redis)) redis.defineCommand(name, { numberOfKeys, lua });
-    }
-  }
-
-  private call(name: ScriptName, ...args: (string | number)[]): Promise<unknown> {
-    return (this.redis as unknown as Record<ScriptName, Call>)[name](...args);
+    this.call = defineScripts(redis, SCRIPTS);
   }
 
   private get keys() {
