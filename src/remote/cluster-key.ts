@@ -71,3 +71,20 @@ export function verified<T extends object>(key: ClusterKey | undefined, kind: Si
   const { m, ...rest } = value;
   return key.verify(kind, jobId, rest, m) ? (rest as T) : undefined;
 }
+
+/**
+ * `text` as a signed `kind` of `id` read back from Redis, without its MAC:
+ * undefined if it is not JSON (never a throw: whoever can write Redis wrote
+ * it), not an object, or does not verify. Its fields are not checked: the
+ * caller checks the shape it expects.
+ */
+export function parseSigned<T extends object>(text: string, key: ClusterKey | undefined, kind: SignedKind, id: string): T | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object') return undefined;
+  return verified(key, kind, id, value as Signed<T>);
+}

@@ -8,7 +8,7 @@
 import type { CallHandle } from '../backend/backend.js';
 import type { AdoptRefusal, ParkedCall, ParkedQuestion, SharedParking } from '../mrtr/shared-parking.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
-import { signed, verified, type ClusterKey } from './cluster-key.js';
+import { parseSigned, signed, type ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';
 import type { RemoteCall } from './remote-call.js';
 
@@ -74,14 +74,7 @@ export class RedisParking implements SharedParking {
 }
 
 function parse(text: string, key: ClusterKey | undefined, wait: string): Record_ | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const r = verified(key, 'park', wait, value as Record_);
+  const r = parseSigned<Record_>(text, key, 'park', wait);
   if (!r || typeof r.j !== 'string' || typeof r.c !== 'string' || typeof r.t !== 'string' || !Array.isArray(r.q) || typeof r.n !== 'number') return undefined;
   const ok = r.q.every((q) => typeof q?.key === 'string' && typeof q.a === 'string' && typeof (q.method as ClientRequestMethod) === 'string' && typeof q.params === 'object' && q.params !== null);
   return ok ? r : undefined;

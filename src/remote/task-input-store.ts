@@ -15,7 +15,7 @@
 import type { Task } from '@modelcontextprotocol/server';
 import type { Redis } from 'ioredis';
 import type { ClientRequestMethod } from '../stages/tool.js';
-import { signed, verified, type ClusterKey } from './cluster-key.js';
+import { parseSigned, signed, type ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';
 import { taskJobId } from './keys.js';
 import { defineScripts, type ScriptCaller } from './scripts.js';
@@ -142,14 +142,7 @@ export class RedisTaskInputs {
 }
 
 function parse(text: string, key: ClusterKey | undefined, taskId: string): Question | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const q = verified(key, 'input', taskId, value as Question);
+  const q = parseSigned<Question>(text, key, 'input', taskId);
   if (!q || typeof q.a !== 'string' || typeof q.method !== 'string' || typeof q.params !== 'object' || q.params === null) return undefined;
   return q;
 }
