@@ -12,13 +12,13 @@
  * This layer does not see src/tasks/ (the import layers): the shapes below
  * are checked against `SharedTaskInputs` where the command line plugs it in.
  */
-import type { Task } from '@modelcontextprotocol/server';
 import type { Redis } from 'ioredis';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import { parseSigned, signed, type ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';
 import { taskJobId } from './keys.js';
 import { defineScripts, type ScriptCaller } from './scripts.js';
+import { taskWithStatus } from './task-store.js';
 import { INPUT_ASK, INPUT_CLAIM, INPUT_DUE, INPUT_EXPIRE, INPUT_WITHDRAW } from './task-input-lua.js';
 
 /** One outstanding question as read from Redis (verified). */
@@ -124,7 +124,7 @@ export class RedisTaskInputs {
     const [owner, j, wait] = await this.redis.hmget(k.task(taskId), 'w', 'j', 'i');
     const jobId = taskJobId(taskId);
     const waitMs = wait === null ? undefined : Number(wait);
-    const json = j ? this.as(j, 'cancelled', statusMessage(Number.isFinite(waitMs) ? waitMs : undefined)) : '';
+    const json = j ? JSON.stringify(taskWithStatus(j, 'cancelled', statusMessage(Number.isFinite(waitMs) ? waitMs : undefined))) : '';
     const won = await this.call('mcpInputExpire', k.taskInputs(taskId), k.task(taskId), k.inputWaits, k.job(jobId), k.working(owner ?? ''), k.working(), taskId, owner ?? '', json, JSON.stringify(answer), k.cancelChannel, jobId);
     return won === 'won' && owner ? owner : undefined;
   }
@@ -132,12 +132,7 @@ export class RedisTaskInputs {
   /** The task's record as JSON in `status` (its immutable fields as stored), or undefined if it is gone. */
   private async taskAs(taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<string | undefined> {
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
-    return j === null ? undefined : this.as(j, status, statusMessage);
-  }
-
-  private as(j: string, status: Task['status'], statusMessage?: string): string {
-    const { statusMessage: _previous, ...rest } = JSON.parse(j) as Task;
-    return JSON.stringify({ ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) });
+    return j === null ? undefined : JSON.stringify(taskWithStatus(j, status, statusMessage));
   }
 }
 

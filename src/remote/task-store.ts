@@ -60,6 +60,17 @@ export interface RedisTaskStoreOptions {
 
 const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
 
+/**
+ * The task whose record's JSON is `j`, now in `status` (updated now, with
+ * `statusMessage` in place of any it had): its other fields as stored. The
+ * front ends build every status change of a task with it; the Lua scripts only
+ * store what they are given.
+ */
+export function taskWithStatus(j: string, status: Task['status'], statusMessage?: string): Task {
+  const { statusMessage: _previous, ...rest } = JSON.parse(j) as Task;
+  return { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+}
+
 /** The fields of a record read at once (see RemoteKeys.task). */
 const FIELDS = ['w', 'n', 'f', 'j', 'a', 'o'] as const;
 
@@ -151,8 +162,7 @@ export class RedisTaskStore {
   async settle(owner: string, taskId: string, status: Terminal, answer: StoredAnswer, statusMessage?: string): Promise<Task | undefined> {
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
     if (j === null) return undefined;
-    const { statusMessage: _previous, ...rest } = JSON.parse(j) as Task;
-    const task: Task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+    const task = taskWithStatus(j, status, statusMessage);
     const k = this.keys;
     const won = await this.call('mcpTaskSettle', k.task(taskId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, JSON.stringify(task), JSON.stringify(answer), taskId);
     if (won !== 1) return undefined;
@@ -165,8 +175,7 @@ export class RedisTaskStore {
   async mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined> {
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
     if (j === null) return undefined;
-    const { statusMessage: _previous, ...rest } = JSON.parse(j) as Task;
-    const task: Task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+    const task = taskWithStatus(j, status, statusMessage);
     if ((await this.call('mcpTaskMark', this.keys.task(taskId), owner, JSON.stringify(task))) !== 1) return undefined;
     const here = this.mine.get(taskId);
     if (here) here.task = task;
@@ -182,7 +191,7 @@ export class RedisTaskStore {
     const jobId = taskJobId(taskId);
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
     if (j === null) return 'unknown';
-    const task = { ...(JSON.parse(j) as Task), status: 'cancelled', lastUpdatedAt: new Date().toISOString(), statusMessage } satisfies Task;
+    const task = taskWithStatus(j, 'cancelled', statusMessage);
     const k = this.keys;
     const [found] = (await this.call('mcpTaskCancel', k.task(taskId), k.job(jobId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, k.cancelChannel, jobId, JSON.stringify(task), JSON.stringify(answer), taskId)) as [string, string];
     if (found === 'queued' || found === 'running') {
