@@ -90,6 +90,26 @@ describe('a cluster key shared by front ends and hosts', () => {
     expect(responsesFor(f, 'victim')).toHaveLength(1);
   }, 60_000);
 
+  it('junk a stranger publishes on a front end\'s channel (null, arrays, numbers, bad JSON) is ignored; the front end keeps serving', async () => {
+    const f = fronts[0]!;
+    call(f, 'beside-junk', 'spin', { ms: 400, stageMs: 10 });
+    await until(async () => (await f.stats()).running === 1, 30_000, 'the call running');
+    const [key] = await r.keys(`mcp:${Q}:job:*`);
+    const jobId = key!.slice(`mcp:${Q}:job:`.length);
+    const channel = `mcp:${Q}:to:${await r.hget(key!, 'f')}`;
+    // 'null' once took a front end down: its listener threw inside ioredis, which re-throws.
+    const junk = ['null', '[]', '42', '"text"', 'true', '{', '', JSON.stringify({ j: null, t: 'o' }), JSON.stringify({ j: jobId, t: 'o', o: null }), JSON.stringify({ j: jobId, t: 'q' })];
+    for (const message of junk) expect(await r.publish(channel, message)).toBe(1);
+    // And on the hosts' channels: every host listens to both.
+    for (const message of [...junk, `${jobId} x y z`, ' ']) for (const ch of [`mcp:${Q}:cancel`, `mcp:${Q}:reply`]) expect(await r.publish(ch, message)).toBe(hosts.length);
+    const answer = await f.next((m) => m.id === 'beside-junk', 60_000);
+    expect(text(answer)).toMatch(/^spun \d+ slices/);
+    call(f, 'after-junk', 'spin', { ms: 1 });
+    expect(text(await f.next((m) => m.id === 'after-junk', 60_000))).toMatch(/^spun 1 slices/);
+    expect(f.stderr).not.toMatch(/TypeError|Cannot read properties/);
+    expect(hosts[0]!.stderr()).not.toMatch(/TypeError|Cannot read properties/);
+  }, 90_000);
+
   it('a front end whose key differs from the hosts\': its calls fail with a clear error and are not run', async () => {
     const other = new RawServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', OTHER]);
     fronts.push(other);

@@ -54,7 +54,8 @@ export function parseFrontMessage(text: string, key?: ClusterKey): FrontMessage 
   } catch {
     return undefined;
   }
-  if (typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's' || m.t === 'q' || m.t === 'x' || m.t === 'm')) return undefined;
+  // JSON.parse('null') is null: anyone who can publish to the channel could otherwise throw here.
+  if (m === null || typeof m !== 'object' || typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's' || m.t === 'q' || m.t === 'x' || m.t === 'm')) return undefined;
   if ((m.t === 'q' || m.t === 'x') && typeof m.a !== 'string') return undefined;
   if (m.t === 'r' || m.t === 'm') return m as FrontMessage; // from a script, unsigned; 'm' is checked against the job's owner
   return verified(key, 'message', m.j, m as FrontMessage);
@@ -75,4 +76,20 @@ export function parseHostReply(text: string, key?: ClusterKey): HostReply | 'unv
   const hasResult = typeof m.r === 'object' && m.r !== null && !Array.isArray(m.r);
   if (!hasResult && typeof m.e !== 'string') return undefined;
   return verified(key, 'reply', m.j, m as HostReply) ?? 'unverified';
+}
+
+/**
+ * A pub/sub listener that never throws: ioredis re-throws a listener's error
+ * out of its parser, which ends the process, and anyone who can publish on
+ * the channel chooses what arrives. One line per failure reaches `log`, never
+ * the message itself.
+ */
+export function safeListener(what: string, log: (line: string) => void, handle: (channel: string, text: string) => void): (channel: string, text: string) => void {
+  return (channel, text) => {
+    try {
+      handle(channel, text);
+    } catch (error) {
+      log(`ignored a message on the ${what} channel (${text.length} bytes): ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
 }

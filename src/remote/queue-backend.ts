@@ -16,7 +16,7 @@ import type { ToolDefinition } from '../stages/tool.js';
 import { JobStates } from './job-states.js';
 import { Liveness, FRONT_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from './liveness.js';
 import { signed } from './cluster-key.js';
-import { DEFAULT_QUEUE, parseFrontMessage } from './messages.js';
+import { DEFAULT_QUEUE, parseFrontMessage, safeListener } from './messages.js';
 import { RedisWatch } from './redis-watch.js';
 import { RemoteCall } from './remote-call.js';
 import { RedisParking } from './parking.js';
@@ -122,7 +122,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     const states = new JobStates(cmd, name);
     const liveness = new Liveness(cmd, states.keys.front(frontId), FRONT_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS);
     const backend = new QueueBackend(tools, frontId, redis, name, cmd, sub, queue, liveness, states, watch, { ...options, log });
-    sub.on('message', (_channel: string, text: string) => backend.onMessage(text));
+    sub.on('message', safeListener('front end', log, (_channel, text) => backend.onMessage(text)));
     void sub.subscribe(states.keys.frontChannel(frontId)).catch(() => undefined); // ioredis resubscribes after a reconnect
     let first = true;
     const onReady = () => {

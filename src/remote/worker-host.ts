@@ -22,7 +22,7 @@ import { closeHost } from './host-close.js';
 import { HostJob } from './host-job.js';
 import { JobStates } from './job-states.js';
 import { HOST_LIVENESS_TTL_MS, Liveness, LIVENESS_REFRESH_MS } from './liveness.js';
-import { DEFAULT_QUEUE, type FrontMessage, type RemoteJobData } from './messages.js';
+import { DEFAULT_QUEUE, safeListener, type FrontMessage, type RemoteJobData } from './messages.js';
 import type { WorkerHostOptions, WorkerHostStats } from './host-options.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { RedisWatch } from './redis-watch.js';
@@ -104,7 +104,7 @@ export class WorkerHost {
     host = new WorkerHost(hostId, executor, redis, cmd, sub, states, liveness, options.clusterKey, log);
     await liveness.start();
     cmd.on('ready', () => void liveness.refresh().catch(() => undefined)); // at once after a Redis restart
-    sub.on('message', (channel: string, message: string) => (channel === states.keys.replyChannel ? host.asks.onReply(message) : host.onCancelMessage(message)));
+    sub.on('message', safeListener('worker host', log, (channel, message) => (channel === states.keys.replyChannel ? host.asks.onReply(message) : host.onCancelMessage(message))));
     await sub.subscribe(states.keys.cancelChannel, states.keys.replyChannel);
     host.worker = new Worker<RemoteJobData>(queue, (job, token) => host.process(job, token), {
       connection: { url: redis.url, ...redis.options, maxRetriesPerRequest: null },
