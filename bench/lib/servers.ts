@@ -208,17 +208,19 @@ export class Connection {
   }
 
   /**
-   * How many cancelled calls have stopped burning CPU so far: ours counts a
-   * cancelled job when its worker returned from it (`cancelled` in
-   * executor://stats); the baselines count it when their loop left or their
-   * worker was terminated (`stopped` in bench://stats).
+   * How many cancelled calls have stopped burning CPU so far: for ours,
+   * executor://stats `cancelled` − `stopping` (`cancelled` counts a cancel
+   * the moment it wins, `stopping` the stopped jobs whose worker has not
+   * returned yet; the bench sets no deadlines, so every stop is a cancel);
+   * the baselines count it when their loop left or their worker was
+   * terminated (`stopped` in bench://stats).
    */
   async stoppedCount(): Promise<number> {
     const uri = this.spec.kind === 'ours' ? 'executor://stats' : 'bench://stats';
     const r = this.modern ? await this.modern.readResource({ uri }) : await this.client.readResource({ uri });
     const content = r.contents[0];
     const stats = JSON.parse(content && 'text' in content ? content.text : '{}') as Record<string, number>;
-    return (this.spec.kind === 'ours' ? stats.cancelled : stats.stopped) ?? 0;
+    return this.spec.kind === 'ours' ? (stats.cancelled ?? 0) - (stats.stopping ?? 0) : (stats.stopped ?? 0);
   }
 
   /** Waits until the server answers a zero-work call: its pool is up and a worker is free. */
