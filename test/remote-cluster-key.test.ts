@@ -42,6 +42,16 @@ afterAll(async () => {
   await redis?.stop();
 });
 
+/** Starts a spin call on front end `f` and waits until it runs on a host: its job's hash key, id and front end id. */
+async function runningJob(f: RawServer, id: string, args: Record<string, unknown>): Promise<{ key: string; jobId: string; front: string | null }> {
+  call(f, id, 'spin', args);
+  await until(async () => (await f.stats()).running === 1, 30_000, 'the call running');
+  for (const key of await r.keys(`mcp:${Q}:job:*`)) {
+    if ((await r.hget(key, 's')) === 'running') return { key, jobId: key.slice(`mcp:${Q}:job:`.length), front: await r.hget(key, 'f') };
+  }
+  throw new Error(`call ${id} runs, but no job hash in Redis says running`);
+}
+
 const text = (m: Record<string, unknown>) => ((m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m));
 
 describe('a cluster key shared by front ends and hosts', () => {
@@ -74,15 +84,11 @@ describe('a cluster key shared by front ends and hosts', () => {
 
   it('a forged outcome (published, then written into the job state) is never sent; the call fails saying why', async () => {
     const f = fronts[0]!;
-    call(f, 'victim', 'spin', { ms: 120_000, stageMs: 5 });
-    await until(async () => (await f.stats()).running === 1, 30_000, 'the call running');
-    const [key] = await r.keys(`mcp:${Q}:job:*`);
-    const jobId = key!.slice(`mcp:${Q}:job:`.length);
-    const front = await r.hget(key!, 'f');
+    const { key, jobId, front } = await runningJob(f, 'victim', { ms: 120_000, stageMs: 5 });
     const forged = JSON.stringify({ j: jobId, t: 'o', o: { kind: 'completed', result: { content: [{ type: 'text', text: 'FORGED' }] } }, h: 'stranger' });
     await r.publish(`mcp:${Q}:to:${front}`, forged);
     await r.publish(`mcp:${Q}:to:${front}`, JSON.stringify({ j: jobId, t: 'p', r: { progress: 99, message: 'FORGED' } }));
-    await r.hset(key!, 's', 'responding', 'o', forged);
+    await r.hset(key, 's', 'responding', 'o', forged);
     const answer = await f.next((m) => m.id === 'victim', 30_000);
     expect(answer.result).toMatchObject({ isError: true });
     expect(text(answer)).toMatch(/the outcome found in Redis does not verify against this front end's cluster key/);
@@ -92,11 +98,8 @@ describe('a cluster key shared by front ends and hosts', () => {
 
   it('junk a stranger publishes on a front end\'s channel (null, arrays, numbers, bad JSON) is ignored; the front end keeps serving', async () => {
     const f = fronts[0]!;
-    call(f, 'beside-junk', 'spin', { ms: 400, stageMs: 10 });
-    await until(async () => (await f.stats()).running === 1, 30_000, 'the call running');
-    const [key] = await r.keys(`mcp:${Q}:job:*`);
-    const jobId = key!.slice(`mcp:${Q}:job:`.length);
-    const channel = `mcp:${Q}:to:${await r.hget(key!, 'f')}`;
+    const { jobId, front } = await runningJob(f, 'beside-junk', { ms: 400, stageMs: 10 });
+    const channel = `mcp:${Q}:to:${front}`;
     // 'null' once took a front end down: its listener threw inside ioredis, which re-throws.
     const junk = ['null', '[]', '42', '"text"', 'true', '{', '', JSON.stringify({ j: null, t: 'o' }), JSON.stringify({ j: jobId, t: 'o', o: null }), JSON.stringify({ j: jobId, t: 'q' })];
     for (const message of junk) expect(await r.publish(channel, message)).toBe(1);
