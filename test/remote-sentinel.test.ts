@@ -72,6 +72,8 @@ interface Run {
  */
 async function failoverUnderLoad(label: string, seed: number, trigger: () => Promise<void>): Promise<Run> {
   const rand = rng(seed);
+  // The counts below are differences: a call of an earlier test still settling would be counted here.
+  await until(async () => (await front.stats()).inFlight === 0, 60_000, 'the earlier tests\' calls settled');
   const before = await front.stats();
   const oldPrimary = await set.primaryPort();
   const ids: string[] = [];
@@ -200,6 +202,8 @@ it('a job state whose BullMQ job a failover lost (the two writes go on different
   call(front, 'lost', 'spin', { ms: 0 });
   let jobId = '';
   await until(async () => ((jobId = (await states('queued'))[0] ?? ''), jobId !== ''), 10_000, 'the call queued');
+  // The state is written before BullMQ's add, on another connection: delete the job only once it is there, or the add lands after.
+  await until(async () => (await r.lpos(`bull:${Q}:wait`, jobId)) !== null, 10_000, "the call's job in BullMQ's wait list");
   // What a failover that kept the state but lost BullMQ's add leaves: the state, and no job.
   await r.lrem(`bull:${Q}:wait`, 0, jobId);
   await r.del(`bull:${Q}:${jobId}`);
