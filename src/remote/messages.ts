@@ -81,15 +81,16 @@ export function parseHostReply(text: string, key?: ClusterKey): HostReply | 'unv
 /**
  * A pub/sub listener that never throws: ioredis re-throws a listener's error
  * out of its parser, which ends the process, and anyone who can publish on
- * the channel chooses what arrives. One line per failure reaches `log`, never
- * the message itself.
+ * the channel chooses what arrives. The first failure and every thousandth
+ * reach `log` (a publisher must not flood it), never the message itself.
  */
 export function safeListener(what: string, log: (line: string) => void, handle: (channel: string, text: string) => void): (channel: string, text: string) => void {
+  let failures = 0;
   return (channel, text) => {
     try {
       handle(channel, text);
     } catch (error) {
-      log(`ignored a message on the ${what} channel (${text.length} bytes): ${error instanceof Error ? error.message : String(error)}`);
+      if (failures++ % 1000 === 0) log(`ignored a message on the ${what} channel (${text.length} bytes): ${error instanceof Error ? error.message : String(error)}; ${failures} so far`);
     }
   };
 }
