@@ -249,6 +249,13 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
     this.host.settled(this);
     if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'settled', job: this, outcome } satisfies JobEvent);
     this.resolve(outcome);
+    // A settled job can sit in old space until the next full GC; what it still pointed to would survive every
+    // scavenge with it and be promoted too (trace-gc-nvp, 32 in flight: 6.2 → 5.2 KB promoted per call).
+    this.tool = undefined;
+    this.options = undefined;
+    this.channel = undefined;
+    this.escalation = undefined;
+    this.loan = undefined;
     return this.outcome;
   }
 
