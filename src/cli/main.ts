@@ -3,7 +3,6 @@
  * The command line: `mcp-cancel-pool serve` runs the MCP server. Everything
  * human-readable goes to stderr; over stdio, stdout carries only JSON-RPC.
  */
-// First: every zod schema built after this import, the SDK's included, gets zod's compiled fast path.
 import './fast-schemas.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
