@@ -5,7 +5,7 @@
  * factory serves both eras; the SDK tells them apart, our guard sits under
  * every instance ({@link GuardedServer}).
  */
-import { ProtocolErrorCode, Server, type ServerContext, type Transport } from '@modelcontextprotocol/server';
+import { ProtocolErrorCode, Server, type BaseContext, type MessageExtraInfo, type ServerContext, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
@@ -80,6 +80,24 @@ export class GuardedServer extends Server {
     const scope = this.scopeOf(transport);
     this.scope = scope;
     return super.connect(scope.wraps ? scope.guard : transport);
+  }
+
+  /**
+   * The context the SDK's own `buildContext` makes, made without copying: that one spreads the request's context
+   * and its `mcpReq` into new objects on every request, an item of every call's main-thread time (BENCHMARKS.md,
+   * section 3, eighth pass). The request's own objects get the server's three methods instead; `log`, which needs
+   * the SDK's private level table, takes the SDK's own context on the first call.
+   */
+  protected override buildContext(ctx: BaseContext, info?: MessageExtraInfo): ServerContext {
+    const full = ctx as ServerContext;
+    const req = full.mcpReq;
+    req.log = (level, data, logger) => super.buildContext(ctx, info).mcpReq.log(level, data, logger);
+    req.elicitInput = (params, options) => this.elicitInput(params, options);
+    req.requestSampling = (params, options) => this.createMessage(params, options);
+    if (ctx.http || info?.request || info?.closeSSEStream || info?.closeStandaloneSSEStream) {
+      full.http = { ...ctx.http, req: info?.request, closeSSE: info?.closeSSEStream, closeStandaloneSSE: info?.closeStandaloneSSEStream };
+    }
+    return full;
   }
 
   /**
