@@ -206,6 +206,8 @@ class JobContext implements StageContext, WorkerSlot {
   requestClient(method: ClientRequestMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (!this.task.port) return Promise.reject(new Error(`tool '${this.task.tool}' must be declared with usesClient: true to call ${method}`));
     this.checkpoint();
+    // What the client is sent must be plain JSON, as a result must: a cycle or a class instance fails here, in the tool, not on the wire.
+    assertPlainJson(params, `ctx.requestClient('${method}') params`);
     const rid = this.nextRid++;
     return new Promise((resolve, reject) => {
       (this.pending ??= new Map()).set(rid, { resolve, reject });
