@@ -31,7 +31,10 @@ async function connect() {
   server.setRequestHandler('resources/read', async (request, ctx) => {
     seen.push(ctx);
     const { uri } = request.params;
-    if (uri === 'test://log') await ctx.mcpReq.log('warning', { note: 'from the handler' }, 'host');
+    if (uri === 'test://log') {
+      await ctx.mcpReq.log('warning', { note: 'from the handler' }, 'host');
+      await ctx.mcpReq.log('info', 'twice');
+    }
     if (uri === 'test://elicit') {
       const answer = await ctx.mcpReq.elicitInput({ message: 'name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } });
       return { contents: [{ uri, text: JSON.stringify(answer) }] };
@@ -77,7 +80,7 @@ describe('the request context of createMcpServer', () => {
   it('log sends notifications/message to the client', async () => {
     const { client, logs } = await connect();
     await client.readResource({ uri: 'test://log' });
-    expect(logs).toEqual([{ level: 'warning', data: { note: 'from the handler' }, logger: 'host' }]);
+    expect(logs).toEqual([{ level: 'warning', data: { note: 'from the handler' }, logger: 'host' }, { level: 'info', data: 'twice' }]);
   });
 
   it('elicitInput and requestSampling ask the client and return its answers', async () => {

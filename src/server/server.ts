@@ -86,12 +86,13 @@ export class GuardedServer extends Server {
    * The context the SDK's own `buildContext` makes, made without copying: that one spreads the request's context
    * and its `mcpReq` into new objects on every request, an item of every call's main-thread time (BENCHMARKS.md,
    * section 3, eighth pass). The request's own objects get the server's three methods instead; `log`, which needs
-   * the SDK's private level table, takes the SDK's own context on the first call.
+   * the SDK's private level table, makes the SDK's own context on its first call and keeps it.
    */
   protected override buildContext(ctx: BaseContext, info?: MessageExtraInfo): ServerContext {
     const full = ctx as ServerContext;
     const req = full.mcpReq;
-    req.log = (level, data, logger) => super.buildContext(ctx, info).mcpReq.log(level, data, logger);
+    let sdk: ServerContext | undefined;
+    req.log = (level, data, logger) => (sdk ??= super.buildContext(ctx, info)).mcpReq.log(level, data, logger);
     req.elicitInput = (params, options) => this.elicitInput(params, options);
     req.requestSampling = (params, options) => this.createMessage(params, options);
     if (ctx.http || info?.request || info?.closeSSEStream || info?.closeStandaloneSSEStream) {
