@@ -8,12 +8,9 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerContext } from '@modelcontextprotocol/server';
-import { createMcpServer, Executor } from '../dist/src/index.js';
-import { GuardedTransport, newWireStats } from '../dist/src/plumbing.js';
-import { CLIENT_TOOLS } from './helpers.js';
+import { openConnection } from './client-helpers.js';
 
 const open: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -21,11 +18,8 @@ afterEach(async () => {
 });
 
 async function connect() {
-  const executor = await Executor.create({ threads: 1, toolModules: [CLIENT_TOOLS] });
-  const wire = newWireStats();
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const guard = new GuardedTransport(serverSide, 'memory', executor, wire);
-  const server = createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }));
+  const conn = await openConnection('memory', { threads: 1 });
+  const server = conn.memory!.server;
   const seen: ServerContext[] = [];
   // A host's own handler (it replaces the stats resource's): each URI uses one of the context's server methods.
   server.setRequestHandler('resources/read', async (request, ctx) => {
@@ -45,7 +39,6 @@ async function connect() {
     }
     return { contents: [{ uri, text: 'ok' }] };
   });
-  await server.connect(guard as never);
   const client = new Client({ name: 'context-test', version: '0' }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
   const logs: unknown[] = [];
   const rootsAsked: unknown[] = [];
@@ -56,11 +49,10 @@ async function connect() {
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
   client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Ada' } }));
   client.setRequestHandler(CreateMessageRequestSchema, () => ({ role: 'assistant', content: { type: 'text', text: 'hello' }, model: 'm' }));
-  await client.connect(clientSide);
+  await client.connect(conn.tap);
   open.push(async () => {
     await client.close();
-    await server.close();
-    await executor.close();
+    await conn.dispose();
   });
   return { client, seen, logs, rootsAsked };
 }
