@@ -15,6 +15,7 @@ import type { InputWaits, InputWaitStats } from '../mrtr/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
 import { invalidParams, wireError } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
+import { routeRequestsDirectly } from './request-route.js';
 import { capabilitiesOf } from '../mrtr/retry.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
@@ -79,7 +80,11 @@ export class GuardedServer extends Server {
   override connect(transport: Transport): Promise<void> {
     const scope = this.scopeOf(transport);
     this.scope = scope;
-    return super.connect(scope.wraps ? scope.guard : transport);
+    const wire = scope.wraps ? scope.guard : transport;
+    const before = wire.onmessage;
+    const connected = super.connect(wire);
+    routeRequestsDirectly(this, wire, before);
+    return connected;
   }
 
   /**
