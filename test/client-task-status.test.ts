@@ -3,6 +3,8 @@
  * task's `cancelled` reaches the client twice (the server's
  * `notifications/tasks/status` and the `tasks/cancel` answer): it used to
  * fire twice; the README example prints each status, as a new user sees it.
+ * Statuses read in the same chunk as the `CreateTaskResult` are handled
+ * before the handle exists, and used to be dropped.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -16,7 +18,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close().catch(() => undefined)));
 });
 
-async function ours(): Promise<{ client: CancelAwareClient; received: JSONRPCMessage[] }> {
+async function ours(): Promise<{ client: CancelAwareClient; received: JSONRPCMessage[]; transport: StdioClientTransport }> {
   const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', '--tools', TASK_TOOLS], stderr: 'pipe' });
   // The 2025-11-25 era, where cancelled arrives twice; client-2026.test.ts has the extension's.
   const client = new CancelAwareClient({ name: 'task-status', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
@@ -28,7 +30,7 @@ async function ours(): Promise<{ client: CancelAwareClient; received: JSONRPCMes
     received.push(m);
     onmessage(m);
   };
-  return { client, received };
+  return { client, received, transport };
 }
 
 describe('callToolAsTask onstatus', () => {
@@ -67,5 +69,36 @@ describe('callToolAsTask onstatus', () => {
     await handle.status();
     await sleep(100);
     expect(statuses.filter((s) => s === 'completed')).toEqual(['completed']);
+  });
+
+  it('statuses that arrive in the same read as the CreateTaskResult still reach the handle', async () => {
+    const { client, transport } = await ours();
+    // Hold the tools/call answer and the task's status notifications until the terminal one, then hand them to
+    // the client in one synchronous run, as the stdio transport does with the lines of one chunk.
+    const onmessage = transport.onmessage!;
+    const held: JSONRPCMessage[] = [];
+    let answer: JSONRPCMessage | undefined;
+    let terminal = false;
+    let released = false;
+    transport.onmessage = (m: JSONRPCMessage) => {
+      const x = m as { result?: { task?: unknown }; method?: string; params?: { status?: string } };
+      if (released) return onmessage(m);
+      if (x.result?.task !== undefined) answer = m;
+      else if (x.method === 'notifications/tasks/status') {
+        held.push(m);
+        terminal ||= x.params?.status === 'completed' || x.params?.status === 'failed';
+      } else return onmessage(m);
+      if (!answer || !terminal) return;
+      released = true;
+      for (const message of [answer, ...held]) onmessage(message);
+    };
+    const statuses: Task['status'][] = [];
+    const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 5 } }, { onstatus: (t) => statuses.push(t.status) });
+    expect(released).toBe(true);
+    expect(held.length).toBeGreaterThan(0);
+    expect(handle.task.status).toBe('completed');
+    expect(statuses.at(-1)).toBe('completed');
+    expect(statuses.filter((s) => s === 'completed')).toEqual(['completed']);
+    expect((await handle.result()).isError).toBeFalsy();
   });
 });

@@ -42,7 +42,8 @@ import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
 import { ClientGuard, emptyClientStats } from './guard.js';
 import { cancellable, MAX_TIMER_MS, tagged } from './cancellable.js';
-import type { ClientTask, TaskCallOptions, TaskClientCounters, TaskHandle } from './task-handle.js';
+import type { TaskCallOptions, TaskClientCounters, TaskHandle } from './task-handle.js';
+import { TaskRoutes } from './task-routes.js';
 import { callToolAsTask } from './task-call.js';
 import type { InputDispatch } from './task-inputs.js';
 import type {
@@ -85,7 +86,7 @@ export class CancelAwareClient {
   /** Our handlers by the method they answer, for a 2026 task's `inputRequests` (which reach no SDK handler). */
   private readonly inputHandlers = new Map<string, (params: Record<string, unknown> | undefined, context: ServerRequestContext) => Promise<unknown>>();
   /** Tasks not yet known to be terminal, by id, for `notifications/tasks/status`. */
-  private readonly tasks = new Map<string, ClientTask>();
+  private readonly tasks = new TaskRoutes();
   private readonly ttlMs: number | undefined;
   private readonly info: Implementation;
   /** What we declare, for the 2026 envelope of the requests we send past the SDK. */
@@ -118,7 +119,7 @@ export class CancelAwareClient {
     const { signal } = options;
     if (signal?.aborted) throw new CallAbortedError('AbortError', signal.reason, undefined, false);
     const guard = new ClientGuard(transport, { registry: this.registry, stats: this.counters, ...(this.ttlMs !== undefined && { cancelledTtlMs: this.ttlMs }) });
-    guard.own.ontaskstatus = (params) => this.tasks.get(params.taskId as string)?.observe(params);
+    guard.own.ontaskstatus = (params) => this.tasks.status(params);
     this.guard = guard;
     const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
     // Both eras by default: 2026-07-28 where the server speaks it, 2025-11-25 otherwise. The probe

@@ -9,6 +9,7 @@ import type { RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
 import { reasonText } from './reason.js';
 import { ClientTask, type TaskCallOptions, type TaskContext, type TaskHandle } from './task-handle.js';
+import type { TaskRoutes } from './task-routes.js';
 import { fromModern, isTerminal, TASKS_EXTENSION } from './task-shape.js';
 
 /** @internal What {@link callToolAsTask} needs of the client. */
@@ -16,7 +17,7 @@ export interface TaskClient extends TaskContext {
   /** Cancels one of our pending requests the era's way (the guard's gate); true if a cancellation left. */
   readonly sendCancel: (id: RequestId, reason?: string) => boolean;
   /** Tasks not yet known to be terminal, by id (the client routes `notifications/tasks/status` through it). */
-  readonly tasks: Map<string, ClientTask>;
+  readonly tasks: TaskRoutes;
 }
 
 /** @internal The body of {@link CancelAwareClient.callToolAsTask}. */
@@ -49,7 +50,7 @@ export async function callToolAsTask(client: TaskClient, params: CallToolRequest
     signal?.removeEventListener('abort', onAbort);
   }
   const release = (taskId: string) => () => {
-    client.tasks.delete(taskId);
+    client.tasks.release(taskId);
     own.endProgress(sent.id);
   };
   if (modern && answer.resultType !== 'task') {
@@ -67,8 +68,10 @@ export async function callToolAsTask(client: TaskClient, params: CallToolRequest
   const created = modern ? answer : (answer.task as Record<string, unknown>);
   const task = (modern ? fromModern(created) : created) as Task;
   handle = new ClientTask(client, task, sent.id, options, release(task.taskId));
-  if (!isTerminal(task.status)) client.tasks.set(task.taskId, handle);
+  if (!isTerminal(task.status)) client.tasks.register(task.taskId, handle);
   for (const p of early) handle.progress(p);
   handle.observe(created); // the first status learned: reported, and a terminal one ends the handle
+  // Statuses the server sent right behind the CreateTaskResult, handled before this function resumed.
+  for (const status of client.tasks.takeEarly(task.taskId)) handle.observe(status);
   return handle;
 }
