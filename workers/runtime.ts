@@ -17,6 +17,7 @@ import {
 import { claimResponse, leftRunning, startSlot, stillRunning, type WorkerSlot } from '../src/state/job-state.js';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { assertPlainJson } from './plain-json.js';
+import { checkOutput } from './output-check.js';
 import { Reporter } from './reporter.js';
 import { applyToolPriority } from './thread-priority.js';
 import { LOGGING_LEVELS, severityOf, type LoggingLevel } from '../src/stages/log-levels.js';
@@ -79,15 +80,6 @@ async function finishAsync(job: JobContext, tool: ToolDefinition, from: number, 
   } catch (error) {
     return job.fail(error);
   }
-}
-
-/** Throws, naming what differs, if the result's `structuredContent` does not match the tool's output schema. */
-function checkOutput(tool: ToolDefinition, output: NonNullable<ToolDefinition['output']>, result: CallToolResult): void {
-  if (result.structuredContent === undefined) throw new Error(`tool '${tool.name}' declares an outputSchema but returned no structuredContent`);
-  const parsed = output.safeParse(result.structuredContent);
-  if (parsed.success) return;
-  const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
-  throw new Error(`tool '${tool.name}' returned structuredContent that does not match its outputSchema: ${issues}`);
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
