@@ -21,7 +21,7 @@ import { statCpuMs } from '../../src/probe/cpu.js';
 const DIST = new URL('../../', import.meta.url);
 const path = (rel: string) => fileURLToPath(new URL(rel, DIST));
 
-export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq' | 'sdk2-piscina';
+export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq' | 'sdk2-piscina' | 'sdk2-coop';
 export type TransportKind = 'stdio' | 'http';
 
 export interface ServerSpec {
@@ -55,6 +55,7 @@ export const KIND_LABEL: Record<ServerKind, string> = {
   workerpool: '(c) workerpool cancel',
   bullmq: '(d) plain BullMQ + AbortSignal + pub/sub',
   'sdk2-piscina': '(f) SDK 2.x McpServer + Piscina + abort',
+  'sdk2-coop': '(g) SDK 2.x Server + Piscina + SAB flag',
 };
 
 export function specLabel(spec: ServerSpec): string {
@@ -91,6 +92,8 @@ export function serverCommand(spec: ServerSpec): string[] {
       return [path('bench/baselines/bullmq-front.js'), '--redis', spec.redis ?? '', '--queue', spec.queue ?? 'bench-d'];
     case 'sdk2-piscina':
       return [path('bench/baselines/sdk2-piscina.js'), '--threads', String(spec.threads), ...(spec.transport === 'http' ? ['--http'] : [])];
+    case 'sdk2-coop':
+      return [path('bench/baselines/sdk2-coop.js'), '--threads', String(spec.threads)];
   }
 }
 
@@ -149,7 +152,7 @@ export class Connection {
   }
 
   static async open(spec: ServerSpec): Promise<Connection> {
-    if (spec.transport === 'http' && spec.kind !== 'ours' && spec.kind !== 'sdk2-piscina') throw new Error('the 1.x baselines serve stdio only');
+    if (spec.transport === 'http' && spec.kind !== 'ours' && spec.kind !== 'sdk2-piscina') throw new Error('only ours and (f) serve HTTP');
     const [script, ...args] = serverCommand(spec);
     const modern = spec.era === '2026';
     const info = { name: 'mcp-cancel-pool-bench', version: '0.0.0' };

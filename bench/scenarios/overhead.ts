@@ -4,7 +4,8 @@
  * a SharedArrayBuffer flag: the minimal cooperative design), (b) (SDK +
  * Piscina + abort), (a) (no pool at all) and (f) (the SDK 2.x McpServer
  * and serveStdio that ours is built on, with Piscina: the 2.x line's own
- * cost per call, since (e) and (b) stand on SDK 1.32). The client is a raw JSON-RPC
+ * cost per call, since (e) and (b) stand on SDK 1.32) and (g) ((e)'s design on
+ * the SDK 2.x line: ours' own layers apart from the line's cost). The client is a raw JSON-RPC
  * client (bench/lib/raw-client.ts), not the SDK `Client`, and when `taskset`
  * exists the client is pinned to one core and every server to the other, so
  * the client's cost neither competes with the server nor dilutes the ratios.
@@ -38,11 +39,14 @@ const SPECS: readonly ServerSpec[] = [
   { kind: 'main-thread', transport: 'stdio', threads: THREADS },
   // The same SDK 2.x stack as ours (McpServer, serveStdio) with Piscina and nothing else: what the 2.x line itself costs per call.
   { kind: 'sdk2-piscina', transport: 'stdio', threads: THREADS },
+  // (e)'s design on the SDK 2.x line (its low-level Server, serveStdio): ours ÷ (g) is the cost of ours' own layers.
+  { kind: 'sdk2-coop', transport: 'stdio', threads: THREADS },
 ];
 const OURS = specLabel(SPECS[0]!);
 const COOP = specLabel(SPECS[1]!);
 const NAIVE = specLabel(SPECS[2]!);
 const SDK2 = specLabel(SPECS[4]!);
+const COOP2 = specLabel(SPECS[5]!);
 
 interface Window {
   server: string;
@@ -150,12 +154,12 @@ export const overhead: Scenario = {
         const all = med(label, n, cpu);
         const main = med(label, n, (w) => w.serverMainCpuUsPerCall);
         const vs = (other: string) => (label === other ? '1× / 1×' : `${ratio(label, other, n, cps).toFixed(2)}× / ${ratio(label, other, n, cpu).toFixed(2)}×`);
-        return [label, n, Math.round(med(label, n, cps)), one(all), one(main), one(all - main), one(med(label, n, (w) => w.clientCpuUsPerCall)), vs(COOP), vs(SDK2)];
+        return [label, n, Math.round(med(label, n, cps)), one(all), one(main), one(all - main), one(med(label, n, (w) => w.clientCpuUsPerCall)), vs(COOP), vs(SDK2), vs(COOP2)];
       }),
     );
     const table: Table = {
       title: `Zero-work calls: calls/s and server CPU per call (µs), ${THREADS} threads, medians over ${p.rounds} windows`,
-      columns: ['server', 'in flight', 'calls/s', 'server process', 'main thread', 'workers', 'client', '÷ (e): calls/s / CPU (paired)', '÷ (f): calls/s / CPU (paired)'],
+      columns: ['server', 'in flight', 'calls/s', 'server process', 'main thread', 'workers', 'client', '÷ (e): calls/s / CPU (paired)', '÷ (f): calls/s / CPU (paired)', '÷ (g): calls/s / CPU (paired)'],
       rows,
       note: pinned ? `Client on CPU ${CLIENT_CPU}, every server on CPU ${SERVER_CPU} (taskset).` : 'taskset not found: client and servers unpinned.',
     };
@@ -174,6 +178,15 @@ export const overhead: Scenario = {
         const r = ratio(OURS, COOP, n, cpu);
         return { name: `Server CPU per call vs (e), ${n} in flight`, goal: '≤ 1.0×', measured: `${r.toFixed(2)}× paired by round (medians ${one(med(OURS, n, cpu))} / ${one(med(COOP, n, cpu))} µs)`, met: r <= 1 };
       }),
+      // (e)'s design on ours' own SDK line: what is left of these once the line's cost is set aside.
+      ...IN_FLIGHT.map((n): Target => {
+        const r = ratio(OURS, COOP2, n, cps);
+        return { name: `Zero-work calls/s vs (g), ${n} in flight`, goal: '≥ 1.0×', measured: `${r.toFixed(2)}× paired by round (medians ${Math.round(med(OURS, n, cps))} / ${Math.round(med(COOP2, n, cps))})`, met: r >= 1 };
+      }),
+      ...IN_FLIGHT.map((n): Target => {
+        const r = ratio(OURS, COOP2, n, cpu);
+        return { name: `Server CPU per call vs (g), ${n} in flight`, goal: '≤ 1.0×', measured: `${r.toFixed(2)}× paired by round (medians ${one(med(OURS, n, cpu))} / ${one(med(COOP2, n, cpu))} µs)`, met: r <= 1 };
+      }),
       (() => {
         const ours = summarize(sequential.get(OURS)!).p50;
         const naive = summarize(sequential.get(NAIVE)!).p50;
@@ -185,12 +198,12 @@ export const overhead: Scenario = {
       title: this.title,
       method: [
         `Servers run with ${THREADS} worker threads ((a) runs the call on its main thread). A raw JSON-RPC client (one line per call, responses matched by id) drives each server over stdio${pinned ? `, pinned to CPU ${CLIENT_CPU} with every server on CPU ${SERVER_CPU}` : ''}. First an untimed warm-up per server at 32 in flight (JIT): ${p.warmupMs / 1000} s and at least ${p.warmupCalls} calls. Each round, per server in turn: 20 untimed calls, then closed-loop windows of ${p.windowMs / 1000} s with 1, 8 and 32 callers (each sends its next call when its last is answered; calls/s = answered calls / time to the last answer). ${p.rounds} rounds, servers alternating. No progress token is sent.`,
-        'CPU per call is read from /proc during each window (10 ms ticks): the server process (all threads), its main thread alone, and the client. Ratios are paired: the median over rounds of ours ÷ (e) measured in the same round.',
+        'CPU per call is read from /proc during each window (10 ms ticks): the server process (all threads), its main thread alone, and the client. Ratios are paired: the median over rounds of ours ÷ (e) (or (f), (g)) measured in the same round.',
       ].join('\n'),
       params: { threads: THREADS, inFlight: IN_FLIGHT, pinned, ...p },
       servers: SPECS.map(serverInfo),
       tables: [table, latency],
-      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'in flight', 'calls/s', 'CPU µs', 'main', 'workers', 'client', '÷ (e)', '÷ (f)'] },
+      headline: { ...table, title: 'Zero-work calls', columns: ['server', 'in flight', 'calls/s', 'CPU µs', 'main', 'workers', 'client', '÷ (e)', '÷ (f)', '÷ (g)'] },
       charts: [
         { file: 'overhead-latency-cdf', title: 'Zero-work call latency, one in flight', spec: cdfChart('Zero-work call latency, one call in flight', labels.map((label) => ({ label, values: sequential.get(label)! }))) },
         {
