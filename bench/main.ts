@@ -32,6 +32,7 @@ interface Flags {
   out: string;
   only?: string;
   rows?: string;
+  unpinned?: boolean;
 }
 
 const program = new Command()
@@ -41,6 +42,7 @@ const program = new Command()
   .option('--check', 'exit 1 if any target is missed (exit 0 otherwise); the report is written either way')
   .option('--out <dir>', 'where results go (a subfolder per run kind)', 'bench/results')
   .option('--only <ids>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}`)
+  .option('--unpinned', 'overhead: no taskset; the client and the servers run where the OS puts them, as a deployed server does')
   .option('--rows <keys>', 'comma-separated configuration keys: only those rows of the scenarios that have them (cancel-latency: e.g. ours-stdio-2026-1-coop,sdk2-piscina-stdio-2026-1)')
   .action(async (flags: Flags) => {
     const wanted = flags.only?.split(',').map((s) => s.trim());
@@ -49,7 +51,7 @@ const program = new Command()
     if (unknown?.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')}`);
     const chosen = SCENARIOS.filter((s) => !wanted || wanted.includes(s.id));
     const quick = flags.quick === true;
-    const dir = resolve(flags.out, `${quick ? 'quick' : 'full'}${wanted ? `-${wanted.join('+')}` : ''}${rows ? '-rows' : ''}`);
+    const dir = resolve(flags.out, `${quick ? 'quick' : 'full'}${wanted ? `-${wanted.join('+')}` : ''}${rows ? '-rows' : ''}${flags.unpinned ? '-unpinned' : ''}`);
     await mkdir(dir, { recursive: true });
 
     const env = environment();
@@ -69,7 +71,7 @@ const program = new Command()
       for (const scenario of chosen) {
         progress.phase(scenario.id);
         const t0 = performance.now();
-        const result = await scenario.run({ quick, progress, log, ...(rows && { rows }) });
+        const result = await scenario.run({ quick, progress, log, ...(rows && { rows }), ...(flags.unpinned && { unpinned: true }) });
         result.durationMs = performance.now() - t0;
         results.push(result);
       }

@@ -10,6 +10,8 @@ export interface RunContext {
   readonly log: (line: string) => void;
   /** `--rows`: run only these configurations (by key) of the scenarios that have them; all when absent. */
   readonly rows?: readonly string[];
+  /** `--unpinned`: scenarios that pin the client and the servers to cores (overhead) leave that to the OS. */
+  readonly unpinned?: boolean;
 }
 
 export interface Table {

@@ -100,7 +100,7 @@ export const overhead: Scenario = {
     const p = params(ctx.quick);
     const sequential = new Map<string, number[]>(SPECS.map((s) => [specLabel(s), []]));
     const windows: Window[] = [];
-    const restore = await pinSelf(CLIENT_CPU);
+    const restore = ctx.unpinned ? undefined : await pinSelf(CLIENT_CPU);
     const pinned = restore !== undefined;
     const conns: RawConnection[] = [];
     try {
@@ -161,7 +161,7 @@ export const overhead: Scenario = {
       title: `Zero-work calls: calls/s and server CPU per call (µs), ${THREADS} threads, medians over ${p.rounds} windows`,
       columns: ['server', 'in flight', 'calls/s', 'server process', 'main thread', 'workers', 'client', '÷ (e): calls/s / CPU (paired)', '÷ (f): calls/s / CPU (paired)', '÷ (g): calls/s / CPU (paired)'],
       rows,
-      note: pinned ? `Client on CPU ${CLIENT_CPU}, every server on CPU ${SERVER_CPU} (taskset).` : 'taskset not found: client and servers unpinned.',
+      note: pinned ? `Client on CPU ${CLIENT_CPU}, every server on CPU ${SERVER_CPU} (taskset).` : ctx.unpinned ? 'Unpinned (--unpinned): the client and every server run where the OS puts them.' : 'taskset not found: client and servers unpinned.',
     };
     const latencyRows = labels.map((label) => {
       const s = summarize(sequential.get(label)!);
