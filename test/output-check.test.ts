@@ -28,7 +28,7 @@ describe.each([
 ])('checkOutput with a schema of %s', (_, make) => {
   const output = make();
   const tool = toolWith(output);
-  const check = (structuredContent: unknown) => () => checkOutput(tool, output, { content: [], structuredContent } as never);
+  const check = (structuredContent: unknown) => () => checkOutput(tool, { content: [], structuredContent } as never);
 
   it('accepts what matches, every time', () => {
     for (let i = 0; i < 3; i++) expect(check({ count: 2, label: 'a' })).not.toThrow();
@@ -44,6 +44,6 @@ describe.each([
   });
 
   it('refuses a result without structuredContent', () => {
-    expect(() => checkOutput(tool, output, { content: [] })).toThrow("tool 'shaped' declares an outputSchema but returned no structuredContent");
+    expect(() => checkOutput(tool, { content: [] })).toThrow("tool 'shaped' declares an outputSchema but returned no structuredContent");
   });
 });

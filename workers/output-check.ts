@@ -37,8 +37,10 @@ function validatorOf(schema: ZodObject): Validate {
   return validate;
 }
 
-/** Throws, naming what differs, if the result's `structuredContent` does not match the tool's output schema. */
-export function checkOutput(tool: ToolDefinition, output: ZodObject, result: CallToolResult): void {
+/** Throws, naming what differs, if the result's `structuredContent` does not match the tool's output schema (if it declares one). */
+export function checkOutput(tool: ToolDefinition, result: CallToolResult): void {
+  const output = tool.output;
+  if (!output) return;
   if (result.structuredContent === undefined) throw new Error(`tool '${tool.name}' declares an outputSchema but returned no structuredContent`);
   if (validatorOf(output)(result.structuredContent)) return;
   const parsed = output.safeParse(result.structuredContent);

@@ -129,7 +129,7 @@ class JobContext implements StageContext, WorkerSlot {
       this.checkpoint();
       const result = toCallToolResult(value);
       // A declared outputSchema is a promise to the client (whose SDK rejects a mismatch): a result that breaks it fails here, as a tool error.
-      if (tool.output && !result.isError) checkOutput(tool, tool.output, result);
+      if (!result.isError) checkOutput(tool, result);
       // A result the runtime built itself (from a string, or JSON.stringify) is plain by construction.
       if (result === value) assertPlainJson(result, 'result');
       return claimResponse(this, this.controller !== undefined) ? this.withReports({ kind: 'result', result }) : this.withReports({ kind: 'stopped', stage: this.stage });
