@@ -16,6 +16,7 @@ import { executionOf, taskSupportError } from '../tasks/task-support.js';
 import { invalidParams, wireError } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
 import { routeRequestsDirectly } from './request-route.js';
+import { plainlyValidResult } from './result-shape.js';
 import { capabilitiesOf } from '../mrtr/retry.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
@@ -107,29 +108,31 @@ export class GuardedServer extends Server {
   }
 
   /**
-   * The SDK checks every `tools/call` result against CallToolResult, which a
-   * task answer is not (2025 `{ task }`, 2026 the flat `CreateTaskResult`):
-   * such an answer is carried past that check, and only it.
+   * The SDK checks every `tools/call` result against CallToolResult. Two
+   * kinds of answer are carried past that check: a task answer, which is not
+   * a CallToolResult (2025 `{ task }`, 2026 the flat `CreateTaskResult`), and
+   * a result already seen to be plainly valid ({@link plainlyValidResult}),
+   * for which the check would cost more than the rest of the response.
    */
   protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
     const checked = super._wrapHandler(method, async (request, ctx) => {
       const result = await handler(request, ctx);
-      if (isTaskAnswer(result)) throw new TaskAnswer(result);
+      if (isTaskAnswer(result) || plainlyValidResult(result)) throw new CheckedAnswer(result);
       return result;
     });
     // A plain function and one catch, not another async layer: this runs on every call.
-    return (request, ctx) => checked(request, ctx).catch(unwrapTaskAnswer);
+    return (request, ctx) => checked(request, ctx).catch(unwrapCheckedAnswer);
   }
 }
 
-/** Carries a task answer past the SDK's CallToolResult check (never leaves {@link GuardedServer}). */
-class TaskAnswer {
+/** Carries an answer past the SDK's CallToolResult check (never leaves {@link GuardedServer}); not an Error, so no stack is captured. */
+class CheckedAnswer {
   constructor(readonly result: Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>>) {}
 }
 
-function unwrapTaskAnswer(error: unknown): Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>> {
-  if (error instanceof TaskAnswer) return error.result;
+function unwrapCheckedAnswer(error: unknown): Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>> {
+  if (error instanceof CheckedAnswer) return error.result;
   throw error;
 }
 
