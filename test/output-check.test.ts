@@ -40,7 +40,20 @@ describe.each([
     expect(check({ count: 1.5 })).toThrow(/count: /);
     expect(check({ count: 1, extra: true })).toThrow(/Unrecognized key/);
     expect(check({ count: 1, label: 7 })).toThrow(/label: /);
-    expect(check(null)).toThrow(/\(root\): /);
+    expect(check(null)).toThrow(/outputSchema: expected object, received null$/);
+  });
+
+  it('names at most five mismatches, and counts the rest', () => {
+    const many = toolWith(z.strictObject(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, z.number()]))));
+    const thrown = (() => {
+      try {
+        checkOutput(many, { content: [], structuredContent: {} });
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(thrown).toMatch(/^tool 'shaped' returned structuredContent that does not match its outputSchema: f0: expected number, received undefined; .*f4: .* \(and 35 more\)$/);
+    expect(thrown!.split(';')).toHaveLength(5);
   });
 
   it('refuses a result without structuredContent', () => {

@@ -15,6 +15,7 @@
 import { compile, core, type ZodObject } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ToolDefinition } from '../src/stages/tool.js';
+import { describeIssues } from '../src/issues.js';
 
 type Validate = (value: unknown) => boolean;
 
@@ -45,6 +46,6 @@ export function checkOutput(tool: ToolDefinition, result: CallToolResult): void 
   if (validatorOf(output)(result.structuredContent)) return;
   const parsed = output.safeParse(result.structuredContent);
   if (parsed.success) return; // the compiled validator may refuse what the runtime accepts (it then says so by falling back)
-  const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
-  throw new Error(`tool '${tool.name}' returned structuredContent that does not match its outputSchema: ${issues}`);
+  // In the project's words, and at most a few issues: a tool's output can break its schema in thousands of places.
+  throw new Error(`tool '${tool.name}' returned structuredContent that does not match its outputSchema: ${describeIssues(parsed.error)}`);
 }
