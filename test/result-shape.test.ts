@@ -102,6 +102,14 @@ describe.each([
     });
   });
 
+  it('a result with keys named like the worker\'s stopped outcome is still answered as a result', async () => {
+    // The worker posts a bare result when nothing else was reported; the main thread tells it from its tagged
+    // outcomes by `content` alone, never by `kind`, which a result may carry as its own key.
+    const m = await call('kind_key');
+    expect(m.error).toBeUndefined();
+    expect(m.result).toMatchObject({ content: [{ type: 'text', text: 'still a result' }], kind: 'stopped', stage: 'result', reports: { posted: 3 } });
+  });
+
   it('a plainly valid result arrives as the tool returned it (spin)', async () => {
     const id = `spin${n++}`;
     const params = { name: 'spin', arguments: { ms: 0 } };

@@ -132,7 +132,9 @@ class JobContext implements StageContext, WorkerSlot {
       if (!result.isError) checkOutput(tool, result);
       // A result the runtime built itself (from a string, or JSON.stringify) is plain by construction.
       if (result === value) assertPlainJson(result, 'result');
-      return claimResponse(this, this.controller !== undefined) ? this.withReports({ kind: 'result', result }) : this.withReports({ kind: 'stopped', stage: this.stage });
+      if (!claimResponse(this, this.controller !== undefined)) return this.withReports({ kind: 'stopped', stage: this.stage });
+      const reports = this.reporter?.finish(true);
+      return reports ? { kind: 'result', result, reports } : result;
     } catch (error) {
       return this.fail(error);
     } finally {
@@ -189,8 +191,8 @@ class JobContext implements StageContext, WorkerSlot {
     return (this.reporter ??= new Reporter(this.task.port, init.progressIntervalMs));
   }
 
-  /** Attaches what the job reported, if anything, to its outcome. */
-  private withReports(outcome: WorkerOutcome): WorkerOutcome {
+  /** Attaches what the job reported, if anything, to an outcome other than a result. */
+  private withReports(outcome: Exclude<WorkerOutcome, CallToolResult | { kind: 'result' }>): WorkerOutcome {
     const reports = this.reporter?.finish(outcome.kind !== 'stopped');
     return reports ? { ...outcome, reports } : outcome;
   }

@@ -7,7 +7,7 @@
 import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { Admittable } from '../admission/admission.js';
 import type { PoolCallback, PoolOutcome } from '../pool/pool.js';
-import { NO_LOGS, type WorkerTask } from '../pool/protocol.js';
+import { NO_LOGS, isBareResult, type WorkerTask } from '../pool/protocol.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobState, packSlot, type JobStateName, type SlotRef, type StateSlab } from '../state/job-state.js';
@@ -193,14 +193,14 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
     this.escalation?.clear();
     this.loan?.end();
     host.released();
-    const reports = result.kind === 'crashed' ? undefined : result.reports;
+    const reports = isBareResult(result) || result.kind === 'crashed' ? undefined : result.reports;
     if (reports && !this.channel) this.channel = new WorkerChannel(this.tool!, this.options!, this, host.counters);
     const channel = this.channel;
     if (!channel) {
       this.conclude(result, slot);
       return;
     }
-    void channel.drain(reports, result.kind === 'stopped').then(() => this.conclude(result, slot));
+    void channel.drain(reports, !isBareResult(result) && result.kind === 'stopped').then(() => this.conclude(result, slot));
   }
 
   /** The deadline and grace timers, made on first need. */
@@ -223,10 +223,11 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
   /** Turns what the pool reported into the outcome, trusting the state word for who won. */
   private conclude(result: PoolOutcome, slot: SlotRef): void {
     const slab = this.host.slab;
-    const hardKilled = this.escalation?.hardStopped === true && result.kind === 'crashed';
+    const crash = isBareResult(result) ? undefined : result.kind === 'crashed' ? result : undefined;
+    const hardKilled = this.escalation?.hardStopped === true && crash !== undefined;
     // The worker died before claiming: claim the response on its behalf, unless a stop already won.
-    if (result.kind === 'crashed' && !hardKilled && slab.transition(slot, JobState.running, JobState.responding)) {
-      this.finish(crashed(result.message));
+    if (crash && !hardKilled && slab.transition(slot, JobState.running, JobState.responding)) {
+      this.finish(crashed(crash.message));
       return;
     }
     this.finish(outcomeOf(result, slab.read(slot), this.options!.timeoutMs ?? this.tool!.timeoutMs ?? 0, hardKilled));

@@ -4,6 +4,7 @@
  */
 import type { JobOutcome } from '../backend/backend.js';
 import type { PoolOutcome } from '../pool/pool.js';
+import { isBareResult } from '../pool/protocol.js';
 import type { JobStateName } from '../state/job-state.js';
 
 /**
@@ -13,6 +14,7 @@ import type { JobStateName } from '../state/job-state.js';
 export function outcomeOf(result: PoolOutcome, state: JobStateName, timeoutMs: number, hardKilled: boolean): JobOutcome {
   switch (state) {
     case 'responding':
+      if (isBareResult(result)) return { kind: 'completed', result };
       if (result.kind === 'result') return { kind: 'completed', result: result.result };
       if (result.kind === 'error') return { kind: 'failed', code: 'stage', stage: result.stage, message: `stage '${result.stage}' failed: ${result.message}` };
       return { kind: 'failed', code: 'crash', message: 'worker ended without a result' };

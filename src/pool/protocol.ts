@@ -83,14 +83,26 @@ export interface JobReports {
   readonly logsDropped?: number;
 }
 
-/** How a job ended, as the worker reports it. */
+/**
+ * How a job ended, as the worker reports it. The common case, a result with
+ * nothing else reported, is the result itself: one object less to clone each
+ * way on every call. It always has `content` (see `toCallToolResult`), which
+ * no other outcome has ({@link isBareResult}).
+ */
 export type WorkerOutcome =
-  /** Completion won the race; the result is owed to the caller. */
-  | { readonly kind: 'result'; readonly result: CallToolResult; readonly reports?: JobReports }
+  /** Completion won the race and the job reported nothing else; the result is owed to the caller. */
+  | CallToolResult
+  /** Completion won the race; the result is owed to the caller, after the reports. */
+  | { readonly kind: 'result'; readonly result: CallToolResult; readonly reports: JobReports }
   /** A stage failed and completion won the race, so the error is owed. */
   | { readonly kind: 'error'; readonly stage: string; readonly message: string; readonly reports?: JobReports }
   /** The job was stopped (cancel or deadline won); nothing it produced counts. */
   | { readonly kind: 'stopped'; readonly stage: string; readonly reports?: JobReports };
+
+/** Whether an outcome is a bare result: the only kind with `content`, which `toCallToolResult` always sets. */
+export function isBareResult(outcome: object): outcome is CallToolResult {
+  return 'content' in outcome;
+}
 
 /** Worker → main over the task's port. */
 export type WorkerMessage =
