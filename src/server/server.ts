@@ -110,10 +110,10 @@ export class GuardedServer extends Server {
   /**
    * The SDK checks every `tools/call` result against its era's CallToolResult schema. Two kinds of answer skip
    * that check: a task answer, which is not a CallToolResult (2025 `{ task }`, 2026 the flat `CreateTaskResult`),
-   * and a result already seen to be plainly valid ({@link plainlyValidResult}), for which the check cost more than
-   * the rest of the response. The SDK offers no way past it, so it is handed {@link STAND_IN}, which it checks in
-   * a fraction of the time, and the answer itself is put back once it has. (Throwing the answer past the check
-   * instead cost as much as the check: three async frames unwound per call. BENCHMARKS.md, eleventh pass.)
+   * and a result already seen to be plainly valid ({@link plainlyValidResult}), which the check would only repeat.
+   * The SDK offers no way past it, so it is handed {@link STAND_IN}, which it checks in a fraction of the time,
+   * and the answer itself is put back once it has. (Throwing the answer past the check instead cost as much as
+   * the check: three async frames unwound per call. BENCHMARKS.md, eleventh pass on issue 24.)
    */
   protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
