@@ -19,12 +19,13 @@ import { renderSvg } from '../src/probe/charts.js';
 import { markdownReport, targetsTable, textTable } from './report/markdown.js';
 import { cancelLatency } from './scenarios/cancel-latency.js';
 import { overhead } from './scenarios/overhead.js';
+import { overheadPaired } from './scenarios/overhead-paired.js';
 import { responsiveness } from './scenarios/responsiveness.js';
 import { cancelStorm } from './scenarios/storm.js';
 import { tasksCancel } from './scenarios/tasks-cancel.js';
 import { crossHost } from './scenarios/cross-host.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, cancelStorm, responsiveness, tasksCancel, crossHost];
+const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost];
 
 interface Flags {
   quick?: boolean;
@@ -42,7 +43,7 @@ const program = new Command()
   .option('--check', 'exit 1 if any target is missed (exit 0 otherwise); the report is written either way')
   .option('--out <dir>', 'where results go (a subfolder per run kind)', 'bench/results')
   .option('--only <ids>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}`)
-  .option('--unpinned', 'overhead: no taskset; the client and the servers run where the OS puts them, as a deployed server does')
+  .option('--unpinned', 'overhead, overhead-paired: no taskset; the client and the servers run where the OS puts them, as a deployed server does')
   .option('--rows <keys>', 'comma-separated configuration keys: only those rows of the scenarios that have them (cancel-latency: e.g. ours-stdio-2026-1-coop,sdk2-piscina-stdio-2026-1)')
   .action(async (flags: Flags) => {
     const wanted = flags.only?.split(',').map((s) => s.trim());

@@ -61,7 +61,7 @@ interface Window {
 }
 
 /** Closed loop: `inFlight` callers, each sending its next call when the last one is answered, for `windowMs`. */
-async function throughput(conn: RawConnection, inFlight: number, windowMs: number, latencies?: number[]) {
+export async function throughput(conn: RawConnection, inFlight: number, windowMs: number, latencies?: number[]) {
   let calls = 0;
   const cpu0 = conn.cpuTimes();
   const client0 = process.cpuUsage();
