@@ -11,24 +11,13 @@
  */
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { specLabel, type ServerSpec } from '../lib/servers.js';
-import { pinSelf, RawConnection } from '../lib/raw-client.js';
+import { pinSelf, type RawConnection } from '../lib/raw-client.js';
 import { median } from '../../src/probe/stats.js';
-import { throughput } from './overhead.js';
+import { CLIENT_CPU, openAndWarm, SERVER_CPU, THREADS, throughput, zeroWorkParams, type ZeroWorkParams } from '../lib/zero-work.js';
 
-const THREADS = 2;
 const IN_FLIGHT = [8, 32] as const;
-const CLIENT_CPU = '0';
-const SERVER_CPU = '1';
 
-interface Params {
-  rounds: number;
-  windowMs: number;
-  warmupMs: number;
-  /** As in scenario 3: the warm-up lasts until this many calls too, for the JIT. */
-  warmupCalls: number;
-}
-
-const params = (quick: boolean): Params => (quick ? { rounds: 1, windowMs: 250, warmupMs: 200, warmupCalls: 0 } : { rounds: 6, windowMs: 3000, warmupMs: 1500, warmupCalls: 20_000 });
+const params = (quick: boolean): ZeroWorkParams => zeroWorkParams(quick, 6, 3000);
 
 const OURS_SPEC: ServerSpec = { kind: 'ours', transport: 'stdio', threads: THREADS };
 /** (e): the minimal cooperative design on SDK 1.32; (g): the same on the SDK 2.x line ours stands on. */
@@ -70,12 +59,7 @@ export const overheadPaired: Scenario = {
     const pinned = restore !== undefined;
     const conns: RawConnection[] = [];
     try {
-      const opened = await Promise.allSettled([OURS_SPEC, ...BASELINES].map((spec) => RawConnection.open(spec, pinned ? SERVER_CPU : undefined)));
-      for (const r of opened) if (r.status === 'fulfilled') conns.push(r.value);
-      const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
-      for (const c of conns) await c.warm();
-      for (const c of conns) for (let n = (await throughput(c, 32, p.warmupMs)).calls; n < p.warmupCalls; ) n += (await throughput(c, 32, 250)).calls;
+      await openAndWarm([OURS_SPEC, ...BASELINES], pinned ? SERVER_CPU : undefined, p, conns);
       ctx.progress.tick((BASELINES.length + 1) * p.warmupMs);
       const [ours, ...others] = conns as [RawConnection, ...RawConnection[]];
       for (let round = 0; round < p.rounds; round++) {

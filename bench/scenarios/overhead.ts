@@ -14,23 +14,13 @@
 import { barChart, cdfChart } from '../../src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { specLabel, type ServerSpec } from '../lib/servers.js';
-import { pinSelf, RawConnection } from '../lib/raw-client.js';
+import { pinSelf, type RawConnection } from '../lib/raw-client.js';
+import { CLIENT_CPU, openAndWarm, SERVER_CPU, THREADS, throughput, zeroWorkParams, type ZeroWorkParams } from '../lib/zero-work.js';
 import { alternate, fmt, median, pairedRatio, summarize, us } from '../../src/probe/stats.js';
 
-const THREADS = 2;
 const IN_FLIGHT = [1, 8, 32] as const;
-const CLIENT_CPU = '0';
-const SERVER_CPU = '1';
 
-interface Params {
-  rounds: number;
-  windowMs: number;
-  warmupMs: number;
-  /** The warm-up also lasts until this many calls: ours has more code to JIT-compile, which a loaded machine's compiler threads finish later. */
-  warmupCalls: number;
-}
-
-const params = (quick: boolean): Params => (quick ? { rounds: 1, windowMs: 250, warmupMs: 200, warmupCalls: 0 } : { rounds: 4, windowMs: 2000, warmupMs: 1500, warmupCalls: 20_000 });
+const params = (quick: boolean): ZeroWorkParams => zeroWorkParams(quick, 4, 2000);
 
 const SPECS: readonly ServerSpec[] = [
   { kind: 'ours', transport: 'stdio', threads: THREADS },
@@ -60,34 +50,6 @@ interface Window {
   clientCpuUsPerCall: number;
 }
 
-/** Closed loop: `inFlight` callers, each sending its next call when the last one is answered, for `windowMs`. */
-export async function throughput(conn: RawConnection, inFlight: number, windowMs: number, latencies?: number[]) {
-  let calls = 0;
-  const cpu0 = conn.cpuTimes();
-  const client0 = process.cpuUsage();
-  const start = performance.now();
-  const end = start + windowMs;
-  let last = start;
-  const caller = async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      await conn.callSpin({ ms: 0 });
-      last = performance.now();
-      calls++;
-      latencies?.push(us(last - t0));
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, caller));
-  const cpu1 = conn.cpuTimes();
-  const client = process.cpuUsage(client0);
-  return {
-    calls,
-    seconds: (last - start) / 1000,
-    ...(cpu0 && cpu1 && { serverCpuMs: cpu1.processMs - cpu0.processMs, serverMainCpuMs: cpu1.mainThreadMs - cpu0.mainThreadMs }),
-    clientCpuMs: (client.user + client.system) / 1000,
-  };
-}
-
 export const overhead: Scenario = {
   id: 'overhead',
   title: '3. Overhead of a zero-work call',
@@ -104,14 +66,7 @@ export const overhead: Scenario = {
     const pinned = restore !== undefined;
     const conns: RawConnection[] = [];
     try {
-      // Started all at once (start-up is module loading; the two cores share it), warmed in turn.
-      const opened = await Promise.allSettled(SPECS.map((spec) => RawConnection.open(spec, pinned ? SERVER_CPU : undefined)));
-      for (const r of opened) if (r.status === 'fulfilled') conns.push(r.value);
-      const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
-      for (const c of conns) await c.warm();
-      // Untimed: let both the server and this client JIT-compile their hot paths under load.
-      for (const c of conns) for (let n = (await throughput(c, 32, p.warmupMs)).calls; n < p.warmupCalls; ) n += (await throughput(c, 32, 250)).calls;
+      await openAndWarm(SPECS, pinned ? SERVER_CPU : undefined, p, conns);
       ctx.progress.tick(SPECS.length * p.warmupMs);
       await alternate(conns, () => p.rounds, async (conn, round) => {
         for (let i = 0; i < 20; i++) await conn.warm();
