@@ -193,14 +193,16 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
     this.escalation?.clear();
     this.loan?.end();
     host.released();
-    const reports = isBareResult(result) || result.kind === 'crashed' ? undefined : result.reports;
+    // A bare result carries nothing else; a crash has no reports.
+    const tagged = isBareResult(result) ? undefined : result;
+    const reports = tagged?.kind === 'crashed' ? undefined : tagged?.reports;
     if (reports && !this.channel) this.channel = new WorkerChannel(this.tool!, this.options!, this, host.counters);
     const channel = this.channel;
     if (!channel) {
       this.conclude(result, slot);
       return;
     }
-    void channel.drain(reports, !isBareResult(result) && result.kind === 'stopped').then(() => this.conclude(result, slot));
+    void channel.drain(reports, tagged?.kind === 'stopped').then(() => this.conclude(result, slot));
   }
 
   /** The deadline and grace timers, made on first need. */
@@ -223,7 +225,7 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
   /** Turns what the pool reported into the outcome, trusting the state word for who won. */
   private conclude(result: PoolOutcome, slot: SlotRef): void {
     const slab = this.host.slab;
-    const crash = isBareResult(result) ? undefined : result.kind === 'crashed' ? result : undefined;
+    const crash = !isBareResult(result) && result.kind === 'crashed' ? result : undefined;
     const hardKilled = this.escalation?.hardStopped === true && crash !== undefined;
     // The worker died before claiming: claim the response on its behalf, unless a stop already won.
     if (crash && !hardKilled && slab.transition(slot, JobState.running, JobState.responding)) {
