@@ -4,9 +4,9 @@
  * `inFlight`, two worker threads, the whole process on one core (as the
  * pinned overhead scenarios put a server), alternating round by round:
  *
- * - `executor`: ours' {@link Executor}. Admission keeps Piscina's own queue
- *   empty and starts a waiting job when the last one's result has been seen,
- *   in the microtask after Piscina's result handler.
+ * - `executor`: ours' {@link Executor}. Before the twelfth pass, admission
+ *   kept Piscina's own queue empty and started a waiting job in the microtask
+ *   after Piscina's result handler; since, its wait list is Piscina's queue.
  * - `piscina-queue`: Piscina fed directly with the same worker runtime and the
  *   same task shape (a live state word per task), its own queue holding what
  *   waits. Piscina posts the next task inside its result handler, and its sweep
@@ -16,7 +16,8 @@
  * and of the rest (V8's and libuv's helpers), from /proc/self/task, and the
  * share of jobs the busier worker ran. BENCHMARKS.md (twelfth pass on issue
  * 24) reads it: the worker runtime is the same on both sides, so a difference
- * in the workers' CPU is the dispatch pattern's.
+ * in the workers' CPU is the dispatch pattern's. The executor's main thread
+ * also keeps the registry, the job and its outcome, which the other side does not.
  *
  *   npx tsc -p . && node dist/bench/executor-dispatch.js [jobsPerRound=100000] [inFlight=32] [rounds=3]
  *

@@ -137,7 +137,7 @@ describe('cancellation races (README: What cancellation guarantees)', () => {
     expect(ignored).toEqual(Array(6).fill('unknown'));
     expect(ex.stats().unknownCancelsIgnored).toBe(6);
     expect(outboundStops).toBe(0);
-    // (Right after an outcome, p-queue frees its slot a microtask later, so "7" may still be queued.)
+    // (Right after an outcome, the slot's count frees a microtask later, so "7" may still be queued.)
     await delay(50);
     expect(numeric.state).toBe('running');
     expect(text.state).toBe('running');

@@ -1,91 +1,106 @@
 /**
- * Admission: at most `concurrency` jobs on threads at once.
+ * Admission: at most `threads` jobs on the main pool's threads, and as many
+ * more on the standby as the standby policy lends slots.
  *
- * A job that finds a slot free and nobody waiting starts at once, in the
- * caller's stack. The others wait in p-queue (its `queueClass` is the
- * {@link FairQueue}, fair between sessions); p-queue is kept paused and used
- * only as that wait list, because its own hand-off starts the next task
- * several promise hops after the last one's promise settled, and a job's
- * promise settles only after its response is built. Here a freed slot starts
- * the next waiting job in the stack that freed it: a worker's next job is
- * posted as soon as its last result is seen, before that result's response.
+ * A job that finds no main thread free waits in the main pool's
+ * {@link WaitList}, which is Piscina's own task queue: Piscina gives the next
+ * waiting job to a freed thread inside its result handler, before the last
+ * job's response is built. A lent slot takes the next waiting job out of that
+ * list and starts it on the standby pool.
  */
-import PQueue from 'p-queue';
-import { FairQueue, type FairQueueOptions } from './fair-queue.js';
+import type { PoolCallback, PoolOutcome } from '../pool/pool.js';
+import type { WorkerTask } from '../pool/protocol.js';
+import type { Waiting, WaitList } from './wait-list.js';
 
-/** A job as admission sees it: started exactly once, either at once or when its turn comes. */
-export interface Admittable {
-  dispatch(): void;
+/** A job as admission sees it. */
+export interface Admittable extends Waiting, PoolCallback {
+  /** What goes to the worker; it carries the job itself under `Piscina.queueOptionsSymbol`. */
+  readonly task: WorkerTask;
 }
 
-export class Admission {
-  readonly #waiting: PQueue<FairQueue, FairQueueOptions>;
-  /** p-queue builds its queue itself; this is that instance, so a job can be taken out of it or started from it directly. */
-  readonly #fair: FairQueue;
-  #active = 0;
-  #concurrency: number;
+/** The two pools, as admission uses them. */
+export interface AdmissionPools {
+  /** Starts the task on a free main thread now, or queues it in the wait list. */
+  run(task: WorkerTask, done: PoolCallback): void;
+  /** Starts the task on the standby pool. */
+  runOnStandby(task: WorkerTask, done: PoolCallback): void;
+}
+
+export class Admission<J extends Admittable> {
+  /** Slots the standby policy lends beyond `threads`. */
+  #lent = 0;
+  /** Jobs started on the standby and not back. */
+  #onStandby = 0;
   #closed = false;
 
-  constructor(concurrency: number) {
-    this.#concurrency = concurrency;
-    let fair: FairQueue | undefined;
-    class OwnQueue extends FairQueue {
-      constructor() {
-        super();
-        fair = this;
-      }
-    }
-    this.#waiting = new PQueue<FairQueue, FairQueueOptions>({ concurrency: Number.POSITIVE_INFINITY, autoStart: false, queueClass: OwnQueue });
-    this.#fair = fair!;
-  }
+  /**
+   * @param onThreads jobs on any thread now (running or stopping), the
+   *   standby's included.
+   */
+  constructor(
+    private readonly threads: number,
+    private readonly waitList: WaitList<J>,
+    private readonly pools: AdmissionPools,
+    private readonly onThreads: () => number,
+  ) {}
 
-  /** Slots: jobs admitted at once. Raising it starts waiting jobs at once. */
+  /** Slots: jobs on threads at once. Raising it starts waiting jobs on the standby at once. */
   get concurrency(): number {
-    return this.#concurrency;
+    return this.threads + this.#lent;
   }
 
   set concurrency(n: number) {
-    this.#concurrency = n;
-    this.#pull();
+    this.#lent = Math.max(0, n - this.threads);
+    this.#fill();
   }
 
-  /** Jobs waiting for a slot. */
+  /** Jobs waiting for a thread. */
   get size(): number {
-    return this.#fair.size;
+    return this.waitList.size;
   }
 
-  /** Starts `job` now if a slot is free and nobody waits; otherwise it waits under `id` until a slot frees. */
-  admit(job: Admittable, id: number, session: string, priority: number): void {
-    if (!this.#closed && this.#active < this.#concurrency && this.#fair.size === 0) {
-      this.#active++;
-      job.dispatch();
-      return;
-    }
-    // Its promise settles once dispatch() returned; a job taken out with remove() never settles it.
-    this.#waiting.add(() => job.dispatch(), { id: String(id), session, priority }).catch(() => undefined);
+  /** Starts `job` on a free thread now, or it waits in the wait list; once closed, nothing starts. */
+  admit(job: J): void {
+    if (this.#closed) return;
+    if (this.#onStandby < this.#lent && this.#mainFull()) this.#toStandby(job);
+    else this.pools.run(job.task, job);
   }
 
   /** Takes a waiting job out (it was cancelled); it never starts. */
-  remove(id: number): void {
-    this.#fair.remove(String(id));
-  }
-
-  /** A started job's thread is free again: the next waiting job starts now, in this stack. */
-  release(): void {
-    this.#active--;
-    this.#pull();
+  remove(job: J): void {
+    this.waitList.withdraw(job);
   }
 
   /** Nothing waiting starts any more. */
   close(): void {
     this.#closed = true;
+    this.waitList.close();
   }
 
-  #pull(): void {
-    while (!this.#closed && this.#active < this.#concurrency && this.#fair.size > 0) {
-      this.#active++;
-      // p-queue's own wrapper around the job: it calls dispatch() synchronously.
-      void this.#fair.dequeue()!();
+  /** Every main thread has a job, or jobs already wait for one. */
+  #mainFull(): boolean {
+    return this.waitList.size > 0 || this.onThreads() - this.#onStandby >= this.threads;
+  }
+
+  /** Lent slots not in use take waiting jobs, in the wait list's order. */
+  #fill(): void {
+    while (!this.#closed && this.#onStandby < this.#lent) {
+      const job = this.waitList.takeNext();
+      if (!job) return;
+      this.#toStandby(job);
     }
+  }
+
+  #toStandby(job: J): void {
+    this.#onStandby++;
+    job.handOut();
+    // One closure per standby run (rare: only while a stopped job winds down). The slot frees before the job's response is built.
+    this.pools.runOnStandby(job.task, {
+      poolDone: (outcome: PoolOutcome) => {
+        this.#onStandby--;
+        this.#fill();
+        job.poolDone(outcome);
+      },
+    });
   }
 }

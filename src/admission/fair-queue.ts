@@ -7,16 +7,19 @@ import type { QueueAddOptions } from 'p-queue';
 
 type RunFunction = () => Promise<unknown>;
 
-/** Options p-queue passes through from `add(fn, options)`, plus the session. */
+/** Options p-queue passes through from `add(fn, options)`, plus the session and what the item stands for. */
 export type FairQueueOptions = QueueAddOptions & {
   /** Whose task this is; sessions take turns. */
   readonly session?: string;
+  /** What the item stands for, returned by {@link FairQueue.peek}: the queue only keeps it. */
+  readonly payload?: unknown;
 };
 
 interface Item {
   readonly run: RunFunction;
   readonly id: string | undefined;
   readonly session: string;
+  readonly payload: unknown;
   priority: number;
 }
 
@@ -36,7 +39,7 @@ export class FairQueue {
       list = [];
       this.sessions.set(session, list);
     }
-    const item: Item = { run, id: options?.id, session, priority: options?.priority ?? 0 };
+    const item: Item = { run, id: options?.id, session, payload: options?.payload, priority: options?.priority ?? 0 };
     // Insert after every item of the same or higher priority: FIFO among equals.
     let at = list.length;
     while (at > 0 && list[at - 1]!.priority < item.priority) at--;
@@ -44,12 +47,13 @@ export class FairQueue {
     this.total++;
   }
 
+  /** The payload of the item {@link dequeue} would take next, leaving it in place; undefined when empty. */
+  peek(): { readonly payload: unknown } | undefined {
+    return this.nextList()?.[0];
+  }
+
   dequeue(): RunFunction | undefined {
-    // Over the lists only (no [key, value] pair per session): this runs for every call that waited.
-    let best: Item[] | undefined;
-    for (const list of this.sessions.values()) {
-      if (!best || list[0]!.priority > best[0]!.priority) best = list;
-    }
+    const best = this.nextList();
     if (!best) return undefined;
     const item = best.shift()!;
     this.total--;
@@ -60,6 +64,16 @@ export class FairQueue {
       this.sessions.set(item.session, best);
     }
     return item.run;
+  }
+
+  /** The list whose head goes next: the highest priority, the earliest session in the rotation among equals. */
+  private nextList(): Item[] | undefined {
+    // Over the lists only (no [key, value] pair per session): this runs for every call that waited.
+    let best: Item[] | undefined;
+    for (const list of this.sessions.values()) {
+      if (!best || list[0]!.priority > best[0]!.priority) best = list;
+    }
+    return best;
   }
 
   filter(options: Readonly<Partial<FairQueueOptions>>): RunFunction[] {
@@ -80,14 +94,16 @@ export class FairQueue {
     throw new ReferenceError(`No queued task with the id "${id}".`);
   }
 
-  remove(id: string): void {
+  /** Takes the item queued under `id` out; false if there is none. */
+  remove(id: string): boolean {
     for (const [session, list] of this.sessions) {
       const index = list.findIndex((item) => item.id === id);
       if (index === -1) continue;
       list.splice(index, 1);
       this.total--;
       if (list.length === 0) this.sessions.delete(session);
-      return;
+      return true;
     }
+    return false;
   }
 }

@@ -5,7 +5,8 @@
  * life is in job.ts, the hand-off to the standby in standby.ts.
  */
 import type { BackendStats, CallBackend, CancelResult, StartOptions } from '../backend/backend.js';
-import { Admission } from '../admission/admission.js';
+import { Admission, type AdmissionPools } from '../admission/admission.js';
+import { WaitList } from '../admission/wait-list.js';
 import { WorkerPool } from '../pool/pool.js';
 import type { AppliedToolPriority } from '../pool/protocol.js';
 import { CallTable } from '../backend/calls.js';
@@ -34,7 +35,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
   readonly #options: ResolvedOptions;
   readonly #slab: StateSlab;
   readonly #pool: WorkerPool;
-  readonly #admission: Admission;
+  readonly #admission: Admission<Job>;
   readonly #standby: Standby;
   readonly #counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
   protected readonly unknownCancels = this.#counters;
@@ -45,11 +46,16 @@ export class Executor extends CallTable<Job> implements CallBackend {
     super();
     this.#options = options;
     this.tools = tools;
-    this.#admission = new Admission(options.threads);
+    const waitList = new WaitList<Job>();
+    const counters = this.#counters;
+    // The pool needs the slab, whose size the standby policy decides, which steers admission, which posts to the pool.
+    const pools: AdmissionPools = { run: (task, done) => this.#pool.run(task, done), runOnStandby: (task, done) => this.#pool.runOnStandby(task, done) };
+    this.#admission = new Admission(options.threads, waitList, pools, () => counters.running + counters.stopping);
     this.#standby = new Standby(options, this.#admission);
     this.#slab = new StateSlab(this.#standby.slabCapacity(options.queueLimit));
     internals.set(this, { slab: this.#slab });
     this.#pool = new WorkerPool({
+      waitQueue: waitList,
       threads: options.threads,
       spareThreads: options.spareThreads,
       init: {
@@ -168,10 +174,8 @@ export class Executor extends CallTable<Job> implements CallBackend {
         if (size - this.#standby.freeThreads(onThreads()) < queueLimit) return undefined;
         return `server busy: ${size} calls already waiting (queue limit ${queueLimit}); try again later`;
       },
-      admit: (job, id, session, priority) => this.#admission.admit(job, id, session, priority),
-      dequeue: (id) => this.#admission.remove(id),
-      released: () => this.#admission.release(),
-      runOnPool: (task, done) => this.#pool.run(task, done),
+      admit: (job) => this.#admission.admit(job),
+      dequeue: (job) => this.#admission.remove(job),
       terminate: (threadId) => this.#pool.terminate(threadId),
       stoppedOnThread: () => this.#standby.stopped(onThreads()),
       settled: (job) => this.registry.remove(job),

@@ -6,7 +6,8 @@
  */
 import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { Admittable } from '../admission/admission.js';
-import type { PoolCallback, PoolOutcome } from '../pool/pool.js';
+import { Piscina } from 'piscina';
+import type { PoolOutcome } from '../pool/pool.js';
 import { NO_LOGS, isBareResult, type WorkerTask } from '../pool/protocol.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
@@ -36,13 +37,9 @@ export interface JobHost {
   readonly graceMs: number;
   /** Why admission refuses a job now (queue full), or undefined. */
   refusal(): string | undefined;
-  /** Starts the job now if a slot is free, else queues it under its slot index; it never starts if dequeued first. */
-  admit(job: Job, slotIndex: number, session: string, priority: number): void;
-  dequeue(slotIndex: number): void;
-  /** The job's thread is free again (its worker returned): the next waiting job starts now. */
-  released(): void;
-  /** Posts the task to a worker; `done` gets how it ended. */
-  runOnPool(task: WorkerTask, done: PoolCallback): void;
+  /** Starts the job on a free thread now, or it waits; {@link Job.handOut} when it starts, never if dequeued first. */
+  admit(job: Job): void;
+  dequeue(job: Job): void;
   terminate(threadId: number): void;
   /** A running job was stopped: the standby policy may lend its slot until {@link StandbyLoan.end}. */
   stoppedOnThread(): StandbyLoan;
@@ -50,7 +47,7 @@ export interface JobHost {
   settled(job: Job): void;
 }
 
-export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
+export class Job implements InFlightEntry, TableCall, Admittable {
   readonly direction = 'inbound' as const;
   /** Settles when the job has ended and its worker is free (or replaced). */
   readonly outcome: Promise<JobOutcome>;
@@ -65,8 +62,9 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
   private loan: StandbyLoan | undefined;
   /** What start() validated, kept for the moment admission starts the job. */
   private tool: ToolDefinition | undefined;
-  private args: unknown;
   private options: StartOptions | undefined;
+  /** What goes to the worker, built at start (see {@link task}). */
+  private workerTask: WorkerTask | undefined;
   /** Made when the job needs a port, or when its worker carried reports back. */
   private channel: WorkerChannel | undefined;
 
@@ -115,10 +113,41 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
     if (refusal !== undefined) return this.finish({ kind: 'failed', code: 'queue_full', message: refusal });
     this.slot = host.slab.allocate();
     this.tool = checked.tool;
-    this.args = checked.args;
     this.options = options;
-    host.admit(this, this.slot.index, this.session, options.priority ?? 0);
+    this.workerTask = this.buildTask(checked.tool, checked.args, options, this.slot);
+    host.admit(this);
     return this.outcome;
+  }
+
+  /** {@link Waiting.priority}: the call's, while it waits. */
+  get priority(): number {
+    return this.options?.priority ?? 0;
+  }
+
+  /** {@link Waiting.waitId}: the slot's index, unique among the jobs holding one. */
+  get waitId(): string {
+    return String(this.slot!.index);
+  }
+
+  /** {@link Admittable.task}. */
+  get task(): WorkerTask {
+    return this.workerTask!;
+  }
+
+  /** Only what the worker needs (absent fields cost nothing to clone), and the job itself for Piscina's queue. */
+  private buildTask(tool: ToolDefinition, args: unknown, options: StartOptions, slot: SlotRef): WorkerTask {
+    const host = this.host;
+    // The port goes in Piscina's transfer list when the task is handed to Piscina, so it exists from the start.
+    if (wantsPort(tool, options)) this.channel = new WorkerChannel(tool, options, this, host.counters);
+    const minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : NO_LOGS;
+    const port = this.channel?.port;
+    const task: { -readonly [K in keyof WorkerTask]: WorkerTask[K] } = { tool: tool.name, args, slot: packSlot(slot, host.slab.capacity) };
+    if (options.onProgress) task.progress = true;
+    if (minLogSeverity !== 0) task.minLogSeverity = minLogSeverity;
+    if (port) task.port = port.workerPort;
+    // A symbol key: not cloned to the worker; Piscina's queue and balancer find the job by it.
+    (task as Record<symbol, unknown>)[Piscina.queueOptionsSymbol] = this;
+    return task;
   }
 
   /**
@@ -147,7 +176,8 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
     }
     this.stopped?.abort(STOPPED);
     if (won === 'queued') {
-      host.dequeue(this.slot!.index); // it never reaches a worker
+      host.dequeue(this); // it never reaches a worker
+      this.channel?.port?.close();
       this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
       return 'cancelled-queued';
     }
@@ -155,44 +185,32 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
     return 'cancelled-running';
   }
 
-  /** {@link Admittable.dispatch}: admission's turn came; onto a worker, in the caller's stack. */
-  dispatch(): void {
+  /**
+   * {@link Waiting.handOut}: the job leaves the wait for a thread (Piscina's
+   * balancer gave its task one, or admission is starting it on the standby).
+   * A job cancelled while waiting was taken out of the wait list first, so the
+   * move cannot lose; if it ever did, the worker would stop at its first check.
+   */
+  handOut(): void {
     const host = this.host;
-    const slot = this.slot!;
-    if (!host.slab.transition(slot, JobState.queued, JobState.running)) {
-      host.released(); // cancelled while queued: it never reaches a worker
-      return;
-    }
+    if (!host.slab.transition(this.slot!, JobState.queued, JobState.running)) return;
     host.counters.running++;
     if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'running', job: this } satisfies JobEvent);
-    const tool = this.tool!;
-    const options = this.options!;
-    const timeoutMs = options.timeoutMs ?? tool.timeoutMs;
+    const timeoutMs = this.options!.timeoutMs ?? this.tool!.timeoutMs;
     if (timeoutMs !== undefined && timeoutMs > 0) this.escalate().armDeadline(timeoutMs);
-    if (wantsPort(tool, options)) this.channel = new WorkerChannel(tool, options, this, host.counters);
-    const minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : NO_LOGS;
-    const port = this.channel?.port;
-    // Only what the worker needs: absent fields cost nothing to clone.
-    const task: { -readonly [K in keyof WorkerTask]: WorkerTask[K] } = { tool: tool.name, args: this.args, slot: packSlot(slot, host.slab.capacity) };
-    if (options.onProgress) task.progress = true;
-    if (minLogSeverity !== 0) task.minLogSeverity = minLogSeverity;
-    if (port) task.port = port.workerPort;
-    this.args = undefined;
-    host.runOnPool(task, this);
   }
 
-  /** {@link PoolCallback.poolDone}: the worker returned (or died). Its slot goes to the next job before this one's response is built. */
+  /** {@link PoolCallback.poolDone}: the worker returned (or died); admission already gave its thread to the next job. */
   poolDone(result: PoolOutcome): void {
     const host = this.host;
     const slot = this.slot!;
     const state = host.slab.read(slot);
     if (state === 'cancelled' || state === 'timedOut') host.counters.stopping--;
     else host.counters.running--;
-    // Off the thread now: a grace timer firing later would terminate the thread the next job starts on below
+    // Off the thread now, which may already run the next job: a grace timer firing later would terminate it
     // (seen: a fresh job 'worker exited with code: 1' while this one's reports drained).
     this.escalation?.clear();
     this.loan?.end();
-    host.released();
     // A bare result carries nothing else; a crash has no reports.
     const tagged = isBareResult(result) ? undefined : result;
     const reports = tagged?.kind === 'crashed' ? undefined : tagged?.reports;
@@ -256,6 +274,7 @@ export class Job implements InFlightEntry, TableCall, Admittable, PoolCallback {
     // scavenge with it and be promoted too (trace-gc-nvp, 32 in flight: 6.2 → 5.2 KB promoted per call).
     this.tool = undefined;
     this.options = undefined;
+    this.workerTask = undefined;
     this.channel = undefined;
     this.escalation = undefined;
     this.loan = undefined;

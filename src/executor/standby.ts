@@ -65,8 +65,9 @@ export class Standby {
   }
 
   /**
-   * Admission slots not taken by jobs on threads. A thread whose job just
-   * settled is free a microtask before p-queue starts the next one; it counts as free.
+   * Admission slots not taken by jobs on threads. Piscina gives a freed
+   * thread its next waiting job a microtask before the last job on it is
+   * counted off, so this can be one short for that moment.
    */
   freeThreads(onThreads: number): number {
     return this.admission.concurrency - onThreads;

@@ -3,7 +3,7 @@
  * never touches the thread; only the hard stop (grace expired) terminates the
  * one worker that runs the stuck job, and Piscina replaces it.
  */
-import { Piscina } from 'piscina';
+import { Piscina, type PiscinaTask, type TaskQueue } from 'piscina';
 import type { ResourceLimits } from 'node:worker_threads';
 import { workerExecArgv } from './worker-exec-argv.js';
 import type { WarmupReport, WorkerInit, WorkerOutcome, WorkerTask } from './protocol.js';
@@ -33,6 +33,12 @@ export interface PoolCallback {
   poolDone(outcome: PoolOutcome): void;
 }
 
+/** The main pool's wait list (Piscina's `taskQueue`), told which task the balancer gives a thread. */
+export interface WaitQueue extends TaskQueue {
+  /** The balancer gives `task` a thread: it leaves the queue (if it was in it) and starts. */
+  handedOut(task: PiscinaTask): void;
+}
+
 export interface WorkerPoolOptions {
   /** Threads for the jobs admission starts. */
   readonly threads: number;
@@ -40,6 +46,8 @@ export interface WorkerPoolOptions {
   readonly spareThreads: number;
   readonly init: WorkerInit;
   readonly resourceLimits?: ResourceLimits;
+  /** Where the main pool's tasks wait for a thread; Piscina's own FIFO without it. */
+  readonly waitQueue?: WaitQueue;
 }
 
 /** Piscina's run options for a task without a port: one shared object. */
@@ -61,8 +69,6 @@ export class WorkerPool {
   private readonly main: Pool;
   private readonly standby: Pool | undefined;
   private readonly mainThreads: number;
-  /** Jobs posted to the main pool and not yet back. */
-  private mainBusy = 0;
   /** Threads a hard stop is terminating, until they exit. */
   private readonly dying = new Set<number>();
   /**
@@ -73,25 +79,30 @@ export class WorkerPool {
    * next job posted to it dies with it ('worker exited with code: 1', seen
    * under load).
    */
-  private readonly balancer: Balancer = (_task, workers) => {
+  private idle(workers: Parameters<Balancer>[1]): ReturnType<Balancer> {
     for (const w of workers) if (w.currentUsage === 0 && w.id >= 0 && !this.dying.has(w.id)) return w;
     return null;
-  };
+  }
 
   constructor(options: WorkerPoolOptions) {
     this.mainThreads = options.threads;
-    this.main = this.piscina(options.threads, options);
-    this.standby = options.spareThreads > 0 ? this.piscina(options.spareThreads, options) : undefined;
+    const queue = options.waitQueue;
+    this.main = this.piscina(options.threads, options, (task, workers) => {
+      const worker = this.idle(workers);
+      if (worker) queue?.handedOut(task);
+      return worker;
+    });
+    this.standby = options.spareThreads > 0 ? this.piscina(options.spareThreads, { ...options, waitQueue: undefined }, (_task, workers) => this.idle(workers)) : undefined;
   }
 
-  private piscina(threads: number, options: WorkerPoolOptions): Pool {
+  private piscina(threads: number, options: WorkerPoolOptions, balancer: Balancer): Pool {
     const pool: Pool = new Piscina({
       filename: RUNTIME,
       minThreads: threads,
       maxThreads: threads,
-      // Admission already limits work to one job per thread; Piscina's own queue stays empty.
       concurrentTasksPerWorker: 1,
-      loadBalancer: this.balancer,
+      loadBalancer: balancer,
+      ...(options.waitQueue && { taskQueue: options.waitQueue }),
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: options.init,
       execArgv: WORKER_EXEC_ARGV,
@@ -103,22 +114,24 @@ export class WorkerPool {
   }
 
   /**
-   * Runs one job, on a main thread if one is free, else on the standby;
-   * `done` hears how it ended, in the microtask after Piscina saw the result.
-   * A worker that dies under it (crash, out of memory, {@link terminate}) ends it as crashed.
+   * Runs one job on the main pool: on a free thread now, else once the wait
+   * queue hands it one. `done` hears how it ended, in the microtask after
+   * Piscina saw the result. A worker that dies under it (crash, out of
+   * memory, {@link terminate}) ends it as crashed.
    */
   run(task: WorkerTask, done: PoolCallback): void {
-    const onMain = this.mainBusy < this.mainThreads || !this.standby;
-    if (onMain) this.mainBusy++;
-    (onMain ? this.main : this.standby!).run(task, task.port ? { transferList: [task.port] } : NO_TRANSFER).then(
-      (outcome) => {
-        if (onMain) this.mainBusy--;
-        done.poolDone(outcome as WorkerOutcome);
-      },
-      (error: unknown) => {
-        if (onMain) this.mainBusy--;
-        done.poolDone({ kind: 'crashed', message: error instanceof Error ? error.message : String(error) });
-      },
+    WorkerPool.post(this.main, task, done);
+  }
+
+  /** Runs one job on the standby (the main pool without one). */
+  runOnStandby(task: WorkerTask, done: PoolCallback): void {
+    WorkerPool.post(this.standby ?? this.main, task, done);
+  }
+
+  private static post(pool: Pool, task: WorkerTask, done: PoolCallback): void {
+    pool.run(task, task.port ? { transferList: [task.port] } : NO_TRANSFER).then(
+      (outcome) => done.poolDone(outcome as WorkerOutcome),
+      (error: unknown) => done.poolDone({ kind: 'crashed', message: error instanceof Error ? error.message : String(error) }),
     );
   }
 
