@@ -6,24 +6,30 @@
  */
 import { describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type JobOutcome } from '../dist/src/index.js';
+import { type Executor, type Job, type JobOutcome } from '../dist/src/index.js';
 import { closeExecutorsAfterEach, make, within, quick, submitRunning, cancelledRunning, type QuickInfo } from './executor-helpers.js';
 
 closeExecutorsAfterEach();
+
+/** Submits `tight` (it never checks) with its announcement, and waits for that: the thread it loops on, and since when. */
+async function submitAnnounced(ex: Executor, id: string, ms: number): Promise<{ job: Job; announced: string }> {
+  let announced: string | undefined;
+  const job = ex.submit('s', id, { tool: 'tight', args: { ms, announce: true }, onProgress: (r) => (announced ??= r.message) });
+  await within(
+    new Promise<void>((resolve) => {
+      const poll = setInterval(() => announced !== undefined && (clearInterval(poll), resolve()), 2);
+    }),
+    10_000,
+    'tight reaching a worker',
+  );
+  return { job, announced: announced! };
+}
 
 describe('the standby thread takes the slot of a stopped job', () => {
   it('(a) with a standby thread and a free core, the job queued behind a cancelled one starts at once, while the cancelled one winds down', async () => {
     const ex = await make({ threads: 1, spareThreads: 1, cores: 2, graceMs: 10_000 });
     // `tight` never checks: after the cancel it keeps its thread for the rest of its 1.5 s.
-    let stuckOn: string | undefined;
-    const stuck = ex.submit('s', 'tight', { tool: 'tight', args: { ms: 1_500, announce: true }, onProgress: (r) => (stuckOn ??= r.message) });
-    await within(
-      new Promise<void>((resolve) => {
-        const poll = setInterval(() => stuckOn !== undefined && (clearInterval(poll), resolve()), 2);
-      }),
-      10_000,
-      'tight reaching a worker',
-    );
+    const { job: stuck, announced: stuckOn } = await submitAnnounced(ex, 'tight', 1_500);
     const behind = ex.submit('s', 'behind', { tool: 'quick', args: { tag: 'behind' } });
     expect(behind.state).toBe('queued');
     let stuckSettled = false;
@@ -91,22 +97,14 @@ describe('the standby thread takes the slot of a stopped job', () => {
 
   it('(a) without a standby thread, the job queued behind waits until the cancelled one has reached a boundary', async () => {
     const ex = await make({ threads: 1, spareThreads: 0, graceMs: 10_000 });
-    let announced: string | undefined;
-    const stuck = ex.submit('s', 'tight', { tool: 'tight', args: { ms: 600, announce: true }, onProgress: (r) => (announced ??= r.message) });
-    await within(
-      new Promise<void>((resolve) => {
-        const poll = setInterval(() => announced !== undefined && (clearInterval(poll), resolve()), 2);
-      }),
-      10_000,
-      'tight reaching a worker',
-    );
+    const { job: stuck, announced } = await submitAnnounced(ex, 'tight', 600);
     const behind = ex.submit('s', 'behind', { tool: 'quick', args: {} });
     expect(ex.tryCancel('s', 'tight')).toBe('cancelled-running');
     expect(behind.state).toBe('queued'); // no slot is lent: nothing to lend it to
     const next = await within(behind.outcome, 10_000, 'job behind');
     expect(await within(stuck.outcome, 10_000, 'the stopped job')).toEqual(cancelledRunning);
     // It ran on the stopped job's thread after that job's loop had ended there (one thread, one clock), and no thread was replaced.
-    const [, thread, since] = /^looping on thread (\d+) since ([\d.]+)$/.exec(announced!)!;
+    const [, thread, since] = /^looping on thread (\d+) since ([\d.]+)$/.exec(announced)!;
     const info = (next as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
     expect(info.threadId).toBe(Number(thread));
     expect(info.at).toBeGreaterThanOrEqual(Number(since) + 600);
