@@ -23,13 +23,14 @@
  *
  * No targets of its own; Linux only (/proc). Pins itself with `taskset` when there is one.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { Executor } from '../src/executor/executor.js';
 import type { WorkerInit, WorkerOutcome, WorkerTask } from '../src/pool/protocol.js';
 import { JobState, packSlot, StateSlab } from '../src/state/job-state.js';
 import { median } from '../src/probe/stats.js';
+import { statCpuMs } from '../src/probe/cpu.js';
 import { pinSelf } from './lib/raw-client.js';
 
 const JOBS = Number(process.argv[2] ?? 100_000);
@@ -39,18 +40,12 @@ const THREADS = 2;
 const CPU = '1';
 const ARGS = { ms: 0, stageMs: 1, cooperative: true } as const;
 
-interface ThreadCpu {
-  readonly ms: number;
-}
-
-/** CPU time of every thread of this process, by thread id. */
-function threadCpu(): Map<number, ThreadCpu> {
-  const out = new Map<number, ThreadCpu>();
+/** CPU ms of every thread of this process, by thread id. */
+function threadCpu(): Map<number, number> {
+  const out = new Map<number, number>();
   for (const tid of readdirSync('/proc/self/task')) {
     try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(tid), { ms: (Number(fields[11]) + Number(fields[12])) * (1000 / 100) });
+      out.set(Number(tid), statCpuMs(`/proc/self/task/${tid}/stat`));
     } catch {
       // the thread ended between the listing and the read
     }
@@ -160,7 +155,7 @@ async function round(side: Side): Promise<Row> {
   const b = threadCpu();
   const split = side.split();
   await side.close();
-  const used = (tid: number) => (b.get(tid)?.ms ?? 0) - (a.get(tid)?.ms ?? 0);
+  const used = (tid: number) => (b.get(tid) ?? 0) - (a.get(tid) ?? 0);
   const perJob = (msTotal: number) => Math.round((msTotal * 10_000) / JOBS) / 10;
   const main = used(process.pid);
   const inWorkers = workers.reduce((sum, tid) => sum + used(tid), 0);

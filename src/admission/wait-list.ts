@@ -32,6 +32,12 @@ export interface Waiting {
   handOut(): void;
 }
 
+/** Marks `task` as carrying `job`, under a symbol key that is not cloned to the worker. */
+export function carrying<T extends object>(task: T, job: Waiting): T {
+  (task as Record<symbol, unknown>)[Piscina.queueOptionsSymbol] = job;
+  return task;
+}
+
 /** The job a task carries, if any (the pool's warm-up tasks carry none). */
 export function waitingOf<J extends Waiting>(task: PoolTask | PiscinaTask): J | undefined {
   return ((task as unknown as Record<symbol, J | null | undefined>)[Piscina.queueOptionsSymbol] ?? undefined) as J | undefined;
@@ -100,7 +106,10 @@ export class WaitList<J extends Waiting> implements TaskQueue {
     if (task === this.#offered) this.#offered = undefined;
     const job = waitingOf<J>(task);
     if (job) this.#fair.remove(job.waitId);
-    else if (this.#others.includes(task)) this.#others.splice(this.#others.indexOf(task), 1);
+    else {
+      const at = this.#others.indexOf(task);
+      if (at !== -1) this.#others.splice(at, 1);
+    }
   }
 
   /**

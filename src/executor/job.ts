@@ -6,7 +6,7 @@
  */
 import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { Admittable } from '../admission/admission.js';
-import { Piscina } from 'piscina';
+import { carrying } from '../admission/wait-list.js';
 import type { PoolOutcome } from '../pool/pool.js';
 import { NO_LOGS, isBareResult, type WorkerTask } from '../pool/protocol.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
@@ -145,9 +145,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     if (options.onProgress) task.progress = true;
     if (minLogSeverity !== 0) task.minLogSeverity = minLogSeverity;
     if (port) task.port = port.workerPort;
-    // A symbol key: not cloned to the worker; Piscina's queue and balancer find the job by it.
-    (task as Record<symbol, unknown>)[Piscina.queueOptionsSymbol] = this;
-    return task;
+    // Piscina's queue and balancer find the job on its task.
+    return carrying(task, this);
   }
 
   /**

@@ -87,22 +87,23 @@ export class WorkerPool {
   constructor(options: WorkerPoolOptions) {
     this.mainThreads = options.threads;
     const queue = options.waitQueue;
-    this.main = this.piscina(options.threads, options, (task, workers) => {
+    const main: Balancer = (task, workers) => {
       const worker = this.idle(workers);
       if (worker) queue?.handedOut(task);
       return worker;
-    });
-    this.standby = options.spareThreads > 0 ? this.piscina(options.spareThreads, { ...options, waitQueue: undefined }, (_task, workers) => this.idle(workers)) : undefined;
+    };
+    this.main = this.piscina(options.threads, options, main, queue);
+    this.standby = options.spareThreads > 0 ? this.piscina(options.spareThreads, options, (_task, workers) => this.idle(workers)) : undefined;
   }
 
-  private piscina(threads: number, options: WorkerPoolOptions, balancer: Balancer): Pool {
+  private piscina(threads: number, options: WorkerPoolOptions, balancer: Balancer, taskQueue?: TaskQueue): Pool {
     const pool: Pool = new Piscina({
       filename: RUNTIME,
       minThreads: threads,
       maxThreads: threads,
       concurrentTasksPerWorker: 1,
       loadBalancer: balancer,
-      ...(options.waitQueue && { taskQueue: options.waitQueue }),
+      ...(taskQueue && { taskQueue }),
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: options.init,
       execArgv: WORKER_EXEC_ARGV,
