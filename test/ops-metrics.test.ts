@@ -5,7 +5,7 @@
  * and answering a query on a counter after known traffic.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -175,7 +175,23 @@ describe('--health-port: stdio serve, and a worker host and its front end on Red
     expect(await get(`${url}/readyz`)).toMatchObject({ status: 200 });
     const text = (await get(`${url}/metrics`)).text;
     expect(sample(text, 'mcp_cancel_pool_calls_total', { role: 'front', tool: 'spin', outcome: 'completed' })).toBe(1);
+    // Something can scrape this one, so it has the process metrics too (prom-client's event-loop lag and GC among them).
+    expect(text).toContain('# TYPE mcp_cancel_pool_nodejs_eventloop_lag_seconds gauge');
+    expect(text).toContain('# TYPE mcp_cancel_pool_nodejs_gc_duration_seconds histogram');
     expect((await get(`${url}/mcp`)).status).toBe(404);
+  }, 120_000);
+
+  it('an idle stdio serve that nothing can scrape sleeps: its main thread wakes at most a few times a second', async () => {
+    // The process metrics' event-loop monitor alone wakes a process 100 times a second; nothing could read it here.
+    const w = await stdioClient(['--threads', '1']);
+    clients.push(w);
+    expect((await w.client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
+    const pid = w.transport.pid!;
+    const wakeUps = () => Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))![1]);
+    // A loaded machine only delays timers, so it can only lower this count, never raise it.
+    const before = wakeUps();
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(wakeUps() - before).toBeLessThan(20);
   }, 120_000);
 
   it('a front end on Redis is not ready until a worker host is alive; the host reports the same names as role worker', async () => {

@@ -193,8 +193,7 @@ program
         ...(redisProbe && { redis: redisProbe }),
         accepting: () => !stopping,
       },
-      // Job events cost a little per call: only subscribe when something can scrape them.
-      local && (flags.transport === 'http' || flags.healthPort !== undefined),
+      { local, scrapeable: flags.transport === 'http' || flags.healthPort !== undefined },
     );
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });

@@ -45,6 +45,17 @@ export function outcomeLabel(outcome: JobOutcome): 'completed' | 'failed' | 'can
   return outcome.kind === 'timedOut' ? 'timed_out' : outcome.kind;
 }
 
+/** Options for {@link Metrics}. */
+export interface MetricsOptions {
+  /**
+   * Also collect prom-client's process metrics (CPU, memory, GC, event-loop lag). Their event-loop monitor wakes the
+   * process every 10 ms and their GC observer runs JavaScript after every collection, so a process that nothing can
+   * scrape goes without: an idle stdio server then sleeps instead of waking 100 times a second.
+   * @default true
+   */
+  readonly processMetrics?: boolean;
+}
+
 /** The process's metrics; see the module comment. */
 export class Metrics {
   readonly registry = new Registry();
@@ -60,10 +71,11 @@ export class Metrics {
   constructor(
     readonly role: Role,
     sources: MetricsSources,
+    options: MetricsOptions = {},
   ) {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ role });
-    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     this.calls = new Counter({ name: `${PREFIX}calls_total`, help: 'Tool calls by tool and outcome (completed, failed, cancelled, timed_out).', labelNames: ['tool', 'outcome'], registers });
     this.cancels = new Counter({ name: `${PREFIX}cancels_total`, help: 'Cancels that won (the call was stopped, nothing sent), by source.', labelNames: ['source'], registers });
     this.queueRefusals = new Counter({ name: `${PREFIX}queue_refusals_total`, help: 'Calls refused at once because the admission queue was full ("server busy").', registers });

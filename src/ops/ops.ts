@@ -71,8 +71,19 @@ export interface Ops {
   close(): void;
 }
 
-/** Metrics and readiness of a front end. With a local pool (`local`), job events feed the timing histograms. */
-export function frontEndOps(sources: FrontEndSources, local: boolean): Ops {
+/** How a front end is served, for {@link frontEndOps}. */
+export interface FrontEndOpsOptions {
+  /** The pool is in this process (no `--redis`): its job events can feed the timing histograms. */
+  readonly local: boolean;
+  /**
+   * Something can read `/metrics` (HTTP, or stdio with `--health-port`). When nothing can, the metrics that cost the
+   * process something of their own (job events on every call, the process metrics' timers) are not collected.
+   */
+  readonly scrapeable: boolean;
+}
+
+/** Metrics and readiness of a front end. */
+export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: FrontEndOpsOptions): Ops {
   const metrics = new Metrics('front', async (): Promise<Snapshot> => {
     const s = sources.stats();
     const t = sources.taskStats();
@@ -90,8 +101,8 @@ export function frontEndOps(sources: FrontEndSources, local: boolean): Ops {
       unknownCancelsIgnored: s.unknownCancelsIgnored,
       responsesDropped: sources.wire.responsesDropped,
     };
-  });
-  const unsubscribe = local ? subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: false }) : () => undefined;
+  }, { processMetrics: scrapeable });
+  const unsubscribe = local && scrapeable ? subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: false }) : () => undefined;
   const readiness: Readiness = async () => {
     if (!sources.accepting()) return { ready: false, why: 'shutting down' };
     if (!sources.redis) return { ready: true }; // the pool was warmed up before serving began
