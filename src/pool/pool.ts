@@ -105,6 +105,9 @@ export class WorkerPool {
       loadBalancer: balancer,
       ...(taskQueue && { taskQueue }),
       idleTimeout: Number.POSITIVE_INFINITY,
+      // Piscina's own wait- and run-time histograms: two native records per task that nothing here reads (the
+      // metrics keep their own), on every call's path.
+      recordTiming: false,
       workerData: options.init,
       execArgv: WORKER_EXEC_ARGV,
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
