@@ -63,6 +63,11 @@ export class LineTransport implements Transport {
   private closed = false;
   /** Output is corked until the end of this tick (see write). */
   private corked = false;
+  /**
+   * Ids of the peer's requests read and neither answered nor cancelled by the peer. While one is, more output is
+   * likely in this turn and a write is corked with it; bounded by what the server holds in flight.
+   */
+  private readonly owed = new Set<string | number>();
   /** The output is over its bound: stdin is paused until 'drain'. */
   private blocked = false;
   /** Sends waiting for the output to drain; one shared 'drain' listener settles them all. */
@@ -172,6 +177,7 @@ export class LineTransport implements Transport {
       this.refuse(raw, `invalid JSON-RPC message: ${describeInvalid(raw)}`);
       return;
     }
+    this.track(parsed.data);
     try {
       this.onmessage?.(parsed.data);
     } catch (error) {
@@ -194,15 +200,25 @@ export class LineTransport implements Transport {
     return this.write(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }) + '\n');
   }
 
+  /** Keeps {@link owed}: a request adds its id, the peer's cancel of it removes it. */
+  private track(message: JSONRPCMessage): void {
+    if (!('method' in message)) return;
+    if ('id' in message) this.owed.add(message.id);
+    else if (message.method === 'notifications/cancelled') this.owed.delete((message.params as { requestId?: string | number } | undefined)?.requestId ?? '');
+  }
+
   send(message: JSONRPCMessage): Promise<void> {
+    if (!('method' in message) && 'id' in message && message.id !== null && message.id !== undefined) this.owed.delete(message.id);
     return this.write(serializeMessage(message));
   }
 
   private write(text: string): Promise<void> {
     if (this.closed) return Promise.resolve();
     // Messages produced in one turn of the event loop leave in one write: calls that finish together
-    // (Piscina hands back every waiting result at once) cost the pipe, and the client, one read.
-    if (!this.corked) {
+    // (Piscina hands back every waiting result at once) cost the pipe, and the client, one read. The answer to
+    // the only request owed leaves at once: nothing else is coming, and waiting for the turn's end cost a lone
+    // call 5-10 µs of its round trip (BENCHMARKS.md, thirteenth pass on issue 24).
+    if (!this.corked && this.owed.size > 0) {
       this.corked = true;
       this.output.cork();
       setImmediate(() => {
