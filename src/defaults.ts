@@ -55,7 +55,7 @@ export const DEFAULTS = {
   drainTimeoutMs: 25_000,
   /** A worker host on SIGTERM/SIGINT: how long its running jobs may finish before they are stopped and handed back. */
   hostDrainTimeoutMs: 25_000,
-  /** How often expired tasks are removed. */
+  /** How often expired tasks are removed, while any task is held (an idle server is not woken). */
   taskSweepMs: 1000,
   /** 2026: how long a call parked on `input_required` waits for the client's retry before it is cancelled. */
   inputWaitMs: 60_000,

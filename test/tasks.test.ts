@@ -2,6 +2,7 @@
  * Task-augmented tool calls over stdio, on the raw wire: every task message
  * is checked against the SDK's schemas (TaskWire.violations).
  */
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ListToolsResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { sleep } from './helpers.js';
@@ -130,6 +131,30 @@ describe('tasks over stdio', () => {
     }, 5_000, 'its work to stop');
     expect(errorOf(await w.request('tasks/get', { taskId: task.taskId }))?.code).toBe(-32602);
     expect(await w.stats()).toMatchObject({ tasksCreated: 1, tasksWorking: 0, tasksExpired: 1, tasksStored: 0, hardKilled: 0 });
+  });
+
+  it('the expiry sweep runs only while tasks are held: once they are gone the server sleeps, and a later task still expires', async () => {
+    const w = await start();
+    const pid = w.child.pid!;
+    const wakeUps = () => Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))![1]);
+    // The second task comes after the first one's sweep found nothing left and stopped: it must restart it.
+    for (const round of [1, 2]) {
+      await w.createTask('spin', { ms: 60_000 }, { ttl: 300 });
+      await w.until(async () => (await w.stats()).tasksExpired === round, 5_000, `task ${round} to expire`);
+      await w.until(async () => {
+        const s = await w.stats();
+        return s.running === 0 && s.stopping === 0 && s.tasksStored === 0;
+      }, 5_000, 'its work to stop');
+    }
+    // A sweep every second would wake the main thread in each of these 8 seconds (a loaded machine delays a timer by
+    // milliseconds, not seconds). V8's idle-time garbage collector may still wake it in a burst or two.
+    const seconds: number[] = [];
+    for (let s = 0; s < 8; s++) {
+      const before = wakeUps();
+      await sleep(1_000);
+      seconds.push(wakeUps() - before);
+    }
+    expect(seconds.filter((n) => n > 0).length, `wake-ups per second: ${seconds.join(' ')}`).toBeLessThan(5);
   });
 
   it('forbidden and required tools get -32601 for the wrong kind of call', async () => {

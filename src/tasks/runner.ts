@@ -85,7 +85,7 @@ export class TaskRunner {
   ) {
     this.store = options.store ?? new MemoryTaskStore(options);
     this.taskAfterMs = options.taskAfterMs ?? DEFAULTS.taskAfterMs;
-    this.jobs = new TaskJobs(backend, this.store, this.counters);
+    this.jobs = new TaskJobs(backend, this.store, this.counters, () => this.expiry.arm());
     this.windows = new TaskWindows(this.jobs, this.counters);
     this.expiry = new TaskExpiry(this.jobs, options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
     const waitMs = options.inputWaitMs ?? DEFAULTS.inputWaitMs;

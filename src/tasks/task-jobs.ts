@@ -65,6 +65,8 @@ export class TaskJobs {
     readonly backend: TaskBackend,
     readonly store: TaskStore,
     private readonly counters: TaskCounters,
+    /** Hears each task tracked (the expiry's sweep starts with the first). */
+    private readonly onTrack: () => void = () => {},
   ) {}
 
   /** A task was just stored: from now on its job's outcome settles it. */
@@ -72,6 +74,7 @@ export class TaskJobs {
     this.counters.created(owner);
     const live: LiveTask = { owner, tool, terminal: false, cancelRequested: false, counted: false, onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
     this.live.set(task.taskId, live);
+    this.onTrack();
     return live;
   }
 
