@@ -34,19 +34,24 @@ export function median(values: readonly number[]): number {
   return quantile([...values].sort((a, b) => a - b), 0.5);
 }
 
-/**
- * Median over rounds of a/b measured in the same round: windows that ran
- * back to back share the machine's momentary load, so their ratio drifts
- * less than a ratio of medians.
- */
-export function pairedRatio<W extends { round: number }>(windows: readonly W[], a: (w: W) => boolean, b: (w: W) => boolean, value: (w: W) => number): number {
+/** Each round's a/b, for the rounds in which both ran (in the order the rounds first appear). */
+export function pairedRatios<W extends { round: number }>(windows: readonly W[], a: (w: W) => boolean, b: (w: W) => boolean, value: (w: W) => number): number[] {
   const ratios: number[] = [];
   for (const round of new Set(windows.map((w) => w.round))) {
     const x = windows.find((w) => w.round === round && a(w));
     const y = windows.find((w) => w.round === round && b(w));
     if (x && y && value(y) > 0) ratios.push(value(x) / value(y));
   }
-  return median(ratios);
+  return ratios;
+}
+
+/**
+ * Median over rounds of a/b measured in the same round: windows that ran
+ * back to back share the machine's momentary load, so their ratio drifts
+ * less than a ratio of medians.
+ */
+export function pairedRatio<W extends { round: number }>(windows: readonly W[], a: (w: W) => boolean, b: (w: W) => boolean, value: (w: W) => number): number {
+  return median(pairedRatios(windows, a, b, value));
 }
 
 /** Empirical CDF as at most `points` (value, fraction) pairs, for plotting. */
