@@ -78,4 +78,22 @@ describe('LineTransport output: batched while answers are owed, at once for the 
     expect(t.writes).toHaveLength(1);
     expect(t.writes[0]!.split('\n').filter(Boolean)).toHaveLength(2);
   });
+
+  it('a request the protocol layer threw on is not owed: the next lone answer still leaves at once', async () => {
+    const t = await wired();
+    const errors: Error[] = [];
+    t.transport.onerror = (e) => void errors.push(e);
+    let seen = 0;
+    const read = new Promise<void>((resolve) => {
+      t.transport.onmessage = (m) => {
+        if (++seen === 2) resolve();
+        if ('id' in m && m.id === 4) throw new Error('handler blew up');
+      };
+    });
+    t.input.write(request(4) + request(5));
+    await read;
+    expect(errors.map((e) => e.message)).toEqual(['handler blew up']);
+    void t.transport.send(answer(5));
+    expect(t.writes.map((w) => (JSON.parse(w) as { id: number }).id)).toEqual([5]);
+  });
 });

@@ -66,7 +66,7 @@ export class TaskJobs {
     readonly store: TaskStore,
     private readonly counters: TaskCounters,
     /** Hears each task tracked (the expiry's sweep starts with the first). */
-    private readonly onTrack: () => void = () => {},
+    private readonly onTrack: () => void,
   ) {}
 
   /** A task was just stored: from now on its job's outcome settles it. */

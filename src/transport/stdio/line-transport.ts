@@ -65,7 +65,8 @@ export class LineTransport implements Transport {
   private corked = false;
   /**
    * Ids of the peer's requests read and neither answered nor cancelled by the peer. While one is, more output is
-   * likely in this turn and a write is corked with it; bounded by what the server holds in flight.
+   * likely in this turn and a write is corked with it; bounded by what the server holds in flight (a request the
+   * protocol layer threw on is dropped at once).
    */
   private readonly owed = new Set<string | number>();
   /** The output is over its bound: stdin is paused until 'drain'. */
@@ -181,7 +182,9 @@ export class LineTransport implements Transport {
     try {
       this.onmessage?.(parsed.data);
     } catch (error) {
-      // Whatever the protocol layer throws for one message, the others are still served.
+      // Whatever the protocol layer throws for one message, the others are still served. A request it threw on is
+      // never answered, so it is not owed: otherwise each such request would stay in the set for good.
+      if ('method' in parsed.data && 'id' in parsed.data) this.owed.delete(parsed.data.id);
       this.onerror?.(error instanceof Error ? error : new Error(String(error)));
     }
   }
