@@ -170,7 +170,8 @@ program
       command.error(`[mcp-cancel-pool] ${error instanceof Error ? error.message : String(error)}`);
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
-    const backend = (await openQueueBackend(flags)) ?? await Executor.create({
+    const queue = await openQueueBackend(flags);
+    const backend = queue ?? await Executor.create({
       ...poolOptions(flags),
       ...(flags.cores !== undefined && { cores: flags.cores }),
       handoffDelayMs: flags.handoffDelayMs,
@@ -197,10 +198,10 @@ program
     );
     // The server sees the instrumented backend: it notes who asked for each cancel (metrics by source).
     const executor = instrumentBackend(backend, ops.metrics, { countCalls: !local });
-    const tasks = serveTasks(backend, executor, flags, log);
+    const tasks = serveTasks(queue, executor, flags, log);
     let inputWaits: InputWaits;
     try {
-      inputWaits = serveInputWaits(backend, executor, flags.inputWaitMs, mrtrKey);
+      inputWaits = serveInputWaits(queue, executor, flags.inputWaitMs, mrtrKey);
     } catch (error) {
       command.error(`[mcp-cancel-pool] ${(error as Error).message}`);
     }

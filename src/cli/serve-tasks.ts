@@ -4,7 +4,8 @@
  * otherwise; and the parked 2026 calls of tools that ask the client.
  */
 import type { CallBackend } from '../backend/backend.js';
-import { QueueBackend } from '../remote/queue-backend.js';
+// A type only: a value import would load BullMQ and ioredis into every server, Redis or not (serve-remote.ts).
+import type { QueueBackend } from '../remote/queue-backend.js';
 import { STDIO_SESSION } from '../transport/stdio/serve.js';
 import { TaskRunner, type TaskBackend } from '../tasks/runner.js';
 import { InputWaits } from '../mrtr/input-waits.js';
@@ -22,10 +23,11 @@ export interface TaskFlags {
 }
 
 /**
- * The task runner over `calls` (the instrumented backend the server sees); `backend` is the one under it,
- * which says where tasks are stored. `log` gets one line when a session's close cancelled working tasks.
+ * The task runner over `calls` (the instrumented backend the server sees); `queue` is the backend under it when
+ * that is the Redis queue (tasks are then stored in Redis), else undefined. `log` gets one line when a session's
+ * close cancelled working tasks.
  */
-export function serveTasks(backend: CallBackend, calls: TaskBackend, flags: TaskFlags, log: (line: string) => void): TaskRunner {
+export function serveTasks(queue: QueueBackend | undefined, calls: TaskBackend, flags: TaskFlags, log: (line: string) => void): TaskRunner {
   const taskLimits = {
     maxWorkingTasksPerSession: flags.maxWorkingTasksPerSession,
     maxWorkingTasks: flags.maxWorkingTasks,
@@ -35,7 +37,7 @@ export function serveTasks(backend: CallBackend, calls: TaskBackend, flags: Task
   };
   return new TaskRunner(calls, {
     ...taskLimits,
-    ...(backend instanceof QueueBackend && { store: queueTaskStore(backend, taskLimits), sharedInputs: backend.taskInputs() }),
+    ...(queue && { store: queueTaskStore(queue, taskLimits), sharedInputs: queue.taskInputs() }),
     taskAfterMs: flags.taskAfterMs,
     inputWaitMs: flags.inputWaitMs,
     onOwnerClosed: (owner, cancelled) => {
@@ -50,11 +52,11 @@ export function serveTasks(backend: CallBackend, calls: TaskBackend, flags: Task
  * through Redis under a `requestState` key every front end has: `mrtrKey` (`--mrtr-key-file`) or one derived from
  * the cluster key. Throws a one-line message when tools ask the client and there is neither.
  */
-export function serveInputWaits(backend: CallBackend, calls: CallBackend, inputWaitMs: number, mrtrKey: Buffer | undefined): InputWaits {
-  const stateKey = mrtrKey ?? (backend instanceof QueueBackend ? backend.requestStateKey() : undefined);
-  if (backend instanceof QueueBackend && stateKey === undefined && [...backend.tools.values()].some((t) => t.usesClient === true)) {
+export function serveInputWaits(queue: QueueBackend | undefined, calls: CallBackend, inputWaitMs: number, mrtrKey: Buffer | undefined): InputWaits {
+  const stateKey = mrtrKey ?? queue?.requestStateKey();
+  if (queue && stateKey === undefined && [...queue.tools.values()].some((t) => t.usesClient === true)) {
     throw new Error('--redis with tools that ask the client (usesClient) needs a key shared by every front end for 2026 requestState: give --cluster-key-file (the key is derived from it) or --mrtr-key-file');
   }
-  const shared = backend instanceof QueueBackend ? backend.parking() : undefined;
+  const shared = queue?.parking();
   return new InputWaits(calls, { waitMs: inputWaitMs, ...(stateKey && { key: stateKey }), ...(shared && { shared }) });
 }
