@@ -25,6 +25,16 @@ export function zeroWorkParams(quick: boolean, rounds: number, windowMs: number)
   return quick ? { rounds: 1, windowMs: 250, warmupMs: 200, warmupCalls: 0 } : { rounds, windowMs, warmupMs: 1500, warmupCalls: 20_000 };
 }
 
+/**
+ * The order of the servers' windows in round `round`: the first one further on each round, and every other round
+ * backwards, so that each server follows two different ones (a plain rotation keeps every server behind the same
+ * one for the whole run: whatever that one leaves behind, a busy heap or cold caches, would always land on it).
+ */
+export function windowOrder(round: number, servers: number): number[] {
+  const first = round % servers;
+  return Array.from({ length: servers }, (_, i) => (round % 2 === 0 ? first + i : first - i + servers) % servers);
+}
+
 /** Closed loop: `inFlight` callers, each sending its next call when the last one is answered, for `windowMs`. */
 export async function throughput(conn: RawConnection, inFlight: number, windowMs: number, latencies?: number[]) {
   let calls = 0;

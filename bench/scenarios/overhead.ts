@@ -10,15 +10,15 @@
  * exists the client is pinned to one core and every server to the other, so
  * the client's cost neither competes with the server nor dilutes the ratios.
  * Windows alternate between the servers at each load in turn, starting one
- * server further on each round: a shared VM's speed drifts by a third within
- * minutes, so the windows a ratio pairs must be seconds apart, and no server
- * may always follow the same one.
+ * server further on each round and running backwards every other round: a
+ * shared VM's speed drifts by a third within minutes, so the windows a ratio
+ * pairs must be seconds apart, and no server may always follow the same one.
  */
 import { barChart, cdfChart } from '../../src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { specLabel, type ServerSpec } from '../lib/servers.js';
 import { pinSelf, type RawConnection } from '../lib/raw-client.js';
-import { CLIENT_CPU, openAndWarm, SERVER_CPU, THREADS, throughput, zeroWorkParams, type ZeroWorkParams } from '../lib/zero-work.js';
+import { CLIENT_CPU, openAndWarm, SERVER_CPU, THREADS, throughput, windowOrder, zeroWorkParams, type ZeroWorkParams } from '../lib/zero-work.js';
 import { fmt, median, pairedRatio, pairedRatios, summarize, us } from '../../src/probe/stats.js';
 
 const IN_FLIGHT = [1, 8, 32] as const;
@@ -75,8 +75,8 @@ export const overhead: Scenario = {
       ctx.progress.tick(SPECS.length * p.warmupMs);
       for (let round = 0; round < p.rounds; round++) {
         for (const inFlight of IN_FLIGHT) {
-          for (let i = 0; i < conns.length; i++) {
-            const conn = conns[(i + round) % conns.length]!;
+          for (const at of windowOrder(round, conns.length)) {
+            const conn = conns[at]!;
             for (let w = 0; w < 20; w++) await conn.warm();
             const latencies = inFlight === 1 ? [] : undefined;
             const t = await throughput(conn, inFlight, p.windowMs, latencies);
@@ -169,7 +169,7 @@ export const overhead: Scenario = {
       id: this.id,
       title: this.title,
       method: [
-        `Servers run with ${THREADS} worker threads ((a) runs the call on its main thread). A raw JSON-RPC client (one line per call, responses matched by id) drives each server over stdio${pinned ? `, pinned to CPU ${CLIENT_CPU} with every server on CPU ${SERVER_CPU}` : ''}. First an untimed warm-up per server at 32 in flight (JIT): ${p.warmupMs / 1000} s and at least ${p.warmupCalls} calls. Each round, at 1, then 8, then 32 callers, every server in turn (the round's first server one further on each round): 20 untimed calls, then a closed-loop window of ${p.windowMs / 1000} s (each caller sends its next call when its last is answered; calls/s = answered calls / time to the last answer). ${p.rounds} rounds. No progress token is sent.`,
+        `Servers run with ${THREADS} worker threads ((a) runs the call on its main thread). A raw JSON-RPC client (one line per call, responses matched by id) drives each server over stdio${pinned ? `, pinned to CPU ${CLIENT_CPU} with every server on CPU ${SERVER_CPU}` : ''}. First an untimed warm-up per server at 32 in flight (JIT): ${p.warmupMs / 1000} s and at least ${p.warmupCalls} calls. Each round, at 1, then 8, then 32 callers, every server in turn (the round's first server one further on each round, and every other round backwards, so that no server always follows the same one): 20 untimed calls, then a closed-loop window of ${p.windowMs / 1000} s (each caller sends its next call when its last is answered; calls/s = answered calls / time to the last answer). ${p.rounds} rounds. No progress token is sent.`,
         'CPU per call is read from /proc during each window (10 ms ticks): the server process (all threads), its main thread alone, and the client. Ratios are paired: the median over rounds of ours ÷ (e) (or (f), (g)) measured in the same round at the same load, a few seconds apart. The round-trip target is paired the same way (each window\'s p50); the latency table pools every window. Each target also counts the rounds that went ours\' way.',
       ].join('\n'),
       params: { threads: THREADS, inFlight: IN_FLIGHT, pinned, ...p },
