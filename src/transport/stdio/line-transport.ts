@@ -61,12 +61,8 @@ export class LineTransport implements Transport {
   private buffered = 0;
   private skipping = false;
   private closed = false;
-  /** Output is corked until the end of this turn, or until it holds more messages than are still owed (see write). */
+  /** Output is corked until the end of this tick (see write). */
   private corked = false;
-  /** Messages written since the output was last corked. */
-  private held = 0;
-  /** An end-of-turn uncork is queued: one per turn, however often the output is corked in it. */
-  private turnEndQueued = false;
   /**
    * Ids of the peer's requests read and neither answered nor cancelled by the peer. While one is, more output is
    * likely in this turn and a write is corked with it; bounded by what the server holds in flight (a request the
@@ -227,38 +223,20 @@ export class LineTransport implements Transport {
     // call 5-10 µs of its round trip (BENCHMARKS.md, thirteenth pass on issue 24).
     if (!this.corked && this.owed.size > 0) {
       this.corked = true;
-      this.held = 0;
       this.output.cork();
-      if (!this.turnEndQueued) {
-        this.turnEndQueued = true;
-        setImmediate(this.atTurnEnd);
-      }
+      setImmediate(() => {
+        this.corked = false;
+        this.output.uncork();
+      });
     }
-    const written = this.output.write(text);
-    // But not the whole turn: Piscina hands results back in one long callback, so a turn can finish every call in
-    // flight, and a client given them all at once leaves the server idle while it sends the next ones (3 % of a
-    // core at 32 in flight). Once more answers are held than are still owed, they leave, while the server still
-    // has work; a batch at most halves what the peer waits for (BENCHMARKS.md, sixteenth pass on issue 24).
-    if (this.corked && ++this.held > this.owed.size) this.uncork();
     // write() is false past the stream's small high-water mark (and always while corked); only our own,
     // larger bound stops the input. A false write() guarantees a 'drain' to resume on.
-    if (written || this.output.writableLength < this.maxOutput) return Promise.resolve();
+    if (this.output.write(text) || this.output.writableLength < this.maxOutput) return Promise.resolve();
     if (!this.blocked) {
       this.blocked = true;
       this.input.pause();
     }
     return new Promise((resolve) => this.waiting.push(resolve));
-  }
-
-  private readonly atTurnEnd = (): void => {
-    this.turnEndQueued = false;
-    this.uncork();
-  };
-
-  private uncork(): void {
-    if (!this.corked) return;
-    this.corked = false;
-    this.output.uncork();
   }
 
   /** Stops reading and writing; `reason` becomes {@link LineTransport.closeReason}. */
