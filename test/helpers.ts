@@ -11,6 +11,14 @@ import { recordWire } from './wire-recorder.js';
 export const CLI = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
 export const CLIENT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/client-tools.js', import.meta.url));
 
+/**
+ * Appended to a probe's short `--samples 2` where a real server must come out clean on the CPU rules. A server's
+ * first cancel runs its cancel path cold (compiling it), and on a loaded machine that one sample burned 100-190 ms
+ * of CPU in its window where the others burned 30-60 (ours over HTTP, under four CPU hogs); `cancel.work-stops`
+ * takes the median, which of two samples is their mean. Of three it is a median.
+ */
+export const CLEAN_SAMPLES = ['--samples', '3'] as const;
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** An SDK client connected to a server subprocess over stdio, recording every message on the wire. */

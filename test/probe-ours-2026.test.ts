@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, startHttpServer, type HttpServerProcess } from './helpers.js';
+import { CLEAN_SAMPLES, CLI, startHttpServer, type HttpServerProcess } from './helpers.js';
 import { TASK_TOOLS } from './task-wire.js';
 
 const FAST = ['--era', '2026', '--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8', '--format', 'json'];
@@ -46,14 +46,14 @@ function expectClean(doc: Doc, code: number | null): void {
 
 describe('probe, ours in 2026-07-28', () => {
   it('over stdio: every rule clean, the tasks extension included; exit 0', async () => {
-    const { code, doc } = await probe(['--stdio', `${process.execPath} ${CLI} serve --threads 1 --tools ${TASK_TOOLS}`, ...CALLS, ...FAST]);
+    const { code, doc } = await probe(['--stdio', `${process.execPath} ${CLI} serve --threads 1 --tools ${TASK_TOOLS}`, ...CALLS, ...FAST, ...CLEAN_SAMPLES]);
     expectClean(doc, code);
   }, SLOW);
 
   it('over HTTP: every rule clean (the closed stream is the cancel), the tasks extension included; exit 0', async () => {
     const server = await startHttpServer(['--threads', '1', '--tools', TASK_TOOLS]);
     servers.push(server);
-    const { code, doc } = await probe(['--url', String(server.url), '--pid', String(server.child.pid), ...CALLS, ...FAST]);
+    const { code, doc } = await probe(['--url', String(server.url), '--pid', String(server.child.pid), ...CALLS, ...FAST, ...CLEAN_SAMPLES]);
     expectClean(doc, code);
     expect(doc.servers[0]!.verdicts.find((v) => v.rule === 'http.closed-stream-cancels')?.outcome).toBe('pass');
   }, SLOW);

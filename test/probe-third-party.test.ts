@@ -7,7 +7,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CLI, startHttpServer } from './helpers.js';
+import { CLEAN_SAMPLES, CLI, startHttpServer } from './helpers.js';
 import { freePort } from '../bench/lib/free-port.js';
 
 const EVERYTHING = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
@@ -42,7 +42,7 @@ describe('probe, third-party servers', () => {
   }, SLOW);
 
   it('fastmcp 4.20.16, a tool that honours its signal: clean; one that ignores it: "work did not stop", exit 1', async () => {
-    const good = await probe(['--stdio', `${process.execPath} ${FASTMCP}`, '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'quick', ...FAST]);
+    const good = await probe(['--stdio', `${process.execPath} ${FASTMCP}`, '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'quick', ...FAST, ...CLEAN_SAMPLES]);
     expect(good.stdout).not.toMatch(/FAIL/);
     expect(good.code).toBe(0);
     const bad = await probe(['--stdio', `${process.execPath} ${FASTMCP}`, '--tool', 'spin_ignoring', '--args', '{"ms":5000}', '--quick-tool', 'quick', ...FAST]);
@@ -63,7 +63,7 @@ describe('probe, third-party servers', () => {
         });
         child.once('exit', (code) => reject(new Error(`fastmcp exited ${code}: ${text}`)));
       });
-      const r = await probe(['--url', `http://127.0.0.1:${port}/mcp`, '--pid', String(child.pid), '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'quick', ...FAST]);
+      const r = await probe(['--url', `http://127.0.0.1:${port}/mcp`, '--pid', String(child.pid), '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'quick', ...FAST, ...CLEAN_SAMPLES]);
       expect(outcome(r.stdout, 'cancel.work-stops')).toBe('PASS');
       expect(outcome(r.stdout, 'http.cancel-own-post')).toBe('PASS');
       expect(r.stdout).toMatch(/WARN\s+http\.dropped-stream\s+work went on after the drop/);
@@ -77,7 +77,7 @@ describe('probe, third-party servers', () => {
     try {
       const r = await probe([
         '--url', server.url.href, '--pid', String(server.child.pid),
-        '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}', '--era', '2025', ...FAST,
+        '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}', '--era', '2025', ...FAST, ...CLEAN_SAMPLES,
       ]);
       // With the marker chain, a report that crossed the cancel is no longer mistaken for one sent after it.
       expect(r.stdout).not.toMatch(/FAIL|ERROR/);

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CLI } from './helpers.js';
+import { CLEAN_SAMPLES, CLI } from './helpers.js';
 
 const BROKEN = fileURLToPath(new URL('../dist/test/fixtures/broken-server.js', import.meta.url));
 
@@ -81,7 +81,7 @@ describe('probe', () => {
     const r = await probe([
       '--stdio', `${process.execPath} ${CLI} serve --threads 1`, '--era', '2025',
       '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}',
-      ...FAST,
+      ...FAST, ...CLEAN_SAMPLES,
     ]);
     expect(r.stdout).not.toMatch(/FAIL|ERROR/);
     for (const rule of ['cancel.no-answer', 'cancel.work-stops', 'ping.while-running', 'race.no-answer-after-cancel', 'ping.after']) expect(outcome(r.stdout, rule), rule).toBe('PASS');
