@@ -40,8 +40,11 @@ const COOP = specLabel(SPECS[1]!);
 const NAIVE = specLabel(SPECS[2]!);
 const SDK2 = specLabel(SPECS[4]!);
 const COOP2 = specLabel(SPECS[5]!);
+/** The labels the scenario's windows carry, for tools that read its results (bench/pool-runs.ts). */
+export const OVERHEAD_LABELS = { ours: OURS, coop: COOP, naive: NAIVE, coop2: COOP2 } as const;
 
-interface Window {
+/** One closed-loop window, as `results.json` keeps it (`samples.windows`). */
+export interface ZeroWorkWindow {
   server: string;
   round: number;
   inFlight: number;
@@ -66,7 +69,7 @@ export const overhead: Scenario = {
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const p = params(ctx.quick);
     const sequential = new Map<string, number[]>(SPECS.map((s) => [specLabel(s), []]));
-    const windows: Window[] = [];
+    const windows: ZeroWorkWindow[] = [];
     const restore = ctx.unpinned ? undefined : await pinSelf(CLIENT_CPU);
     const pinned = restore !== undefined;
     const conns: RawConnection[] = [];
@@ -105,14 +108,14 @@ export const overhead: Scenario = {
 
     const labels = SPECS.map(specLabel);
     const of = (label: string, inFlight: number) => windows.filter((w) => w.server === label && w.inFlight === inFlight);
-    const med = (label: string, inFlight: number, f: (w: Window) => number | undefined) => {
+    const med = (label: string, inFlight: number, f: (w: ZeroWorkWindow) => number | undefined) => {
       const v = of(label, inFlight).map(f).filter((x): x is number => x !== undefined);
       return v.length ? median(v) : Number.NaN;
     };
-    const ratio = (a: string, b: string, inFlight: number, f: (w: Window) => number | undefined) =>
+    const ratio = (a: string, b: string, inFlight: number, f: (w: ZeroWorkWindow) => number | undefined) =>
       pairedRatio(windows, (w) => w.server === a && w.inFlight === inFlight, (w) => w.server === b && w.inFlight === inFlight, (w) => f(w) ?? Number.NaN);
-    const cps = (w: Window) => w.callsPerSecond;
-    const cpu = (w: Window) => w.serverCpuUsPerCall;
+    const cps = (w: ZeroWorkWindow) => w.callsPerSecond;
+    const cpu = (w: ZeroWorkWindow) => w.serverCpuUsPerCall;
     const one = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
 
     const rows = labels.flatMap((label) =>
@@ -139,7 +142,7 @@ export const overhead: Scenario = {
      * How many rounds went ours' way, beside each paired median: with a true ratio near 1, one run's median falls on
      * either side of it, and only this count says whether the side is more than the machine's drift.
      */
-    const aheadIn = (base: string, n: number, f: (w: Window) => number | undefined, better: (r: number) => boolean) => {
+    const aheadIn = (base: string, n: number, f: (w: ZeroWorkWindow) => number | undefined, better: (r: number) => boolean) => {
       const each = pairedRatios(windows, (w) => w.server === OURS && w.inFlight === n, (w) => w.server === base && w.inFlight === n, (w) => f(w) ?? Number.NaN);
       return `ours ahead in ${each.filter(better).length} of ${each.length} rounds`;
     };
