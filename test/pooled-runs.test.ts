@@ -85,9 +85,12 @@ describe('node dist/bench/pool-runs.js', () => {
     expect(readRun(join(root, 'a')).windows).toHaveLength(16);
   });
 
-  it('says which path has no scenario 3 in it, and exits 1', async () => {
+  it('says which path has no scenario 3 in it, or which file is not JSON, and exits 1', async () => {
     mkdirSync(join(root, 'empty'));
     await expect(cli([join(root, 'empty')])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('empty: no results.json with scenario 3 (overhead) in it') });
     await expect(cli([])).rejects.toMatchObject({ code: 2 });
+    mkdirSync(join(root, 'torn'));
+    writeFileSync(join(root, 'torn', 'results.json'), '{"scenarios": [');
+    await expect(cli([join(root, 'torn')])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`${join(root, 'torn', 'results.json')}: not a bench results file`) });
   });
 });

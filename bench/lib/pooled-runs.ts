@@ -89,7 +89,12 @@ export function poolRuns(runs: readonly OverheadRun[]): PooledTarget[] {
 export function readRun(path: string): OverheadRun {
   const files = path.endsWith('.json') ? [path] : [join(path, 'results.json'), ...(existsSync(path) ? readdirSync(path).map((d) => join(path, d, 'results.json')) : [])];
   for (const file of files.filter((f) => existsSync(f))) {
-    const run = JSON.parse(readFileSync(file, 'utf8')) as { env?: { gitCommit?: string }; scenarios?: { id: string; samples?: { windows?: ZeroWorkWindow[] } }[] };
+    let run: { env?: { gitCommit?: string }; scenarios?: { id: string; samples?: { windows?: ZeroWorkWindow[] } }[] };
+    try {
+      run = JSON.parse(readFileSync(file, 'utf8')) as typeof run;
+    } catch (error) {
+      throw new Error(`${file}: not a bench results file (${error instanceof Error ? error.message : String(error)})`);
+    }
     const windows = run.scenarios?.find((s) => s.id === 'overhead')?.samples?.windows;
     if (windows) return { commit: run.env?.gitCommit?.slice(0, 7) ?? '?', windows };
   }
