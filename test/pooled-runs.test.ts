@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { poolRuns, readRun, type OverheadRun } from '../bench/lib/pooled-runs.js';
@@ -76,7 +77,8 @@ describe('node dist/bench/pool-runs.js', () => {
     writeFileSync(join(dir, 'results.json'), JSON.stringify({ env: { gitCommit: `${r.commit}0123` }, scenarios: [{ id: 'overhead', samples: { windows: r.windows } }] }));
     return join(root, name);
   };
-  const cli = (args: string[]) => promisify(execFile)(process.execPath, ['dist/bench/pool-runs.js', ...args]);
+  const POOL_RUNS = fileURLToPath(new URL('../dist/bench/pool-runs.js', import.meta.url));
+  const cli = (args: string[]) => promisify(execFile)(process.execPath, [POOL_RUNS, ...args]);
 
   it('reads `--out` folders and prints the pooled targets as a table', async () => {
     const { stdout } = await cli([write('a', A), write('b', B)]);
