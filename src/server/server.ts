@@ -47,8 +47,19 @@ export interface ListedTool {
   execution: { taskSupport: 'forbidden' | 'optional' | 'required' };
 }
 
-/** The `tools/list` entries of a backend's tools. */
-export function listedTools(backend: CallBackend): ListedTool[] {
+// A backend's tools never change, and the stateless 2026 HTTP path builds a server per request: converting every
+// tool's zod schemas to JSON Schema there was the main thread's top cost under load (issue 53's profile). Once per
+// backend, then shared (read-only) by every server built on it.
+const listedByBackend = new WeakMap<CallBackend, readonly ListedTool[]>();
+
+/** The `tools/list` entries of a backend's tools, computed once per backend. */
+export function listedTools(backend: CallBackend): readonly ListedTool[] {
+  let listed = listedByBackend.get(backend);
+  if (!listed) listedByBackend.set(backend, (listed = convertTools(backend)));
+  return listed;
+}
+
+function convertTools(backend: CallBackend): ListedTool[] {
   return [...backend.tools.values()].map((tool) => ({
     name: tool.name,
     ...(tool.title !== undefined && { title: tool.title }),
