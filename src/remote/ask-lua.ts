@@ -7,14 +7,15 @@
  * lists the open ones), the reply ({@link REPLY}: `r:<ask>`) by the host's
  * check. The whole hash goes when the front end retires the job.
  */
+import { LUA_JOB_STATUS } from './call-states.js';
 
 /**
  * KEYS: job. ARGV: token, front channel prefix, message, named front, ask
  * id. An ask of the client, kept as `q:<ask>` and published to the job's
  * owner in one step, only while the token's holder runs the job. 1 if sent.
  */
-export const ASK = `
-if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
+export const ASK = `${LUA_JOB_STATUS}
+if redis.call('HGET', KEYS[1], 's') ~= RUNNING or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'q:' .. ARGV[5], ARGV[3])
 redis.call('PUBLISH', ARGV[2] .. (redis.call('HGET', KEYS[1], 'f') or ARGV[4]), ARGV[3])
 return 1`;
@@ -25,9 +26,9 @@ return 1`;
  * find it after this), and the withdrawal is published only while the
  * token's holder runs the job. 1 if published.
  */
-export const WITHDRAW = `
+export const WITHDRAW = `${LUA_JOB_STATUS}
 redis.call('HDEL', KEYS[1], 'q:' .. ARGV[5])
-if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
+if redis.call('HGET', KEYS[1], 's') ~= RUNNING or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
 redis.call('PUBLISH', ARGV[2] .. (redis.call('HGET', KEYS[1], 'f') or ARGV[4]), ARGV[3])
 return 1`;
 
@@ -37,8 +38,8 @@ return 1`;
  * to a cancelled, answered or adopted job goes nowhere. The ask is no longer
  * open (`q:` goes). 1 if it was sent.
  */
-export const REPLY = `
-if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'f') ~= ARGV[2] then return 0 end
+export const REPLY = `${LUA_JOB_STATUS}
+if redis.call('HGET', KEYS[1], 's') ~= RUNNING or redis.call('HGET', KEYS[1], 'f') ~= ARGV[2] then return 0 end
 redis.call('HSET', KEYS[1], 'r:' .. ARGV[1], ARGV[4])
 redis.call('HDEL', KEYS[1], 'q:' .. ARGV[1])
 redis.call('PUBLISH', ARGV[3], ARGV[4])
@@ -56,13 +57,13 @@ return 1`;
  * reported). Returns [found, record data, job id]:
  * 'adopted', 'used' (no record) or 'gone' (the job no longer runs).
  */
-export const ADOPT = `
+export const ADOPT = `${LUA_JOB_STATUS}
 local j = redis.call('HGET', KEYS[1], 'j')
 if not j then return {'used', '', ''} end
 local d = redis.call('HGET', KEYS[1], 'd')
 redis.call('DEL', KEYS[1])
 local job = ARGV[1] .. j
-if redis.call('HGET', job, 's') ~= 'running' then return {'gone', '', j} end
+if redis.call('HGET', job, 's') ~= RUNNING then return {'gone', '', j} end
 local old = redis.call('HGET', job, 'f')
 if old ~= ARGV[2] then
   redis.call('HSET', job, 'f', ARGV[2])

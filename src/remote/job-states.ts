@@ -8,6 +8,7 @@ import { RemoteKeys } from './keys.js';
 import { ADOPT, ASK, REPLY, STRANDED, WITHDRAW } from './ask-lua.js';
 import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
 import { defineScripts, type ScriptCaller } from './scripts.js';
+import { JobStatus, type JobStatusName } from './call-states.js';
 
 const SCRIPTS = {
   mcpCreate: [2, CREATE],
@@ -32,18 +33,21 @@ const SCRIPTS = {
 } as const;
 
 /** What {@link JobStates.take} found. */
-export type TakeResult = 'running' | 'retaken' | 'orphan' | 'gone' | 'cancelled' | 'responding' | 'failed' | 'refused';
+export type TakeResult = Exclude<JobStatusName, 'queued'> | 'retaken' | 'orphan' | 'gone';
 /** What {@link JobStates.requestCancel} found (the state before; only 'queued' and 'running' mean the cancel won). */
 export type RemoteCancelResult =
-  | { readonly found: 'queued' | 'cancelled' | 'failed' | 'unknown' }
+  | { readonly found: Exclude<JobStatusName, 'running' | 'responding'> | 'unknown' }
   /** The cancel won while this host ran it: it will say when the work stopped. */
   | { readonly found: 'running'; readonly host: string }
   /** Completion won first: its outcome message, for the front end to deliver. */
   | { readonly found: 'responding'; readonly message: string };
 /** What {@link JobStates.check} found for a host's running job. */
-export type CheckResult = 'running' | 'orphan' | 'retaken' | 'gone' | 'cancelled' | 'responding' | 'failed';
+export type CheckResult = Exclude<JobStatusName, 'queued' | 'refused'> | 'orphan' | 'retaken' | 'gone';
 /** What {@link JobStates.probe} found. */
-export type ProbeResult = { state: 'running' | 'hostless'; host: string; /** The host's open asks of the client (ids), if any. */ asks?: readonly string[] } | { state: 'responding'; message: string } | { state: 'gone' | 'jobless' | 'queued' | 'cancelled' | 'failed' | 'refused' };
+export type ProbeResult =
+  | { state: 'running' | 'hostless'; host: string; /** The host's open asks of the client (ids), if any. */ asks?: readonly string[] }
+  | { state: 'responding'; message: string }
+  | { state: Exclude<JobStatusName, 'running' | 'responding'> | 'gone' | 'jobless' };
 
 /** A job hash left without an explicit delete (e.g. its front end died) expires after this. */
 export const JOB_STATE_TTL_MS = 24 * 3600_000;
@@ -91,8 +95,8 @@ export class JobStates {
   /** The front end's side of the race: queued|running → cancelled; a running job's host hears of it on the cancel channel. */
   async requestCancel(jobId: string): Promise<RemoteCancelResult> {
     const [found, message] = (await this.call('mcpCancel', this.keys.job(jobId), this.keys.cancelChannel, jobId)) as [string, string];
-    if (found === 'responding') return { found, message };
-    if (found === 'running') return { found, host: message };
+    if (found === JobStatus.responding) return { found, message };
+    if (found === JobStatus.running) return { found, host: message };
     return { found: found as 'queued' };
   }
 
@@ -139,8 +143,8 @@ export class JobStates {
   /** Reads a job's state for the front end's sweep. */
   async probe(jobId: string): Promise<ProbeResult> {
     const [state, detail, asks] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string, string[] | undefined];
-    if (state === 'running' || state === 'hostless') return { state, host: detail, ...(asks && asks.length > 0 && { asks }) };
-    if (state === 'responding') return { state, message: detail };
+    if (state === JobStatus.running || state === 'hostless') return { state, host: detail, ...(asks && asks.length > 0 && { asks }) };
+    if (state === JobStatus.responding) return { state, message: detail };
     return { state: state as 'gone' };
   }
 

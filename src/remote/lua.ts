@@ -1,27 +1,13 @@
 /**
- * The per-job state machine in Redis, one Lua script per transition. Redis runs
- * a script atomically, so each script is the cross-host counterpart of the
- * local state word's compare-and-swap: only one transition out of `queued` or
- * `running` can succeed.
- *
- * ```
- *   queued ──take (host)──▶ running ──respond (host)──▶ responding   (the outcome is published; the front end answers)
- *     │                       │ ▲
- *     │                       │ └─retake (another host, after BullMQ's stalled-job recovery; the old token loses)
- *     │                       ├──cancel | retire (front end)──▶ cancelled (published to the hosts; nothing is ever sent)
- *     │                       ├──check (host: front end gone)──▶ cancelled
- *     │                       └──lost (front end: host gone, not retaken in time)──▶ failed (a tool error is sent)
- *     ├──cancel | retire (front end)────────────────────▶ cancelled (never reaches a host)
- *     ├──no host (front end: no live host for a while)──▶ failed (a tool error is sent)
- *     ├──refuse (host: its data does not verify against the cluster key)──▶ refused (a tool error is sent)
- *     └──take finds the front end gone──────────────────▶ cancelled
- *   queued | running ──jobless (front end: BullMQ's job is gone, a write lost in a failover)──▶ failed (a tool error is sent)
- * ```
+ * The per-job state machine in Redis, one Lua script per transition; the
+ * states, the transitions and their diagram are declared once in
+ * call-states.ts, whose JOB_TRANSITIONS names the script of each.
  *
  * A host re-reads its jobs' states once a second ({@link CHECK}), so a job
  * whose cancel message it missed, or whose state is gone (Redis restarted
  * without persistence), stops within a second and a half.
  */
+import { LUA_JOB_STATUS } from './call-states.js';
 
 /**
  * KEYS: job, front liveness. ARGV: front id, ttl ms, and for a task's job the
@@ -30,8 +16,8 @@
  * and its outcome is written into that record as it leaves ({@link RESPOND}),
  * so any front end can settle the task.
  */
-export const CREATE = `
-redis.call('HSET', KEYS[1], 's', 'queued', 'f', ARGV[1])
+export const CREATE = `${LUA_JOB_STATUS}
+redis.call('HSET', KEYS[1], 's', QUEUED, 'f', ARGV[1])
 if ARGV[3] and ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 't', ARGV[3]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
@@ -58,20 +44,20 @@ end`;
  * the front end that owns the job (`t: 'r'`), so it counts the call as
  * running, not queued.
  */
-export const TAKE = `${TASK_HELD}${OWNER}
+export const TAKE = `${LUA_JOB_STATUS}${TASK_HELD}${OWNER}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'gone' end
-if s ~= 'queued' and s ~= 'running' then return s end
+if s ~= QUEUED and s ~= RUNNING then return s end
 local f = owner(ARGV[7])
 if redis.call('EXISTS', ARGV[5] .. f) == 0 and not taskHeld() then
-  redis.call('HSET', KEYS[1], 's', 'cancelled')
+  redis.call('HSET', KEYS[1], 's', CANCELLED)
   return 'orphan'
 end
 local old = redis.call('HGET', KEYS[1], 'k')
-if s == 'running' and old == ARGV[2] then return 'running' end
-redis.call('HSET', KEYS[1], 's', 'running', 'h', ARGV[1], 'k', ARGV[2])
+if s == RUNNING and old == ARGV[2] then return RUNNING end
+redis.call('HSET', KEYS[1], 's', RUNNING, 'h', ARGV[1], 'k', ARGV[2])
 redis.call('PUBLISH', ARGV[6] .. f, '{"j":' .. cjson.encode(ARGV[4]) .. ',"t":"r","h":' .. cjson.encode(ARGV[1]) .. '}')
-if s == 'running' then
+if s == RUNNING then
   -- The old holder's open asks (ask-lua.ts) are not the new one's: no front end may find them now.
   for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
     if string.sub(field, 1, 2) == 'q:' then redis.call('HDEL', KEYS[1], field) end
@@ -79,7 +65,7 @@ if s == 'running' then
   redis.call('PUBLISH', ARGV[3], ARGV[4] .. ' ' .. old)
   return 'retaken'
 end
-return 'running'`;
+return RUNNING`;
 
 /**
  * KEYS: job. ARGV: token, front channel prefix, message, named front.
@@ -87,17 +73,17 @@ return 'running'`;
  * same step, to the front end that owns the job now; a task's job also
  * leaves it in its task record (`o`), if the record has not expired.
  */
-export const RESPOND = `${OWNER}
-if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 's', 'responding', 'o', ARGV[3])
+export const RESPOND = `${LUA_JOB_STATUS}${OWNER}
+if redis.call('HGET', KEYS[1], 's') ~= RUNNING or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 's', RESPONDING, 'o', ARGV[3])
 local t = redis.call('HGET', KEYS[1], 't')
 if t and redis.call('EXISTS', t) == 1 then redis.call('HSET', t, 'o', ARGV[3]) end
 redis.call('PUBLISH', ARGV[2] .. owner(ARGV[4]), ARGV[3])
 return 1`;
 
 /** KEYS: job. ARGV: token, front channel prefix, message, named front. A report (an ask goes by ASK in ask-lua.ts), published to the job's owner only while the token's holder runs the job. */
-export const REPORT = `${OWNER}
-if redis.call('HGET', KEYS[1], 's') ~= 'running' or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
+export const REPORT = `${LUA_JOB_STATUS}${OWNER}
+if redis.call('HGET', KEYS[1], 's') ~= RUNNING or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
 redis.call('PUBLISH', ARGV[2] .. owner(ARGV[4]), ARGV[3])
 return 1`;
 
@@ -105,17 +91,17 @@ return 1`;
  * KEYS: job. ARGV: cancel channel, job id. queued|running → cancelled.
  * Returns [the state it found ('unknown' if none), the outcome message if that was 'responding', the host if 'running'].
  */
-export const CANCEL = `
+export const CANCEL = `${LUA_JOB_STATUS}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {'unknown', ''} end
-if s == 'queued' or s == 'running' then
-  redis.call('HSET', KEYS[1], 's', 'cancelled')
-  if s == 'running' then
+if s == QUEUED or s == RUNNING then
+  redis.call('HSET', KEYS[1], 's', CANCELLED)
+  if s == RUNNING then
     redis.call('PUBLISH', ARGV[1], ARGV[2])
     return {s, redis.call('HGET', KEYS[1], 'h') or ''}
   end
 end
-if s == 'responding' then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
+if s == RESPONDING then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
 return {s, ''}`;
 
 /**
@@ -123,26 +109,26 @@ return {s, ''}`;
  * (answered, cancelled, failed): a job still queued or running is cancelled
  * (a host running it hears so at once), and the state goes. Returns the state found.
  */
-export const RETIRE = `
+export const RETIRE = `${LUA_JOB_STATUS}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'unknown' end
-if s == 'queued' or s == 'running' then
-  redis.call('HSET', KEYS[1], 's', 'cancelled')
-  if s == 'running' then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
+if s == QUEUED or s == RUNNING then
+  redis.call('HSET', KEYS[1], 's', CANCELLED)
+  if s == RUNNING then redis.call('PUBLISH', ARGV[1], ARGV[2]) end
 end
 redis.call('DEL', KEYS[1])
 return s`;
 
 /** KEYS: job. A host refused the job's data (cluster key): queued → refused (the front end fails the call). 1 if it won. */
-export const REFUSE = `
-if redis.call('HGET', KEYS[1], 's') ~= 'queued' then return 0 end
-redis.call('HSET', KEYS[1], 's', 'refused')
+export const REFUSE = `${LUA_JOB_STATUS}
+if redis.call('HGET', KEYS[1], 's') ~= QUEUED then return 0 end
+redis.call('HSET', KEYS[1], 's', REFUSED)
 return 1`;
 
 /** KEYS: job. The front end found no live host for too long: queued → failed (a tool error is owed). 1 if it won. */
-export const NO_HOST = `
-if redis.call('HGET', KEYS[1], 's') ~= 'queued' then return 0 end
-redis.call('HSET', KEYS[1], 's', 'failed')
+export const NO_HOST = `${LUA_JOB_STATUS}
+if redis.call('HGET', KEYS[1], 's') ~= QUEUED then return 0 end
+redis.call('HSET', KEYS[1], 's', FAILED)
 return 1`;
 
 /**
@@ -152,13 +138,13 @@ return 1`;
  * 'gone' (no state: Redis lost it), or the state that ended it ('cancelled',
  * 'responding', 'failed').
  */
-export const CHECK = `${TASK_HELD}${OWNER}
+export const CHECK = `${LUA_JOB_STATUS}${TASK_HELD}${OWNER}
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return 'gone' end
-if s ~= 'running' then return s end
+if s ~= RUNNING then return s end
 if redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 'retaken' end
-if redis.call('EXISTS', ARGV[2] .. owner(ARGV[3])) == 1 or taskHeld() then return 'running' end
-redis.call('HSET', KEYS[1], 's', 'cancelled')
+if redis.call('EXISTS', ARGV[2] .. owner(ARGV[3])) == 1 or taskHeld() then return RUNNING end
+redis.call('HSET', KEYS[1], 's', CANCELLED)
 return 'orphan'`;
 
 /** KEYS: live-hosts sorted set. ARGV: host id, ttl ms. A host is alive until Redis's clock passes its score. */
@@ -186,7 +172,7 @@ return redis.call('ZCARD', KEYS[1])`;
  * or running, but BullMQ's job is gone, so no host will ever answer it (a
  * failover kept one of the two writes and lost the other; see {@link JOBLESS}).
  */
-export const PROBE = `
+export const PROBE = `${LUA_JOB_STATUS}
 local function open()
   local out = {}
   for _, field in ipairs(redis.call('HKEYS', KEYS[1])) do
@@ -197,18 +183,18 @@ local function open()
 end
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {'gone', ''} end
-if s == 'responding' then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
-if (s == 'queued' or s == 'running') and redis.call('EXISTS', KEYS[2]) == 0 then return {'jobless', ''} end
-if s ~= 'running' then return {s, ''} end
+if s == RESPONDING then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
+if (s == QUEUED or s == RUNNING) and redis.call('EXISTS', KEYS[2]) == 0 then return {'jobless', ''} end
+if s ~= RUNNING then return {s, ''} end
 local h = redis.call('HGET', KEYS[1], 'h')
 if redis.call('EXISTS', ARGV[1] .. h) == 1 then return {s, h, open()} end
 return {'hostless', h, open()}`;
 
 /** KEYS: job, host liveness. Running on a host that is gone → failed (a tool error is owed). 1 if it won. */
-export const LOST = `
-if redis.call('HGET', KEYS[1], 's') ~= 'running' then return 0 end
+export const LOST = `${LUA_JOB_STATUS}
+if redis.call('HGET', KEYS[1], 's') ~= RUNNING then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 's', 'failed')
+redis.call('HSET', KEYS[1], 's', FAILED)
 return 1`;
 
 /**
@@ -216,9 +202,9 @@ return 1`;
  * tool error is owed). Every path that ends a BullMQ job moves the state out
  * of queued|running first, so only a lost write leaves this. 1 if it won.
  */
-export const JOBLESS = `
+export const JOBLESS = `${LUA_JOB_STATUS}
 local s = redis.call('HGET', KEYS[1], 's')
-if s ~= 'queued' and s ~= 'running' then return 0 end
+if s ~= QUEUED and s ~= RUNNING then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 's', 'failed')
+redis.call('HSET', KEYS[1], 's', FAILED)
 return 1`;

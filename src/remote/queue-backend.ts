@@ -19,6 +19,7 @@ import { signed } from './cluster-key.js';
 import { DEFAULT_QUEUE, parseFrontMessage, safeListener } from './messages.js';
 import { RedisWatch } from './redis-watch.js';
 import { RemoteCall } from './remote-call.js';
+import { countedAs } from './call-states.js';
 import { RedisParking } from './parking.js';
 import type { SharedParking } from '../mrtr/shared-parking.js';
 import type { Refusal, RemoteContext } from './remote-context.js';
@@ -183,9 +184,9 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     let running = 0;
     let queued = 0;
     for (const call of this.calls()) {
-      const p = call.phase;
-      if (p.kind === 'running' || (p.kind === 'cancelling' && p.from === 'running')) running++;
-      else if (p.kind === 'submitting' || p.kind === 'queued' || (p.kind === 'cancelling' && p.from === 'queued')) queued++;
+      const counted = countedAs(call.phase);
+      if (counted === 'running') running++;
+      else if (counted === 'queued') queued++;
     }
     return { ...this.counters, running, queued, stopping: this.stoppingJobs.size, inFlight: this.registry.size, threads: 0 };
   }

@@ -1,6 +1,6 @@
 /**
  * A front end's remote call, its state and how it settles (remote-call.ts
- * drives it): one discriminated {@link FrontState}, and the settle that
+ * drives it): one discriminated FrontState (call-states.ts), and the settle that
  * counts the outcome, aborts the job's open asks of the client, retires the
  * job's Redis state and lets the outcome go after the reports of its turn.
  */
@@ -10,23 +10,9 @@ import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { FrontAsks } from './front-asks.js';
 import { parseFrontMessage, type FrontMessage } from './messages.js';
 import type { RemoteContext } from './remote-context.js';
+import type { FrontState, Submission } from './call-states.js';
 
-/** A call's job once it has an id: what it runs and whether it reached Redis. */
-export interface Submission {
-  readonly jobId: string;
-  readonly options: StartOptions;
-  /** True once the job's state and BullMQ job exist in Redis; false if queuing failed. Never rejects. */
-  readonly inRedis: Promise<boolean>;
-}
-
-/** Where a remote call is: one field, one truth. */
-export type FrontState =
-  | { readonly kind: 'reserved' }
-  | { readonly kind: 'submitting'; readonly job: Submission }
-  | { readonly kind: 'queued'; readonly job: Submission }
-  | { readonly kind: 'running'; readonly job: Submission; readonly host: string; readonly hostlessSince?: number }
-  | { readonly kind: 'cancelling'; readonly job: Submission; readonly from: 'queued' | 'running'; readonly decision: Promise<CancelResult> }
-  | { readonly kind: 'settled'; readonly outcome: JobOutcome };
+export type { FrontState, Submission } from './call-states.js';
 
 /** The state and settling of a remote call; the transitions are RemoteCall's. */
 export abstract class RemoteCallCore implements InFlightEntry {

@@ -1,19 +1,8 @@
 /**
  * One tools/call at a front end whose job runs on a worker host. Its whole
- * life is one discriminated {@link FrontState}; every count is derived from
- * it, and each arrow below is one named method:
- *
- * ```
- *   reserved ──start──▶ submitting ──added──▶ queued ──taken──▶ running ──delivered (Redis: responding)──▶ settled{outcome}
- *      │                    │                   │                  │
- *      │                    │                   └──requestCancel──▶ cancelling ◀──requestCancel──┘
- *      │                    └──requestCancel (Redis asked once the job is there)──▶ │
- *      │                                                            │ Redis: responding ──▶ settled{the host's outcome}
- *      │                                                            └ anything else (won, gone, failed, queuing failed, no answer) ──▶ settled{cancelled}
- *      │                    submitting ──submit fails or times out──▶ settled{failed}
- *      └──requestCancel──▶ settled{cancelled}
- *   queued | running ──gone | jobless | host lost | no host (each a Redis CAS where it races a host)──▶ settled{failed}
- * ```
+ * life is one discriminated FrontState, whose states and transitions (with
+ * their diagram) are declared in call-states.ts; every count is derived from
+ * it, and each arrow there is one named method here.
  *
  * The one rule: only the host's outcome, published when it won running →
  * responding in Redis, can beat a cancel that was asked. Once a call is
@@ -28,9 +17,10 @@ import { FrontAsks, type OpenAsk } from './front-asks.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
 import { taskJobId } from './keys.js';
 import type { RemoteContext } from './remote-context.js';
-import { RemoteCallCore, type Submission } from './remote-call-core.js';
+import { RemoteCallCore } from './remote-call-core.js';
+import { JobStatus, type Submission } from './call-states.js';
 
-export type { FrontState } from './remote-call-core.js';
+export type { FrontState } from './call-states.js';
 
 let sequence = 0;
 /** How long a job's state must be seen without its BullMQ job before the call fails (two looks, not one). */
@@ -207,7 +197,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
     if (now.kind !== 'queued' && now.kind !== 'running') return;
     if (probe.state !== 'jobless') this.joblessSince = undefined;
     switch (probe.state) {
-      case 'responding': {
+      case JobStatus.responding: {
         const message = parseFrontMessage(probe.message, this.ctx.clusterKey);
         if (message?.t === 'o') return void this.delivered(message.o);
         // Whoever could write it there also kept the real host's answer out (its respond CAS lost): say so, once.
@@ -215,7 +205,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
       }
       case 'gone':
         return void this.fail('the job\'s state in Redis is gone (was Redis restarted without persistence, or flushed?); the call may or may not have run');
-      case 'failed':
+      case JobStatus.failed:
         return void this.fail('the worker host running this call was lost and no other host took it over');
       case 'jobless': {
         // Seen again after a while, not once in passing: no host will ever take or answer it.
@@ -224,9 +214,9 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
         if (await this.ctx.states.failIfJobless(now.job.jobId)) this.fail('the call\'s job is gone from the queue in Redis (a write lost when Redis failed over?); the call may or may not have run');
         return;
       }
-      case 'refused':
+      case JobStatus.refused:
         return void this.fail('a worker host refused this call: its job did not verify against the host\'s cluster key (front ends and worker hosts need the same --cluster-key-file); it was not run');
-      case 'cancelled':
+      case JobStatus.cancelled:
         // A task's job: tasks/cancel through another front end won in Redis, and that front end settled the task.
         if (now.job.options.taskId !== undefined) return void this.settle({ kind: 'cancelled', from: now.kind, hardKilled: false });
         return void this.fail(`the worker hosts cancelled this call: this front end's liveness key in Redis expired (no refresh reached Redis for that long: Redis or this process stalled)`);
@@ -239,10 +229,10 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
         }
         return;
       }
-      case 'running':
+      case JobStatus.running:
         this.current = { kind: 'running', job: now.job, host: probe.host };
         return this.recoverAsks(now.job.jobId, probe.asks);
-      case 'queued':
+      case JobStatus.queued:
         return;
     }
   }
@@ -283,7 +273,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
     clearTimeout(timer);
     const s = this.current;
     if (s.kind === 'settled') return s.outcome.kind === 'cancelled' ? (s.outcome.from === 'queued' ? 'cancelled-queued' : 'cancelled-running') : 'too-late';
-    if (found?.found === 'responding') {
+    if (found?.found === JobStatus.responding) {
       const message = parseFrontMessage(found.message, this.ctx.clusterKey);
       if (message?.t === 'o') {
         this.delivered(message.o);
@@ -291,9 +281,9 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
       }
     }
     // Won in Redis, or Redis lost the job, or did not answer: nothing of this call is sent, ever.
-    const wonFrom = found?.found === 'queued' ? 'queued' : found?.found === 'running' ? 'running' : from;
+    const wonFrom = found?.found === JobStatus.queued ? 'queued' : found?.found === JobStatus.running ? 'running' : from;
     if (wonFrom === 'queued') this.ctx.dequeue(job.jobId);
-    else this.ctx.stopping(job.jobId, found?.found === 'running' ? found.host : undefined);
+    else this.ctx.stopping(job.jobId, found?.found === JobStatus.running ? found.host : undefined);
     this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
     return wonFrom === 'queued' ? 'cancelled-queued' : 'cancelled-running';
   }

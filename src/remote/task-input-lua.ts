@@ -16,6 +16,7 @@
  *   the last one gone by CLAIM or WITHDRAW ──▶ task working, its wait cleared
  * ```
  */
+import { LUA_JOB_STATUS } from './call-states.js';
 
 /** Lua: Redis's clock in ms. */
 const NOW = `
@@ -32,10 +33,10 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
  * message on whichever front end wins it). Returns the key, or '' if the
  * task no longer waits.
  */
-export const INPUT_ASK = `${NOW}
+export const INPUT_ASK = `${LUA_JOB_STATUS}${NOW}
 if redis.call('HGET', KEYS[2], 'w') ~= ARGV[1] then return '' end
 if redis.call('HEXISTS', KEYS[2], 'a') == 1 then return '' end
-if redis.call('HGET', KEYS[3], 's') ~= 'running' then return '' end
+if redis.call('HGET', KEYS[3], 's') ~= RUNNING then return '' end
 local key = ARGV[2] .. '-' .. redis.call('HINCRBY', KEYS[2], 'k', 1)
 redis.call('HSET', KEYS[1], key, ARGV[3])
 local ttl = redis.call('PTTL', KEYS[2])
@@ -65,13 +66,13 @@ end`;
  * (taken, but the job no longer runs: nobody waits for it), 'taken' (gone
  * already: answered, withdrawn or expired), 'settled' or 'unknown'.
  */
-export const INPUT_CLAIM = `
+export const INPUT_CLAIM = `${LUA_JOB_STATUS}
 if redis.call('HGET', KEYS[2], 'w') ~= ARGV[1] then return 'unknown' end
 if redis.call('HEXISTS', KEYS[2], 'a') == 1 then return 'settled' end
 if redis.call('HGET', KEYS[1], ARGV[2]) ~= ARGV[3] then return 'taken' end
 redis.call('HDEL', KEYS[1], ARGV[2])
 local sent = 'stopped'
-if redis.call('HGET', KEYS[3], 's') == 'running' then
+if redis.call('HGET', KEYS[3], 's') == RUNNING then
   redis.call('HSET', KEYS[3], 'r:' .. ARGV[6], ARGV[5])
   redis.call('PUBLISH', ARGV[4], ARGV[5])
   sent = 'sent'
@@ -107,7 +108,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(AR
  * reads it next finds it final. Returns 'won', or '' (nothing to expire, or
  * the job's own end came first: that settles the task).
  */
-export const INPUT_EXPIRE = `${NOW}
+export const INPUT_EXPIRE = `${LUA_JOB_STATUS}${NOW}
 local due = redis.call('ZSCORE', KEYS[3], ARGV[1])
 if not due or tonumber(due) > now then return '' end
 redis.call('ZREM', KEYS[3], ARGV[1])
@@ -115,9 +116,9 @@ local n = redis.call('HLEN', KEYS[1])
 redis.call('DEL', KEYS[1])
 if n == 0 or redis.call('HGET', KEYS[2], 'w') ~= ARGV[2] or redis.call('HEXISTS', KEYS[2], 'a') == 1 then return '' end
 local s = redis.call('HGET', KEYS[4], 's')
-if s ~= 'queued' and s ~= 'running' then return '' end
-redis.call('HSET', KEYS[4], 's', 'cancelled')
-if s == 'running' then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
+if s ~= QUEUED and s ~= RUNNING then return '' end
+redis.call('HSET', KEYS[4], 's', CANCELLED)
+if s == RUNNING then redis.call('PUBLISH', ARGV[5], ARGV[6]) end
 redis.call('HSET', KEYS[2], 'j', ARGV[3], 'a', ARGV[4])
 redis.call('ZREM', KEYS[5], ARGV[1])
 redis.call('ZREM', KEYS[6], ARGV[1])

@@ -15,6 +15,7 @@
  * A 2026 task's questions to the client (`input_required`) live beside the
  * record, with their own scripts (task-input-lua.ts); a settle removes them.
  */
+import { LUA_JOB_STATUS } from './call-states.js';
 
 /**
  * KEYS: task, owner's index, owner's working set, all working, sequence.
@@ -80,14 +81,14 @@ return 1`;
  * the cancel won; 'responding' means completion did; 'none' if the job is
  * not in Redis).
  */
-export const TASK_CANCEL = `
+export const TASK_CANCEL = `${LUA_JOB_STATUS}
 if redis.call('HGET', KEYS[1], 'w') ~= ARGV[1] then return {'unknown', ''} end
 if redis.call('HEXISTS', KEYS[1], 'a') == 1 then return {'settled', ''} end
 local s = redis.call('HGET', KEYS[2], 's')
 if not s then return {'none', ''} end
-if s == 'queued' or s == 'running' then
-  redis.call('HSET', KEYS[2], 's', 'cancelled')
-  if s == 'running' then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+if s == QUEUED or s == RUNNING then
+  redis.call('HSET', KEYS[2], 's', CANCELLED)
+  if s == RUNNING then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
   redis.call('HSET', KEYS[1], 'j', ARGV[4], 'a', ARGV[5])
   redis.call('ZREM', KEYS[3], ARGV[6])
   redis.call('ZREM', KEYS[4], ARGV[6])

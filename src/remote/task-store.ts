@@ -23,6 +23,7 @@ import type { JobStates } from './job-states.js';
 import { taskJobId } from './keys.js';
 import { parseFrontMessage } from './messages.js';
 import { defineScripts, type ScriptCaller } from './scripts.js';
+import { JobStatus } from './call-states.js';
 import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_MARK, TASK_SETTLE } from './task-lua.js';
 
 type Terminal = 'completed' | 'failed' | 'cancelled';
@@ -143,15 +144,15 @@ export class RedisTaskStore {
     if ((await this.redis.exists(this.keys.front(front))) === 1) return undefined;
     const probe = await this.states.probe(taskJobId(taskId));
     switch (probe.state) {
-      case 'responding':
+      case JobStatus.responding:
         return this.outcomeOf(probe.message);
-      case 'cancelled':
+      case JobStatus.cancelled:
         return { kind: 'cancelled', from: 'running', hardKilled: false };
       case 'gone':
         return { kind: 'failed', code: 'crash', message: 'the task\'s job state in Redis is gone and the front end that created it is gone too; the call may or may not have run' };
-      case 'failed':
+      case JobStatus.failed:
         return { kind: 'failed', code: 'crash', message: 'the worker host running this task was lost and no other host took it over' };
-      case 'refused':
+      case JobStatus.refused:
         return { kind: 'failed', code: 'crash', message: 'a worker host refused this task\'s job: it did not verify against the host\'s cluster key; it was not run' };
       default:
         return undefined; // queued or running: its host answers into the record
@@ -194,13 +195,13 @@ export class RedisTaskStore {
     const task = taskWithStatus(j, 'cancelled', statusMessage);
     const k = this.keys;
     const [found] = (await this.call('mcpTaskCancel', k.task(taskId), k.job(jobId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, k.cancelChannel, jobId, JSON.stringify(task), JSON.stringify(answer), taskId)) as [string, string];
-    if (found === 'queued' || found === 'running') {
+    if (found === JobStatus.queued || found === JobStatus.running) {
       const here = this.mine.get(taskId);
       if (here) here.task = task;
     }
-    if (found === 'queued') return 'cancelled-queued';
-    if (found === 'running') return 'cancelled-running';
-    if (found === 'responding' || found === 'settled') return 'too-late';
+    if (found === JobStatus.queued) return 'cancelled-queued';
+    if (found === JobStatus.running) return 'cancelled-running';
+    if (found === JobStatus.responding || found === 'settled') return 'too-late';
     return 'unknown';
   }
 

@@ -26,6 +26,7 @@ import { DEFAULT_QUEUE, safeListener, type FrontMessage, type RemoteJobData } fr
 import type { WorkerHostOptions, WorkerHostStats } from './host-options.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { RedisWatch } from './redis-watch.js';
+import { JobStatus } from './call-states.js';
 
 /** BullMQ's lock on an active job; a host that stops renewing it (SIGKILL) loses the job to the stalled check. */
 export const LOCK_DURATION_MS = 5000;
@@ -138,7 +139,7 @@ export class WorkerHost {
     this.jobs.set(jobId, job);
     try {
       const took = await this.states.take(jobId, data.front, this.hostId, job.token);
-      if (took !== 'running' && took !== 'retaken') job.skipped(); // cancelled while queued, its front end gone, or finished elsewhere
+      if (took !== JobStatus.running && took !== 'retaken') job.skipped(); // cancelled while queued, its front end gone, or finished elsewhere
       if (!job.taken()) {
         this.stats.skipped++;
         this.publishStats();
@@ -242,8 +243,8 @@ export class WorkerHost {
       } catch {
         return; // Redis away: try again at the next sweep
       }
-      if (found === 'running') void this.asks.recover(job.jobId).catch(() => undefined);
-      if (found === 'running' || found === 'responding') continue;
+      if (found === JobStatus.running) void this.asks.recover(job.jobId).catch(() => undefined);
+      if (found === JobStatus.running || found === JobStatus.responding) continue;
       if (!job.stop(`its Redis state is ${found}`)) continue;
       if (found === 'orphan') this.stats.orphansCancelled++;
       else if (found === 'gone') this.stats.stateLost++;
