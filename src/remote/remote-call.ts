@@ -9,16 +9,15 @@
  * `cancelling`, every other path (Redis stalls, restarts, lost state, lost
  * hosts) ends in `settled{cancelled}`, so nothing is sent by construction.
  */
-import type { CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
-import { checkStart } from '../backend/calls.js';
-import type { InFlightEntry } from '../wire/registry.js';
+import type { CallHandle, CallState, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
+import { checkStart, countSettled, ReportTurn } from '../backend/calls.js';
+import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import { signed } from './cluster-key.js';
 import { FrontAsks, type OpenAsk } from './front-asks.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
 import { taskJobId } from './keys.js';
 import type { RemoteContext } from './remote-context.js';
-import { RemoteCallCore } from './remote-call-core.js';
-import { JobStatus, type Submission } from './call-states.js';
+import { JobStatus, type FrontState, type Submission } from './call-states.js';
 
 export type { FrontState } from './call-states.js';
 
@@ -26,8 +25,127 @@ let sequence = 0;
 /** How long a job's state must be seen without its BullMQ job before the call fails (two looks, not one). */
 export const JOBLESS_GRACE_MS = 1000;
 
-export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEntry {
+export class RemoteCall implements CallHandle, InFlightEntry {
   readonly direction = 'inbound' as const;
+  /** Settles with the outcome (never rejects). */
+  readonly done: Promise<JobOutcome>;
+  private resolve!: (outcome: JobOutcome) => void;
+  private current: FrontState = { kind: 'reserved' };
+  private readonly turn = new ReportTurn();
+  /** The job's asks of the client being answered here (front-asks.ts), from its first. */
+  private asks: FrontAsks | undefined;
+
+  constructor(
+    private readonly ctx: RemoteContext,
+    readonly session: string,
+    readonly id: RequestId,
+  ) {
+    this.done = new Promise((resolve) => (this.resolve = resolve));
+  }
+
+  /** The discriminated state (for the backend's counts and the tests). */
+  get phase(): FrontState {
+    return this.current;
+  }
+
+  /** {@link CallHandle.state}. */
+  get state(): CallState {
+    const s = this.current;
+    switch (s.kind) {
+      case 'reserved':
+      case 'submitting':
+      case 'queued':
+        return 'queued';
+      case 'running':
+        return 'running';
+      case 'cancelling':
+        return 'cancelling';
+      case 'settled':
+        return s.outcome.kind;
+    }
+  }
+
+  /** The BullMQ job id, once started. */
+  get jobId(): string | undefined {
+    const s = this.current;
+    return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.jobId;
+  }
+
+  /** The task whose job this is (StartOptions.taskId), once started. */
+  get taskId(): string | undefined {
+    const s = this.current;
+    return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.options.taskId;
+  }
+
+  /**
+   * The host's open asks the probe found that this call has not seen (their
+   * message was missed: the subscriber was reconnecting): each is read from
+   * the job's hash, verified as the channel's messages are, and taken as if
+   * it had come now. One more round trip, only when there is such an ask.
+   */
+  private async recoverAsks(jobId: string, open: readonly string[] | undefined): Promise<void> {
+    const unseen = open?.filter((a) => !this.asks?.seen(a)) ?? [];
+    if (unseen.length === 0) return;
+    const texts = await this.ctx.states.openAsks(jobId, unseen);
+    texts.forEach((text, i) => {
+      const message = text === null ? undefined : parseFrontMessage(text, this.ctx.clusterKey);
+      if (message?.t === 'q' && message.j === jobId && message.a === unseen[i] && this.jobId === jobId) this.receive(message);
+    });
+  }
+
+  /** submitting → queued. */
+  private added(job: Submission): void {
+    if (this.current.kind === 'submitting' && this.current.job === job) this.current = { kind: 'queued', job };
+  }
+
+  /** submitting → settled{failed}: no cancel was asked, so the error is owed. */
+  private submitFailed(job: Submission, why: string): void {
+    if (this.current.kind !== 'submitting' || this.current.job !== job) return;
+    this.settle({ kind: 'failed', code: 'rejected', message: `Redis at ${this.ctx.redisDisplay} failed while queuing the call: ${why}` });
+  }
+
+  /** The host won running → responding in Redis: this outcome is the answer, whatever the client sent since. */
+  private delivered(outcome: JobOutcome): void {
+    const s = this.current;
+    if (s.kind === 'settled' || s.kind === 'reserved') return;
+    if (s.kind === 'cancelling') this.ctx.counters.lateCancelsIgnored++; // completion won the race in Redis
+    this.settle(outcome);
+  }
+
+  /** queued|running → failed (Redis lost it, its host is gone); a call being cancelled ends cancelled instead. */
+  private fail(message: string): void {
+    const s = this.current;
+    if (s.kind === 'cancelling') this.settle({ kind: 'cancelled', from: s.from, hardKilled: false });
+    else this.settle({ kind: 'failed', code: 'crash', message });
+  }
+
+  /**
+   * The job moved to another front end (a 2026 retry adopted it there): this
+   * call ends without a cancel and without retiring the job, and counts
+   * nothing; no request of this front end waits for it (it was parked).
+   */
+  private release(): void {
+    const s = this.current;
+    if (s.kind === 'settled' || s.kind === 'reserved') return;
+    const outcome: JobOutcome = { kind: 'cancelled', from: 'running', hardKilled: false };
+    this.current = { kind: 'settled', outcome };
+    this.asks?.abortAll('the call moved to another front end');
+    this.ctx.released(this, s.job.jobId);
+    this.turn.then(() => this.resolve(outcome));
+  }
+
+  private settle(outcome: JobOutcome): Promise<JobOutcome> {
+    const s = this.current;
+    if (s.kind === 'settled') return this.done;
+    this.current = { kind: 'settled', outcome };
+    this.asks?.abortAll('the call ended');
+    countSettled(this.ctx.counters, outcome);
+    const job = s.kind === 'reserved' ? undefined : s.job;
+    this.ctx.settled(this, job?.jobId, job?.inRedis);
+    // A report handed on in this turn must leave before the response (typescript-sdk#2580).
+    this.turn.then(() => this.resolve(outcome));
+    return this.done;
+  }
   /** When the sweep first found the job's state waiting on a BullMQ job that is gone. */
   private joblessSince: number | undefined;
   /** Set by {@link adopt}: the job this reservation takes over. */

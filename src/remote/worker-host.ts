@@ -18,14 +18,14 @@ import { Executor } from '../executor/executor.js';
 import type { Job } from '../executor/job.js';
 import { signed, verified, type ClusterKey } from './cluster-key.js';
 import { HostAsks } from './host-asks.js';
-import { closeHost } from './host-close.js';
 import { HostJob } from './host-job.js';
 import { JobStates } from './job-states.js';
 import { HOST_LIVENESS_TTL_MS, Liveness, LIVENESS_REFRESH_MS } from './liveness.js';
 import { DEFAULT_QUEUE, safeListener, type FrontMessage, type RemoteJobData } from './messages.js';
-import type { WorkerHostOptions, WorkerHostStats } from './host-options.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { RedisWatch } from './redis-watch.js';
+import type { SentinelSource } from './sentinel-config.js';
+import type { ExecutorOptions } from '../executor/options.js';
 import { JobStatus } from './call-states.js';
 
 /** BullMQ's lock on an active job; a host that stops renewing it (SIGKILL) loses the job to the stalled check. */
@@ -35,7 +35,49 @@ export const STALLED_INTERVAL_MS = 2500;
 /** How long a SIGTERM'd host lets its running jobs finish before it stops them and exits. */
 export const DRAIN_TIMEOUT_MS = DEFAULTS.hostDrainTimeoutMs;
 
-export type { WorkerHostOptions, WorkerHostStats } from './host-options.js';
+/** Options for `WorkerHost.start`. */
+export interface WorkerHostOptions {
+  /** e.g. `redis://127.0.0.1:6379`, or `rediss://...` for TLS. Messages carry it with its credentials redacted. */
+  readonly redisUrl: string;
+  /** PEM CA certificate(s) the `rediss://` server's certificate must chain to. */
+  readonly redisCaFile?: string;
+  /** Reach the primary through Redis Sentinel (the URL then gives only its credentials and database; see sentinel-config.ts). */
+  readonly redisSentinel?: Omit<SentinelSource, 'env'>;
+  /** @default 'mcp-cancel-pool' */
+  readonly queue?: string;
+  /** The local pool; its `threads` is also the host's BullMQ concurrency. */
+  readonly executor?: ExecutorOptions;
+  /** @default `<hostname>-<pid>-<random>` */
+  readonly hostId?: string;
+  /** @default LOCK_DURATION_MS (worker-host.ts) */
+  readonly lockDurationMs?: number;
+  /** @default STALLED_INTERVAL_MS (worker-host.ts) */
+  readonly stalledIntervalMs?: number;
+  /** Where the host says what happens to Redis (never a secret). @default stderr */
+  readonly log?: (message: string) => void;
+  /** Jobs must carry its MAC (else they are refused, never run), and this host signs what it sends front ends. */
+  readonly clusterKey?: ClusterKey;
+}
+
+/** This host's counters. */
+export interface WorkerHostStats {
+  /** Outcomes that left (both CASes won). */
+  answered: number;
+  /** Outcomes dropped because the Redis CAS was lost (the front end's cancel won first). */
+  dropped: number;
+  /** Jobs that were cancelled, orphaned or gone when this host took them (or cancelled during the take): never run. */
+  skipped: number;
+  /** Cancels (messages or the check) that won on the local state word. */
+  cancelsRelayed: number;
+  /** Jobs cancelled because their front end's liveness key expired. */
+  orphansCancelled: number;
+  /** Jobs stopped because their Redis state was gone (Redis restarted without persistence, or flushed). */
+  stateLost: number;
+  /** Cancelled jobs whose work has stopped here (counted, and published in the liveness key, the moment it stops). */
+  stopped: number;
+  /** Jobs whose data did not verify against the cluster key: never run. */
+  refused: number;
+}
 
 const SESSION = 'remote';
 
@@ -276,4 +318,57 @@ export class WorkerHost {
 
 function warn(message: string): void {
   process.stderr.write(`[mcp-cancel-pool worker] ${message}\n`);
+}
+
+// ---- closing ---------------------------------------------------------------
+// The host's way out (WorkerHost.close): it stops taking jobs, lets the running ones finish and answer for the drain,
+// then stops the rest here and hands them back. Never waits on Redis past its deadlines (a Redis that is down included).
+
+/** What a closing host holds. */
+interface ClosingHost {
+  readonly hostId: string;
+  readonly worker: Worker;
+  readonly executor: Executor;
+  readonly liveness: Liveness;
+  readonly states: JobStates;
+  readonly cmd: Redis;
+  readonly sub: Redis;
+  /** Its jobs running or being taken now. */
+  readonly jobs: readonly HostJob[];
+}
+
+/**
+ * Closes `host` after a drain of `drainMs` (0: at once); returns how many
+ * running jobs were handed back. A handed-back job is stopped here, but its
+ * processor never returns, so BullMQ does not complete it: its lock expires
+ * and the stalled check puts it back in the queue, where another host
+ * retakes it (or, with none, its front end answers it with an error after
+ * its lost-host bound).
+ */
+async function closeHost(host: ClosingHost, drainMs: number): Promise<number> {
+  const closing = host.worker.close(false).catch(() => undefined); // takes no more jobs
+  let handedBack = 0;
+  // What the drain waits for is this host's jobs, not BullMQ (which waits for Redis, however long it is away).
+  if (!(await within(Promise.all(host.jobs.map((j) => j.released)), drainMs))) {
+    for (const job of host.jobs) {
+      if (job.state.kind !== 'running') continue;
+      handedBack++;
+      job.state.local.tryCancel();
+    }
+  }
+  if (!(await within(closing, 1000))) await within(host.worker.close(true).catch(() => undefined), 1000);
+  await within(host.executor.close(), 5000);
+  // With jobs handed back, the liveness key is left to expire (HOST_LIVENESS_TTL_MS), so their front ends
+  // wait for the retake (within LOCK_DURATION_MS + STALLED_INTERVAL_MS) instead of failing them as lost.
+  const leaving = handedBack > 0 ? host.liveness.pause() : host.liveness.stop();
+  await within(Promise.all([leaving, host.states.hostGone(host.hostId).catch(() => undefined)]), 1000);
+  host.sub.disconnect();
+  host.cmd.disconnect();
+  return handedBack;
+}
+
+/** True if `p` settled within `ms`. */
+function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]).finally(() => clearTimeout(timer));
 }

@@ -29,7 +29,8 @@ import { asError, cancelledRequestId, cancelReason, isNotification, isRequest, i
 import { TransportWrapper } from '../wire/transport-wrapper.js';
 import type { CallBackend } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
-import { ToolCalls, type ToolCallHooks } from './tool-calls.js';
+import { ToolCalls } from './tool-calls.js';
+import type { ToolCallHooks } from './call-lifecycle.js';
 import { InputWaits } from '../mrtr/input-waits.js';
 import { OutboundLedger } from '../wire/outbound-ledger.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';

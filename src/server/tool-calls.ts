@@ -36,12 +36,8 @@ import { NOT_A_CALL, type Admission, type CallTable, type LifecycleCounters, typ
 import { CallRounds, type RoundAnswer } from './call-rounds.js';
 import { envelopeOf } from './request-envelope.js';
 import { WindowedCalls, type TaskWindow, type WindowAnswer } from './windowed-calls.js';
-import { wireError, SERVER_BUSY } from './wire-errors.js';
+import { wireError } from './wire-errors.js';
 
-export { SERVER_BUSY };
-export { resultOf } from './call-result.js';
-export type { Admission, LifecycleCounters, ToolCallHooks, ToolCallOptions } from './call-lifecycle.js';
-export type { TaskWindow } from './windowed-calls.js';
 
 /** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
 class CancelledCall extends Error {}
