@@ -6,6 +6,7 @@
  * its {@link RemoteCall}'s state; the counts are derived from those.
  */
 import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { BackendStats, CallBackend, StartOptions } from '../backend/backend.js';
@@ -26,7 +27,7 @@ import type { Refusal, RemoteContext } from './remote-context.js';
 import type { ClusterKey } from './cluster-key.js';
 import type { SentinelSource } from './sentinel-config.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
-import { loadToolCatalog } from './tool-catalog.js';
+import { BUILTIN_TOOLS, loadTools } from '../executor/options.js';
 import { RedisTaskStore, type RedisTaskStoreOptions } from './task-store.js';
 import { RedisTaskInputs } from './task-input-store.js';
 
@@ -331,4 +332,9 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     this.noHostReported = true;
     for (const call of this.byJob.values()) void call.noHost(message).catch(() => undefined);
   }
+}
+
+/** Loads tools by name from the built-ins (unless `builtins` is false) and `modules` (paths or file URLs). */
+function loadToolCatalog(modules: readonly (string | URL)[], builtins = true): Promise<Map<string, ToolDefinition>> {
+  return loadTools([...(builtins ? [BUILTIN_TOOLS] : []), ...modules.map((m) => (m instanceof URL ? m.href : m.startsWith('file:') ? m : pathToFileURL(m).href))]);
 }

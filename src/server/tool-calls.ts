@@ -21,7 +21,7 @@
  *   entry can be forgotten ({@link ToolCalls.settleAfterHandler}).
  */
 import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
-import type { CallBackend, CallHandle } from '../backend/backend.js';
+import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
 import { mayBecomeTask } from '../tasks/task-support.js';
 import type { InputWaits } from '../mrtr/input-waits.js';
 import { isModernParams } from '../mrtr/retry.js';
@@ -31,12 +31,11 @@ import type { LoggingLevel } from '../stages/log-levels.js';
 import { cancelledNotification } from '../wire/jsonrpc.js';
 import { callParamsProblem } from './call-params.js';
 import { startOptions } from './call-options.js';
-import { resultOf } from './call-result.js';
 import { NOT_A_CALL, type Admission, type CallTable, type LifecycleCounters, type ToolCallHooks, type ToolCallOptions } from './call-lifecycle.js';
 import { CallRounds, type RoundAnswer } from './call-rounds.js';
 import { envelopeOf } from './request-envelope.js';
 import { WindowedCalls, type TaskWindow, type WindowAnswer } from './windowed-calls.js';
-import { wireError } from './wire-errors.js';
+import { serverBusy, wireError } from './wire-errors.js';
 
 
 /** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
@@ -287,4 +286,22 @@ export class ToolCalls {
       if (call.state === 'cancelled') this.hooks.cancelled?.(id);
     }
   };
+}
+
+/** The answer a plain tool call's outcome owes on the wire: a result, a tool error, or a JSON-RPC error (never called for a cancelled one). */
+function resultOf(tool: string, outcome: Exclude<JobOutcome, { kind: 'cancelled' }>): CallToolResult {
+  switch (outcome.kind) {
+    case 'completed':
+      return outcome.result;
+    case 'timedOut':
+      return errorResult(`tool '${tool}' timed out after ${outcome.timeoutMs} ms and was stopped`);
+    case 'failed':
+      if (outcome.code === 'unknown_tool') throw wireError(ErrorCode.InvalidParams, outcome.message);
+      if (outcome.code === 'queue_full') throw serverBusy(outcome.message);
+      return errorResult(outcome.message);
+  }
+}
+
+function errorResult(text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }] };
 }
