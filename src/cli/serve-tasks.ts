@@ -8,7 +8,7 @@ import type { CallBackend } from '../backend/backend.js';
 import type { QueueBackend } from '../remote/queue-backend.js';
 import { STDIO_SESSION } from '../transport/stdio/serve.js';
 import { TaskRunner, type TaskBackend } from '../tasks/runner.js';
-import { InputWaits } from '../mrtr/input-waits.js';
+import { InputWaits } from '../asks/input-waits.js';
 import { queueTaskStore } from './serve-remote.js';
 
 /** The `serve` flags the task runner takes. */

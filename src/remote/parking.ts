@@ -6,7 +6,7 @@
  * which moves the job's ownership to that front end in the same step.
  */
 import type { CallHandle } from '../backend/backend.js';
-import type { AdoptRefusal, ParkedCall, ParkedQuestion, SharedParking } from '../mrtr/shared-parking.js';
+import type { AdoptRefusal, ParkedCall, ParkedQuestion, SharedParking } from '../asks/shared-parking.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import { parseSigned, signed, type ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';

@@ -22,7 +22,7 @@ import { RedisWatch } from './redis-watch.js';
 import { RemoteCall } from './remote-call.js';
 import { countedAs } from './call-states.js';
 import { RedisParking } from './parking.js';
-import type { SharedParking } from '../mrtr/shared-parking.js';
+import type { SharedParking } from '../asks/shared-parking.js';
 import type { Refusal, RemoteContext } from './remote-context.js';
 import type { ClusterKey } from './cluster-key.js';
 import type { SentinelSource } from './sentinel-config.js';

@@ -6,9 +6,9 @@
  */
 import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
-import { InputCall } from '../mrtr/input-call.js';
-import type { InputWaits, PendingClaim } from '../mrtr/input-waits.js';
-import { admitRetry, capabilitiesOf } from '../mrtr/retry.js';
+import { InputCall } from '../asks/input-call.js';
+import type { InputWaits, PendingClaim } from '../asks/input-waits.js';
+import { admitRetry, capabilitiesOf } from '../asks/retry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import type { RequestId } from '../wire/registry.js';
 import { NOT_A_CALL, type Admission, type CallTable } from './call-lifecycle.js';
@@ -61,7 +61,7 @@ export class CallRounds {
   }
 
   /**
-   * One round (src/mrtr/input-call.ts): a retry hands the job its answers and
+   * One round (src/asks/input-call.ts): a retry hands the job its answers and
    * resumes it; the round ends with the job's outcome, or with
    * `input_required` once the job asks. Then this request's id no longer
    * leads to the call: the retry's id will.

@@ -31,7 +31,7 @@ import type { CallBackend } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
 import { ToolCalls } from './tool-calls.js';
 import type { ToolCallHooks } from './call-lifecycle.js';
-import { InputWaits } from '../mrtr/input-waits.js';
+import { InputWaits } from '../asks/input-waits.js';
 import { OutboundLedger } from '../wire/outbound-ledger.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 
@@ -74,7 +74,7 @@ export interface GuardOptions {
    */
   readonly caller?: string;
   /**
-   * The backend's parked 2026 calls (src/mrtr/input-waits.ts): pass the one every guard of the backend shares.
+   * The backend's parked 2026 calls (src/asks/input-waits.ts): pass the one every guard of the backend shares.
    * @default a registry of this guard's own (fits a single connection)
    */
   readonly inputWaits?: InputWaits;

@@ -23,8 +23,8 @@
 import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
 import { mayBecomeTask } from '../tasks/task-support.js';
-import type { InputWaits } from '../mrtr/input-waits.js';
-import { isModernParams } from '../mrtr/retry.js';
+import type { InputWaits } from '../asks/input-waits.js';
+import { isModernParams } from '../asks/retry.js';
 import { DuplicateRequestError } from '../errors.js';
 import type { RequestId } from '../wire/registry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';

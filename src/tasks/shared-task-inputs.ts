@@ -23,8 +23,8 @@
  * here a task waits in the store, not on one front end.
  */
 import type { ClientRequestHandler } from '../backend/backend.js';
-import { CAPABILITY, type InputRequest } from '../mrtr/input-call.js';
-import { responsesProblem } from '../mrtr/retry.js';
+import { CAPABILITY, type InputRequest } from '../asks/input-call.js';
+import { responsesProblem } from '../asks/retry.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import { cancelledAnswer } from './answer.js';
 import type { TaskCounters } from './counters.js';

@@ -16,9 +16,9 @@
  */
 import type { ClientRequestHandler } from '../backend/backend.js';
 import { cancelledAnswer } from './answer.js';
-import { CAPABILITY, type InputRequest } from '../mrtr/input-call.js';
-import { responsesProblem } from '../mrtr/retry.js';
-import { abortableAsk, type AnswerAsk } from '../mrtr/abortable-ask.js';
+import { CAPABILITY, type InputRequest } from '../asks/input-call.js';
+import { responsesProblem } from '../asks/retry.js';
+import { abortableAsk, type AnswerAsk } from '../asks/abortable-ask.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import type { TaskCounters } from './counters.js';
 import { TaskInputError } from './errors.js';

@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CallToolRequest } from '@modelcontextprotocol/server';
-import { InputWaits, INPUT_WAIT_SESSION } from '../../dist/src/mrtr/input-waits.js';
-import { InputCall, type Exchange } from '../../dist/src/mrtr/input-call.js';
+import { InputWaits, INPUT_WAIT_SESSION } from '../../dist/src/asks/input-waits.js';
+import { InputCall, type Exchange } from '../../dist/src/asks/input-call.js';
 import type { HandlerExtra } from '../../dist/src/server/call-options.js';
 import { ScriptedBackend, settled, type ScriptedCall } from './scripted-backend.js';
 
