@@ -76,6 +76,9 @@ const FORBIDDEN: Record<string, readonly string[]> = {
   remote: ['server', 'transport', 'tasks', 'client', 'cli', 'probe'],
   executor: ['remote', 'server', 'transport', 'tasks', 'client', 'cli', 'probe'],
   wire: ['executor', 'remote', 'server', 'transport', 'tasks', 'client', 'cli', 'probe'],
+  // Asking the client: the core (questions, MRTR rounds and waits, the signed state); the server, tasks, remote and
+  // client hold the thin parts that carry its questions over their own wire, and import it.
+  asks: ['server', 'transport', 'tasks', 'remote', 'client', 'cli', 'probe'],
 };
 
 const layerOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '.');

@@ -15,44 +15,31 @@
  * Progress and logs go to the exchange of the current round; while parked,
  * none is open and they are dropped.
  */
-import type { CallToolRequest } from '@modelcontextprotocol/server';
 import type { CallHandle, ClientRequestHandler, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
-import type { LoggingLevel } from '../stages/log-levels.js';
-import { startOptions, type HandlerExtra } from '../server/call-options.js';
-import { abortableAsk, type AnswerAsk } from './abortable-ask.js';
+import { CAPABILITY, OpenQuestions, undeclared, type InputRequest } from './questions.js';
 import type { ParkedCall, ParkedQuestion } from './shared-parking.js';
 
-/** The request a round is served in. */
+/**
+ * The request a round is served in, as the server hands it over: what it
+ * runs and where its reports go (`StartOptions` built by the server for that
+ * request), and what the client declared.
+ */
 export interface Exchange {
-  readonly request: CallToolRequest;
-  readonly ctx: HandlerExtra;
+  /** The tool and arguments the request names, and its progress and log sinks. */
+  readonly options: StartOptions;
   /** The request's `clientCapabilities` (2026: per request). */
   readonly capabilities: Readonly<Record<string, unknown>>;
-  readonly logLevel: () => LoggingLevel | undefined;
 }
 
-/** One embedded request of an `input_required` answer. */
-export interface InputRequest {
-  readonly method: ClientRequestMethod;
-  readonly params: Record<string, unknown>;
-}
 
 /** How a round ended. */
 export type Round = { readonly kind: 'outcome'; readonly outcome: JobOutcome } | { readonly kind: 'input'; readonly inputRequests: Record<string, InputRequest> };
 
-/** The capability a client must declare for each kind of request (mrtr.mdx: never ask what it did not declare). */
-export const CAPABILITY: Record<ClientRequestMethod, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
-
-interface Ask extends InputRequest {
-  readonly resolve: AnswerAsk;
-}
-
 export class InputCall {
   readonly outcome: Promise<JobOutcome>;
   /** The job's questions not answered yet, by the key they carry in `inputRequests`. */
-  private readonly asks = new Map<string, Ask>();
-  private nextKey = 1;
+  private readonly asks: OpenQuestions;
   /** Where reports go now; undefined while parked. */
   private reports: StartOptions | undefined;
   /** The capabilities of the last request served (an ask may arrive while parked). */
@@ -72,14 +59,13 @@ export class InputCall {
     adopted?: ParkedCall,
   ) {
     this.presetKeys = adopted?.questions.map((q) => q.key) ?? [];
-    if (adopted) this.nextKey = adopted.nextKey;
+    this.asks = new OpenQuestions(adopted?.nextKey);
     this.capabilities = first.capabilities;
-    this.toolName = first.request.params.name;
+    this.toolName = first.options.tool;
     this.enter(first);
-    const base = startOptions(first.request, first.ctx, first.logLevel, true);
     this.outcome = call.start({
-      tool: base.tool,
-      args: base.args,
+      tool: first.options.tool,
+      args: first.options.args,
       // Every level leaves the worker; each round's request filters by its own level.
       liveLogs: true,
       onProgress: (report) => this.reports?.onProgress?.(report),
@@ -105,33 +91,28 @@ export class InputCall {
       if (this.call.state !== 'running' && this.call.state !== 'queued') return this.ended(); // being stopped: its asks are rejected
       if (this.asks.size === 0) continue;
       this.reports = undefined;
-      return { kind: 'input', inputRequests: Object.fromEntries([...this.asks].map(([key, a]) => [key, { method: a.method, params: a.params }])) };
+      return { kind: 'input', inputRequests: this.asks.inputRequests() };
     }
   }
 
   /** The open questions, in the order they were asked (what another front end needs to resume the call). */
   questions(): ParkedQuestion[] {
-    return [...this.asks].map(([key, a]) => ({ key, method: a.method, params: a.params }));
+    return this.asks.list();
   }
 
   /** The number the call's next key gets. */
   get keyCounter(): number {
-    return this.nextKey;
+    return this.asks.keyCounter;
   }
 
   /** The keys the parked call waits for, with the method each must answer. */
   pending(): ReadonlyMap<string, ClientRequestMethod> {
-    return new Map([...this.asks].map(([key, a]) => [key, a.method]));
+    return this.asks.pending();
   }
 
   /** Hands the retry's answers to the job's waiting asks; a key it does not wait for is ignored (mrtr.mdx: ignore what is not needed). */
   answer(responses: Readonly<Record<string, Record<string, unknown>>>): void {
-    for (const [key, ask] of [...this.asks]) {
-      const response = responses[key];
-      if (response === undefined) continue; // asked again in the next round
-      this.asks.delete(key);
-      ask.resolve(response);
-    }
+    this.asks.answer(responses);
   }
 
   private async ended(): Promise<Round> {
@@ -139,9 +120,9 @@ export class InputCall {
   }
 
   private enter(exchange: Exchange): void {
-    this.toolName = exchange.request.params.name;
+    this.toolName = exchange.options.tool;
     this.capabilities = exchange.capabilities;
-    this.reports = startOptions(exchange.request, exchange.ctx, exchange.logLevel, true);
+    this.reports = exchange.options;
   }
 
   private nextAsk(): Promise<true> {
@@ -151,13 +132,13 @@ export class InputCall {
 
   /** The worker's `ctx.requestClient`, in this era: a question for the next `input_required`. */
   private readonly ask: ClientRequestHandler = (method, params, signal) => {
-    const capability = CAPABILITY[method];
-    if (this.capabilities[capability] === undefined) {
-      this.missingCapability ??= capability;
-      return Promise.reject(new Error(`${method}: the client did not declare the '${capability}' capability in this request's clientCapabilities`));
+    const refused = undeclared(method, this.capabilities, "this request's clientCapabilities");
+    if (refused) {
+      this.missingCapability ??= CAPABILITY[method];
+      return Promise.reject(refused);
     }
-    const key = this.presetKeys.shift() ?? `${capability}-${this.nextKey++}`;
-    const asked = abortableAsk(signal, `${method} not needed: the call stopped`, (resolve) => this.asks.set(key, { method, params, resolve }), () => this.asks.delete(key));
+    const key = this.presetKeys.shift() ?? this.asks.newKey(method);
+    const asked = this.asks.ask(key, { method, params }, signal, `${method} not needed: the call stopped`);
     if (this.asks.has(key)) {
       const wake = this.woken;
       this.woken = undefined;

@@ -8,14 +8,10 @@
  * step ({@link SharedParking.unpark}) before it cancels the job.
  */
 import type { CallHandle } from '../backend/backend.js';
-import type { ClientRequestMethod } from '../stages/tool.js';
+import type { KeyedQuestion } from './questions.js';
 
 /** One open question of a parked call, under the key its `inputRequests` gave it. */
-export interface ParkedQuestion {
-  readonly key: string;
-  readonly method: ClientRequestMethod;
-  readonly params: Record<string, unknown>;
-}
+export type ParkedQuestion = KeyedQuestion;
 
 /** What a front end needs to resume a call parked by another. */
 export interface ParkedCall {

@@ -22,7 +22,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ClientRequestHandler } from '../backend/backend.js';
-import { abortableAsk, type AnswerAsk, type RefuseAsk } from '../asks/abortable-ask.js';
+import { abortableAsk, type AnswerAsk, type RefuseAsk } from '../asks/questions.js';
 import type { ClusterKey } from './cluster-key.js';
 import type { HostJob } from './host-job.js';
 import type { JobStates } from './job-states.js';

@@ -11,6 +11,7 @@ import type { InputWaits, PendingClaim } from '../asks/input-waits.js';
 import { admitRetry, capabilitiesOf } from '../asks/retry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import type { RequestId } from '../wire/registry.js';
+import { startOptions } from './call-options.js';
 import { NOT_A_CALL, type Admission, type CallTable } from './call-lifecycle.js';
 import { MISSING_CLIENT_CAPABILITY, wireError } from './wire-errors.js';
 
@@ -67,7 +68,8 @@ export class CallRounds {
    * leads to the call: the retry's id will.
    */
   async serve(id: RequestId, call: CallHandle, request: CallToolRequest, ctx: ServerContext, logLevel: () => LoggingLevel | undefined): Promise<RoundAnswer> {
-    const exchange = { request, ctx, capabilities: capabilitiesOf(ctx), logLevel };
+    // Reports go to this request's stream, at the level it asks for (2026: per request).
+    const exchange = { options: startOptions(request, ctx, logLevel, true), capabilities: capabilitiesOf(ctx) };
     const resume = this.resumes.get(id);
     let input: InputCall | undefined;
     if (resume) {

@@ -4,17 +4,12 @@
  * retry, and a closed caller, cancel the job through the backend's race; the counters follow.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CallToolRequest } from '@modelcontextprotocol/server';
 import { InputWaits, INPUT_WAIT_SESSION } from '../../dist/src/asks/input-waits.js';
 import { InputCall, type Exchange } from '../../dist/src/asks/input-call.js';
-import type { HandlerExtra } from '../../dist/src/server/call-options.js';
 import { ScriptedBackend, settled, type ScriptedCall } from './scripted-backend.js';
 
 function exchange(tool = 'ask-tool', capabilities: Record<string, unknown> = { elicitation: {} }): Exchange {
-  const request = { method: 'tools/call', params: { name: tool, arguments: {} } } as CallToolRequest;
-  // The SDK's request context: only what a round uses (notify for progress and logs, send for 2025 asks).
-  const ctx = { mcpReq: { id: 1, notify: async () => undefined, send: async () => ({}) } } as unknown as HandlerExtra;
-  return { request, ctx, capabilities, logLevel: () => undefined };
+  return { options: { tool, args: {} }, capabilities };
 }
 
 const waits: InputWaits[] = [];
