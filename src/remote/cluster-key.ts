@@ -79,12 +79,21 @@ export function verified<T extends object>(key: ClusterKey | undefined, kind: Si
  * caller checks the shape it expects.
  */
 export function parseSigned<T extends object>(text: string, key: ClusterKey | undefined, kind: SignedKind, id: string): T | undefined {
+  const value = jsonObject(text);
+  return value && verified(key, kind, id, value as Signed<T>);
+}
+
+/**
+ * `text` as a JSON object, or undefined if it is not JSON or not an object:
+ * whoever can publish on a channel or write Redis chose it, so never a
+ * throw (JSON.parse('null') is null: a field read on it would throw).
+ */
+export function jsonObject(text: string): Record<string, unknown> | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== 'object') return undefined;
-  return verified(key, kind, id, value as Signed<T>);
+  return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
 }
