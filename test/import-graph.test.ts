@@ -88,7 +88,7 @@ describe('the import graph of src/', () => {
 
   it('reads the whole tree (the parser sees the imports)', () => {
     expect(g.size).toBeGreaterThan(50);
-    expect(g.get('remote/queue-backend.ts')).toContain('remote/remote-call.ts');
+    expect(g.get('remote/front/queue-backend.ts')).toContain('remote/front/remote-call.ts');
   });
 
   it('has no cycle', () => {

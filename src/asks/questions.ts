@@ -3,7 +3,7 @@
  * answered or the job stops. One shape behind every way a question travels:
  * a 2026 MRTR round (./input-call.ts), a 2026 task's `input_required`
  * (tasks/task-inputs.ts, tasks/shared-task-inputs.ts), a worker host's relayed
- * ask (remote/host-asks.ts). The job's stop signal rejects it, so a stopped
+ * ask (remote/host/host-asks.ts). The job's stop signal rejects it, so a stopped
  * job never waits on the client.
  *
  * This folder's core imports nothing from the server, the transports, tasks,

@@ -1,6 +1,6 @@
 /**
  * Parked 2026 calls shared by the front ends of one cluster (with `--redis`:
- * remote/parking.ts). A retry carrying a `requestState` may reach any front
+ * remote/front/parking.ts). A retry carrying a `requestState` may reach any front
  * end (a load balancer's round robin); whichever it reaches adopts the call
  * in one atomic step, so exactly one retry of a state resumes its call, and
  * a state replayed anywhere finds nothing. The front end that parked the

@@ -6,8 +6,8 @@
 import type { Command } from 'commander';
 import { RedisConfigError } from '../errors.js';
 import { DEFAULT_QUEUE } from '../remote/messages.js';
-import { REDIS_URL_ENV, redisConfig, type RedisConfig } from '../remote/redis-config.js';
-import { SENTINEL_PASSWORD_ENV, type SentinelSource } from '../remote/sentinel-config.js';
+import { REDIS_URL_ENV, redisConfig, type RedisConfig } from '../remote/config/redis-config.js';
+import { SENTINEL_PASSWORD_ENV, type SentinelSource } from '../remote/config/sentinel-config.js';
 import { UsageError } from './usage-error.js';
 
 /** The flags {@link redisOptions} adds. */

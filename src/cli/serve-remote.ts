@@ -3,8 +3,8 @@ import { resolve } from 'node:path';
 import type { CallBackend } from '../backend/backend.js';
 import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
-import { ClusterKey } from '../remote/cluster-key.js';
-import type { QueueBackend } from '../remote/queue-backend.js';
+import { ClusterKey } from '../remote/config/cluster-key.js';
+import type { QueueBackend } from '../remote/front/queue-backend.js';
 import { taskSettlement } from '../tasks/answer.js';
 import { resolveLimits } from '../tasks/memory-store.js';
 import type { TaskLimits, TaskStore } from '../tasks/store.js';
@@ -37,7 +37,7 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
     throw new UsageError((error as Error).message);
   }
   // BullMQ (and ioredis) load only for a front end on Redis: the local pool's start-up does not pay for them.
-  const { QueueBackend } = await import('../remote/queue-backend.js');
+  const { QueueBackend } = await import('../remote/front/queue-backend.js');
   const backend = await QueueBackend.create({
     redisUrl,
     ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),

@@ -7,9 +7,9 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULTS } from '../defaults.js';
 import { RedisAuthError, RedisConfigError } from '../errors.js';
-import { ClusterKey } from '../remote/cluster-key.js';
-import { REDIS_URL_ENV } from '../remote/redis-config.js';
-import type { WorkerHost } from '../remote/worker-host.js';
+import { ClusterKey } from '../remote/config/cluster-key.js';
+import { REDIS_URL_ENV } from '../remote/config/redis-config.js';
+import type { WorkerHost } from '../remote/host/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
 import { redisConfigOf, redisOptions, redisUrlOf, sentinelOf, type RedisFlags } from './redis-flags.js';
@@ -69,7 +69,7 @@ export function registerWorker(program: Command): void {
       let host: WorkerHost;
       try {
         // Loaded here, not at the CLI's start: every `serve` registers this command and must not load BullMQ for it.
-        const { WorkerHost } = await import('../remote/worker-host.js');
+        const { WorkerHost } = await import('../remote/host/worker-host.js');
         host = await WorkerHost.start({
           redisUrl,
           ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),

@@ -2,7 +2,7 @@
 import type { JobOutcome, LogEntry, ProgressReport } from '../backend/backend.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
-import { jsonObject, verified, type ClusterKey } from './cluster-key.js';
+import { jsonObject, verified, type ClusterKey } from './config/cluster-key.js';
 
 /** The default queue name of `serve --redis` and `worker`. */
 export const DEFAULT_QUEUE = 'mcp-cancel-pool';

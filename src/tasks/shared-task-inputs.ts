@@ -1,6 +1,6 @@
 /**
  * 2026 tasks that ask the client, when the tasks live in a store shared by
- * several front ends (`serve --redis`: remote/task-input-store.ts). The same
+ * several front ends (`serve --redis`: remote/tasks/task-input-store.ts). The same
  * face as ./task-inputs.ts (`inputRequests` in `tasks/get`, `tasks/update`
  * answers, --input-wait-ms, a cancel rejects the questions), but the
  * questions are kept in the shared store, not in this process:

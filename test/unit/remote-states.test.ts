@@ -1,14 +1,14 @@
 /**
- * The remote call's one table (src/remote/call-states.ts) against the Lua that implements it: every script names
+ * The remote call's one table (src/remote/lua/call-states.ts) against the Lua that implements it: every script names
  * job states only through the generated constants, each script writes exactly the states the table says it moves a
  * job to, and guards them by the table's `from` states; plus the front end's gauges derived from its call states.
  */
 import { describe, expect, it } from 'vitest';
-import { countedAs, JOB_TRANSITIONS, JobStatus, LUA_JOB_STATUS, luaStatusName, type FrontState, type JobStatusName } from '../../dist/src/remote/call-states.js';
-import * as lua from '../../dist/src/remote/lua.js';
-import * as askLua from '../../dist/src/remote/ask-lua.js';
-import * as taskLua from '../../dist/src/remote/task-lua.js';
-import * as taskInputLua from '../../dist/src/remote/task-input-lua.js';
+import { countedAs, JOB_TRANSITIONS, JobStatus, LUA_JOB_STATUS, luaStatusName, type FrontState, type JobStatusName } from '../../dist/src/remote/lua/call-states.js';
+import * as lua from '../../dist/src/remote/lua/job-lua.js';
+import * as askLua from '../../dist/src/remote/lua/ask-lua.js';
+import * as taskLua from '../../dist/src/remote/lua/task-lua.js';
+import * as taskInputLua from '../../dist/src/remote/lua/task-input-lua.js';
 
 const SCRIPTS: Record<string, string> = { ...lua, ...askLua, ...taskLua, ...taskInputLua };
 const STATES = Object.keys(JobStatus) as JobStatusName[];

@@ -13,13 +13,13 @@
  * are checked against `SharedTaskInputs` where the command line plugs it in.
  */
 import type { Redis } from 'ioredis';
-import type { ClientRequestMethod } from '../stages/tool.js';
-import { parseSigned, signed, type ClusterKey } from './cluster-key.js';
-import type { JobStates } from './job-states.js';
-import { taskJobId } from './keys.js';
-import { defineScripts, type ScriptCaller } from './scripts.js';
+import type { ClientRequestMethod } from '../../stages/tool.js';
+import { parseSigned, signed, type ClusterKey } from '../config/cluster-key.js';
+import type { JobStates } from '../lua/job-states.js';
+import { taskJobId } from '../keys.js';
+import { defineScripts, type ScriptCaller } from '../lua/scripts.js';
 import { taskWithStatus } from './task-store.js';
-import { INPUT_ASK, INPUT_CLAIM, INPUT_DUE, INPUT_EXPIRE, INPUT_WITHDRAW } from './task-input-lua.js';
+import { INPUT_ASK, INPUT_CLAIM, INPUT_DUE, INPUT_EXPIRE, INPUT_WITHDRAW } from '../lua/task-input-lua.js';
 
 /** One outstanding question as read from Redis (verified). */
 export interface StoredQuestion {

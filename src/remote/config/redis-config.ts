@@ -5,7 +5,7 @@
  * Every connection of a front end or host is built from one of these.
  */
 import { readFileSync } from 'node:fs';
-import { RedisConfigError } from '../errors.js';
+import { RedisConfigError } from '../../errors.js';
 import { sentinelConfig, type SentinelOptions, type SentinelSource } from './sentinel-config.js';
 
 /** The environment variable a Redis URL may come from (keeps the password out of argv, hence out of `ps`). */

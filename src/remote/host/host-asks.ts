@@ -21,13 +21,13 @@
  * call stops there (a cancel, --input-wait-ms for a parked 2026 call).
  */
 import { randomBytes } from 'node:crypto';
-import type { ClientRequestHandler } from '../backend/backend.js';
-import { abortableAsk, type AnswerAsk, type RefuseAsk } from '../asks/questions.js';
-import type { ClusterKey } from './cluster-key.js';
+import type { ClientRequestHandler } from '../../backend/backend.js';
+import { abortableAsk, type AnswerAsk, type RefuseAsk } from '../../asks/questions.js';
+import type { ClusterKey } from '../config/cluster-key.js';
 import type { HostJob } from './host-job.js';
-import type { JobStates } from './job-states.js';
-import { taskOfJob } from './keys.js';
-import { parseHostReply, type FrontMessage, type HostReply } from './messages.js';
+import type { JobStates } from '../lua/job-states.js';
+import { taskOfJob } from '../keys.js';
+import { parseHostReply, type FrontMessage, type HostReply } from '../messages.js';
 
 interface Pending {
   readonly answer: AnswerAsk;

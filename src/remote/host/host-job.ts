@@ -15,7 +15,7 @@
  * returns into `stopping`, not `running`, so a cancel that won in Redis
  * before or during the take stops the job before it runs.
  */
-import type { CallHandle, JobOutcome } from '../backend/backend.js';
+import type { CallHandle, JobOutcome } from '../../backend/backend.js';
 
 /** Where a host's job is. */
 export type HostJobState =

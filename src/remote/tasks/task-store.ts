@@ -4,7 +4,7 @@
  * connection, its steps the scripts of task-lua.ts. Any front end reads,
  * lists and cancels any task of the caller, and a task outlives the front
  * end that created it: its job keeps running on its host, and the outcome
- * the host leaves in the task record (RESPOND, lua.ts) is turned into the
+ * the host leaves in the task record (RESPOND, job-lua.ts) is turned into the
  * task's terminal status by whichever front end reads it first. One winner
  * throughout: the job's state hash decides a cancel against the host's
  * respond; the record's first settle stays.
@@ -16,15 +16,15 @@
 import type { CallToolResult, Task } from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { CancelResult, JobOutcome } from '../backend/backend.js';
-import { InvalidCursorError, TaskLimitError } from '../errors.js';
-import type { ClusterKey } from './cluster-key.js';
-import type { JobStates } from './job-states.js';
-import { taskJobId } from './keys.js';
-import { parseFrontMessage } from './messages.js';
-import { defineScripts, type ScriptCaller } from './scripts.js';
-import { JobStatus } from './call-states.js';
-import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_MARK, TASK_SETTLE } from './task-lua.js';
+import type { CancelResult, JobOutcome } from '../../backend/backend.js';
+import { InvalidCursorError, TaskLimitError } from '../../errors.js';
+import type { ClusterKey } from '../config/cluster-key.js';
+import type { JobStates } from '../lua/job-states.js';
+import { taskJobId } from '../keys.js';
+import { parseFrontMessage } from '../messages.js';
+import { defineScripts, type ScriptCaller } from '../lua/scripts.js';
+import { JobStatus } from '../lua/call-states.js';
+import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_MARK, TASK_SETTLE } from '../lua/task-lua.js';
 
 type Terminal = 'completed' | 'failed' | 'cancelled';
 /** A terminal task's answer (the `TaskAnswer` of src/tasks/store.ts). */

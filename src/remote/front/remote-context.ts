@@ -1,10 +1,10 @@
 /** What a front end's {@link RemoteCall} needs from its backend, and nothing more (kept apart so neither imports the other). */
-import type { BackendStats, FailureCode, StartOptions } from '../backend/backend.js';
-import type { ToolDefinition } from '../stages/tool.js';
-import type { InFlightEntry } from '../wire/registry.js';
-import type { ClusterKey } from './cluster-key.js';
-import type { FrontJobStates } from './job-states.js';
-import type { FrontMessage, RemoteJobData } from './messages.js';
+import type { BackendStats, FailureCode, StartOptions } from '../../backend/backend.js';
+import type { ToolDefinition } from '../../stages/tool.js';
+import type { InFlightEntry } from '../../wire/registry.js';
+import type { ClusterKey } from '../config/cluster-key.js';
+import type { FrontJobStates } from '../lua/job-states.js';
+import type { FrontMessage, RemoteJobData } from '../messages.js';
 
 /** The counters a remote call moves. */
 export type RemoteCounters = Pick<BackendStats, 'completed' | 'failed' | 'timedOut' | 'cancelled' | 'lateCancelsIgnored' | 'reportsReceived' | 'reportsDiscarded'>;

@@ -9,17 +9,17 @@
  * `cancelling`, every other path (Redis stalls, restarts, lost state, lost
  * hosts) ends in `settled{cancelled}`, so nothing is sent by construction.
  */
-import type { CallHandle, CallState, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
-import { checkStart, countSettled, ReportTurn } from '../backend/calls.js';
-import type { InFlightEntry, RequestId } from '../wire/registry.js';
-import { signed } from './cluster-key.js';
+import type { CallHandle, CallState, CancelResult, JobOutcome, StartOptions } from '../../backend/backend.js';
+import { checkStart, countSettled, ReportTurn } from '../../backend/calls.js';
+import type { InFlightEntry, RequestId } from '../../wire/registry.js';
+import { signed } from '../config/cluster-key.js';
 import { FrontAsks, type OpenAsk } from './front-asks.js';
-import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './messages.js';
-import { taskJobId } from './keys.js';
+import { parseFrontMessage, type FrontMessage, type RemoteJobData } from '../messages.js';
+import { taskJobId } from '../keys.js';
 import type { RemoteContext } from './remote-context.js';
-import { JobStatus, type FrontState, type Submission } from './call-states.js';
+import { JobStatus, type FrontState, type Submission } from '../lua/call-states.js';
 
-export type { FrontState } from './call-states.js';
+export type { FrontState } from '../lua/call-states.js';
 
 let sequence = 0;
 /** How long a job's state must be seen without its BullMQ job before the call fails (two looks, not one). */

@@ -3,7 +3,7 @@
  * limits, the first-settle-wins rule and a cancel's decision each hold across
  * front ends. A record (`mcp:<queue>:task:<id>`, see keys.ts) expires with
  * its task's ttl; its job's state hash names it (`t`), and the job's RESPOND
- * (lua.ts) writes the outcome into it (`o`) as the outcome leaves:
+ * (job-lua.ts) writes the outcome into it (`o`) as the outcome leaves:
  *
  * ```
  *   create ──▶ working ──RESPOND (host) writes o──▶ working + o ──settle (any front end)──▶ terminal (a)

@@ -3,7 +3,7 @@
  * hosts has two state machines that meet in Redis:
  *
  * **The job's state in Redis** (field `s` of the job's hash), one Lua script
- * per transition (lua.ts, ask-lua.ts, task-lua.ts, task-input-lua.ts). Redis
+ * per transition (job-lua.ts, ask-lua.ts, task-lua.ts, task-input-lua.ts). Redis
  * runs a script atomically, so each script is the cross-host counterpart of
  * the local state word's compare-and-swap (src/state/job-state.ts): only one
  * transition out of `queued` or `running` can succeed.
@@ -46,7 +46,7 @@
  * `cancelling`, every other path ends in `settled{cancelled}`, so nothing is
  * sent by construction.
  */
-import type { CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
+import type { CancelResult, JobOutcome, StartOptions } from '../../backend/backend.js';
 
 /** Every state of a job in Redis (field `s` of its hash). */
 export const JobStatus = {

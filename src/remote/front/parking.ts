@@ -5,11 +5,11 @@
  * retry on any front end of the queue adopts it with ADOPT (ask-lua.ts),
  * which moves the job's ownership to that front end in the same step.
  */
-import type { CallHandle } from '../backend/backend.js';
-import type { AdoptRefusal, ParkedCall, ParkedQuestion, SharedParking } from '../asks/shared-parking.js';
-import type { ClientRequestMethod } from '../stages/tool.js';
-import { parseSigned, signed, type ClusterKey } from './cluster-key.js';
-import type { JobStates } from './job-states.js';
+import type { CallHandle } from '../../backend/backend.js';
+import type { AdoptRefusal, ParkedCall, ParkedQuestion, SharedParking } from '../../asks/shared-parking.js';
+import type { ClientRequestMethod } from '../../stages/tool.js';
+import { parseSigned, signed, type ClusterKey } from '../config/cluster-key.js';
+import type { JobStates } from '../lua/job-states.js';
 import type { RemoteCall } from './remote-call.js';
 
 /** The record: `j` job, `c` caller, `t` tool, `q` questions (each with the host's ask id `a`), `n` next key. */

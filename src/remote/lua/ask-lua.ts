@@ -3,7 +3,7 @@
  * front-asks.ts). Both directions are kept in the job's hash as well as
  * published, so a message missed while a subscriber reconnects is found
  * later: the ask ({@link ASK}: `q:<ask>`, only while the asking host holds
- * the job) by the front end's probe of its running calls (PROBE in lua.ts
+ * the job) by the front end's probe of its running calls (PROBE in job-lua.ts
  * lists the open ones), the reply ({@link REPLY}: `r:<ask>`) by the host's
  * check. The whole hash goes when the front end retires the job.
  */

@@ -11,8 +11,8 @@
  * Redis after a missed message): it is asked once, and never again once
  * answered or withdrawn.
  */
-import type { ClientRequestHandler } from '../backend/backend.js';
-import type { ClientRequestMethod } from '../stages/tool.js';
+import type { ClientRequestHandler } from '../../backend/backend.js';
+import type { ClientRequestMethod } from '../../stages/tool.js';
 
 /** Sends a reply to ask `a` of the job: the client's result, or an error message. */
 export type SendReply = (a: string, reply: { readonly r: Record<string, unknown> } | { readonly e: string }) => void;

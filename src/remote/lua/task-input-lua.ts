@@ -102,7 +102,7 @@ return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(AR
  * and against CLAIM: a question answered first is not there to expire, one
  * expired first is not there to answer), and its questions go. With
  * questions still outstanding on the owner's live task, the job's state
- * decides as CANCEL (lua.ts) does: queued|running → cancelled (a running
+ * decides as CANCEL (job-lua.ts) does: queued|running → cancelled (a running
  * job's host hears it on the cancel channel), and in the same step the task
  * is settled `cancelled` (TASK_SETTLE's fields), so whichever front end
  * reads it next finds it final. Returns 'won', or '' (nothing to expire, or

@@ -1,12 +1,12 @@
 /**
- * Typed calls of the per-job Lua scripts (see lua.ts) on one ioredis
+ * Typed calls of the per-job Lua scripts (see job-lua.ts) on one ioredis
  * connection. Calls on one connection run in order, so a host's progress
  * reports always reach the front end before its outcome.
  */
 import type { Redis } from 'ioredis';
-import { RemoteKeys } from './keys.js';
+import { RemoteKeys } from '../keys.js';
 import { ADOPT, ASK, REPLY, STRANDED, WITHDRAW } from './ask-lua.js';
-import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './lua.js';
+import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './job-lua.js';
 import { defineScripts, type ScriptCaller } from './scripts.js';
 import { JobStatus, type JobStatusName } from './call-states.js';
 
@@ -66,7 +66,7 @@ export class JobStates {
     this.call = defineScripts(redis, SCRIPTS);
   }
 
-  /** A new job, queued, owned by a front end; a task's job names its task (see CREATE in lua.ts). */
+  /** A new job, queued, owned by a front end; a task's job names its task (see CREATE in job-lua.ts). */
   async create(jobId: string, frontId: string, taskId?: string): Promise<void> {
     await this.call('mcpCreate', this.keys.job(jobId), this.keys.front(frontId), frontId, JOB_STATE_TTL_MS, taskId === undefined ? '' : this.keys.task(taskId));
   }

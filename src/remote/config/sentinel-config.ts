@@ -6,7 +6,7 @@
  * write is answered READONLY) asks again and reconnects.
  */
 import { readFileSync } from 'node:fs';
-import { RedisConfigError } from '../errors.js';
+import { RedisConfigError } from '../../errors.js';
 
 /** The environment variable the sentinels' password may come from (keeps it out of argv, hence out of `ps`). */
 export const SENTINEL_PASSWORD_ENV = 'MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD';

@@ -8,7 +8,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { RedisConfigError } from '../errors.js';
+import { RedisConfigError } from '../../errors.js';
 
 /** Fewer bytes than this is a password, not a key. */
 const MIN_KEY_BYTES = 32;
