@@ -4,7 +4,7 @@
  * job to, and guards them by the table's `from` states; plus the front end's gauges derived from its call states.
  */
 import { describe, expect, it } from 'vitest';
-import { countedAs, JOB_TRANSITIONS, JobStatus, LUA_JOB_STATUS, luaStatusName, type FrontState, type JobStatusName } from '../../dist/src/remote/lua/call-states.js';
+import { callStateOf, countedAs, JOB_TRANSITIONS, JobStatus, LUA_JOB_STATUS, luaStatusName, type FrontState, type JobStatusName } from '../../dist/src/remote/lua/call-states.js';
 import * as lua from '../../dist/src/remote/lua/job-lua.js';
 import * as askLua from '../../dist/src/remote/lua/ask-lua.js';
 import * as taskLua from '../../dist/src/remote/lua/task-lua.js';
@@ -73,5 +73,16 @@ describe('the front end’s call states', () => {
       [{ kind: 'settled', outcome: { kind: 'cancelled', from: 'running', hardKilled: false } }, undefined],
     ];
     for (const [state, counted] of cases) expect(countedAs(state), state.kind).toBe(counted);
+  });
+
+  it('mean to the server: queued until a host runs it, cancelling while Redis decides, then the outcome', () => {
+    const job = { jobId: 'j', options: { tool: 't', args: {} }, inRedis: Promise.resolve(true) };
+    const decision = Promise.resolve('too-late' as const);
+    expect(callStateOf({ kind: 'reserved' })).toBe('queued');
+    expect(callStateOf({ kind: 'submitting', job })).toBe('queued');
+    expect(callStateOf({ kind: 'queued', job })).toBe('queued');
+    expect(callStateOf({ kind: 'running', job, host: 'h' })).toBe('running');
+    expect(callStateOf({ kind: 'cancelling', job, from: 'running', decision })).toBe('cancelling');
+    expect(callStateOf({ kind: 'settled', outcome: { kind: 'timedOut', timeoutMs: 5, hardKilled: false } })).toBe('timedOut');
   });
 });

@@ -17,7 +17,7 @@ import { FrontAsks, type OpenAsk } from './front-asks.js';
 import { parseFrontMessage, type FrontMessage, type RemoteJobData } from '../messages.js';
 import { taskJobId } from '../keys.js';
 import type { RemoteContext } from './remote-context.js';
-import { JobStatus, type FrontState, type Submission } from '../lua/call-states.js';
+import { callStateOf, JobStatus, type FrontState, type Submission } from '../lua/call-states.js';
 
 export type { FrontState } from '../lua/call-states.js';
 
@@ -50,19 +50,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
 
   /** {@link CallHandle.state}. */
   get state(): CallState {
-    const s = this.current;
-    switch (s.kind) {
-      case 'reserved':
-      case 'submitting':
-      case 'queued':
-        return 'queued';
-      case 'running':
-        return 'running';
-      case 'cancelling':
-        return 'cancelling';
-      case 'settled':
-        return s.outcome.kind;
-    }
+    return callStateOf(this.current);
   }
 
   /** The BullMQ job id, once started. */

@@ -46,7 +46,7 @@
  * `cancelling`, every other path ends in `settled{cancelled}`, so nothing is
  * sent by construction.
  */
-import type { CancelResult, JobOutcome, StartOptions } from '../../backend/backend.js';
+import type { CallState, CancelResult, JobOutcome, StartOptions } from '../../backend/backend.js';
 
 /** Every state of a job in Redis (field `s` of its hash). */
 export const JobStatus = {
@@ -121,18 +121,26 @@ export type FrontState =
 /** A front state's name. */
 export type FrontStateName = FrontState['kind'];
 
-/** How a front state counts in the backend's gauges: waiting for a host, on one, or neither. */
-export function countedAs(state: FrontState): 'queued' | 'running' | undefined {
+/** What a front state means to the server ({@link CallState}: `CallHandle.state`). */
+export function callStateOf(state: FrontState): CallState {
   switch (state.kind) {
+    case 'reserved':
     case 'submitting':
     case 'queued':
       return 'queued';
     case 'running':
       return 'running';
     case 'cancelling':
-      return state.from;
-    case 'reserved':
+      return 'cancelling';
     case 'settled':
-      return undefined;
+      return state.outcome.kind;
   }
+}
+
+/** How a front state counts in the backend's gauges: waiting for a host, on one, or neither (a reservation has no job yet). */
+export function countedAs(state: FrontState): 'queued' | 'running' | undefined {
+  if (state.kind === 'reserved') return undefined;
+  if (state.kind === 'cancelling') return state.from;
+  const s = callStateOf(state);
+  return s === 'queued' || s === 'running' ? s : undefined;
 }
