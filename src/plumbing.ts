@@ -26,7 +26,7 @@ export type { JobStateName, JobStateCode } from './state/job-state.js';
 // serveStdio / serveHttp / createMcpServer as their `tasks`.
 export { TaskRunner, taskSession } from './tasks/runner.js';
 // The parked 2026 calls of one backend (tools that asked the client): hand one to serveStdio / serveHttp / every guard.
-export { InputWaits, type InputWaitsOptions, type InputWaitStats } from './mrtr/input-waits.js';
+export { InputWaits, type InputWaitsOptions, type InputWaitStats } from './asks/input-waits.js';
 export type { TaskBackend, TaskCall, TaskRunnerOptions, TaskStats, WindowDecision, WindowedCall, WindowHooks } from './tasks/runner.js';
 export { TaskNotFoundError, TaskTerminalError } from './tasks/errors.js';
 export { MemoryTaskStore } from './tasks/memory-store.js';

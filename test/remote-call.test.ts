@@ -1,5 +1,5 @@
 /**
- * Unit tests of the front end's state machine (src/remote/remote-call.ts)
+ * Unit tests of the front end's state machine (src/remote/front/remote-call.ts)
  * against a fake JobStates: every arrow of its diagram, and the rule that
  * once a cancel was asked only the host's outcome (Redis: responding) can be
  * answered. No Redis here; the real scripts are tested in remote-state.test.ts.
@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { CancelResult, JobOutcome, StartOptions } from '../src/backend/backend.js';
-import type { FrontJobStates, ProbeResult, RemoteCancelResult } from '../src/remote/job-states.js';
+import type { FrontJobStates, ProbeResult, RemoteCancelResult } from '../src/remote/lua/job-states.js';
 import type { FrontMessage, RemoteJobData } from '../src/remote/messages.js';
-import { ClusterKey } from '../src/remote/cluster-key.js';
-import { RemoteCall } from '../src/remote/remote-call.js';
-import type { Refusal, RemoteContext } from '../src/remote/remote-context.js';
+import { ClusterKey } from '../src/remote/config/cluster-key.js';
+import { RemoteCall } from '../src/remote/front/remote-call.js';
+import type { Refusal, RemoteContext } from '../src/remote/front/remote-context.js';
 import { defineTool } from '../src/stages/tool.js';
 
 const tool = defineTool({ name: 't', description: 'a test tool', input: z.object({ n: z.number().optional() }), stages: [() => ({ content: [] })] });

@@ -1,7 +1,7 @@
-/** The per-job state machine in Redis (src/remote/lua.ts), against a real redis-server. */
+/** The per-job state machine in Redis (src/remote/lua/job-lua.ts), against a real redis-server. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { JobStates } from '../src/remote/job-states.js';
+import { JobStates } from '../src/remote/lua/job-states.js';
 import { Liveness } from '../src/remote/liveness.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 

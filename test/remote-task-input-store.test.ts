@@ -1,5 +1,5 @@
 /**
- * A 2026 task's questions in Redis (src/remote/task-input-store.ts,
+ * A 2026 task's questions in Redis (src/remote/tasks/task-input-store.ts,
  * task-input-lua.ts) against a real redis-server, two instances standing for
  * two front ends of one queue: the one-winner steps raced many times (two
  * answers; an answer against the expiry), the owner check, a forged question
@@ -8,12 +8,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { ClusterKey } from '../src/remote/cluster-key.js';
-import { JobStates } from '../src/remote/job-states.js';
+import { ClusterKey } from '../src/remote/config/cluster-key.js';
+import { JobStates } from '../src/remote/lua/job-states.js';
 import { taskJobId } from '../src/remote/keys.js';
 import { Liveness } from '../src/remote/liveness.js';
-import { RedisTaskInputs } from '../src/remote/task-input-store.js';
-import { RedisTaskStore } from '../src/remote/task-store.js';
+import { RedisTaskInputs } from '../src/remote/tasks/task-input-store.js';
+import { RedisTaskStore } from '../src/remote/tasks/task-store.js';
 import { cancelledAnswer, taskSettlement } from '../src/tasks/answer.js';
 import { resolveLimits } from '../src/tasks/memory-store.js';
 import { until } from './helpers.js';

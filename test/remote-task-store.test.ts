@@ -1,5 +1,5 @@
 /**
- * The Redis task store (src/remote/task-store.ts, task-lua.ts) and its hooks
+ * The Redis task store (src/remote/tasks/task-store.ts, task-lua.ts) and its hooks
  * in the per-job scripts (lua.ts), against a real redis-server, with two
  * stores standing for two front ends of one queue: the limits, the first
  * settle, a cancel decided on the job's state, a task's job outliving its
@@ -8,10 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { InvalidCursorError, TaskLimitError } from '../src/errors.js';
-import { JobStates } from '../src/remote/job-states.js';
+import { JobStates } from '../src/remote/lua/job-states.js';
 import { taskJobId } from '../src/remote/keys.js';
 import { Liveness } from '../src/remote/liveness.js';
-import { RedisTaskStore } from '../src/remote/task-store.js';
+import { RedisTaskStore } from '../src/remote/tasks/task-store.js';
 import { cancelledAnswer, taskSettlement } from '../src/tasks/answer.js';
 import { CANCELLED_BY_REQUEST as BY_REQUEST } from '../src/tasks/task-jobs.js';
 import { resolveLimits } from '../src/tasks/memory-store.js';

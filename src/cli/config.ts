@@ -8,7 +8,7 @@
  */
 import { Command, type Option } from 'commander';
 import { UsageError } from './usage-error.js';
-import { REDIS_URL_ENV } from '../remote/redis-config.js';
+import { REDIS_URL_ENV } from '../remote/config/redis-config.js';
 
 /** The variable a flag reads: `--spare-threads` → `MCP_CANCEL_POOL_SPARE_THREADS`. */
 export function envName(option: Option): string {

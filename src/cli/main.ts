@@ -11,15 +11,14 @@ import { Executor } from '../executor/executor.js';
 import { newWireStats } from '../server/guard.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
 import { serveStdio } from '../transport/stdio/serve.js';
-import type { InputWaits } from '../mrtr/input-waits.js';
-import { readKeyFile } from '../mrtr/request-state.js';
+import type { InputWaits } from '../asks/input-waits.js';
+import { readKeyFile } from '../asks/request-state.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
 import { checkToolModule } from './tool-modules.js';
-import { DEFAULT_QUEUE } from '../remote/messages.js';
-import { describeBackend, openQueueBackend, redisConfigOf } from './serve-remote.js';
+import { describeBackend, openQueueBackend } from './serve-remote.js';
+import { redisConfigOf, redisOptions, type RedisFlags } from './redis-flags.js';
 import { serveInputWaits, serveTasks } from './serve-tasks.js';
-import { SENTINEL_NAME_HELP, SENTINEL_PASSWORD_HELP, SENTINELS_HELP } from './sentinel-help.js';
 import { UsageError } from './usage-error.js';
 import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
 import { poolOptions } from './pool-options.js';
@@ -53,7 +52,7 @@ function sessionPrefix(value: string): string {
   return value;
 }
 
-interface ServeFlags {
+interface ServeFlags extends RedisFlags {
   transport: 'stdio' | 'http';
   threads?: number;
   spareThreads: number;
@@ -84,14 +83,6 @@ interface ServeFlags {
   inputWaitMs: number;
   mrtrKeyFile?: string;
   taskAfterMs: number;
-  redis?: string;
-  redisUrlFile?: string;
-  redisCaFile?: string;
-  redisSentinels?: string;
-  redisSentinelName?: string;
-  redisSentinelPasswordFile?: string;
-  clusterKeyFile?: string;
-  queue: string;
   toolPriority: ToolPriority;
   healthPort?: number;
   healthHost: string;
@@ -105,7 +96,7 @@ const program = new EnvCommand()
   .description('An MCP server that runs CPU-heavy tools on a worker pool, with cancellation that stops the work and never answers a cancelled call.')
   .version(version);
 
-program
+const serve = program
   .command('serve')
   .description('Run the MCP server (stdio by default).')
   .addOption(new Option('--transport <kind>', 'stdio or http (Streamable HTTP at /mcp)').choices(['stdio', 'http']).default('stdio'))
@@ -139,14 +130,6 @@ program
   .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry (a task for its tasks/update), then is cancelled', int(1), DEFAULTS.inputWaitMs)
   .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
   .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
-  .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
-  .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
-  .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
-  .option('--redis-sentinels <host:port,...>', SENTINELS_HELP)
-  .option('--redis-sentinel-name <name>', SENTINEL_NAME_HELP)
-  .option('--redis-sentinel-password-file <path>', SENTINEL_PASSWORD_HELP)
-  .option('--queue <name>', 'with --redis: the queue name (the same on the worker hosts)', DEFAULT_QUEUE)
-  .option('--cluster-key-file <path>', 'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")')
   .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)
   .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
   .addOption(new Option('--on-stdin-close <what>', 'stdio: at the end of stdin, cancel the calls in flight, or finish them: answer every request already read (within --drain-timeout-ms), then exit').choices(['cancel', 'finish']).default(DEFAULTS.onStdinClose))
@@ -285,6 +268,10 @@ registerInitTools(program, version);
 (await import('./probe.js')).registerProbe(program);
 (await import('./worker.js')).registerWorker(program);
 listServeOptionsInHelp(program);
+redisOptions(serve, {
+  redis: 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")',
+  queue: 'with --redis: the queue name (the same on the worker hosts)',
+});
 program.hook('preAction', (_program, command) => refuseInapplicable(command));
 
 // Start-up errors end in one line and exit 1: what went wrong and what to do, never a stack into our code.

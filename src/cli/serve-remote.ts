@@ -3,25 +3,16 @@ import { resolve } from 'node:path';
 import type { CallBackend } from '../backend/backend.js';
 import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
-import { ClusterKey } from '../remote/cluster-key.js';
-import type { QueueBackend } from '../remote/queue-backend.js';
-import { REDIS_URL_ENV, redisConfig, type RedisConfig } from '../remote/redis-config.js';
+import { ClusterKey } from '../remote/config/cluster-key.js';
+import type { QueueBackend } from '../remote/front/queue-backend.js';
 import { taskSettlement } from '../tasks/answer.js';
 import { resolveLimits } from '../tasks/memory-store.js';
 import type { TaskLimits, TaskStore } from '../tasks/store.js';
-import type { SentinelSource } from '../remote/sentinel-config.js';
 import { UsageError } from './usage-error.js';
+import { redisUrlOf, sentinelOf, type RedisFlags } from './redis-flags.js';
 
 /** The flags the backend choice reads. */
-export interface BackendFlags {
-  redis?: string;
-  redisUrlFile?: string;
-  redisCaFile?: string;
-  redisSentinels?: string;
-  redisSentinelName?: string;
-  redisSentinelPasswordFile?: string;
-  clusterKeyFile?: string;
-  queue: string;
+export interface BackendFlags extends RedisFlags {
   queueLimit?: number;
   tools: string[];
   builtins: boolean;
@@ -29,45 +20,6 @@ export interface BackendFlags {
 
 /** How long `serve` waits for Redis at start before it serves anyway (calls then fail with a clear error until Redis is back). */
 export const REDIS_START_WAIT_MS = 10_000;
-
-/** The flags that say where Redis is. */
-export type RedisFlags = Pick<BackendFlags, 'redis' | 'redisUrlFile' | 'redisCaFile' | 'redisSentinels' | 'redisSentinelName' | 'redisSentinelPasswordFile'>;
-
-/** The Sentinel settings the flags give, if `--redis-sentinels` (or its variable) is there. */
-export function sentinelOf(flags: RedisFlags): Omit<SentinelSource, 'env'> | undefined {
-  if (flags.redisSentinels === undefined) return undefined;
-  return {
-    sentinels: flags.redisSentinels,
-    ...(flags.redisSentinelName !== undefined && { name: flags.redisSentinelName }),
-    ...(flags.redisSentinelPasswordFile !== undefined && { passwordFile: flags.redisSentinelPasswordFile }),
-  };
-}
-
-/**
- * The Redis URL of `serve` or `worker`: `--redis`, else `--redis-url-file`,
- * else {@link REDIS_URL_ENV}; undefined if none. A URL that cannot be used
- * is refused with one line (a {@link UsageError}) that names no secret.
- */
-export function redisUrlOf(flags: RedisFlags): string | undefined {
-  return redisConfigOf(flags)?.url;
-}
-
-/** The checked Redis location the flags (or the environment) give, or undefined for none; a bad one is a usage error. */
-export function redisConfigOf(flags: RedisFlags): RedisConfig | undefined {
-  const sentinel = sentinelOf(flags);
-  if (flags.redis === undefined && flags.redisUrlFile === undefined && !process.env[REDIS_URL_ENV] && sentinel === undefined) return undefined;
-  try {
-    return redisConfig({
-      ...(flags.redis !== undefined && { url: flags.redis }),
-      ...(flags.redisUrlFile !== undefined && { urlFile: flags.redisUrlFile }),
-      ...(flags.redisCaFile !== undefined && { caFile: flags.redisCaFile }),
-      ...(sentinel && { sentinel }),
-    });
-  } catch (error) {
-    if (error instanceof RedisConfigError) throw new UsageError(error.message);
-    throw error;
-  }
-}
 
 /**
  * The queue backend, or undefined without a Redis URL (the local pool stays
@@ -85,7 +37,7 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
     throw new UsageError((error as Error).message);
   }
   // BullMQ (and ioredis) load only for a front end on Redis: the local pool's start-up does not pay for them.
-  const { QueueBackend } = await import('../remote/queue-backend.js');
+  const { QueueBackend } = await import('../remote/front/queue-backend.js');
   const backend = await QueueBackend.create({
     redisUrl,
     ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),

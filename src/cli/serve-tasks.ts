@@ -5,10 +5,10 @@
  */
 import type { CallBackend } from '../backend/backend.js';
 // A type only: a value import would load BullMQ and ioredis into every server, Redis or not (serve-remote.ts).
-import type { QueueBackend } from '../remote/queue-backend.js';
+import type { QueueBackend } from '../remote/front/queue-backend.js';
 import { STDIO_SESSION } from '../transport/stdio/serve.js';
 import { TaskRunner, type TaskBackend } from '../tasks/runner.js';
-import { InputWaits } from '../mrtr/input-waits.js';
+import { InputWaits } from '../asks/input-waits.js';
 import { queueTaskStore } from './serve-remote.js';
 
 /** The `serve` flags the task runner takes. */

@@ -7,28 +7,18 @@ import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { DEFAULTS } from '../defaults.js';
 import { RedisAuthError, RedisConfigError } from '../errors.js';
-import { ClusterKey } from '../remote/cluster-key.js';
-import { DEFAULT_QUEUE } from '../remote/messages.js';
-import { REDIS_URL_ENV } from '../remote/redis-config.js';
-import type { WorkerHost } from '../remote/worker-host.js';
+import { ClusterKey } from '../remote/config/cluster-key.js';
+import { REDIS_URL_ENV } from '../remote/config/redis-config.js';
+import type { WorkerHost } from '../remote/host/worker-host.js';
 import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
-import { redisConfigOf, redisUrlOf, sentinelOf } from './serve-remote.js';
-import { SENTINEL_NAME_HELP, SENTINEL_PASSWORD_HELP, SENTINELS_HELP } from './sentinel-help.js';
+import { redisConfigOf, redisOptions, redisUrlOf, sentinelOf, type RedisFlags } from './redis-flags.js';
 import { UsageError } from './usage-error.js';
 import { RedisProbe, workerHostOps } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
 import { hostArg } from './config.js';
 
-interface WorkerFlags extends PoolFlags {
-  redis?: string;
-  redisUrlFile?: string;
-  redisCaFile?: string;
-  redisSentinels?: string;
-  redisSentinelName?: string;
-  redisSentinelPasswordFile?: string;
-  clusterKeyFile?: string;
-  queue: string;
+interface WorkerFlags extends PoolFlags, RedisFlags {
   drainTimeoutMs: number;
   healthPort?: number;
   healthHost: string;
@@ -52,18 +42,10 @@ function log(message: string): void {
 
 /** Adds the `worker` command. */
 export function registerWorker(program: Command): void {
-  program
+  const worker = program
     .command('worker')
     .description('Run a worker host: take tool calls from a Redis queue shared with `serve --redis` front ends (see README "Many hosts").')
-    .option('--redis <url>', 'Redis to take jobs from, e.g. redis://127.0.0.1:6379 (rediss:// for TLS)')
-    .option('--redis-url-file <path>', `like --redis, the URL read from this file (keeps a password out of argv; or set ${REDIS_URL_ENV})`)
-    .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
-    .option('--redis-sentinels <host:port,...>', SENTINELS_HELP)
-    .option('--redis-sentinel-name <name>', SENTINEL_NAME_HELP)
-    .option('--redis-sentinel-password-file <path>', SENTINEL_PASSWORD_HELP)
     .option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may finish; then they are stopped and handed back to other hosts (see README "Many hosts")', (v: string) => (v === '0' ? 0 : positiveInt(v)), DEFAULTS.hostDrainTimeoutMs)
-    .option('--queue <name>', 'queue name (the same on the front ends)', DEFAULT_QUEUE)
-    .option('--cluster-key-file <path>', 'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")')
     .option('--threads <n>', 'worker threads, also the jobs this host runs at once (default: available CPUs)', positiveInt)
     .option('--spare-threads <n>', 'warm standby threads (see serve --spare-threads)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1)
     .option('--tools <module>', 'load tools from this module (repeatable); the same modules as the front ends', (v: string, acc: string[]) => [...acc, v], [] as string[])
@@ -87,7 +69,7 @@ export function registerWorker(program: Command): void {
       let host: WorkerHost;
       try {
         // Loaded here, not at the CLI's start: every `serve` registers this command and must not load BullMQ for it.
-        const { WorkerHost } = await import('../remote/worker-host.js');
+        const { WorkerHost } = await import('../remote/host/worker-host.js');
         host = await WorkerHost.start({
           redisUrl,
           ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),
@@ -126,4 +108,5 @@ export function registerWorker(program: Command): void {
         });
       }
     });
+  redisOptions(worker, { redis: 'Redis to take jobs from, e.g. redis://127.0.0.1:6379 (rediss:// for TLS)', queue: 'queue name (the same on the front ends)' });
 }

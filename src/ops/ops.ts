@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { BackendStats } from '../backend/backend.js';
-import type { RedisConfig } from '../remote/redis-config.js';
+import type { RedisConfig } from '../remote/config/redis-config.js';
 import type { WireStats } from '../server/guard.js';
 import type { TaskStats } from '../tasks/runner.js';
 import { healthHandler, type HealthHandler, type Readiness } from './health.js';

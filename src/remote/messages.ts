@@ -2,7 +2,7 @@
 import type { JobOutcome, LogEntry, ProgressReport } from '../backend/backend.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
-import { verified, type ClusterKey } from './cluster-key.js';
+import { jsonObject, verified, type ClusterKey } from './config/cluster-key.js';
 
 /** The default queue name of `serve --redis` and `worker`. */
 export const DEFAULT_QUEUE = 'mcp-cancel-pool';
@@ -48,14 +48,8 @@ export type FrontMessage =
  * (`m`), which a front end believes only once the job's hash says so.
  */
 export function parseFrontMessage(text: string, key?: ClusterKey): FrontMessage | undefined {
-  let m: Partial<FrontMessage> & { m?: string };
-  try {
-    m = JSON.parse(text) as Partial<FrontMessage>;
-  } catch {
-    return undefined;
-  }
-  // JSON.parse('null') is null: anyone who can publish to the channel could otherwise throw here.
-  if (m === null || typeof m !== 'object' || typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's' || m.t === 'q' || m.t === 'x' || m.t === 'm')) return undefined;
+  const m = jsonObject(text) as (Partial<FrontMessage> & { m?: string }) | undefined;
+  if (m === undefined || typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's' || m.t === 'q' || m.t === 'x' || m.t === 'm')) return undefined;
   if ((m.t === 'q' || m.t === 'x') && typeof m.a !== 'string') return undefined;
   if (m.t === 'r' || m.t === 'm') return m as FrontMessage; // from a script, unsigned; 'm' is checked against the job's owner
   return verified(key, 'message', m.j, m as FrontMessage);
@@ -66,13 +60,8 @@ export type HostReply = { readonly j: string; readonly a: string } & ({ readonly
 
 /** Parses a reply; undefined if it is not one; `unverified` if, with a cluster key, it does not verify (forged or altered). */
 export function parseHostReply(text: string, key?: ClusterKey): HostReply | 'unverified' | undefined {
-  let m: Partial<{ j: unknown; a: unknown; r: unknown; e: unknown; m: unknown }>;
-  try {
-    m = JSON.parse(text) as typeof m;
-  } catch {
-    return undefined;
-  }
-  if (m === null || typeof m !== 'object' || typeof m.j !== 'string' || typeof m.a !== 'string') return undefined;
+  const m = jsonObject(text) as Partial<{ j: unknown; a: unknown; r: unknown; e: unknown; m: unknown }> | undefined;
+  if (m === undefined || typeof m.j !== 'string' || typeof m.a !== 'string') return undefined;
   const hasResult = typeof m.r === 'object' && m.r !== null && !Array.isArray(m.r);
   if (!hasResult && typeof m.e !== 'string') return undefined;
   return verified(key, 'reply', m.j, m as HostReply) ?? 'unverified';

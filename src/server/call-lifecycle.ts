@@ -5,7 +5,7 @@
  */
 import type { CallHandle } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
-import type { InputWaits } from '../mrtr/input-waits.js';
+import type { InputWaits } from '../asks/input-waits.js';
 
 /** What the transport needs to hear about a call's end. */
 export interface ToolCallHooks {
@@ -46,7 +46,7 @@ export interface ToolCallOptions {
    * @default the session
    */
   readonly caller?: string;
-  /** The backend's parked 2026 calls, shared by every connection of that backend (src/mrtr/input-waits.ts). */
+  /** The backend's parked 2026 calls, shared by every connection of that backend (src/asks/input-waits.ts). */
   readonly inputWaits: InputWaits;
   /**
    * Whether the SDK aborting `ctx.mcpReq.signal` may mean the client left (a closed 2026 HTTP stream); not over stdio,

@@ -6,11 +6,12 @@
  */
 import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
-import { InputCall } from '../mrtr/input-call.js';
-import type { InputWaits, PendingClaim } from '../mrtr/input-waits.js';
-import { admitRetry, capabilitiesOf } from '../mrtr/retry.js';
+import { InputCall } from '../asks/input-call.js';
+import type { InputWaits, PendingClaim } from '../asks/input-waits.js';
+import { admitRetry, capabilitiesOf } from '../asks/retry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import type { RequestId } from '../wire/registry.js';
+import { startOptions } from './call-options.js';
 import { NOT_A_CALL, type Admission, type CallTable } from './call-lifecycle.js';
 import { MISSING_CLIENT_CAPABILITY, wireError } from './wire-errors.js';
 
@@ -61,13 +62,14 @@ export class CallRounds {
   }
 
   /**
-   * One round (src/mrtr/input-call.ts): a retry hands the job its answers and
+   * One round (src/asks/input-call.ts): a retry hands the job its answers and
    * resumes it; the round ends with the job's outcome, or with
    * `input_required` once the job asks. Then this request's id no longer
    * leads to the call: the retry's id will.
    */
   async serve(id: RequestId, call: CallHandle, request: CallToolRequest, ctx: ServerContext, logLevel: () => LoggingLevel | undefined): Promise<RoundAnswer> {
-    const exchange = { request, ctx, capabilities: capabilitiesOf(ctx), logLevel };
+    // Reports go to this request's stream, at the level it asks for (2026: per request).
+    const exchange = { options: startOptions(request, ctx, logLevel, true), capabilities: capabilitiesOf(ctx) };
     const resume = this.resumes.get(id);
     let input: InputCall | undefined;
     if (resume) {

@@ -29,8 +29,9 @@ import { asError, cancelledRequestId, cancelReason, isNotification, isRequest, i
 import { TransportWrapper } from '../wire/transport-wrapper.js';
 import type { CallBackend } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
-import { ToolCalls, type ToolCallHooks } from './tool-calls.js';
-import { InputWaits } from '../mrtr/input-waits.js';
+import { ToolCalls } from './tool-calls.js';
+import type { ToolCallHooks } from './call-lifecycle.js';
+import { InputWaits } from '../asks/input-waits.js';
 import { OutboundLedger } from '../wire/outbound-ledger.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 
@@ -73,7 +74,7 @@ export interface GuardOptions {
    */
   readonly caller?: string;
   /**
-   * The backend's parked 2026 calls (src/mrtr/input-waits.ts): pass the one every guard of the backend shares.
+   * The backend's parked 2026 calls (src/asks/input-waits.ts): pass the one every guard of the backend shares.
    * @default a registry of this guard's own (fits a single connection)
    */
   readonly inputWaits?: InputWaits;

@@ -11,13 +11,13 @@ import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
 import { callAsTask, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
 import { TaskRunner, type TaskStats } from '../tasks/runner.js';
-import type { InputWaits, InputWaitStats } from '../mrtr/input-waits.js';
+import type { InputWaits, InputWaitStats } from '../asks/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
 import { invalidParams, wireError } from './wire-errors.js';
 import { envelopeOf } from './request-envelope.js';
 import { routeRequestsDirectly } from './request-route.js';
 import { plainlyValidResult } from './result-shape.js';
-import { capabilitiesOf } from '../mrtr/retry.js';
+import { capabilitiesOf } from '../asks/retry.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
 export { SERVER_BUSY } from './wire-errors.js';

@@ -21,27 +21,23 @@
  *   entry can be forgotten ({@link ToolCalls.settleAfterHandler}).
  */
 import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
-import type { CallBackend, CallHandle } from '../backend/backend.js';
+import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
 import { mayBecomeTask } from '../tasks/task-support.js';
-import type { InputWaits } from '../mrtr/input-waits.js';
-import { isModernParams } from '../mrtr/retry.js';
+import type { InputWaits } from '../asks/input-waits.js';
+import { isModernParams } from '../asks/retry.js';
 import { DuplicateRequestError } from '../errors.js';
 import type { RequestId } from '../wire/registry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 import { cancelledNotification } from '../wire/jsonrpc.js';
-import { callParamsProblem } from './call-params.js';
+import { describeIssues } from '../issues.js';
+import { CallToolRequestParamsSchema } from '@modelcontextprotocol/core';
 import { startOptions } from './call-options.js';
-import { resultOf } from './call-result.js';
 import { NOT_A_CALL, type Admission, type CallTable, type LifecycleCounters, type ToolCallHooks, type ToolCallOptions } from './call-lifecycle.js';
 import { CallRounds, type RoundAnswer } from './call-rounds.js';
 import { envelopeOf } from './request-envelope.js';
 import { WindowedCalls, type TaskWindow, type WindowAnswer } from './windowed-calls.js';
-import { wireError, SERVER_BUSY } from './wire-errors.js';
+import { serverBusy, wireError } from './wire-errors.js';
 
-export { SERVER_BUSY };
-export { resultOf } from './call-result.js';
-export type { Admission, LifecycleCounters, ToolCallHooks, ToolCallOptions } from './call-lifecycle.js';
-export type { TaskWindow } from './windowed-calls.js';
 
 /** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
 class CancelledCall extends Error {}
@@ -291,4 +287,51 @@ export class ToolCalls {
       if (call.state === 'cancelled') this.hooks.cancelled?.(id);
     }
   };
+}
+
+/** The answer a plain tool call's outcome owes on the wire: a result, a tool error, or a JSON-RPC error (never called for a cancelled one). */
+function resultOf(tool: string, outcome: Exclude<JobOutcome, { kind: 'cancelled' }>): CallToolResult {
+  switch (outcome.kind) {
+    case 'completed':
+      return outcome.result;
+    case 'timedOut':
+      return errorResult(`tool '${tool}' timed out after ${outcome.timeoutMs} ms and was stopped`);
+    case 'failed':
+      if (outcome.code === 'unknown_tool') throw wireError(ErrorCode.InvalidParams, outcome.message);
+      if (outcome.code === 'queue_full') throw serverBusy(outcome.message);
+      return errorResult(outcome.message);
+  }
+}
+
+function errorResult(text: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text }] };
+}
+
+// ---- tools/call params checked at the door ----------------------------------
+// The SDK validates them inside its request handler wrapper, where a failure becomes -32603 with zod's JSON dump as
+// the message; checked first here, it is -32602 in words.
+
+/** Why these params would fail the SDK's `tools/call` schema, or undefined if they pass. */
+function callParamsProblem(params: unknown): string | undefined {
+  if (plainlyValid(params)) return undefined; // the common case costs no schema parse
+  const parsed = CallToolRequestParamsSchema.safeParse(params);
+  return parsed.success ? undefined : `invalid tools/call params: ${describeIssues(parsed.error)}`;
+}
+
+/**
+ * The schema's checks on what a client controls, by hand: `name` a string,
+ * `arguments` absent or an object, `task` absent or an object with a
+ * numeric `ttl`. `_meta` was checked with the envelope by the transport.
+ * A false here only sends the params to the real schema.
+ */
+function plainlyValid(params: unknown): boolean {
+  if (!isObject(params)) return false;
+  const { name, arguments: args, task } = params as { name?: unknown; arguments?: unknown; task?: unknown };
+  if (typeof name !== 'string' || (args !== undefined && !isObject(args))) return false;
+  if (task === undefined) return true;
+  return isObject(task) && ((task as { ttl?: unknown }).ttl === undefined || typeof (task as { ttl?: unknown }).ttl === 'number');
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,6 +1,6 @@
 /**
  * 2026 tasks that ask the client, when the tasks live in a store shared by
- * several front ends (`serve --redis`: remote/task-input-store.ts). The same
+ * several front ends (`serve --redis`: remote/tasks/task-input-store.ts). The same
  * face as ./task-inputs.ts (`inputRequests` in `tasks/get`, `tasks/update`
  * answers, --input-wait-ms, a cancel rejects the questions), but the
  * questions are kept in the shared store, not in this process:
@@ -23,8 +23,8 @@
  * here a task waits in the store, not on one front end.
  */
 import type { ClientRequestHandler } from '../backend/backend.js';
-import { CAPABILITY, type InputRequest } from '../mrtr/input-call.js';
-import { responsesProblem } from '../mrtr/retry.js';
+import { abortableAsk, CAPABILITY, undeclared, type InputRequest } from '../asks/questions.js';
+import { responsesProblem } from '../asks/retry.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import { cancelledAnswer } from './answer.js';
 import type { TaskCounters } from './counters.js';
@@ -88,29 +88,31 @@ export class SharedInputs {
   /** The job's `ctx.requestClient` for the owner's task (see `TaskInputs.requester`). */
   requester(owner: string, taskId: string, capabilities: Readonly<Record<string, unknown>>): ClientRequestHandler {
     return (method, params, signal, relayId) => {
-      const capability = CAPABILITY[method];
-      if (capabilities[capability] === undefined) {
-        return Promise.reject(new Error(`${method}: the client did not declare the '${capability}' capability in the clientCapabilities of the request that created this task`));
-      }
+      const refused = undeclared(method, capabilities, 'the clientCapabilities of the request that created this task');
+      if (refused) return Promise.reject(refused);
       const stopped = `${method} not needed: the task stopped`;
       if (signal.aborted) return Promise.reject(new Error(stopped));
       if (relayId === undefined) return Promise.reject(new Error(`${method}: this task's question came without the worker host's ask id`));
-      return new Promise((_resolve, reject) => {
-        let kept: { key: string; stored: string } | undefined;
-        const stop = () => {
-          reject(new Error(stopped));
-          if (kept) void this.shared.withdraw(taskId, kept.key, kept.stored).catch(() => undefined);
-        };
-        signal.addEventListener('abort', stop, { once: true });
-        this.shared.ask(owner, taskId, capability, { method, params, relayId }, this.waitMs, WAITING).then(
-          (placed) => {
-            if (!placed) return reject(new Error(stopped));
-            kept = placed;
-            if (signal.aborted) stop();
-          },
-          () => reject(new Error(`${method} was not asked: the shared task store failed`)),
-        );
-      });
+      // Never answered here (the answer goes to the host from whichever front end takes it): only refused or stopped.
+      let kept: { key: string; stored: string } | undefined;
+      const withdraw = () => void (kept && this.shared.withdraw(taskId, kept.key, kept.stored).catch(() => undefined));
+      return abortableAsk(
+        signal,
+        stopped,
+        (_answer, refuse) =>
+          void this.shared.ask(owner, taskId, CAPABILITY[method], { method, params, relayId }, this.waitMs, WAITING).then(
+            (placed) => {
+              if (!placed) return refuse(new Error(stopped));
+              kept = placed;
+              if (signal.aborted) withdraw();
+            },
+            () => refuse(new Error(`${method} was not asked: the shared task store failed`)),
+          ),
+        () => {
+          withdraw();
+          return true;
+        },
+      );
     };
   }
 
@@ -118,7 +120,7 @@ export class SharedInputs {
   async inputRequests(taskId: string): Promise<Record<string, InputRequest> | undefined> {
     const questions = await this.shared.questions(taskId);
     if (questions.length === 0) return undefined;
-    return Object.fromEntries(questions.map((q) => [q.key, { method: q.method, params: q.params }]));
+    return Object.fromEntries(questions.map((q): [string, InputRequest] => [q.key, { method: q.method, params: q.params }]));
   }
 
   /** `tasks/update` (see `TaskInputs.answer`): each answered question is taken once, on whichever front end. */

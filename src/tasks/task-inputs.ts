@@ -16,25 +16,17 @@
  */
 import type { ClientRequestHandler } from '../backend/backend.js';
 import { cancelledAnswer } from './answer.js';
-import { CAPABILITY, type InputRequest } from '../mrtr/input-call.js';
-import { responsesProblem } from '../mrtr/retry.js';
-import { abortableAsk, type AnswerAsk } from '../mrtr/abortable-ask.js';
-import type { ClientRequestMethod } from '../stages/tool.js';
+import { OpenQuestions, undeclared, type InputRequest } from '../asks/questions.js';
+import { responsesProblem } from '../asks/retry.js';
 import type { TaskCounters } from './counters.js';
 import { TaskInputError } from './errors.js';
 import type { TaskJobs } from './task-jobs.js';
 
-interface Ask extends InputRequest {
-  readonly resolve: AnswerAsk;
-}
-
 /** One task that asked the client at least once, until its job ends. */
 interface Asking {
   readonly owner: string;
-  /** Outstanding questions by key. */
-  readonly asks: Map<string, Ask>;
-  /** Keys are never reused over the task's life (the extension's rule): the next one's number. */
-  nextKey: number;
+  /** Outstanding questions by key (never reused over the task's life: the extension's rule). */
+  readonly asks: OpenQuestions;
   /** Runs out --input-wait-ms after the task went `input_required`; cleared once nothing is outstanding. */
   timer: NodeJS.Timeout | undefined;
 }
@@ -57,27 +49,15 @@ export class TaskInputs {
    */
   requester(owner: string, taskId: string, capabilities: Readonly<Record<string, unknown>>): ClientRequestHandler {
     return (method, params, signal) => {
-      const capability = CAPABILITY[method];
-      if (capabilities[capability] === undefined) {
-        return Promise.reject(new Error(`${method}: the client did not declare the '${capability}' capability in the clientCapabilities of the request that created this task`));
-      }
+      const refused = undeclared(method, capabilities, 'the clientCapabilities of the request that created this task');
+      if (refused) return Promise.reject(refused);
       if (signal.aborted) return Promise.reject(new Error(`${method} not needed: the task stopped`));
-      let entry = this.asking.get(taskId);
-      if (!entry) this.asking.set(taskId, (entry = { owner, asks: new Map(), nextKey: 1, timer: undefined }));
-      const asking = entry;
-      const key = `${capability}-${asking.nextKey++}`;
-      const asked = abortableAsk(
-        signal,
-        `${method} not needed: the task stopped`,
-        (resolve) => asking.asks.set(key, { method, params, resolve }),
-        () => {
-          if (!asking.asks.delete(key)) return false;
-          this.changed(taskId, asking);
-          return true;
-        },
-      );
-      this.changed(taskId, asking);
-      return asked;
+      let asking = this.asking.get(taskId);
+      if (!asking) {
+        const entry: Asking = { owner, asks: new OpenQuestions(1, () => this.changed(taskId, entry)), timer: undefined };
+        this.asking.set(taskId, (asking = entry));
+      }
+      return asking.asks.ask(asking.asks.newKey(method), { method, params }, signal, `${method} not needed: the task stopped`);
     };
   }
 
@@ -85,7 +65,7 @@ export class TaskInputs {
   inputRequests(taskId: string): Record<string, InputRequest> | undefined {
     const asking = this.asking.get(taskId);
     if (!asking || asking.asks.size === 0) return undefined;
-    return Object.fromEntries([...asking.asks].map(([key, a]) => [key, { method: a.method, params: a.params }]));
+    return asking.asks.inputRequests();
   }
 
   /**
@@ -99,7 +79,7 @@ export class TaskInputs {
     if (!asking || asking.owner !== owner || asking.asks.size === 0) {
       throw new TaskInputError(`task ${JSON.stringify(taskId)} is not waiting for input (status '${status}'): tasks/update answers the inputRequests of an input_required task`);
     }
-    const pending = new Map<string, ClientRequestMethod>([...asking.asks].map(([key, a]) => [key, a.method]));
+    const pending = asking.asks.pending();
     const matched = Object.keys(responses).filter((key) => pending.has(key));
     // The extension: keys not outstanding are ignored; with none left the update changes nothing (the task keeps
     // waiting, and tasks/get shows what it still asks).
@@ -107,12 +87,7 @@ export class TaskInputs {
     const problem = responsesProblem(pending, responses);
     if (problem !== undefined) throw new TaskInputError(problem);
     this.counters.updated();
-    for (const key of matched) {
-      const ask = asking.asks.get(key)!;
-      asking.asks.delete(key);
-      ask.resolve(responses[key] as Record<string, unknown>);
-    }
-    this.changed(taskId, asking);
+    asking.asks.answer(responses);
   }
 
   /** The task's job ended (any way): nothing of it is asked any more. */

@@ -21,7 +21,7 @@ import type { RequestId } from '../../wire/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../../server/server.js';
 import { errorResponse } from '../../server/wire-errors.js';
 import { TaskRunner } from '../../tasks/runner.js';
-import { InputWaits } from '../../mrtr/input-waits.js';
+import { InputWaits } from '../../asks/input-waits.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { duplicateRequests, malformedMessages } from './door.js';

@@ -11,7 +11,7 @@ import type { CallBackend } from '../../backend/backend.js';
 import { createMcpServer } from '../../server/server.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { TaskRunner } from '../../tasks/runner.js';
-import { InputWaits } from '../../mrtr/input-waits.js';
+import { InputWaits } from '../../asks/input-waits.js';
 import { LineTransport, type LineTransportOptions } from './line-transport.js';
 import { DEFAULTS } from '../../defaults.js';
 

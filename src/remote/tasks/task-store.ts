@@ -1,0 +1,290 @@
+/**
+ * Tasks kept in Redis for every front end of a queue (`serve --redis`): the
+ * `TaskStore` of src/tasks/store.ts, built here on the queue's own Redis
+ * connection, its steps the scripts of task-lua.ts. Any front end reads,
+ * lists and cancels any task of the caller, and a task outlives the front
+ * end that created it: its job keeps running on its host, and the outcome
+ * the host leaves in the task record (RESPOND, job-lua.ts) is turned into the
+ * task's terminal status by whichever front end reads it first. One winner
+ * throughout: the job's state hash decides a cancel against the host's
+ * respond; the record's first settle stays.
+ *
+ * This layer does not see src/tasks/ (the import layers): the types below
+ * are the store's shapes, checked against `TaskStore` where the command line
+ * plugs the store in, and the outcome-to-task rule is handed in.
+ */
+import type { CallToolResult, Task } from '@modelcontextprotocol/server';
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { CancelResult, JobOutcome } from '../../backend/backend.js';
+import { InvalidCursorError, TaskLimitError } from '../../errors.js';
+import type { ClusterKey } from '../config/cluster-key.js';
+import type { JobStates } from '../lua/job-states.js';
+import { taskJobId } from '../keys.js';
+import { parseFrontMessage } from '../messages.js';
+import { defineScripts, type ScriptCaller } from '../lua/scripts.js';
+import { JobStatus } from '../lua/call-states.js';
+import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_MARK, TASK_SETTLE } from '../lua/task-lua.js';
+
+type Terminal = 'completed' | 'failed' | 'cancelled';
+/** A terminal task's answer (the `TaskAnswer` of src/tasks/store.ts). */
+export type StoredAnswer = { readonly kind: 'result'; readonly result: CallToolResult } | { readonly kind: 'error'; readonly code: number; readonly message: string };
+/** A task and, once terminal, its answer. */
+export interface StoredTask {
+  readonly task: Task;
+  readonly answer?: StoredAnswer;
+}
+/** How a job's outcome makes a task terminal (src/tasks/answer.ts has the rule). */
+export interface TaskSettlement {
+  readonly status: Terminal;
+  readonly answer: StoredAnswer;
+  readonly statusMessage?: string;
+}
+
+/** Options for {@link RedisTaskStore}: the limits resolved, and the outcome rule. */
+export interface RedisTaskStoreOptions {
+  readonly maxWorkingTasksPerSession: number;
+  readonly maxWorkingTasks: number;
+  readonly maxTtlMs: number;
+  readonly defaultTtlMs: number;
+  readonly pollIntervalMs: number;
+  readonly pageSize: number;
+  /** The terminal status and answer of a task whose job ended with `outcome`. */
+  readonly settlementOf: (outcome: JobOutcome, tool: string, taskId: string) => TaskSettlement;
+  /**
+   * How often a wait for a task's end (tasks/result, a cancel that lost)
+   * re-reads it: its end may be decided by another front end.
+   * @default 100
+   */
+  readonly waitPollMs?: number;
+}
+
+const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
+
+/**
+ * The task whose record's JSON is `j`, now in `status` (updated now, with
+ * `statusMessage` in place of any it had): its other fields as stored. The
+ * front ends build every status change of a task with it; the Lua scripts only
+ * store what they are given.
+ */
+export function taskWithStatus(j: string, status: Task['status'], statusMessage?: string): Task {
+  const { statusMessage: _previous, ...rest } = JSON.parse(j) as Task;
+  return { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+}
+
+/** The fields of a record read at once (see RemoteKeys.task). */
+const FIELDS = ['w', 'n', 'f', 'j', 'a', 'o'] as const;
+
+/** Tasks in Redis, shared by every front end of the queue; see the module comment. */
+export class RedisTaskStore {
+  /** Tasks created here: their ttl, so the runner's sweep stops their jobs when they expire. */
+  private readonly mine = new Map<string, { readonly owner: string; readonly expiresAt: number; task: Task }>();
+  private readonly call: ScriptCaller<typeof SCRIPTS>;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly states: JobStates,
+    private readonly frontId: string,
+    private readonly clusterKey: ClusterKey | undefined,
+    private readonly options: RedisTaskStoreOptions,
+  ) {
+    this.call = defineScripts(redis, SCRIPTS);
+  }
+
+  private get keys() {
+    return this.states.keys;
+  }
+
+  /** `TaskStore.create`; `tool` names what runs (a task ended elsewhere is settled with it). */
+  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID(), tool = ''): Promise<Task> {
+    const o = this.options;
+    const ttl = Math.min(requestedTtlMs ?? o.defaultTtlMs, o.maxTtlMs);
+    const now = Date.now();
+    const createdAt = new Date(now).toISOString();
+    const task: Task = { taskId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: o.pollIntervalMs };
+    const k = this.keys;
+    const found = await this.call('mcpTaskCreate', k.task(taskId), k.tasksOf(owner), k.working(owner), k.working(), k.taskSequence,
+      owner, tool, this.frontId, JSON.stringify(task), ttl, now + ttl, now, o.maxWorkingTasksPerSession, o.maxWorkingTasks, taskId);
+    if (found === 'owner') throw new TaskLimitError(`task limit reached: this session has ${o.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`);
+    if (found === 'all') throw new TaskLimitError(`task limit reached: ${o.maxWorkingTasks} working tasks in all sessions of the queue (--max-working-tasks); try again later`);
+    if (found !== 'ok') throw new Error(`task ${taskId} exists already`);
+    this.mine.set(taskId, { owner, expiresAt: now + ttl, task });
+    return { ...task };
+  }
+
+  /** `TaskStore.get`: a working task whose job has ended (here or elsewhere) is settled first. */
+  async get(owner: string, taskId: string): Promise<StoredTask | undefined> {
+    const [w, tool, front, j, a, outcome] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (string | null)[];
+    if (w !== owner || j === null || j === undefined) return undefined;
+    const task = JSON.parse(j) as Task;
+    if (a) {
+      const here = this.mine.get(taskId);
+      if (here) here.task = task; // settled by another front end, maybe: the sweep must see it terminal
+      return { task, answer: JSON.parse(a) as StoredAnswer };
+    }
+    const ended = outcome ? this.outcomeOf(outcome) : front !== this.frontId ? await this.endedElsewhere(front ?? '', taskId) : undefined;
+    if (!ended) return { task };
+    const { status, answer, statusMessage } = this.options.settlementOf(ended, tool ?? '', taskId);
+    await this.settle(owner, taskId, status, answer, statusMessage);
+    return this.get(owner, taskId);
+  }
+
+  /** The outcome the host left in the record; one that does not verify fails the task (it may or may not have run). */
+  private outcomeOf(text: string): JobOutcome {
+    const message = parseFrontMessage(text, this.clusterKey);
+    if (message?.t === 'o') return message.o;
+    return { kind: 'failed', code: 'crash', message: 'the outcome found in Redis does not verify against this front end\'s cluster key (forged, or the worker hosts use another --cluster-key-file); the call may or may not have run' };
+  }
+
+  /**
+   * A working task created by another front end: while that front end lives
+   * it settles the task; once it is gone, the job's state says how it ended.
+   */
+  private async endedElsewhere(front: string, taskId: string): Promise<JobOutcome | undefined> {
+    if ((await this.redis.exists(this.keys.front(front))) === 1) return undefined;
+    const probe = await this.states.probe(taskJobId(taskId));
+    switch (probe.state) {
+      case JobStatus.responding:
+        return this.outcomeOf(probe.message);
+      case JobStatus.cancelled:
+        return { kind: 'cancelled', from: 'running', hardKilled: false };
+      case 'gone':
+        return { kind: 'failed', code: 'crash', message: 'the task\'s job state in Redis is gone and the front end that created it is gone too; the call may or may not have run' };
+      case JobStatus.failed:
+        return { kind: 'failed', code: 'crash', message: 'the worker host running this task was lost and no other host took it over' };
+      case JobStatus.refused:
+        return { kind: 'failed', code: 'crash', message: 'a worker host refused this task\'s job: it did not verify against the host\'s cluster key; it was not run' };
+      default:
+        return undefined; // queued or running: its host answers into the record
+    }
+  }
+
+  /** `TaskStore.settle`: the first terminal status stays. */
+  async settle(owner: string, taskId: string, status: Terminal, answer: StoredAnswer, statusMessage?: string): Promise<Task | undefined> {
+    const j = await this.redis.hget(this.keys.task(taskId), 'j');
+    if (j === null) return undefined;
+    const task = taskWithStatus(j, status, statusMessage);
+    const k = this.keys;
+    const won = await this.call('mcpTaskSettle', k.task(taskId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, JSON.stringify(task), JSON.stringify(answer), taskId);
+    if (won !== 1) return undefined;
+    const here = this.mine.get(taskId);
+    if (here) here.task = task;
+    return { ...task };
+  }
+
+  /** `TaskStore.mark`: `working` ⇄ `input_required` while no settle has won. */
+  async mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined> {
+    const j = await this.redis.hget(this.keys.task(taskId), 'j');
+    if (j === null) return undefined;
+    const task = taskWithStatus(j, status, statusMessage);
+    if ((await this.call('mcpTaskMark', this.keys.task(taskId), owner, JSON.stringify(task))) !== 1) return undefined;
+    const here = this.mine.get(taskId);
+    if (here) here.task = task;
+    return { ...task };
+  }
+
+  /**
+   * tasks/cancel of a task whose job this front end does not hold: the job's
+   * state in Redis decides, and a cancel that won settles the task in the same
+   * step (task-lua.ts TASK_CANCEL).
+   */
+  async cancelJob(owner: string, taskId: string, answer: StoredAnswer, statusMessage: string): Promise<CancelResult> {
+    const jobId = taskJobId(taskId);
+    const j = await this.redis.hget(this.keys.task(taskId), 'j');
+    if (j === null) return 'unknown';
+    const task = taskWithStatus(j, 'cancelled', statusMessage);
+    const k = this.keys;
+    const [found] = (await this.call('mcpTaskCancel', k.task(taskId), k.job(jobId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, k.cancelChannel, jobId, JSON.stringify(task), JSON.stringify(answer), taskId)) as [string, string];
+    if (found === JobStatus.queued || found === JobStatus.running) {
+      const here = this.mine.get(taskId);
+      if (here) here.task = task;
+    }
+    if (found === JobStatus.queued) return 'cancelled-queued';
+    if (found === JobStatus.running) return 'cancelled-running';
+    if (found === JobStatus.responding || found === 'settled') return 'too-late';
+    return 'unknown';
+  }
+
+  /** `TaskStore.list`: the owner's live tasks, oldest first; the cursor is the last one's creation number. */
+  async list(owner: string, cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    let after = 0;
+    if (cursor !== undefined) {
+      const seq = /^c(\d{1,15})$/.exec(cursor);
+      if (!seq) throw new InvalidCursorError(cursor);
+      after = Number(seq[1]);
+    }
+    const size = this.options.pageSize;
+    const tasks: Task[] = [];
+    let last = after;
+    for (;;) {
+      const batch = await this.redis.zrangebyscore(this.keys.tasksOf(owner), `(${last}`, '+inf', 'WITHSCORES', 'LIMIT', 0, size + 1);
+      if (batch.length === 0) return { tasks };
+      for (let i = 0; i < batch.length; i += 2) {
+        const id = batch[i]!;
+        const record = await this.get(owner, id);
+        if (!record) {
+          void this.redis.zrem(this.keys.tasksOf(owner), id).catch(() => undefined); // expired
+          last = Number(batch[i + 1]);
+          continue;
+        }
+        if (tasks.length === size) return { tasks, nextCursor: `c${last}` };
+        tasks.push(record.task);
+        last = Number(batch[i + 1]);
+      }
+    }
+  }
+
+  /** `TaskStore.waitForTerminal`: re-reads the task until it is terminal, gone, or `signal` aborts. */
+  async waitForTerminal(owner: string, taskId: string, signal?: AbortSignal): Promise<StoredTask | undefined> {
+    const every = this.options.waitPollMs ?? 100;
+    for (;;) {
+      const record = await this.get(owner, taskId);
+      if (!record || record.answer) return record;
+      if (signal?.aborted) return undefined;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, every);
+        function done() {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
+          resolve();
+        }
+        signal?.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  /** `TaskStore.count`: the owner's tasks not expired. */
+  async count(owner: string): Promise<number> {
+    const ids = await this.redis.zrange(this.keys.tasksOf(owner), '0', '-1');
+    if (ids.length === 0) return 0;
+    return Number(await this.redis.exists(...ids.map((id) => this.keys.task(id))));
+  }
+
+  /** `TaskStore.sweep`: Redis expires the records itself; this returns the ones created here whose ttl passed, so their jobs are stopped. */
+  async sweep(now = Date.now()): Promise<Task[]> {
+    const gone: Task[] = [];
+    for (const [id, entry] of this.mine) {
+      if (entry.expiresAt > now) continue;
+      this.mine.delete(id);
+      gone.push({ ...entry.task });
+    }
+    return gone;
+  }
+
+  /** `TaskStore.dropOwner`: the owner's session is gone (a 2025 session lives on one front end). */
+  async dropOwner(owner: string): Promise<Task[]> {
+    const k = this.keys;
+    const gone: Task[] = [];
+    for (const id of await this.redis.zrange(k.tasksOf(owner), '0', '-1')) {
+      const j = (await this.call('mcpTaskDrop', k.task(id), k.tasksOf(owner), k.working(owner), k.working(), id)) as string | null;
+      this.mine.delete(id);
+      if (j) gone.push(JSON.parse(j) as Task);
+    }
+    return gone;
+  }
+
+  /** `TaskStore.close`: forgets what this front end created; the records stay for the other front ends. */
+  async close(): Promise<void> {
+    this.mine.clear();
+  }
+}
