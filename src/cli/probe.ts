@@ -78,7 +78,7 @@ export function registerProbe(program: Command): void {
     .option('--markers <n>', 'marker requests sent one after another behind each cancel: only a message for the cancelled request that arrives after the last one\'s answer counts against the server', int(1), 2)
     .addOption(new Option('--era <era>', 'protocol era to probe: auto = every era the server offers (2025-11-25, 2026-07-28), each reported').choices(['auto', '2025', '2026']).default('auto'))
     .addOption(new Option('--format <format>', 'stdout: the text summary, or the verdicts as JSON or JUnit XML for CI').choices(['text', 'json', 'junit']).default('text'))
-    .option('--max-cpu-after-cancel-ms <ms>', 'CPU the server may burn after a cancel (median over samples) before "work did not stop"', int(0), 100)
+    .option('--max-cpu-after-cancel-ms <ms>', 'CPU the server may burn after a cancel (median over samples) before the work counts as going on', int(0), 100)
     .option('--timeout-ms <ms>', 'bound on waiting for any one answer (ping, quick call)', int(100), 10_000)
     .option('--connect-timeout-ms <ms>', 'bound on opening a connection, the server process start included', int(100), 60_000)
     .option('--out <dir>', 'write probe.json (every sample, the environment, the command), report.md and SVG charts here')

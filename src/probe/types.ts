@@ -46,7 +46,7 @@ export interface ProbeOptions {
    * this many requests before it sent it. @default 2
    */
   readonly markers: number;
-  /** CPU the server may burn after a cancel (median over samples) before "work did not stop". @default 100 */
+  /** CPU the server may burn after a cancel (median over samples) before the work counts as going on (`cancel.work-stops` FAIL). @default 100 */
   readonly maxCpuAfterCancelMs: number;
   /** Bound on any single request the probe waits for (ping, quick call). @default 10000 */
   readonly timeoutMs: number;
