@@ -2,7 +2,8 @@
 # The probe's stability proof: N runs against our own server (stdio and
 # Streamable HTTP, the probe's default settings) while two CPU hogs compete for
 # the cores, and the deliberately broken fixtures (2025 and 2026) under the
-# same load: ours must never FAIL, each broken fixture must FAIL every time.
+# same load: ours must never FAIL, each broken fixture must FAIL every time
+# (the sleeping fixture without progress: INCONCLUSIVE, exit 3, every time).
 # Runs from a snapshot of dist/, so a rebuild meanwhile changes nothing.
 # Prints one line per run, a tally, and keeps every JSON report in $out.
 # Usage: npm run build && bash scripts/probe-under-load.sh [runs] [outdir] [ours|broken|all] [stdio|http|all]
@@ -26,7 +27,7 @@ cleanup() { for p in "${hogs[@]}"; do kill "$p" 2>/dev/null; done; [ -n "$server
 trap cleanup EXIT
 [ "$set_" != broken ] && for _ in 1 2; do node -e 'for(;;){}' & hogs+=($!); done
 echo "set $set_; load: ${#hogs[@]} CPU hogs of ours; $(nproc) cores; loadavg at start $(cut -d' ' -f1-3 /proc/loadavg); reports in $out"
-verdict() { node -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const f=d.servers.flatMap(s=>[...(s.error?["ERROR "+s.error.split("\n")[0]]:[]),...s.verdicts.filter(v=>v.outcome==="fail").map(v=>v.rule)]);console.log(d.result.toUpperCase()+(f.length?" ("+f.join(", ")+")":""))' "$1" 2>/dev/null || echo "NO-JSON"; }
+verdict() { node -e 'const d=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));const f=d.servers.flatMap(s=>[...(s.error?["ERROR "+s.error.split("\n")[0]]:[]),...s.verdicts.filter(v=>v.outcome==="fail"||v.outcome==="inconclusive").map(v=>v.rule+(v.outcome==="fail"?"":" "+v.outcome))]);console.log(d.result.toUpperCase()+(f.length?" ("+f.join(", ")+")":""))' "$1" 2>/dev/null || echo "NO-JSON"; }
 declare -A tally
 record() { # name file exit-code
   local r; r=$(verdict "$2"); echo "run $i $1: exit $3 $r"; tally["$1 exit $3"]=$(( ${tally["$1 exit $3"]:-0} + 1 ))
@@ -60,6 +61,10 @@ for i in $(seq 1 "$runs"); do
     f="$out/$i-broken-$mode.json"; node $cli probe --no-progress --format json --era 2025 --stdio "node $fix/broken-server.js --mode $mode" "${long[@]}" --quick-args "$qa" "${fast[@]}" >"$f"; record "broken-2025-$mode" "$f" $?
   done
   f="$out/$i-broken-2026-stdio.json"; node $cli probe --no-progress --format json --era 2026 --stdio "node $fix/broken-server.js --era 2026 --mode progress-after-cancel" "${long[@]}" "${fast[@]}" >"$f"; record broken-2026-stdio-progress-after-cancel "$f" $?
+  # A tool that only sleeps and ignores the cancel: its progress after the cancel FAILs work-stops; without progress it is INCONCLUSIVE (exit 3).
+  for p in true false; do
+    f="$out/$i-sleeping-progress-$p.json"; node $cli probe --no-progress --format json --era 2025 --stdio "node $fix/sleeping-server.js" --tool sleep --args "{\"ms\":5000,\"progress\":$p}" --quick-tool quick "${fast[@]}" >"$f"; record "sleeping-progress-$p" "$f" $?
+  done
   start_http node $fix/broken-http-2026.js --mode progress-after-close
   f="$out/$i-broken-2026-http.json"; node $cli probe --no-progress --format json --era 2026 --url "$url" --pid "$server" "${long[@]}" "${fast[@]}" >"$f"; record broken-2026-http-progress-after-close "$f" $?
   stop_http

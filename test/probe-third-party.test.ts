@@ -22,13 +22,13 @@ function probe(args: string[]): Promise<{ code: number | null; stdout: string }>
     });
   });
 }
-const outcome = (stdout: string, rule: string) => new RegExp(`^\\s+(PASS|FAIL|WARN|skip)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
+const outcome = (stdout: string, rule: string) => new RegExp(`^\\s+(PASS|FAIL|WARN|skip|INCONCLUSIVE)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
 
 /** Each case starts several processes; on a loaded 2-core machine one node start takes seconds. */
 const SLOW = 240_000;
 
 describe('probe, third-party servers', () => {
-  it('server-everything 2026.8.31: no answer after a cancel, but progress goes on after it (warning), exit 0', async () => {
+  it('server-everything 2026.8.31: no answer after a cancel, but progress goes on after it: the work went on (FAIL, whatever the CPU), exit 1', async () => {
     const r = await probe([
       '--stdio', `${process.execPath} ${EVERYTHING} stdio`,
       '--tool', 'trigger-long-running-operation', '--args', '{"duration":10,"steps":100}', '--quick-tool', 'echo', '--quick-args', '{"message":"hi"}', ...FAST,
@@ -38,15 +38,17 @@ describe('probe, third-party servers', () => {
     expect(r.stdout).toMatch(/note\s+not offered: 2026-07-28: server\/discover/);
     expect(outcome(r.stdout, 'cancel.no-further-messages')).toBe('WARN');
     expect(r.stdout).toMatch(/2 of 2 cancelled calls sent progress after the server had read the cancel and answered 2 marker/);
-    expect(r.code).toBe(0);
+    // Its tool sleeps between steps: CPU cannot see the work, the progress it keeps sending does.
+    expect(r.stdout).toMatch(/FAIL\s+cancel\.work-stops\s+The work went on after the cancel: the server sent progress for 2 of 2 cancelled calls after it had read the cancel .*"method":"notifications\/progress"/);
+    expect(r.code).toBe(1);
   }, SLOW);
 
-  it('fastmcp 4.20.16, a tool that honours its signal: clean; one that ignores it: "work did not stop", exit 1', async () => {
+  it('fastmcp 4.20.16, a tool that honours its signal: clean; one that ignores it: "the work went on", exit 1', async () => {
     const good = await probe(['--stdio', `${process.execPath} ${FASTMCP}`, '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'quick', ...FAST, ...CLEAN_SAMPLES]);
     expect(good.stdout).not.toMatch(/FAIL/);
     expect(good.code).toBe(0);
     const bad = await probe(['--stdio', `${process.execPath} ${FASTMCP}`, '--tool', 'spin_ignoring', '--args', '{"ms":5000}', '--quick-tool', 'quick', ...FAST]);
-    expect(bad.stdout).toMatch(/FAIL\s+cancel\.work-stops\s+work did not stop/);
+    expect(bad.stdout).toMatch(/FAIL\s+cancel\.work-stops\s+The work went on after the cancel: (the server kept using CPU|a thread of the server kept computing)/);
     expect(outcome(bad.stdout, 'cancel.no-answer')).toBe('PASS');
     expect(bad.code).toBe(1);
   }, SLOW);

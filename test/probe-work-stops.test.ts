@@ -43,7 +43,7 @@ function probe(mode: string, quickArgs: string): Promise<Doc> {
   });
 }
 const verdict = (doc: Doc, rule: string) => doc.servers[0]!.verdicts.find((v) => v.rule === rule)!;
-const keptIn = (evidence: string) => /(\d+) of (\d+) left a thread working/.exec(evidence)?.slice(1).map(Number);
+const keptIn = (evidence: string) => /(\d+) of (\d+) cancelled calls left a thread computing/.exec(evidence)?.slice(1).map(Number);
 
 const children: ChildProcess[] = [];
 const node = (code: string) => {

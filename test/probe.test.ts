@@ -30,7 +30,7 @@ const FAST = ['--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600'
 const brokenArgs = (mode: string, quickArgs = '{}') => ['--stdio', `${process.execPath} ${BROKEN} --mode ${mode}`, '--tool', 'long', '--args', '{"ms":3000}', '--quick-tool', 'quick', '--quick-args', quickArgs, '--era', '2025', ...FAST];
 
 /** The verdict word printed for a rule. */
-const outcome = (stdout: string, rule: string) => new RegExp(`^\\s+(PASS|FAIL|WARN|skip)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
+const outcome = (stdout: string, rule: string) => new RegExp(`^\\s+(PASS|FAIL|WARN|skip|INCONCLUSIVE)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
 
 /** Each case starts several processes; on a loaded 2-core machine one node start takes seconds. */
 const SLOW = 240_000;
@@ -44,11 +44,11 @@ describe('probe', () => {
     expect(r.code).toBe(1);
   }, SLOW);
 
-  it('reports a server that ignores cancels and keeps burning CPU ("work did not stop"), and exits 1', async () => {
+  it('reports a server that ignores cancels and keeps burning CPU ("the work went on"), and exits 1', async () => {
     const r = await probe([...brokenArgs('burns-after-cancel'), '--max-cpu-after-cancel-ms', '100']);
-    expect(r.stdout).toMatch(/FAIL\s+cancel\.work-stops\s+work did not stop/);
+    expect(r.stdout).toMatch(/FAIL\s+cancel\.work-stops\s+The work went on after the cancel: (the server kept using CPU|a thread of the server kept computing)/);
     // It spins for the whole 600 ms window: runnable (nearly) all the time and never waiting for anything, however little CPU the load leaves it.
-    expect(r.stdout).toMatch(/2 of 2 left a thread working/);
+    expect(r.stdout).toMatch(/2 of 2 cancelled calls left a thread computing/);
     expect(outcome(r.stdout, 'cancel.no-answer')).toBe('PASS');
     expect(r.code).toBe(1);
   }, SLOW);

@@ -2,7 +2,8 @@
  * `mcp-cancel-pool probe`: checks and measures how any MCP server handles
  * cancellation, in each protocol era it offers, as a real client, black-box.
  * Exit status: 0 all rules held, 1 a rule was violated, 2 a server could not
- * be probed or the arguments were wrong.
+ * be probed or the arguments were wrong, 3 no rule was violated but one was
+ * INCONCLUSIVE (could not be decided from what the probe can see).
  */
 import { resolve } from 'node:path';
 import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -10,6 +11,8 @@ import type { Era, ProbeOptions, TargetResult, TargetSpec } from '../probe/types
 
 /** Exit status for arguments the probe cannot run with (commander's own default would be 1, the code for "a rule was violated"). */
 const EXIT_USAGE = 2;
+/** Exit status when no rule was violated but one could not be decided: a CI must not read it as a pass. */
+const EXIT_INCONCLUSIVE = 3;
 
 const int = (min: number) => (value: string): number => {
   const n = Number(value);
@@ -57,7 +60,7 @@ interface ProbeFlags {
 export function registerProbe(program: Command): void {
   const cmd = program
     .command('probe')
-    .description('Check and measure how any MCP server handles cancellation, in each protocol era it offers (2025-11-25, 2026-07-28), as a real client. Exit 0 all rules held, 1 a rule was violated, 2 a server could not be probed or bad arguments.')
+    .description('Check and measure how any MCP server handles cancellation, in each protocol era it offers (2025-11-25, 2026-07-28), as a real client. Exit 0 all rules held, 1 a rule was violated, 2 a server could not be probed or bad arguments, 3 no rule was violated but one was INCONCLUSIVE (e.g. cancel.work-stops for a tool that sends nothing after the cancel and uses too little CPU to show whether it stopped).')
     .option('--stdio <command>', 'probe the server this command line starts (repeatable; quoted like a shell, run without one)', collect, [] as string[])
     .option('--url <url>', 'probe a Streamable HTTP server at this URL (repeatable)', collect, [] as string[])
     .option('--pid <pid>', 'process id of the server behind the --url given in the same position: enables its CPU checks (repeatable)', (v: string, acc: number[]) => [...acc, int(1)(v)], [] as number[])
@@ -75,7 +78,7 @@ export function registerProbe(program: Command): void {
     .option('--markers <n>', 'marker requests sent one after another behind each cancel: only a message for the cancelled request that arrives after the last one\'s answer counts against the server', int(1), 2)
     .addOption(new Option('--era <era>', 'protocol era to probe: auto = every era the server offers (2025-11-25, 2026-07-28), each reported').choices(['auto', '2025', '2026']).default('auto'))
     .addOption(new Option('--format <format>', 'stdout: the text summary, or the verdicts as JSON or JUnit XML for CI').choices(['text', 'json', 'junit']).default('text'))
-    .option('--max-cpu-after-cancel-ms <ms>', 'CPU the server may burn after a cancel (median over samples) before "work did not stop"', int(0), 100)
+    .option('--max-cpu-after-cancel-ms <ms>', 'CPU the server may burn after a cancel (median over samples) before the work counts as going on', int(0), 100)
     .option('--timeout-ms <ms>', 'bound on waiting for any one answer (ping, quick call)', int(100), 10_000)
     .option('--connect-timeout-ms <ms>', 'bound on opening a connection, the server process start included', int(100), 60_000)
     .option('--out <dir>', 'write probe.json (every sample, the environment, the command), report.md and SVG charts here')
@@ -86,7 +89,7 @@ export function registerProbe(program: Command): void {
     })
     .action(async (flags: ProbeFlags) => {
       // Loaded only when probing: every `serve` registers this command, and must not load the MCP clients for it.
-      const [{ default: cliProgress }, { ERAS }, { junitReport, jsonReport }, { writeOut }, { failed, summaryText }, { probeSteps, probeTarget }, { erasOffered, targetLabel }] = await Promise.all([
+      const [{ default: cliProgress }, { ERAS }, { junitReport, jsonReport }, { writeOut }, { overall, summaryText }, { probeSteps, probeTarget }, { erasOffered, targetLabel }] = await Promise.all([
         import('cli-progress'),
         import('../probe/era.js'),
         import('../probe/formats.js'),
@@ -158,6 +161,7 @@ export function registerProbe(program: Command): void {
         const files = await writeOut(resolve(flags.out), results, options, process.argv.slice(2));
         process.stderr.write(`[probe] wrote ${files.join(', ')} to ${resolve(flags.out)}\n`);
       }
-      process.exitCode = results.some((r) => r.error !== undefined) ? 2 : failed(results) ? 1 : 0;
+      const result = overall(results);
+      process.exitCode = results.some((r) => r.error !== undefined) ? 2 : result === 'fail' ? 1 : result === 'inconclusive' ? EXIT_INCONCLUSIVE : 0;
     });
 }

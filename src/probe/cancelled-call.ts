@@ -67,11 +67,18 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
   const stillBusy = lastBusyAt === prevAt && prevAt > cancelAt;
   const progress = wire.progressFor(call.token).filter((t) => t >= cancelAt);
   const progressAfter = progress.filter((t) => orderOf(t, order) === 'after-markers');
+  // From here on nothing else of the probe's was open: a log or a request to the client can only be the cancelled call's.
+  const aloneFrom = order.doneAt === undefined || (next && !nextA) ? undefined : Math.max(order.doneAt, nextA?.at ?? order.doneAt);
   return {
     requestId: call.id,
+    token: call.token,
     cancelAt,
     finishedBeforeCancel,
     answersAfterCancelMs: wire.answersFor(call.id).filter((a) => a.at >= cancelAt).map((a) => a.at - cancelAt),
+    afterCancel: [],
+    windowEnd: end,
+    ...(order.doneAt !== undefined && { markersDoneAt: order.doneAt }),
+    ...(aloneFrom !== undefined && { aloneFrom }),
     ...(nextA && next && { nextCallMs: nextA.at - cancelAt }),
     pingWhileRunningMs,
     ...(cpu0 !== undefined && cpuEnd !== undefined && {

@@ -1,14 +1,14 @@
 /** Machine-readable verdicts for CI: `--format json` and `--format junit`. */
 import type { ProbeOptions, TargetResult } from './types.js';
-import { failed } from './report.js';
+import { overall } from './report.js';
 
 const name = (r: TargetResult) => `${r.label}${r.era ? ` [${r.era}]` : ''}`;
 
-/** One JSON document: per server and era, its verdicts and any error; `result` is `pass` or `fail`. */
+/** One JSON document: per server and era, its verdicts and any error; `result` is `pass`, `fail` or `inconclusive` (no rule failed, one could not be decided). */
 export function jsonReport(results: readonly TargetResult[], options: ProbeOptions): string {
   return JSON.stringify(
     {
-      result: failed(results) ? 'fail' : 'pass',
+      result: overall(results),
       options,
       servers: results.map((r) => ({
         label: r.label,
@@ -29,8 +29,10 @@ const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
 
 /**
  * JUnit XML: a test suite per server and era, a test case per rule. FAIL is a
- * `<failure>`, skip is `<skipped>`, WARN passes with its evidence in
- * `<system-out>`; a server that could not be probed is an `<error>`.
+ * `<failure>`, skip is `<skipped>`, INCONCLUSIVE is `<skipped>` too (JUnit
+ * has no "undecided"; its message starts with INCONCLUSIVE), WARN passes
+ * with its evidence in `<system-out>`; a server that could not be probed is
+ * an `<error>`.
  */
 export function junitReport(results: readonly TargetResult[]): string {
   const suites = results.map((r) => {
@@ -40,12 +42,14 @@ export function junitReport(results: readonly TargetResult[]): string {
           ? `<failure message="${xml(v.evidence)}" type="${xml(v.rule)}"/>`
           : v.outcome === 'skip'
             ? `<skipped message="${xml(v.evidence)}"/>`
+            : v.outcome === 'inconclusive'
+              ? `<skipped message="${xml(`INCONCLUSIVE: ${v.evidence}`)}"/>`
             : `<system-out>${xml(`${v.outcome.toUpperCase()}: ${v.evidence}`)}</system-out>`;
       return `    <testcase classname="${xml(name(r))}" name="${xml(`${v.rule}: ${v.title}`)}">${body}</testcase>`;
     });
     if (r.error !== undefined) cases.push(`    <testcase classname="${xml(name(r))}" name="probe"><error message="${xml(r.error.split('\n')[0] ?? '')}">${xml(r.error)}</error></testcase>`);
     const failures = r.verdicts.filter((v) => v.outcome === 'fail').length;
-    const skipped = r.verdicts.filter((v) => v.outcome === 'skip').length;
+    const skipped = r.verdicts.filter((v) => v.outcome === 'skip' || v.outcome === 'inconclusive').length;
     return `  <testsuite name="${xml(name(r))}" tests="${cases.length}" failures="${failures}" errors="${r.error !== undefined ? 1 : 0}" skipped="${skipped}">\n${cases.join('\n')}\n  </testsuite>`;
   });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="mcp-cancel-pool probe">\n${suites.join('\n')}\n</testsuites>`;

@@ -1,5 +1,6 @@
 /** Probing one server in one era: every case in turn, over one connection, then every rule's verdict. */
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { messagesAfterCancel } from './after-cancel.js';
 import { cancelledCall } from './cancelled-call.js';
 import { canMeasureCpu } from './cpu.js';
 import { closedStreamVerdict, droppedStream, type DroppedStream } from './rules/closed-stream.js';
@@ -10,11 +11,11 @@ import { afterAllCase, whileRunningVerdict } from './rules/responsive.js';
 import { silentNotificationCases } from './rules/silent-notifications.js';
 import { tasksCase } from './rules/tasks.js';
 import { workStopsVerdict } from './rules/work-stops.js';
-import { summarize } from './stats.js';
+import { IDLE_PINGS, summariesOf } from './summaries.js';
 import { connect, targetLabel } from './targets.js';
-import type { CancelSample, Era, ProbeOptions, TargetResult, TargetSpec, Verdict } from './types.js';
+import type { CancelSample, Era, ProbeOptions, TargetResult, TargetSpec, UncancelledCall, Verdict } from './types.js';
+import { uncancelledCall } from './uncancelled-call.js';
 
-const IDLE_PINGS = 10;
 
 /** Where the probe reports how far it got (a progress bar). */
 export interface ProbeProgress {
@@ -24,7 +25,7 @@ export interface ProbeProgress {
 
 /** Steps {@link probeTarget} reports through `tick` for one era, for a progress bar's total. */
 export function probeSteps(spec: TargetSpec, options: ProbeOptions): number {
-  return IDLE_PINGS + options.samples + (options.quickTool !== undefined ? options.storm : 0) + 2 + (spec.kind === 'http' ? 1 : 0);
+  return IDLE_PINGS + options.samples + 1 + (options.quickTool !== undefined ? options.storm : 0) + 2 + (spec.kind === 'http' ? 1 : 0);
 }
 
 export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progress: ProbeProgress, era: Era = '2025'): Promise<TargetResult & { dropped?: DroppedStream }> {
@@ -52,6 +53,14 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
       samples.push(await cancelledCall({ wire, pid: conn.pid, options }));
       progress.tick();
     }
+    // Whether CPU could show the work going on at all: one call of the tool left to run (the samples' windows are over).
+    const cpuMeasured = conn.pid !== undefined && canMeasureCpu(conn.pid);
+    let uncancelled: UncancelledCall | undefined;
+    if (cpuMeasured) {
+      progress.phase(`${label} (${era}): ${options.tool} uncancelled`);
+      uncancelled = await uncancelledCall(wire, conn.pid!, options);
+    }
+    progress.tick();
     progress.phase(`${label} (${era}): notifications`);
     const silent = await silentNotificationCases(wire, options);
     progress.tick();
@@ -66,11 +75,13 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
       progress.tick();
     }
     // Last: anything that answered a cancelled call late, and a server still serving.
-    for (const s of samples) s.answersAfterCancelMs = wire.answersFor(s.requestId).filter((a) => a.at >= s.cancelAt).map((a) => a.at - s.cancelAt);
+    for (const s of samples) {
+      s.answersAfterCancelMs = wire.answersFor(s.requestId).filter((a) => a.at >= s.cancelAt).map((a) => a.at - s.cancelAt);
+      s.afterCancel = messagesAfterCancel(wire, s);
+    }
     const after = await afterAllCase(wire, options, conn.lost, era);
     progress.tick();
-    const cpuMeasured = conn.pid !== undefined && canMeasureCpu(conn.pid);
-    const workStops = workStopsVerdict(samples, options, cpuMeasured);
+    const workStops = workStopsVerdict(samples, options, cpuMeasured, uncancelled);
     verdicts.push(...noAnswerVerdicts(samples, options, spec, era));
     if (!verdicts.some((v) => v.rule === 'cancel.setup')) {
       verdicts.push(workStops, noFurtherMessagesVerdict(samples, era, options.markers), whileRunningVerdict(samples, options, era));
@@ -79,25 +90,13 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
     if (dropped) verdicts.push(dropped.verdict);
     if (spec.kind === 'http' && era === '2026') verdicts.push(closedStreamVerdict(workStops));
     verdicts.push(after);
-    return { ...base, verdicts, samples, races, idlePingMs, summaries: summariesOf(samples, idlePingMs), ...(dropped && { dropped }) };
+    return { ...base, verdicts, samples, races, idlePingMs, summaries: summariesOf(samples, idlePingMs, options), ...(uncancelled && { uncancelled }), ...(dropped && { dropped }) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const tail = conn.stderrTail().trim();
-    return { ...base, verdicts, samples, races: [], idlePingMs, summaries: summariesOf(samples, idlePingMs), error: message + (tail ? `\nserver stderr ended with:\n${tail}` : '') };
+    return { ...base, verdicts, samples, races: [], idlePingMs, summaries: summariesOf(samples, idlePingMs, options), error: message + (tail ? `\nserver stderr ended with:\n${tail}` : '') };
   } finally {
     progress.phase(`${label} (${era}): closing`);
     await conn.close();
   }
-}
-
-function summariesOf(samples: readonly CancelSample[], idlePingMs: readonly number[]) {
-  const valid = samples.filter((s) => !s.finishedBeforeCancel);
-  const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
-  return {
-    'cancel → next call answered': summarize(defined(valid.map((s) => s.nextCallMs))),
-    'ping while the long tool runs': summarize(valid.flatMap((s) => s.pingWhileRunningMs)),
-    'ping, idle': summarize(idlePingMs),
-    'CPU after cancel': summarize(defined(valid.map((s) => s.cpuAfterCancelMs))),
-    'cancel → idle': summarize(defined(valid.map((s) => s.idleAfterCancelMs))),
-  };
 }

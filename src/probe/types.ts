@@ -46,7 +46,7 @@ export interface ProbeOptions {
    * this many requests before it sent it. @default 2
    */
   readonly markers: number;
-  /** CPU the server may burn after a cancel (median over samples) before "work did not stop". @default 100 */
+  /** CPU the server may burn after a cancel (median over samples) before the work counts as going on (`cancel.work-stops` FAIL). @default 100 */
   readonly maxCpuAfterCancelMs: number;
   /** Bound on any single request the probe waits for (ping, quick call). @default 10000 */
   readonly timeoutMs: number;
@@ -54,7 +54,14 @@ export interface ProbeOptions {
   readonly connectTimeoutMs: number;
 }
 
-export type Outcome = 'pass' | 'fail' | 'warn' | 'skip';
+/**
+ * A rule's verdict. `inconclusive`: the rule could not be decided from what
+ * the probe can see (e.g. `cancel.work-stops` for a tool that uses too little
+ * CPU for CPU to show whether it stopped, and sent nothing after the cancel);
+ * neither a pass nor a violation: the probe exits 3 when nothing failed but
+ * a rule was inconclusive.
+ */
+export type Outcome = 'pass' | 'fail' | 'warn' | 'skip' | 'inconclusive';
 
 /** One rule's result. */
 export interface Verdict {
@@ -75,6 +82,16 @@ export interface CancelSample {
   readonly finishedBeforeCancel: boolean;
   /** ms from the cancel being sent to each message that answered the cancelled call (should be none). */
   answersAfterCancelMs: number[];
+  /** The progress token the call carried. */
+  readonly token: string;
+  /** Wire stamp of the last marker's answer behind the cancel; undefined when a marker went unanswered (nothing can be judged by order). */
+  readonly markersDoneAt?: number;
+  /** Wire stamp of the end of the watch window. */
+  readonly windowEnd: number;
+  /** Wire stamp from which the cancelled call was the probe's only open request (the marker chain and the quick call answered); undefined if never. */
+  readonly aloneFrom?: number;
+  /** Messages for the call the server sent after it had read the cancel (see after-cancel.ts); filled in at the end of the run, like {@link answersAfterCancelMs}. */
+  afterCancel: AfterCancelMessage[];
   /** ms from the cancel to the quick call's answer (slot reuse); undefined without a quick tool or if it timed out. */
   readonly nextCallMs?: number;
   /** Ping round trips measured while the long call ran (a ping unanswered at the end of the window counts its age). */
@@ -96,6 +113,42 @@ export interface CancelSample {
   readonly progressCrossed: number;
   /** Whether the marker chain behind the cancel was answered (false: a blocked server, nothing can be judged by order). */
   readonly markersAnswered: boolean;
+}
+
+/** A message for a cancelled call that the server sent after it had read the cancel: the work went on. */
+export interface AfterCancelMessage {
+  /** `answer`: a result, or an error that does not say the call was cancelled; `progress`: a progress notification with the call's token; `log`: `notifications/message`; `request`: a request to the client. */
+  readonly kind: 'answer' | 'progress' | 'log' | 'request';
+  /** ms after the cancel was sent. */
+  readonly afterCancelMs: number;
+  /** The message as received, cut to a few hundred characters. */
+  readonly excerpt: string;
+}
+
+/**
+ * An uncancelled call of the long tool, measured over a window as long as a
+ * cancelled call's: whether the tool uses enough CPU for CPU to show that
+ * its work stopped after a cancel.
+ */
+export interface UncancelledCall {
+  /** Share of one core the server's process tree used over the window. */
+  readonly coreShare: number;
+  /** How busy its busiest thread was over the window (the kernel's counts), where the kernel keeps them. */
+  readonly busy?: Busy;
+  /** ms the window lasted (shorter when the call ended before its end). */
+  readonly windowMs: number;
+  /** The call was answered before the window began: nothing measured. */
+  readonly finishedEarly: boolean;
+  /** Whether CPU can tell work that goes on from work that stopped: the call kept at least a quarter of a core busy. */
+  readonly cpuCanTell: boolean;
+}
+
+/** A statistic over the cancelled calls, with how many were taken and why some are not in it. */
+export interface Measure extends Summary {
+  /** Values taken (cancelled calls, or pings); `n` is fewer when some gave no value. */
+  readonly taken?: number;
+  /** Why `n` is less than `taken`, for the report. */
+  readonly why?: string;
 }
 
 /** One complete-vs-cancel race. */
@@ -139,7 +192,9 @@ export interface TargetResult {
   readonly races: RaceSample[];
   /** Ping round trips with nothing else running. */
   readonly idlePingMs: number[];
-  readonly summaries: Record<string, Summary>;
+  readonly summaries: Record<string, Measure>;
+  /** The uncancelled call of the long tool (CPU measurable only). */
+  readonly uncancelled?: UncancelledCall;
   /** What the probe found out besides the verdicts (e.g. an era the server does not offer). */
   readonly notes?: string[];
   /** Anything that stopped the probe of this server early. */

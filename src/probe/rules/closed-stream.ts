@@ -65,7 +65,7 @@ export async function droppedStream(wire: Wire, transport: StreamableHTTPClientT
   const busy = measured ?? undefined;
   const stop = stopVerdict(rule, title, cpuAfterDropMs, busy, options);
   const stopped = stop.outcome === 'pass';
-  const runnable = busy !== undefined ? `; ${busyPhrase(busy)}` : '';
+  const runnable = busy !== undefined ? `; from ${Math.round(options.settleMs / 3)} ms after the drop on, the busiest thread was ${busyPhrase(busy)}` : '';
   return { ...base, verdict: { rule, title, outcome: stopped ? 'pass' : 'warn', evidence: `${stopped ? '' : 'work went on after the drop: '}${facts}${runnable}` } };
 }
 
