@@ -5,16 +5,16 @@
  * passed to `piscina.run`: a 2026 stdio `notifications/cancelled` or a
  * closed 2026 HTTP response stream aborts it, and Piscina terminates the
  * running worker and starts a replacement (a queued task is just dropped).
- * stdio with `serveStdio` (both eras); `--http` serves 127.0.0.1 through
- * `createMcpHandler` (`legacy: 'reject'`: the 2026 leg) and `toNodeHandler`.
+ * stdio with `serveStdio` (both eras); `--http` serves 127.0.0.1 in both
+ * eras (./http-serve.ts: `createMcpHandler` with `legacy: 'reject'` for
+ * 2026, a session transport for 2025).
  * `bench://stats` counts the stopped calls, as every baseline does.
  */
-import { createServer } from 'node:http';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Piscina } from 'piscina';
 import { BASELINE_STATS_URI, flag, spinInput, threadsArg, type BaselineCounters } from './common.js';
+import { serveHttpBothEras } from './http-serve.js';
 import type { SpinArgs } from './spin-body.js';
 
 const threads = threadsArg();
@@ -46,12 +46,7 @@ function build(): McpServer {
 }
 
 if (flag('--http')) {
-  const handler = toNodeHandler(createMcpHandler(build, { legacy: 'reject' }));
-  const http = createServer((req, res) => void handler(req, res));
-  http.listen(0, '127.0.0.1', () => {
-    const address = http.address();
-    process.stderr.write(`[baseline-sdk2-piscina] listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/mcp\n`);
-  });
+  serveHttpBothEras('baseline-sdk2-piscina', build);
   process.once('SIGTERM', () => void pool.close({ force: true }).finally(() => process.exit(0)));
 } else {
   serveStdio(build);
