@@ -24,8 +24,9 @@ import { responsiveness } from './scenarios/responsiveness.js';
 import { cancelStorm } from './scenarios/storm.js';
 import { tasksCancel } from './scenarios/tasks-cancel.js';
 import { crossHost } from './scenarios/cross-host.js';
+import { httpOverhead } from './scenarios/http-overhead.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost];
+const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost, httpOverhead];
 
 interface Flags {
   quick?: boolean;
