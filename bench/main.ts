@@ -25,8 +25,9 @@ import { cancelStorm } from './scenarios/storm.js';
 import { tasksCancel } from './scenarios/tasks-cancel.js';
 import { crossHost } from './scenarios/cross-host.js';
 import { httpOverhead } from './scenarios/http-overhead.js';
+import { httpCancel } from './scenarios/http-cancel.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost, httpOverhead];
+const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost, httpOverhead, httpCancel];
 
 interface Flags {
   quick?: boolean;
