@@ -26,8 +26,9 @@ import { tasksCancel } from './scenarios/tasks-cancel.js';
 import { crossHost } from './scenarios/cross-host.js';
 import { httpOverhead } from './scenarios/http-overhead.js';
 import { httpCancel } from './scenarios/http-cancel.js';
+import { httpMemory } from './scenarios/http-memory.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost, httpOverhead, httpCancel];
+const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost, httpOverhead, httpCancel, httpMemory];
 
 interface Flags {
   quick?: boolean;

@@ -16,7 +16,7 @@ import type { SpinArgs } from './spin-body.js';
 import { freePort } from '../lib/free-port.js';
 
 const threads = threadsArg();
-const counters: BaselineCounters = { stopped: 0, completed: 0, cancelledCalls: 0 };
+const counters: BaselineCounters = { stopped: 0, completed: 0, cancelledCalls: 0, started: 0 };
 const pool = new Piscina<SpinArgs, { content: { type: 'text'; text: string }[] }>({
   filename: new URL('./piscina-worker.js', import.meta.url).href,
   minThreads: threads,
@@ -32,6 +32,7 @@ server.addTool({
   description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.',
   parameters: spinInput,
   execute: async (args, { signal }) => {
+    counters.started!++;
     signal?.addEventListener('abort', () => counters.cancelledCalls++, { once: true });
     const result = await pool.run(args, signal ? { signal } : {});
     counters.completed++;

@@ -15,7 +15,7 @@ import { BASELINE_STATS_URI, flag, spinInput, threadsArg, type BaselineCounters 
 import { serveHttpBothEras } from './http-serve.js';
 import { coopPool } from './coop-pool.js';
 
-const counters: BaselineCounters = { stopped: 0, completed: 0, cancelledCalls: 0 };
+const counters: BaselineCounters = { stopped: 0, completed: 0, cancelledCalls: 0, started: 0 };
 const pool = coopPool('baseline-sdk2-coop', threadsArg(), counters, true);
 
 const tool: Tool = { name: 'spin', description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.', inputSchema: z.toJSONSchema(spinInput, { io: 'input' }) as Tool['inputSchema'] };
@@ -26,6 +26,7 @@ function build(): Server {
   server.setRequestHandler('tools/list', () => ({ tools: [tool] }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
     if (request.params.name !== 'spin') throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool '${request.params.name}'`);
+    counters.started!++;
     const parsed = spinInput.safeParse(request.params.arguments ?? {});
     if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, z.prettifyError(parsed.error));
     const result = await pool.run(parsed.data, ctx.mcpReq.signal);

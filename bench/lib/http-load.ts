@@ -156,19 +156,29 @@ export class HttpServer {
     return session;
   }
 
+  /** The server's counters, read through `session`: ours' executor://stats, a baseline's bench://stats. */
+  async stats(session: LegacySession): Promise<Record<string, number>> {
+    const id = uniqueId();
+    const uri = this.spec.kind === 'ours' ? 'executor://stats' : 'bench://stats';
+    const o = await this.ask(legacyRequest(id, 'resources/read', { uri }, session.id, session.version), id);
+    if (o.kind !== 'result') throw new Error(`${this.label}: reading ${uri} failed: ${JSON.stringify(o)}`);
+    const content = (o.result.contents as { text?: string }[] | undefined)?.[0];
+    return JSON.parse(content?.text ?? '{}') as Record<string, number>;
+  }
+
   /**
-   * How many cancelled calls have stopped so far, read through `session`:
-   * ours' executor://stats `cancelled` − `stopping`, a baseline's
-   * bench://stats `stopped` (as bench/lib/servers.ts's `stoppedCount`).
+   * How many cancelled calls have stopped so far: ours' `cancelled` −
+   * `stopping`, a baseline's `stopped` (as bench/lib/servers.ts's `stoppedCount`).
    */
   async stoppedCount(session: LegacySession): Promise<number> {
-    const ours = this.spec.kind === 'ours';
-    const id = uniqueId();
-    const o = await this.ask(legacyRequest(id, 'resources/read', { uri: ours ? 'executor://stats' : 'bench://stats' }, session.id, session.version), id);
-    if (o.kind !== 'result') throw new Error(`${this.label}: stats read failed: ${JSON.stringify(o)}`);
-    const content = (o.result.contents as { text?: string }[] | undefined)?.[0];
-    const stats = JSON.parse(content?.text ?? '{}') as Record<string, number>;
-    return ours ? (stats.cancelled ?? 0) - (stats.stopping ?? 0) : (stats.stopped ?? 0);
+    const stats = await this.stats(session);
+    return this.spec.kind === 'ours' ? (stats.cancelled ?? 0) - (stats.stopping ?? 0) : (stats.stopped ?? 0);
+  }
+
+  /** How many calls the server holds now (ours: `inFlight`) or has begun so far (a baseline: `started`). */
+  async callsSeen(session: LegacySession): Promise<number> {
+    const stats = await this.stats(session);
+    return (this.spec.kind === 'ours' ? stats.inFlight : stats.started) ?? 0;
   }
 
   async close(): Promise<void> {
