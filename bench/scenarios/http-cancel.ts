@@ -21,6 +21,13 @@ import type { Era } from './http-overhead.js';
 
 type Mode = 'reused' | 'stopped';
 
+/** One timed sample, as `results.json` keeps it (`samples.samples`); `row` is e.g. `ours-2026`, `f-2025` ((f), (g), (h) by letter). */
+export interface HttpCancelSample {
+  row: string;
+  mode: Mode | 'idle';
+  ms: number;
+}
+
 interface Row {
   readonly key: string;
   readonly kind: ServerKind;
@@ -106,7 +113,7 @@ export const httpCancel: Scenario = {
     if (all.length === 0) throw new Error(`--rows names no row of http-cancel: ${rows(ctx.quick).map((r) => r.key).join(', ')}`);
     const kinds = [...new Set(all.map((r) => r.kind))];
     const warm = ctx.quick ? 3 : WARM_CALLS;
-    const samples: { row: string; mode: Mode | 'idle'; ms: number }[] = [];
+    const samples: HttpCancelSample[] = [];
     const misses = new Map<string, { neverStopped: number; failed: number }>();
     const servers = new Map<ServerKind, { server: HttpServer; session: LegacySession; stats: LegacySession }>();
     try {
