@@ -24,11 +24,13 @@ const BLOB_TOOLS = fileURLToPath(new URL('../tools/blob.js', import.meta.url));
 interface Params {
   sessions: number;
   inFlight: number;
+  /** Measured cycles of calls in flight (after an untimed one, in a full run). */
+  repeats: number;
   /** How long RSS is watched once every call in flight has arrived. */
   settleMs: number;
   blobSamples: number;
 }
-const params = (quick: boolean): Params => (quick ? { sessions: 50, inFlight: inFlightOf(quick), settleMs: 300, blobSamples: 0 } : { sessions: 1000, inFlight: inFlightOf(quick), settleMs: 1000, blobSamples: 5 });
+const params = (quick: boolean): Params => (quick ? { sessions: 50, inFlight: inFlightOf(quick), repeats: 1, settleMs: 300, blobSamples: 0 } : { sessions: 1000, inFlight: inFlightOf(quick), repeats: 3, settleMs: 1000, blobSamples: 5 });
 
 const spec = (kind: ServerKind, quick: boolean): ServerSpec =>
   kind === 'ours' ? { kind, transport: 'http', threads: THREADS, args: ['--max-sessions', String(params(quick).sessions + 100)] } : { kind, transport: 'http', threads: THREADS };
@@ -42,54 +44,65 @@ const blobSpec = (kind: 'ours' | 'sdk2-piscina'): ServerSpec =>
 export interface MemoryFigures {
   server: string;
   sessions?: { count: number; beforeKb: number; afterKb: number; perSessionKb: number };
-  inFlight?: { count: number; beforeKb: number; afterKb: number; perCallKb: number };
+  /** The median cycle's figures; `perCall`: every cycle's. */
+  inFlight?: { count: number; beforeKb: number; afterKb: number; perCallKb: number; perCall: number[] };
 }
 
-/** The highest RSS over `ms`, read every 100 ms. */
-async function rssOver(server: HttpServer, ms: number): Promise<number> {
-  let top = 0;
+/** The median RSS over `ms`, read every 50 ms: a garbage collection in the middle moves it less than a single read. */
+async function rssMedian(server: HttpServer, ms: number): Promise<number> {
+  const reads: number[] = [];
   const end = performance.now() + ms;
   do {
-    top = Math.max(top, server.memory()?.rssKb ?? 0);
-    await sleep(100);
+    reads.push(server.memory()?.rssKb ?? Number.NaN);
+    await sleep(50);
   } while (performance.now() < end);
-  return top;
+  return median(reads.filter(Number.isFinite));
 }
 
 /** `count` 2025 sessions, each initialized and one zero-work call, left idle (no GET stream). */
 async function idleSessions(server: HttpServer, count: number): Promise<MemoryFigures['sessions']> {
-  await sleep(300);
-  const beforeKb = server.memory()!.rssKb;
+  const beforeKb = await rssMedian(server, 500);
   await inBatches(Array.from({ length: count }), 32, async () => {
     const session = await server.openSession();
     if (!(await server.spin2025(session, { ms: 0 }))) throw new Error(`${server.label}: a session's call failed`);
   });
-  const afterKb = await rssOver(server, 500);
+  const afterKb = await rssMedian(server, 500);
   return { count, beforeKb, afterKb, perSessionKb: (afterKb - beforeKb) / count };
 }
 
 /**
- * `count` long calls at once (2026; fastmcp: 2025, in one session); once
- * the server reports them all (ours: in flight; a baseline: begun), RSS is
- * read for `settleMs`; then all are cancelled (their streams closed).
+ * `count` long calls at once (2026; fastmcp: 2025, in one session); once the
+ * server reports them all (ours: in flight; a baseline: begun), RSS is read
+ * for `settleMs`; then all are cancelled (their streams closed). An untimed
+ * cycle first (`warm`), so that what the first burst allocates for good
+ * (JIT code, pools, the heap's growth) is not counted per call; then
+ * `repeats` cycles, and the median of their figures.
  */
-async function callsInFlight(server: HttpServer, count: number, settleMs: number): Promise<MemoryFigures['inFlight']> {
+async function callsInFlight(server: HttpServer, count: number, settleMs: number, repeats: number, warm: boolean): Promise<MemoryFigures['inFlight']> {
   const stats = await server.openSession();
   const session = server.spec.kind === 'fastmcp' ? await server.openSession() : undefined;
-  const seen0 = server.spec.kind === 'ours' ? 0 : await server.callsSeen(stats);
-  await sleep(300);
-  const beforeKb = server.memory()!.rssKb;
-  const held: ClientRequest[] = [];
-  const args = { ms: 60_000, stageMs: 1 };
-  const calls = Array.from({ length: count }, () => (session ? server.spin2025(session, args, uniqueId(), (r) => held.push(r)) : server.spin2026(args, (r) => held.push(r))).catch(() => false));
-  const until = performance.now() + ARRIVE_WAIT_MS;
-  let seen = 0;
-  while ((seen = (await server.callsSeen(stats)) - seen0) < count && performance.now() < until) await sleep(50);
-  const afterKb = await rssOver(server, settleMs);
-  for (const r of held) r.destroy();
-  await Promise.all(calls);
-  if (seen < count) throw new Error(`${server.label}: only ${seen} of ${count} calls arrived in ${ARRIVE_WAIT_MS / 1000} s`);
-  return { count: count, beforeKb, afterKb, perCallKb: (afterKb - beforeKb) / count };
+  const cycles: { beforeKb: number; afterKb: number; perCallKb: number }[] = [];
+  for (let cycle = warm ? -1 : 0; cycle < repeats; cycle++) {
+    const seen0 = server.spec.kind === 'ours' ? 0 : await server.callsSeen(stats);
+    const beforeKb = await rssMedian(server, 500);
+    const held: ClientRequest[] = [];
+    const args = { ms: 60_000, stageMs: 1 };
+    const calls = Array.from({ length: count }, () => (session ? server.spin2025(session, args, uniqueId(), (r) => held.push(r)) : server.spin2026(args, (r) => held.push(r))).catch(() => false));
+    const until = performance.now() + ARRIVE_WAIT_MS;
+    let seen = 0;
+    while ((seen = (await server.callsSeen(stats)) - seen0) < count && performance.now() < until) await sleep(50);
+    const afterKb = await rssMedian(server, settleMs);
+    for (const r of held) r.destroy();
+    await Promise.all(calls);
+    if (seen < count) throw new Error(`${server.label}: only ${seen} of ${count} calls arrived in ${ARRIVE_WAIT_MS / 1000} s`);
+    // Every call stopped before the next cycle's "before" (ours: none left in flight).
+    const end = performance.now() + ARRIVE_WAIT_MS;
+    while (server.spec.kind === 'ours' && (await server.callsSeen(stats)) > 0 && performance.now() < end) await sleep(50);
+    await sleep(300);
+    if (cycle >= 0) cycles.push({ beforeKb, afterKb, perCallKb: (afterKb - beforeKb) / count });
+  }
+  const mid = [...cycles].sort((a, b) => a.perCallKb - b.perCallKb)[Math.floor(cycles.length / 2)]!;
+  return { count, ...mid, perCall: cycles.map((c) => c.perCallKb) };
 }
 
 /** One 10 MB result: ms to its last byte, and the peak RSS above the RSS before it (KiB). */
@@ -109,7 +122,7 @@ export const httpMemory: Scenario = {
   title: '10. Memory over Streamable HTTP: per idle 2025 session, per call in flight; a 10 MB result',
   estimateMs: (quick) => {
     const p = params(quick);
-    return 5000 + KINDS.length * (p.sessions * 8 + p.settleMs + p.inFlight * 5) + p.blobSamples * 2 * 400;
+    return 5000 + KINDS.length * (p.sessions * 8 + (p.repeats + (quick ? 0 : 1)) * (p.settleMs + 1300 + p.inFlight * 5)) + p.blobSamples * 2 * 400;
   },
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
@@ -145,8 +158,8 @@ export const httpMemory: Scenario = {
         ctx.progress.tick(p.sessions * 8);
       }
       for (const s of forCalls) {
-        figures.get(s.label)!.inFlight = await callsInFlight(s, p.inFlight, p.settleMs);
-        ctx.progress.tick(p.settleMs + p.inFlight * 5);
+        figures.get(s.label)!.inFlight = await callsInFlight(s, p.inFlight, p.settleMs, p.repeats, !ctx.quick);
+        ctx.progress.tick((p.repeats + (ctx.quick ? 0 : 1)) * (p.settleMs + 1300 + p.inFlight * 5));
       }
       for (const s of forBlobs) await bigResult(s); // warm: the first large string and buffer of each process
       for (let i = 0; i < p.blobSamples; i++) {
@@ -194,8 +207,8 @@ export const httpMemory: Scenario = {
       title: this.title,
       method: [
         `Each server with ${THREADS} worker threads, unpinned; ours with the built-in tools and \`--max-sessions ${p.sessions + 100}\`, the baselines with \`spin\`. Each measure runs on a fresh process of its own, warmed with 20 zero-work calls per era; RSS is VmRSS from /proc.`,
-        `- **Per idle session**: ${p.sessions} 2025-11-25 sessions opened 32 at a time (\`initialize\`, \`notifications/initialized\`, one zero-work call; no GET stream), then left idle; (highest RSS over the next 0.5 s − RSS before) ÷ ${p.sessions}.`,
-        `- **Per call in flight**: ${p.inFlight} calls spin(60 s, 1 ms stages) sent at once as 2026 requests ((h): 2025, in one session), so ${THREADS} run and the rest wait; once the server reports them all (ours: \`inFlight\` in executor://stats; a baseline: its handlers begun), (highest RSS over the next ${p.settleMs / 1000} s − RSS before) ÷ ${p.inFlight}; then every stream is closed (cancelled).`,
+        `- **Per idle session**: ${p.sessions} 2025-11-25 sessions opened 32 at a time (\`initialize\`, \`notifications/initialized\`, one zero-work call; no GET stream), then left idle; (RSS after − RSS before) ÷ ${p.sessions}, each RSS the median of reads every 50 ms over 0.5 s.`,
+        `- **Per call in flight**: ${p.inFlight} calls spin(60 s, 1 ms stages) sent at once as 2026 requests ((h): 2025, in one session), so ${THREADS} run and the rest wait; once the server reports them all (ours: \`inFlight\` in executor://stats; a baseline: its handlers begun), (the median RSS over the next ${p.settleMs / 1000} s − the median over 0.5 s before) ÷ ${p.inFlight}; then every stream is closed (cancelled). ${ctx.quick ? 'One cycle' : `An untimed cycle, then ${p.repeats}; the median cycle`} is reported.`,
         `- **A 10 MB result** (reported only, no target): ours with \`--tools dist/bench/tools/blob.js\` beside the built-in tools, (f) with \`--blob\`; each call returns ${BLOB_BYTES} characters of text built in a worker; the time from sending to the answer's last byte, and the peak RSS (VmHWM, reset through /proc/<pid>/clear_refs before each call) above the RSS before it. One untimed call each, then ${p.blobSamples} alternating${ctx.quick ? '; left out of a quick run, which also measures sessions and calls in flight on one process per server' : ''}.`,
       ].join('\n'),
       params: { threads: THREADS, blobBytes: BLOB_BYTES, ...p },
