@@ -55,8 +55,8 @@ it('bench --quick --only http-overhead,http-cancel,http-memory: every server, er
   const figures = (of('http-memory').samples as { figures: MemoryFigures[] }).figures;
   expect(figures).toHaveLength(4);
   for (const f of figures) {
-    expect(f.sessions?.count, f.server).toBe(50);
-    expect(f.inFlight?.count, f.server).toBe(64);
+    expect(f.sessions?.count, f.server).toBe(32);
+    expect(f.inFlight?.count, f.server).toBe(32);
     expect(f.sessions!.beforeKb, f.server).toBeGreaterThan(0);
   }
   expect(of('http-memory').targets).toHaveLength(6);
