@@ -125,6 +125,9 @@ describe('poolRuns on the HTTP scenarios', () => {
     expect(memory.runMedians).toEqual([0.2, 0.25]);
     expect(memory.verdict).toBe('met');
     expect(pooled.some((t) => t.name === 'HTTP RSS per call in flight vs (f)')).toBe(false);
+    // A figure not above 0 (a collection fell between the reads) gives no ratio.
+    const noisy = httpRun('fffffff', [100], { ours: [2], f: [50] }, { ours: -5, f: 200 });
+    expect(poolRuns([noisy]).some((t) => t.name === 'HTTP RSS per idle 2025 session vs (f)')).toBe(false);
     expect(pooled.some((t) => t.name.includes('(g)'))).toBe(false);
   });
 });

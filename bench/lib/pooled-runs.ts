@@ -97,10 +97,13 @@ function memoryTarget(name: string, base: string, figure: (f: MemoryFigures) => 
       const ours = r.httpMemory?.find((f) => f.server === HTTP_LABELS.ours);
       const other = r.httpMemory?.find((f) => f.server === base);
       const [a, b] = [ours && figure(ours), other && figure(other)];
-      return a !== undefined && b !== undefined && b > 0 ? finite([a / b]) : [];
+      // A figure not above 0 is within the RSS noise (a collection between the reads): no ratio.
+      return a !== undefined && b !== undefined && a > 0 && b > 0 ? finite([a / b]) : [];
     },
   };
 }
+
+const clientsName = (n: number) => `${n} client${n === 1 ? '' : 's'}`;
 
 const TARGETS: readonly TargetDef[] = [
   ...[1, 8, 32].map((n) => overheadTarget(`calls/s vs (e), ${n} in flight`, OVERHEAD_LABELS.coop, n, (w) => w.callsPerSecond, true)),
@@ -110,8 +113,8 @@ const TARGETS: readonly TargetDef[] = [
   ...[1, 8, 32].map((n) => overheadTarget(`CPU per call vs (g), ${n} in flight`, OVERHEAD_LABELS.coop2, n, (w) => w.serverCpuUsPerCall, false)),
   ...['2026', '2025'].flatMap((era) =>
     HTTP_BASELINES.filter((b) => b.eras.includes(era as '2025' | '2026')).flatMap((b) => [
-      ...HTTP_CLIENTS.map((n) => httpTarget(`HTTP ${era} calls/s vs ${b.name}, ${n} clients`, b.label, era, n, (w) => w.callsPerSecond, true)),
-      ...HTTP_CLIENTS.map((n) => httpTarget(`HTTP ${era} CPU per call vs ${b.name}, ${n} clients`, b.label, era, n, (w) => w.serverCpuUsPerCall, false)),
+      ...HTTP_CLIENTS.map((n) => httpTarget(`HTTP ${era} calls/s vs ${b.name}, ${clientsName(n)}`, b.label, era, n, (w) => w.callsPerSecond, true)),
+      ...HTTP_CLIENTS.map((n) => httpTarget(`HTTP ${era} CPU per call vs ${b.name}, ${clientsName(n)}`, b.label, era, n, (w) => w.serverCpuUsPerCall, false)),
       httpTarget(`HTTP ${era} idle round trip p50 vs ${b.name}, 1 client`, b.label, era, 1, (w) => w.p50Ms, false),
     ]),
   ),

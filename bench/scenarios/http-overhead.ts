@@ -190,11 +190,11 @@ export const httpOverhead: Scenario = {
       for (const b of HTTP_BASELINES.filter((x) => x.eras.includes(era))) {
         for (const n of clientsOf(ctx.quick, era)) {
           const r = ratio(HTTP_LABELS.ours, b.label, era, n, cps);
-          targets.push({ name: `HTTP ${era} zero-work calls/s vs ${b.name}, ${n} clients`, goal: '≥ 1.0×', measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, n, cps, (v) => v > 1)} (medians ${Math.round(med(HTTP_LABELS.ours, era, n, cps))} / ${Math.round(med(b.label, era, n, cps))})`, met: r >= 1 });
+          targets.push({ name: `HTTP ${era} zero-work calls/s vs ${b.name}, ${n} client${n === 1 ? '' : 's'}`, goal: '≥ 1.0×', measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, n, cps, (v) => v > 1)} (medians ${Math.round(med(HTTP_LABELS.ours, era, n, cps))} / ${Math.round(med(b.label, era, n, cps))})`, met: r >= 1 });
         }
         for (const n of clientsOf(ctx.quick, era)) {
           const r = ratio(HTTP_LABELS.ours, b.label, era, n, cpu);
-          targets.push({ name: `HTTP ${era} server CPU per call vs ${b.name}, ${n} clients`, goal: '≤ 1.0×', measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, n, cpu, (v) => v < 1)} (medians ${one(med(HTTP_LABELS.ours, era, n, cpu))} / ${one(med(b.label, era, n, cpu))} µs)`, met: r <= 1 });
+          targets.push({ name: `HTTP ${era} server CPU per call vs ${b.name}, ${n} client${n === 1 ? '' : 's'}`, goal: '≤ 1.0×', measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, n, cpu, (v) => v < 1)} (medians ${one(med(HTTP_LABELS.ours, era, n, cpu))} / ${one(med(b.label, era, n, cpu))} µs)`, met: r <= 1 });
         }
         const r = ratio(HTTP_LABELS.ours, b.label, era, 1, (w) => w.p50Ms);
         targets.push({ name: `HTTP ${era} idle round trip p50 vs ${b.name}, 1 client`, goal: '≤ 1.0×', measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, 1, (w) => w.p50Ms, (v) => v < 1)} (medians ${fmt(med(HTTP_LABELS.ours, era, 1, (w) => w.p50Ms))} / ${fmt(med(b.label, era, 1, (w) => w.p50Ms))} ms)`, met: r <= 1 });
