@@ -8,8 +8,9 @@
  * result that is not a tool error.
  */
 
-/** The revisions the bench speaks over HTTP. */
+/** The stateless revision the bench speaks over HTTP. */
 export const MODERN_VERSION = '2026-07-28';
+/** The session revision the bench speaks over HTTP. */
 export const LEGACY_VERSION = '2025-11-25';
 
 /** A request ready to POST. */

@@ -103,6 +103,7 @@ async function sample(server: HttpServer, session: LegacySession, stats: LegacyS
   return outcome ?? { ms: elapsed, idleMs };
 }
 
+/** Scenario 9 (`--only http-cancel`). */
 export const httpCancel: Scenario = {
   id: 'http-cancel',
   title: '9. Cancel → slot reused and cancel → stopped over Streamable HTTP, both eras',

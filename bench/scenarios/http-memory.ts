@@ -126,6 +126,7 @@ function memoryTarget(name: string, ours: number, base: number): Target {
   return { name, goal: '≤ 1.0×', measured: `${(ours / base).toFixed(2)}× (${kib})`, met: ours <= base };
 }
 
+/** Scenario 10 (`--only http-memory`). */
 export const httpMemory: Scenario = {
   id: 'http-memory',
   title: '10. Memory over Streamable HTTP: per idle 2025 session, per call in flight; a 10 MB result',

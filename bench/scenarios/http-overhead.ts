@@ -17,7 +17,9 @@ import { CLIENT_CPU, SERVER_CPU, THREADS, windowOrder } from '../lib/zero-work.j
 import { type Caller, HttpServer, httpThroughput, inBatches, type LegacySession } from '../lib/http-load.js';
 import { fmt, median, pairedRatio, pairedRatios, summarize, us } from '../../src/probe/stats.js';
 
+/** The concurrent clients of a full run's windows. */
 export const HTTP_CLIENTS = [1, 32, 256] as const;
+/** A protocol revision by its year: 2025-11-25 (sessions) or 2026-07-28 (stateless). */
 export type Era = '2025' | '2026';
 /**
  * The loads of an era: a quick run leaves out 256 clients in 2025, whose 256
@@ -72,6 +74,7 @@ export interface HttpWindow {
   p99Ms?: number;
 }
 
+/** Scenario 8 (`--only http-overhead`). */
 export const httpOverhead: Scenario = {
   id: 'http-overhead',
   title: '8. Overhead of a zero-work call over Streamable HTTP, both eras',
