@@ -24,8 +24,11 @@ import { responsiveness } from './scenarios/responsiveness.js';
 import { cancelStorm } from './scenarios/storm.js';
 import { tasksCancel } from './scenarios/tasks-cancel.js';
 import { crossHost } from './scenarios/cross-host.js';
+import { httpOverhead } from './scenarios/http-overhead.js';
+import { httpCancel } from './scenarios/http-cancel.js';
+import { httpMemory } from './scenarios/http-memory.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost];
+const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost, httpOverhead, httpCancel, httpMemory];
 
 interface Flags {
   quick?: boolean;

@@ -1,9 +1,10 @@
 /**
- * Pools several runs of scenario 3 (see bench/lib/pooled-runs.ts) and prints
- * the pooled targets as a Markdown table.
+ * Pools several runs of scenario 3 and the HTTP scenarios 8–10 (see
+ * bench/lib/pooled-runs.ts) and prints the pooled targets as a Markdown table.
  *
  * Run: `node dist/bench/pool-runs.js <run dir or results.json>...`, each a
- * `--out` directory of `node dist/bench/main.js --only overhead` (or of a full run).
+ * `--out` directory of `node dist/bench/main.js --only overhead` (or
+ * `--only http-overhead,http-cancel,http-memory`, or of a full run).
  */
 import { poolTable, readRun } from './lib/pooled-runs.js';
 

@@ -42,6 +42,8 @@ export interface BaselineCounters {
   completed: number;
   /** Cancellations received (`notifications/cancelled`). */
   cancelledCalls: number;
+  /** Calls whose handler has begun (the HTTP baselines: scenario 10 waits for its calls in flight to arrive). */
+  started?: number;
 }
 
 export interface BaselineOptions {

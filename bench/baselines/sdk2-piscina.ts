@@ -5,21 +5,25 @@
  * passed to `piscina.run`: a 2026 stdio `notifications/cancelled` or a
  * closed 2026 HTTP response stream aborts it, and Piscina terminates the
  * running worker and starts a replacement (a queued task is just dropped).
- * stdio with `serveStdio` (both eras); `--http` serves 127.0.0.1 through
- * `createMcpHandler` (`legacy: 'reject'`: the 2026 leg) and `toNodeHandler`.
+ * stdio with `serveStdio` (both eras); `--http` serves 127.0.0.1 in both
+ * eras (./http-serve.ts: `createMcpHandler` with `legacy: 'reject'` for
+ * 2026, a session transport for 2025).
  * `bench://stats` counts the stopped calls, as every baseline does.
  */
-import { createServer } from 'node:http';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Piscina } from 'piscina';
+import { z } from 'zod';
 import { BASELINE_STATS_URI, flag, spinInput, threadsArg, type BaselineCounters } from './common.js';
+import { serveHttpBothEras } from './http-serve.js';
 import type { SpinArgs } from './spin-body.js';
 
 const threads = threadsArg();
-const counters: BaselineCounters = { stopped: 0, completed: 0, cancelledCalls: 0 };
-const pool = new Piscina<SpinArgs, { content: { type: 'text'; text: string }[] }>({
+/** `--blob`: a second tool, `blob`, for the large-result figures only (the other scenarios measure the one-tool server). */
+const blob = flag('--blob');
+const BLOB_WORKER = new URL('./blob-worker.js', import.meta.url).href;
+const counters: BaselineCounters = { stopped: 0, completed: 0, cancelledCalls: 0, started: 0 };
+const pool = new Piscina<SpinArgs | number, { content: { type: 'text'; text: string }[] }>({
   filename: new URL('./piscina-worker.js', import.meta.url).href,
   minThreads: threads,
   maxThreads: threads,
@@ -33,12 +37,17 @@ pool.on('error', (e: unknown) => process.stderr.write(`[baseline-sdk2-piscina] p
 function build(): McpServer {
   const server = new McpServer({ name: 'baseline-sdk2-piscina', version: '0.0.0' });
   server.registerTool('spin', { description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.', inputSchema: spinInput }, async (args, ctx) => {
+    counters.started!++;
     const signal = ctx.mcpReq.signal;
     signal.addEventListener('abort', () => counters.cancelledCalls++, { once: true });
     const result = await pool.run(args, { signal });
     counters.completed++;
     return result;
   });
+  if (blob) {
+    server.registerTool('blob', { description: 'Returns `bytes` characters of text (benchmark).', inputSchema: z.object({ bytes: z.number().int().min(0).max(64 * 1024 * 1024) }) }, async (args) =>
+      (await pool.run(args.bytes, { filename: BLOB_WORKER })) as { content: { type: 'text'; text: string }[] });
+  }
   server.registerResource('stats', BASELINE_STATS_URI, { mimeType: 'application/json' }, async () => ({
     contents: [{ uri: BASELINE_STATS_URI, mimeType: 'application/json', text: JSON.stringify(counters) }],
   }));
@@ -46,12 +55,7 @@ function build(): McpServer {
 }
 
 if (flag('--http')) {
-  const handler = toNodeHandler(createMcpHandler(build, { legacy: 'reject' }));
-  const http = createServer((req, res) => void handler(req, res));
-  http.listen(0, '127.0.0.1', () => {
-    const address = http.address();
-    process.stderr.write(`[baseline-sdk2-piscina] listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/mcp\n`);
-  });
+  serveHttpBothEras('baseline-sdk2-piscina', build);
   process.once('SIGTERM', () => void pool.close({ force: true }).finally(() => process.exit(0)));
 } else {
   serveStdio(build);

@@ -21,7 +21,7 @@ import { statCpuMs } from '../../src/probe/cpu.js';
 const DIST = new URL('../../', import.meta.url);
 const path = (rel: string) => fileURLToPath(new URL(rel, DIST));
 
-export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq' | 'sdk2-piscina' | 'sdk2-coop';
+export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq' | 'sdk2-piscina' | 'sdk2-coop' | 'fastmcp';
 export type TransportKind = 'stdio' | 'http';
 
 export interface ServerSpec {
@@ -43,6 +43,8 @@ export interface ServerSpec {
    * @default '2025'
    */
   readonly era?: '2025' | '2026';
+  /** More command-line arguments, after the ones the spec implies (ours over HTTP: `--max-sessions`, …). */
+  readonly args?: readonly string[];
 }
 
 /** Human names for the report. */
@@ -56,17 +58,22 @@ export const KIND_LABEL: Record<ServerKind, string> = {
   bullmq: '(d) plain BullMQ + AbortSignal + pub/sub',
   'sdk2-piscina': '(f) SDK 2.x McpServer + Piscina + abort',
   'sdk2-coop': '(g) SDK 2.x Server + Piscina + SAB flag',
+  fastmcp: '(h) fastmcp + Piscina + abort',
 };
 
 export function specLabel(spec: ServerSpec): string {
   const tag = spec.tag ? `, ${spec.tag}` : '';
   const era = spec.era === '2026' ? ', 2026' : '';
   if (spec.kind === 'ours') return `ours (${spec.transport}${era}${tag})`;
-  return spec.kind === 'sdk2-piscina' ? `${KIND_LABEL[spec.kind]} (${spec.transport}${era}${tag})` : `${KIND_LABEL[spec.kind]}${tag}`;
+  return spec.kind === 'sdk2-piscina' || (spec.kind === 'sdk2-coop' && spec.transport === 'http') ? `${KIND_LABEL[spec.kind]} (${spec.transport}${era}${tag})` : `${KIND_LABEL[spec.kind]}${tag}`;
 }
 
 /** The command line that starts a server, for the report. */
 export function serverCommand(spec: ServerSpec): string[] {
+  return [...baseCommand(spec), ...(spec.args ?? [])];
+}
+
+function baseCommand(spec: ServerSpec): string[] {
   switch (spec.kind) {
     case 'ours':
       return [
@@ -93,7 +100,9 @@ export function serverCommand(spec: ServerSpec): string[] {
     case 'sdk2-piscina':
       return [path('bench/baselines/sdk2-piscina.js'), '--threads', String(spec.threads), ...(spec.transport === 'http' ? ['--http'] : [])];
     case 'sdk2-coop':
-      return [path('bench/baselines/sdk2-coop.js'), '--threads', String(spec.threads)];
+      return [path('bench/baselines/sdk2-coop.js'), '--threads', String(spec.threads), ...(spec.transport === 'http' ? ['--http'] : [])];
+    case 'fastmcp':
+      return [path('bench/baselines/fastmcp-http.js'), '--threads', String(spec.threads)];
   }
 }
 
@@ -244,7 +253,7 @@ export class Connection {
 }
 
 /** Reads the HTTP server's "listening on <url>" line from its stderr. */
-function listeningUrl(child: ChildProcess): Promise<string> {
+export function listeningUrl(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
     // Generous: servers start all at once (withConnections), on a machine that may be shared.
