@@ -35,7 +35,7 @@ export function startOptions(request: CallToolRequest, extra: HandlerExtra, logL
 }
 
 /** A `notifications/message` payload: the tool is the logger; `data` is the message, or `{ message, data }`. */
-function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger: string; data: unknown } {
+export function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger: string; data: unknown } {
   return { level: entry.level, logger: tool, data: entry.data === undefined ? entry.message : { message: entry.message, data: entry.data } };
 }
 
@@ -45,7 +45,7 @@ function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger
  * sends that cancellation only if it is still pending); once it is answered,
  * the job's later stop has nothing to cancel.
  */
-function clientRequester(extra: HandlerExtra): ClientRequestHandler {
+export function clientRequester(extra: HandlerExtra): ClientRequestHandler {
   return async (method, params, signal) => {
     const request = new AbortController();
     const cascade = () => request.abort(`tool call ${JSON.stringify(extra.mcpReq.id)} stopped`);
