@@ -8,7 +8,8 @@
  * 2026 stdio; a closed 2026 HTTP exchange; the transport closing), and for a
  * 2025 HTTP POST the dropped response stream (as `serve` does). A signal
  * already aborted when the handler starts cancels the reservation, so no job
- * ever starts.
+ * ever starts (should a cancel still come after the start, before the job's
+ * first stage, the worker stops it before that stage).
  *
  * The SDK sends nothing for a request whose signal aborted, whatever its
  * handler returns; everything the adapter itself sends (progress, logs) is
@@ -66,10 +67,10 @@ export async function pooledCall(site: PoolSite, tool: string, args: unknown, ct
   signal.addEventListener('abort', onAbort, { once: true });
   dropped?.addEventListener('abort', onDrop, { once: true });
   try {
+    // The SDK runs a cancel read with the call (one stdio chunk) before this handler: the signal is already aborted,
+    // and an 'abort' listener added now would never fire. The reservation is cancelled, so no job starts.
     if (signal.aborted) onAbort();
     else if (dropped?.aborted) onDrop();
-    // One turn before the job may reach a worker: a cancel read with the call (one stdio chunk) wins while it is queued.
-    await new Promise<void>((resolve) => setImmediate(resolve));
     const outcome = await call.start(startOptions(site, call, tool, args, ctx, envelope));
     if (outcome.kind !== 'cancelled') return answer(site, tool, outcome, signal);
     // Cancelled by the client: its signal has aborted. Cancelled otherwise (the pool closed, the POST's stream dropped):
