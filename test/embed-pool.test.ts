@@ -134,6 +134,23 @@ describe('pool.register(server): a server per request costs no conversion', () =
     await client.close();
   }, SLOW);
 
+  it('the connection closing cancels its running call: the work stops, counted as a session close', async () => {
+    const before = pool.stats();
+    const server = new McpServer({ name: 'closing', version: '1.0.0' });
+    pool.register(server);
+    const client = await inMemory(server);
+    let progress = 0;
+    const call = client.callTool({ name: 'spin', arguments: { ms: 60_000 } }, { onprogress: () => progress++ }).catch(() => 'rejected');
+    await until(() => progress > 0, 20_000, 'progress');
+    await client.close(); // the SDK aborts every handler of a closed connection
+    expect(await call).toBe('rejected');
+    await until(() => pool.stats().inFlight === 0 && pool.stats().stopping === 0, 20_000, 'the call stopped');
+    const after = pool.stats();
+    expect(after.cancelled - before.cancelled).toBe(1);
+    expect(after.completed - before.completed).toBe(0);
+    expect(await pool.metrics.registry.metrics()).toMatch(/mcp_cancel_pool_cancels_total\{source="session_close",role="front"\} 1/);
+  }, SLOW);
+
   it('the fairness key is read from each request', async () => {
     const seen: (string | undefined)[] = [];
     const keyed = await createToolPool({ toolModules: [HEAVY], threads: 1, fairnessKey: (ctx) => (seen.push(ctx.mcpReq.method), 'tenant-a') });
