@@ -83,6 +83,8 @@ export class ToolPool {
   readonly #registrations: ReadonlyMap<string, Registration>;
   readonly #refusals = new WeakMap<AbortSignal, Error>();
   readonly #readStats = () => statsContents(this.stats());
+  /** The stats resource's metadata for `registerResource`, made once. */
+  static readonly #statsMetadata = (({ uri: _uri, name: _name, ...metadata }) => metadata)(STATS_RESOURCE);
   #closed = false;
 
   private constructor(executor: Executor, options: ToolPoolOptions) {
@@ -150,8 +152,7 @@ export class ToolPool {
 
   /** Registers the `executor://stats` resource on `server`: the same JSON as `serve`'s, of this pool. */
   registerStats(server: McpServer): void {
-    const { uri, name, ...metadata } = STATS_RESOURCE;
-    server.registerResource(name, uri, metadata, this.#readStats);
+    server.registerResource(STATS_RESOURCE.name, STATS_RESOURCE.uri, ToolPool.#statsMetadata, this.#readStats);
   }
 
   /** The counters `executor://stats` shows (the pool's, the gate's; tasks and 2026 input waits stay at 0). */
