@@ -21,7 +21,7 @@ import type { CallBackend, CallHandle, ClientRequestHandler, JobOutcome, StartOp
 import type { WireStats } from '../server/guard.js';
 import type { RequestId } from '../wire/registry.js';
 import { envelopeOf, type RequestEnvelope } from '../server/request-envelope.js';
-import { clientRequester, logParams } from '../server/call-options.js';
+import { clientRequester, logParams, sendProgress } from '../server/call-options.js';
 import { resultOf } from '../server/call-result.js';
 
 /** What every pooled call of one pool shares. */
@@ -105,7 +105,7 @@ function startOptions(site: PoolSite, call: CallHandle, tool: string, args: unkn
     args: args ?? {},
     ...(progressToken !== undefined && {
       onProgress: (report) => {
-        if (mayReport(site.wire, call, 'progress')) void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined);
+        if (mayReport(site.wire, call, 'progress')) sendProgress(ctx, progressToken, report);
       },
     }),
     ...(logs && {

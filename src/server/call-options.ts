@@ -3,7 +3,7 @@
  * where its progress, logs and requests to the client go. Shared by every way
  * a call runs (a response now, or a task).
  */
-import type { CallToolRequest, ServerContext } from '@modelcontextprotocol/server';
+import type { CallToolRequest, ProgressToken, ServerContext } from '@modelcontextprotocol/server';
 import type { ClientRequestHandler, LogEntry, ProgressReport, StartOptions } from '../backend/backend.js';
 import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
 
@@ -17,10 +17,7 @@ export function startOptions(request: CallToolRequest, extra: HandlerExtra, logL
   return {
     tool: request.params.name,
     args: request.params.arguments ?? {},
-    ...(progressToken !== undefined && {
-      onProgress: (report: ProgressReport) =>
-        void extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined),
-    }),
+    ...(progressToken !== undefined && { onProgress: (report: ProgressReport) => sendProgress(extra, progressToken, report) }),
     onClientRequest: clientRequester(extra),
     onLog: (entry: LogEntry) => {
       const now = logLevel();
@@ -32,6 +29,11 @@ export function startOptions(request: CallToolRequest, extra: HandlerExtra, logL
     // A client that chose a level gets logs as they come; one that did not, with the response (no channel per call).
     liveLogs: level !== undefined,
   };
+}
+
+/** Sends one progress report on the request's token; whether it may go is decided by the caller (or the guard, at the wire). */
+export function sendProgress(extra: HandlerExtra, progressToken: ProgressToken, report: ProgressReport): void {
+  void extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined);
 }
 
 /** A `notifications/message` payload: the tool is the logger; `data` is the message, or `{ message, data }`. */
