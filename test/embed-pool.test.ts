@@ -151,6 +151,28 @@ describe('pool.register(server): a server per request costs no conversion', () =
     expect(await pool.metrics.registry.metrics()).toMatch(/mcp_cancel_pool_cancels_total\{source="session_close",role="front"\} 1/);
   }, SLOW);
 
+  it('pool.close() under a running call: the work is cancelled and nothing is answered, until the client gives up', async () => {
+    const closing = await createToolPool({ toolModules: [HEAVY], threads: 1 });
+    const server = new McpServer({ name: 'pool-closing', version: '1.0.0' });
+    closing.register(server);
+    const client = await inMemory(server);
+    const stop = new AbortController();
+    let progress = 0;
+    let settled = false;
+    const call = client
+      .callTool({ name: 'spin', arguments: { ms: 60_000 } }, { signal: stop.signal, onprogress: () => progress++ })
+      .then(() => 'answered', () => 'rejected')
+      .finally(() => (settled = true));
+    await until(() => progress > 0, 20_000, 'progress');
+    await closing.close();
+    expect(closing.stats()).toMatchObject({ cancelled: 1, completed: 0, inFlight: 0 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(settled).toBe(false); // no result, no error
+    stop.abort('giving up');
+    expect(await call).toBe('rejected');
+    await client.close();
+  }, SLOW);
+
   it('the fairness key is read from each request', async () => {
     const seen: (string | undefined)[] = [];
     const keyed = await createToolPool({ toolModules: [HEAVY], threads: 1, fairnessKey: (ctx) => (seen.push(ctx.mcpReq.method), 'tenant-a') });
