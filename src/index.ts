@@ -4,6 +4,7 @@
  *
  * This root entry is what a user needs: the executor (the local pool
  * backend), its options, outcomes and stats, serving it over stdio or HTTP,
+ * pooled tools on an SDK 2.x `McpServer` of your own ({@link createToolPool}),
  * and the errors. Writing tools: `mcp-cancel-pool/tools`. A client that
  * cancels correctly: `mcp-cancel-pool/client`. The parts the server is
  * built from (guard, registry, ledgers, line transport, state codes), for
@@ -39,6 +40,10 @@ export { serveHttp } from './transport/http/serve.js';
 export type { HttpOptions, HttpMcpServer } from './transport/http/serve.js';
 export { AUTH_TOKEN_ENV } from './transport/http/access.js';
 export { createMcpServer, STATS_URI } from './server/server.js';
+export { createToolPool, ToolPool } from './embed/pool.js';
+export type { ToolPoolOptions, RegisterOptions } from './embed/pool.js';
+export type { Metrics } from './ops/metrics.js';
+export type { HealthHandler } from './ops/health.js';
 export type { ServerStats, ServerScope } from './server/server.js';
 export type { WireStats } from './server/guard.js';
 export { McpCancelPoolError, DuplicateRequestError, ExecutorClosedError, InvalidOptionError, ToolModuleError } from './errors.js';

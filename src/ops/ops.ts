@@ -54,8 +54,8 @@ export interface FrontEndSources {
   stats(): BackendStats;
   taskStats(): TaskStats;
   readonly wire: WireStats;
-  /** Live sessions now; stdio has one. */
-  sessions(): number;
+  /** Live sessions now; stdio has one. Absent where they are not known (a pool embedded in another server). */
+  sessions?(): number;
   readonly tools: ReadonlySet<string>;
   /** With `--redis`: the probe for readiness and worker hosts. */
   readonly redis?: RedisProbe;
@@ -95,7 +95,7 @@ export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: Fro
       tasksWorking: t.tasksWorking,
       tasksFinished: t.tasksStored - t.tasksWorking,
       tasksEvicted: t.tasksEvicted,
-      sessions: sources.sessions(),
+      ...(sources.sessions && { sessions: sources.sessions() }),
       ...(hosts !== undefined && { workerHosts: hosts }),
       lateCancelsIgnored: s.lateCancelsIgnored,
       unknownCancelsIgnored: s.unknownCancelsIgnored,

@@ -3,7 +3,7 @@
  * where its progress, logs and requests to the client go. Shared by every way
  * a call runs (a response now, or a task).
  */
-import type { CallToolRequest, ServerContext } from '@modelcontextprotocol/server';
+import type { CallToolRequest, ProgressToken, ServerContext } from '@modelcontextprotocol/server';
 import type { ClientRequestHandler, LogEntry, ProgressReport, StartOptions } from '../backend/backend.js';
 import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
 
@@ -17,10 +17,7 @@ export function startOptions(request: CallToolRequest, extra: HandlerExtra, logL
   return {
     tool: request.params.name,
     args: request.params.arguments ?? {},
-    ...(progressToken !== undefined && {
-      onProgress: (report: ProgressReport) =>
-        void extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined),
-    }),
+    ...(progressToken !== undefined && { onProgress: (report: ProgressReport) => sendProgress(extra, progressToken, report) }),
     onClientRequest: clientRequester(extra),
     onLog: (entry: LogEntry) => {
       const now = logLevel();
@@ -34,8 +31,13 @@ export function startOptions(request: CallToolRequest, extra: HandlerExtra, logL
   };
 }
 
+/** Sends one progress report on the request's token; whether it may go is decided by the caller (or the guard, at the wire). */
+export function sendProgress(extra: HandlerExtra, progressToken: ProgressToken, report: ProgressReport): void {
+  void extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined);
+}
+
 /** A `notifications/message` payload: the tool is the logger; `data` is the message, or `{ message, data }`. */
-function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger: string; data: unknown } {
+export function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger: string; data: unknown } {
   return { level: entry.level, logger: tool, data: entry.data === undefined ? entry.message : { message: entry.message, data: entry.data } };
 }
 
@@ -45,7 +47,7 @@ function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger
  * sends that cancellation only if it is still pending); once it is answered,
  * the job's later stop has nothing to cancel.
  */
-function clientRequester(extra: HandlerExtra): ClientRequestHandler {
+export function clientRequester(extra: HandlerExtra): ClientRequestHandler {
   return async (method, params, signal) => {
     const request = new AbortController();
     const cascade = () => request.abort(`tool call ${JSON.stringify(extra.mcpReq.id)} stopped`);

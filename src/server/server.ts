@@ -25,6 +25,20 @@ export { SERVER_BUSY } from './wire-errors.js';
 /** The stats resource's URI. */
 export const STATS_URI = 'executor://stats';
 
+/** The stats resource as `resources/list` shows it (an embedding pool registers the same one: src/embed). */
+export const STATS_RESOURCE = {
+  uri: STATS_URI,
+  name: 'stats',
+  title: 'Executor counters',
+  mimeType: 'application/json',
+  description: 'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …',
+} as const;
+
+/** The `resources/read` answer for the stats resource. */
+export function statsContents(stats: ServerStats): { contents: { uri: string; mimeType: string; text: string }[] } {
+  return { contents: [{ uri: STATS_URI, mimeType: STATS_RESOURCE.mimeType, text: JSON.stringify(stats) }] };
+}
+
 /** The protocol revisions this server speaks: the 2026 one, and the 2025 ones a legacy client may open with. */
 export const SUPPORTED_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
 
@@ -204,9 +218,7 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
     return handleCall(server, backend, tasks, s, request as CallToolRequest, ctx) as Promise<CallToolResult> as never;
   });
 
-  server.setRequestHandler('resources/list', () => ({
-    resources: [{ uri: STATS_URI, name: 'stats', title: 'Executor counters', mimeType: 'application/json', description: 'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …' }],
-  }));
+  server.setRequestHandler('resources/list', () => ({ resources: [STATS_RESOURCE] }));
 
   // No templates, but a client that lists resources lists templates too (the Inspector shows an error on -32601).
   server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
@@ -215,8 +227,7 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
     // SEP-2164: the error SHOULD name the resource in data.uri.
     if (request.params.uri !== STATS_URI) throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, { uri: request.params.uri });
     if (!server.scope) throw invalidParams('not connected');
-    const stats = serverStats(backend, wire, tasks, server.scope.guard.calls.inputWaits);
-    return { contents: [{ uri: STATS_URI, mimeType: 'application/json', text: JSON.stringify(stats) }] };
+    return statsContents(serverStats(backend, wire, tasks, server.scope.guard.calls.inputWaits));
   });
 
   return server;
