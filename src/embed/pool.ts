@@ -20,7 +20,7 @@ import type { RequestId } from '../wire/registry.js';
 import { listedTools, serverStats, statsContents, STATS_RESOURCE, type ServerStats } from '../server/server.js';
 import { newWireStats, type WireStats } from '../server/guard.js';
 import { TaskRunner } from '../tasks/runner.js';
-import { InputWaits } from '../mrtr/input-waits.js';
+import { InputWaits } from '../asks/input-waits.js';
 import { instrumentBackend } from '../ops/instrument.js';
 import { frontEndOps, type Ops } from '../ops/ops.js';
 import type { Metrics } from '../ops/metrics.js';

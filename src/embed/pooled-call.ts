@@ -22,7 +22,7 @@ import type { WireStats } from '../server/guard.js';
 import type { RequestId } from '../wire/registry.js';
 import { envelopeOf, type RequestEnvelope } from '../server/request-envelope.js';
 import { clientRequester, logParams, sendProgress } from '../server/call-options.js';
-import { resultOf } from '../server/call-result.js';
+import { resultOf } from '../server/tool-calls.js';
 
 /** What every pooled call of one pool shares. */
 export interface PoolSite {

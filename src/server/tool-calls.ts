@@ -290,7 +290,7 @@ export class ToolCalls {
 }
 
 /** The answer a plain tool call's outcome owes on the wire: a result, a tool error, or a JSON-RPC error (never called for a cancelled one). */
-function resultOf(tool: string, outcome: Exclude<JobOutcome, { kind: 'cancelled' }>): CallToolResult {
+export function resultOf(tool: string, outcome: Exclude<JobOutcome, { kind: 'cancelled' }>): CallToolResult {
   switch (outcome.kind) {
     case 'completed':
       return outcome.result;
