@@ -29,6 +29,7 @@ import { parseFrontMessage, type FrontMessage, type RemoteJobData } from './mess
 import { taskJobId } from './keys.js';
 import type { RemoteContext } from './remote-context.js';
 import { RemoteCallCore, type Submission } from './remote-call-core.js';
+import { activeCarrier } from '../otel/carrier.js';
 
 export type { FrontState } from './remote-call-core.js';
 
@@ -87,6 +88,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
       progress: options.onProgress !== undefined,
       ...(options.onLog && { logLevel: options.logLevel ?? 'debug' }),
       liveLogs: options.liveLogs ?? false,
+      ...traceField(),
     });
     const queuing = (async () => {
       await this.ctx.states.create(jobId, this.ctx.frontId, options.taskId);
@@ -297,4 +299,10 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
     this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
     return wonFrom === 'queued' ? 'cancelled-queued' : 'cancelled-running';
   }
+}
+
+/** The signed job's trace context, while tracing (signed with the rest: a host trusts it as much as the job). */
+function traceField(): { tc?: Readonly<Record<string, string>> } {
+  const tc = activeCarrier();
+  return tc ? { tc } : {};
 }

@@ -26,6 +26,8 @@ import { DEFAULT_QUEUE, safeListener, type FrontMessage, type RemoteJobData } fr
 import type { WorkerHostOptions, WorkerHostStats } from './host-options.js';
 import { redisConfig, type RedisConfig } from './redis-config.js';
 import { RedisWatch } from './redis-watch.js';
+import { logger } from '../log/logger.js';
+import { HostJobSpan } from '../otel/host-span.js';
 
 /** BullMQ's lock on an active job; a host that stops renewing it (SIGKILL) loses the job to the stalled check. */
 export const LOCK_DURATION_MS = 5000;
@@ -160,14 +162,15 @@ export class WorkerHost {
         return local.state;
       },
       outcome: local.outcome,
-      tryCancel: () => {
-        const r = local.tryCancel();
+      tryCancel: (why) => {
+        const r = local.tryCancel(why);
         return r === 'cancelled-queued' || r === 'cancelled-running';
       },
     });
     this.publishStats();
+    const span = HostJobSpan.begin(data.tc, data.tool, jobId, this.hostId);
     if (this.executor.tools.has(data.tool)) {
-      void local.start({
+      const start = () => local.start({
         tool: data.tool,
         args: data.args,
         ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
@@ -176,6 +179,7 @@ export class WorkerHost {
         liveLogs: data.liveLogs,
         onClientRequest: this.asks.handler(job),
       });
+      void (span ? span.within(start) : start());
     } else {
       local.abandon();
     }
@@ -191,10 +195,12 @@ export class WorkerHost {
         this.stats.stopped++;
         this.publishStats();
         void this.cmd.publish(this.states.keys.frontChannel(job.front), this.sign({ j: jobId, t: 's', k: o.hardKilled })).catch(() => undefined);
+        span?.end(o);
         return;
       }
-      if (job.state.kind !== 'running') return;
+      if (job.state.kind !== 'running') return void span?.end(o);
       const won = await this.states.respond(jobId, job.front, token, this.sign({ j: jobId, t: 'o', o, h: this.hostId })).catch(() => false);
+      span?.end(o, won);
       job.responded(won);
       if (won) this.stats.answered++;
       else this.stats.dropped++; // the local CAS won, the Redis one was lost: the front end's cancel came first (or the state is gone)
@@ -274,5 +280,5 @@ export class WorkerHost {
 }
 
 function warn(message: string): void {
-  process.stderr.write(`[mcp-cancel-pool worker] ${message}\n`);
+  logger().warn(message);
 }
