@@ -34,6 +34,8 @@ export class Logger {
   readonly level: LogLevel;
   readonly format: LogFormat;
   readonly name: string;
+  /** Whether debug lines are written (read on every request: a field, not a look-up). */
+  readonly debugOn: boolean;
   private readonly min: number;
   private readonly write: (line: string) => void;
 
@@ -42,6 +44,7 @@ export class Logger {
     this.format = options.format ?? 'text';
     this.name = options.name ?? 'mcp-cancel-pool';
     this.min = LOG_LEVELS.indexOf(this.level);
+    this.debugOn = this.min === 0;
     this.write = options.write ?? ((line) => void process.stderr.write(line));
   }
 

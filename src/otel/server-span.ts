@@ -11,6 +11,7 @@ import type { ServerContext } from '@modelcontextprotocol/server';
 import { ATTR, DURATION_BUCKETS } from './attributes.js';
 import { carrierOf, extractCarrier } from './carrier.js';
 import { liveMeter, liveTracer } from './tracer.js';
+import { logger } from '../log/logger.js';
 
 /** A request handler as the SDK stores it. */
 type Handler<Q, R> = (request: Q, ctx: ServerContext) => Promise<R>;
@@ -31,7 +32,7 @@ export function tracedHandler<Q extends RequestLike, R>(method: string, handler:
   return (request, ctx) => {
     const tracer = liveTracer();
     const meter = liveMeter();
-    if (tracer === undefined && meter === undefined) return handler(request, ctx);
+    if (tracer === undefined && meter === undefined && !logger().debugOn) return handler(request, ctx);
     return traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled);
   };
 }
@@ -79,7 +80,18 @@ function traced<Q extends RequestLike, R>(
       if (ended[ATTR.errorType] !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, ...(message !== undefined && { message }) });
       span.end();
     }
-    if (meter) durationOf(meter).record((performance.now() - started) / 1000, metricAttributes(attributes, ended));
+    const seconds = (performance.now() - started) / 1000;
+    if (meter) durationOf(meter).record(seconds, metricAttributes(attributes, ended));
+    const log = logger();
+    if (log.debugOn) {
+      const ids = span?.spanContext();
+      const outcome = ended[ATTR.outcome] ?? (ended[ATTR.errorType] === undefined ? 'answered' : 'failed');
+      log.debug(`${target === undefined ? method : `${method} ${target}`}: ${String(outcome)} in ${(seconds * 1000).toFixed(1)} ms`, {
+        request_id: attributes[ATTR.requestId] as string | undefined,
+        ...(ended[ATTR.errorType] !== undefined && { error_type: String(ended[ATTR.errorType]) }),
+        ...(ids && { trace_id: ids.traceId, span_id: ids.spanId }),
+      });
+    }
   };
   let pending: Promise<R>;
   try {
