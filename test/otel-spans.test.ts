@@ -18,7 +18,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMcpServer, Executor } from '../dist/src/index.js';
 import { GuardedTransport, newWireStats } from '../dist/src/plumbing.js';
 import { JobTrace } from '../dist/src/otel/job-trace.js';
-import { liveTracer } from '../dist/src/otel/tracer.js';
+import { liveMeter, liveTracer } from '../dist/src/otel/tracer.js';
+import { tracedHandler } from '../dist/src/otel/server-span.js';
+import { activeCarrier } from '../dist/src/otel/carrier.js';
+import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { CLIENT_TOOLS, until } from './helpers.js';
 import { childrenOf, one, render, type SeenSpan } from './otel-helpers.js';
 
@@ -193,5 +196,33 @@ describe('with no SDK registered', () => {
       trace.setGlobalTracerProvider(provider);
     }
     expect(liveTracer()).toBeDefined();
+  });
+
+  it('the path a request and a job take with tracing off allocates nothing: a million trips through it start no garbage collection', async () => {
+    trace.disable();
+    const gcs: PerformanceEntry[] = [];
+    const observer = new PerformanceObserver((list) => gcs.push(...list.getEntries()));
+    observer.observe({ entryTypes: ['gc'] });
+    try {
+      const answer = Promise.resolve({ content: [] });
+      const handler = tracedHandler('tools/call', () => answer, () => '2025-11-25', () => false);
+      const request = { params: { name: 'spin' } };
+      const ctx = { mcpReq: { id: 1 } } as never;
+      for (let i = 0; i < 1000; i++) handler(request, ctx); // warm: compiled before the measured loop
+      const from = performance.now();
+      let same = 0;
+      for (let i = 0; i < 1_000_000; i++) {
+        if (handler(request, ctx) === answer) same++;
+        if (JobTrace.begin('spin') !== undefined || liveMeter() !== undefined || activeCarrier() !== undefined) throw new Error('traced with no SDK');
+      }
+      const to = performance.now();
+      await new Promise((r) => setTimeout(r, 50)); // the observer hears of GCs asynchronously
+      expect(same).toBe(1_000_000); // the handler's own promise, untouched: no wrapper promise either
+      // 16 bytes a trip would be 16 MB: dozens of scavenges of the young generation.
+      expect(gcs.filter((g) => g.startTime >= from && g.startTime <= to).map((g) => g.name)).toEqual([]);
+    } finally {
+      observer.disconnect();
+      trace.setGlobalTracerProvider(provider);
+    }
   });
 });
