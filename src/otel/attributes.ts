@@ -24,7 +24,7 @@ export const ATTR = {
   errorType: 'error.type',
   rpcStatusCode: 'rpc.response.status_code',
   threadId: 'thread.id',
-  /** Why a cancel was asked: notification, closed_stream, session_close, deadline, tasks_cancel, task_expired, front_end, lease, shutdown. */
+  /** Why a cancel was asked: notification, closed_stream, session_close, deadline, tasks_cancel, task_expired, input_wait, superseded, front_end, lease, shutdown (src/otel/cancel-source.ts). */
   cancelSource: 'mcp_cancel_pool.cancel.source',
   /** Who won the compare-exchange: `cancel` or `completion`. */
   cancelWinner: 'mcp_cancel_pool.cancel.winner',

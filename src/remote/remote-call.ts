@@ -30,6 +30,8 @@ import { taskJobId } from './keys.js';
 import type { RemoteContext } from './remote-context.js';
 import { RemoteCallCore, type Submission } from './remote-call-core.js';
 import { activeCarrier } from '../otel/carrier.js';
+import { callContext, traceDecidedCancel } from '../otel/decided-cancel.js';
+import type { Context } from '@opentelemetry/api';
 
 export type { FrontState } from './remote-call-core.js';
 
@@ -43,6 +45,8 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
   private joblessSince: number | undefined;
   /** Set by {@link adopt}: the job this reservation takes over. */
   private adoption: { readonly jobId: string; readonly asks: readonly OpenAsk[] } | undefined;
+  /** The call's trace context while tracing, for its cancel's span (src/otel/decided-cancel.ts). */
+  private traceCtx: Context | undefined;
   /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
   stop(reason?: string): boolean {
     if (this.current.kind === 'settled') return false;
@@ -73,6 +77,7 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
   /** reserved → submitting (or settled{failed} for a call that cannot be queued); an adopted job: reserved → running. */
   start(options: StartOptions): Promise<JobOutcome> {
     if (this.current.kind !== 'reserved') return this.done;
+    this.traceCtx = callContext();
     if (this.adoption) return this.startAdopted(this.adoption, options);
     const checked = checkStart(this.ctx.tools, options);
     if ('kind' in checked) return this.settle(checked);
@@ -123,7 +128,15 @@ export class RemoteCall extends RemoteCallCore implements CallHandle, InFlightEn
    * cancelled in one script), or, should Redis not answer in time, the front
    * end does: cancelled. Never rejects.
    */
-  requestCancel(_reason?: string): Promise<CancelResult> {
+  requestCancel(reason?: string): Promise<CancelResult> {
+    const decision = this.decideCancel();
+    const traced = this.traceCtx;
+    this.traceCtx = undefined; // one decision, one span: a repeated cancel gets the same decision
+    if (traced) traceDecidedCancel(traced, reason, decision);
+    return decision;
+  }
+
+  private decideCancel(): Promise<CancelResult> {
     const s = this.current;
     switch (s.kind) {
       case 'reserved':
