@@ -7,6 +7,7 @@
  * carrying its trace id.
  */
 import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -115,6 +116,21 @@ describe('serve over stdio, exporting OTLP http/json', () => {
     const line = lines.find((l) => l.trace_id === id)!;
     expect(line).toMatchObject({ level: 'debug', name: 'mcp-cancel-pool', trace_id: id });
     expect(String(line.msg)).toMatch(/^tools\/call spin: completed in /);
+  });
+});
+
+describe('without the SDK packages', () => {
+  it('a missing one is named in one line, and the server serves without telemetry', async () => {
+    const hide = fileURLToPath(new URL('../dist/test/fixtures/hide-otel.js', import.meta.url));
+    const w = await stdioClient(['--threads', '1'], {}, { ...otlpEnv(receiver, 'bare'), NODE_OPTIONS: `--import=${hide}` });
+    cleanup.push(() => w.close());
+    let text = '';
+    w.transport.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+    expect((await w.client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
+    await until(() => text.includes('serving on stdio'), 10_000, 'the start-up lines');
+    const lines = text.split('\n').filter((l) => l.includes('telemetry'));
+    expect(lines).toEqual(['[mcp-cancel-pool] telemetry: the OTEL_* variables ask for telemetry, but @opentelemetry/exporter-trace-otlp-http is not installed (npm install @opentelemetry/exporter-trace-otlp-http); serving without telemetry']);
+    expect(receiver.spans.filter((s) => s.service === 'bare')).toEqual([]);
   });
 });
 

@@ -15,6 +15,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { z } from 'zod';
 import { createMcpServer, Executor } from '../dist/src/index.js';
 import { GuardedTransport, newWireStats } from '../dist/src/plumbing.js';
 import { JobTrace } from '../dist/src/otel/job-trace.js';
@@ -179,6 +180,26 @@ describe('spans of a tools/call', () => {
     expect(ask.parentSpanId).toBe(one(spans, 'pool.run ask_name').spanId);
     const meta = (c.asked[0] as { _meta?: { traceparent?: string } })._meta;
     expect(meta?.traceparent).toBe(`00-${TRACE_ID}-${ask.spanId}-01`);
+  });
+});
+
+describe('spans of a task', () => {
+  it('tasks/cancel: the task job\'s cancel, under the call that created the task, names tasks_cancel', async () => {
+    const c = await connect();
+    open.push(c.close);
+    const created = await c.client.request({ method: 'tools/call', params: { name: 'spin', arguments: { ms: 20_000 }, task: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } } }, z.object({ task: z.object({ taskId: z.string() }) }).passthrough());
+    await until(() => seen().some((s) => s.name === 'tools/call spin'), 5000, 'the creating call');
+    await new Promise((r) => setTimeout(r, 50)); // let it reach its thread
+    await c.client.request({ method: 'tasks/cancel', params: { taskId: created.task.taskId } }, z.object({}).passthrough());
+    await until(() => seen().some((s) => s.name === 'cancel') && seen().some((s) => s.name === 'pool.run spin' || s.name === 'pool.wait'), 10_000, 'the cancel');
+    const spans = seen();
+    const call = one(spans, 'tools/call spin');
+    const tree = render(spans, call, KEYS);
+    expect(call.attributes, tree).toMatchObject({ 'mcp_cancel_pool.outcome': 'task', 'mcp_cancel_pool.task.id': created.task.taskId });
+    const cancel = one(spans, 'cancel');
+    expect(cancel.parentSpanId, tree).toBe(call.spanId);
+    expect(cancel.attributes, tree).toMatchObject({ 'mcp_cancel_pool.cancel.source': 'tasks_cancel', 'mcp_cancel_pool.cancel.winner': 'cancel' });
+    expect(one(spans, 'tasks/cancel').kind).toBe(SpanKind.SERVER);
   });
 });
 

@@ -30,6 +30,7 @@ export interface LoggerOptions {
   readonly write?: (line: string) => void;
 }
 
+/** Writes the server's own lines at or above its level, as text or JSON (see the module comment). */
 export class Logger {
   readonly level: LogLevel;
   readonly format: LogFormat;
@@ -53,18 +54,22 @@ export class Logger {
     return LOG_LEVELS.indexOf(level) >= this.min;
   }
 
+  /** A line for debugging (one per request, say). */
   debug(message: string, fields?: LogFields): void {
     this.log('debug', message, fields);
   }
 
+  /** What the server is doing (listening, shutting down). */
   info(message: string, fields?: LogFields): void {
     this.log('info', message, fields);
   }
 
+  /** Something the operator should look at; the server goes on. */
   warn(message: string, fields?: LogFields): void {
     this.log('warn', message, fields);
   }
 
+  /** Something failed. */
   error(message: string, fields?: LogFields): void {
     this.log('error', message, fields);
   }
@@ -74,6 +79,7 @@ export class Logger {
     return new Logger({ level: this.level, format: this.format, name, write: this.write });
   }
 
+  /** Writes one line of `level`, with the active call's trace and span ids when there is one. */
   log(level: LogLevel, message: string, fields?: LogFields): void {
     if (LOG_LEVELS.indexOf(level) < this.min) return;
     const all: Record<string, string | number | boolean> = {};

@@ -11,6 +11,7 @@
 /** The pinned semantic-conventions release (see the module comment). */
 export const SEMCONV_VERSION = '1.41.0';
 
+/** Attribute keys: the conventions' (`mcp.`, `gen_ai.`, `jsonrpc.`, `network.`, `error.`, `rpc.`) and this package's own. */
 export const ATTR = {
   mcpMethod: 'mcp.method.name',
   mcpProtocolVersion: 'mcp.protocol.version',

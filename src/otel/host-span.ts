@@ -10,6 +10,7 @@ import { ATTR } from './attributes.js';
 import { extractCarrier, parseCarrier } from './carrier.js';
 import { liveTracer } from './tracer.js';
 
+/** One job's span on a worker host (see the module comment). */
 export class HostJobSpan {
   private constructor(
     private readonly span: Span,

@@ -22,6 +22,7 @@ export function epochMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
+/** One job's spans (see the module comment); made by {@link JobTrace.begin} only while an SDK is registered. */
 export class JobTrace {
   private readonly startedAt = epochMs();
   private run: Span | undefined;

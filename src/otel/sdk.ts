@@ -71,7 +71,7 @@ export async function startTelemetry(serviceName: string, log: Logger, env: Env 
   try {
     want = telemetryWanted(env);
     if (!want) return undefined;
-    return await start(want, serviceName, log);
+    return await start(want, serviceName, log, env);
   } catch (error) {
     if (!(error instanceof TelemetryConfigError)) throw error;
     log.warn(`telemetry: ${error.message}`);
@@ -79,7 +79,7 @@ export async function startTelemetry(serviceName: string, log: Logger, env: Env 
   }
 }
 
-async function start(want: NonNullable<ReturnType<typeof telemetryWanted>>, serviceName: string, log: Logger): Promise<Telemetry> {
+async function start(want: NonNullable<ReturnType<typeof telemetryWanted>>, serviceName: string, log: Logger, env: Env): Promise<Telemetry> {
   const resources = await need('@opentelemetry/resources', () => import('@opentelemetry/resources'));
   const core = await need('@opentelemetry/core', () => import('@opentelemetry/core'));
   const hooks = await need('@opentelemetry/context-async-hooks', () => import('@opentelemetry/context-async-hooks'));
@@ -103,7 +103,7 @@ async function start(want: NonNullable<ReturnType<typeof telemetryWanted>>, serv
       want.metrics === 'http/json'
         ? new (await need('@opentelemetry/exporter-metrics-otlp-http', () => import('@opentelemetry/exporter-metrics-otlp-http'))).OTLPMetricExporter()
         : new (await need('@opentelemetry/exporter-metrics-otlp-proto', () => import('@opentelemetry/exporter-metrics-otlp-proto'))).OTLPMetricExporter();
-    const interval = Number(process.env.OTEL_METRIC_EXPORT_INTERVAL ?? 60000);
+    const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 60000);
     const provider = new sdk.MeterProvider({ resource, readers: [new sdk.PeriodicExportingMetricReader({ exporter, exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60000 })] });
     metrics.setGlobalMeterProvider(provider);
     stops.push(() => provider.shutdown());

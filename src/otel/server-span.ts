@@ -6,7 +6,7 @@
  * job on the pool, a task, a job on another host) joins the trace. Also
  * records `mcp.server.operation.duration` when a MeterProvider is registered.
  */
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Histogram, type Link, type Meter, type Span, type Tracer } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Histogram, type Link, type Meter, type Tracer } from '@opentelemetry/api';
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { ATTR, DURATION_BUCKETS } from './attributes.js';
 import { carrierOf, extractCarrier } from './carrier.js';
@@ -152,9 +152,4 @@ function durationOf(meter: Meter): Histogram {
     };
   }
   return histogram.duration;
-}
-
-/** The span of the request being handled, for code that runs inside a handler; undefined outside one or while tracing is off. */
-export function currentSpan(): Span | undefined {
-  return liveTracer() === undefined ? undefined : trace.getActiveSpan();
 }
