@@ -30,7 +30,7 @@ import { frontEndOps, RedisProbe } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
 import { logger, type LogFormat, type LogLevel } from '../log/logger.js';
 import { configureLogging, logOptions } from './log-options.js';
-import { startTelemetry, type Telemetry } from '../otel/sdk.js';
+import { describeTelemetry, startTelemetry, type Telemetry } from '../otel/sdk.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -259,7 +259,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
       sessions = () => http.sessions();
       log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
       log(`health and metrics on ${http.url.replace(/\/mcp$/, '')}/healthz, /readyz, /metrics${flags.healthAuth ? ' (bearer token required)' : ''}`);
-      if (telemetry) log(`telemetry: ${[telemetry.traces && `traces ${telemetry.traces}`, telemetry.metrics && `metrics ${telemetry.metrics}`].filter(Boolean).join(', ')}`);
+      if (telemetry) log(describeTelemetry(telemetry));
       log(`listening on ${http.url} with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
@@ -278,7 +278,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
         log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);
       }
-      if (telemetry) log(`telemetry: ${[telemetry.traces && `traces ${telemetry.traces}`, telemetry.metrics && `metrics ${telemetry.metrics}`].filter(Boolean).join(', ')}`);
+      if (telemetry) log(describeTelemetry(telemetry));
       log(`serving on stdio with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       // The MCP lifecycle: closing stdin is how a stdio client shuts the server down (a closed stdout ends it too).
       // Every way it ends goes through the connection's close, which says what it cancelled.

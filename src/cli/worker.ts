@@ -21,7 +21,7 @@ import { serveHealth } from '../ops/health.js';
 import { hostArg } from './config.js';
 import { logger, type LogFormat, type LogLevel } from '../log/logger.js';
 import { configureLogging, logOptions } from './log-options.js';
-import { startTelemetry } from '../otel/sdk.js';
+import { describeTelemetry, startTelemetry } from '../otel/sdk.js';
 
 interface WorkerFlags extends PoolFlags {
   redis?: string;
@@ -110,6 +110,7 @@ export function registerWorker(program: Command): void {
       }
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, early);
       log(`host ${host.hostId} serving queue '${flags.queue}' on Redis ${host.redis.display} with ${host.executor.threads} thread${host.executor.threads === 1 ? '' : 's'} (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
+      if (telemetry) log(describeTelemetry(telemetry));
       let stopping = false;
       if (flags.healthPort !== undefined) {
         const ops = workerHostOps({

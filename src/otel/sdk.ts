@@ -25,6 +25,11 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
+/** The start-up line: what is exported, and how (`telemetry: traces otlp http/json, metrics otlp http/protobuf`). */
+export function describeTelemetry(telemetry: Telemetry): string {
+  return `telemetry: ${[telemetry.traces && `traces ${telemetry.traces}`, telemetry.metrics && `metrics ${telemetry.metrics}`].filter(Boolean).join(', ')}`;
+}
+
 /** Telemetry could not start as the variables ask: one line says why. */
 export class TelemetryConfigError extends Error {}
 
