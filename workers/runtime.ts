@@ -4,7 +4,7 @@
  * stage, and claims the right to respond with one compare-and-swap.
  */
 import { threadId, workerData, type MessagePort } from 'node:worker_threads';
-import type { ClientAsk, WorkerInit, WorkerTask, WorkerOutcome, WorkerMessage, MainMessage, WarmupReport } from '../src/pool/protocol.js';
+import type { ClientAsk, JobReports, WorkerInit, WorkerTask, WorkerOutcome, WorkerMessage, MainMessage, WarmupReport } from '../src/pool/protocol.js';
 import {
   StopError,
   stageName,
@@ -107,9 +107,12 @@ class JobContext implements StageContext, WorkerSlot {
   private asks: ClientAsk[] | undefined;
   private closed = false;
   private reporter: Reporter | undefined;
+  /** A traced job's stage names and start times (see StageMarks); absent otherwise, and nothing is timed. */
+  private readonly marks: { readonly stages: string[]; readonly at: number[] } | undefined;
 
   constructor(private readonly task: WorkerTask) {
     startSlot(this, words, task.slot, threadId);
+    this.marks = task.trace ? { stages: [], at: [] } : undefined;
     task.port?.on('message', (m: MainMessage) => this.onMain(m));
   }
 
@@ -119,6 +122,10 @@ class JobContext implements StageContext, WorkerSlot {
     this.tool = tool.name;
     this.stage = stageName(s, index);
     this.checkpoint();
+    if (this.marks) {
+      this.marks.stages.push(this.stage);
+      this.marks.at.push(performance.timeOrigin + performance.now());
+    }
     return typeof s === 'function' ? s(input as never, this) : s.run(input as never, this);
   }
 
@@ -133,7 +140,7 @@ class JobContext implements StageContext, WorkerSlot {
       // A result the runtime built itself (from a string, or JSON.stringify) is plain by construction.
       if (result === value) assertPlainJson(result, 'result');
       if (!claimResponse(this, this.controller !== undefined)) return this.withReports({ kind: 'stopped', stage: this.stage });
-      const reports = this.reporter?.finish(true);
+      const reports = this.withMarks(this.reporter?.finish(true), false);
       return reports ? { kind: 'result', result, reports } : result;
     } catch (error) {
       return this.fail(error);
@@ -193,8 +200,15 @@ class JobContext implements StageContext, WorkerSlot {
 
   /** Attaches what the job reported, if anything, to an outcome other than a result. */
   private withReports(outcome: Exclude<WorkerOutcome, CallToolResult | { kind: 'result' }>): WorkerOutcome {
-    const reports = this.reporter?.finish(outcome.kind !== 'stopped');
+    const reports = this.withMarks(this.reporter?.finish(outcome.kind !== 'stopped'), outcome.kind === 'stopped');
     return reports ? { ...outcome, reports } : outcome;
+  }
+
+  /** A traced job's reports carry its stage timings, stamped with the moment it ended here. */
+  private withMarks(reports: JobReports | undefined, stopped: boolean): JobReports | undefined {
+    if (!this.marks) return reports;
+    const marks = { thread: threadId, stages: this.marks.stages, at: this.marks.at, end: performance.timeOrigin + performance.now(), ...(stopped && { stoppedAt: this.stage }) };
+    return { ...(reports ?? { posted: 0 }), marks };
   }
 
   requestClient(method: ClientRequestMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {

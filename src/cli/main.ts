@@ -27,11 +27,14 @@ import type { ToolPriority } from '../pool/protocol.js';
 import { instrumentBackend } from '../ops/instrument.js';
 import { frontEndOps, RedisProbe } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
+import { logger, type LogFormat, type LogLevel } from '../log/logger.js';
+import { configureLogging, logOptions } from './log-options.js';
+import { describeTelemetry, startTelemetry, type Telemetry } from '../otel/sdk.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function log(message: string): void {
-  process.stderr.write(`[mcp-cancel-pool] ${message}\n`);
+  logger().info(message);
 }
 
 function plural(n: number, what: string): string {
@@ -89,6 +92,8 @@ interface ServeFlags extends RedisFlags {
   healthAuth: boolean;
   onStdinClose: 'cancel' | 'finish';
   drainTimeoutMs: number;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
 }
 
 const program = new EnvCommand()
@@ -134,8 +139,10 @@ const serve = program
   .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
   .addOption(new Option('--on-stdin-close <what>', 'stdio: at the end of stdin, cancel the calls in flight, or finish them: answer every request already read (within --drain-timeout-ms), then exit').choices(['cancel', 'finish']).default(DEFAULTS.onStdinClose))
   .option('--drain-timeout-ms <ms>', 'with --on-stdin-close finish: how long the calls in flight may take to be answered; what is left then is cancelled', int(0), DEFAULTS.drainTimeoutMs)
-  .option('--health-auth', 'HTTP: /healthz, /readyz and /metrics need the bearer token too (by default they do not)', false)
+  .option('--health-auth', 'HTTP: /healthz, /readyz and /metrics need the bearer token too (by default they do not)', false);
+logOptions(program.commands.find((c) => c.name() === 'serve')!)
   .action(async (flags: ServeFlags, command: Command) => {
+    configureLogging(flags, 'mcp-cancel-pool');
     let authToken: string | undefined;
     if (flags.transport === 'http') {
       try {
@@ -153,6 +160,8 @@ const serve = program
       command.error(`[mcp-cancel-pool] ${error instanceof Error ? error.message : String(error)}`);
     }
     for (const file of flags.tools) await checkToolModule(resolve(file));
+    // Before the pool and the server: every call they handle is traced from its first request on.
+    const telemetry: Telemetry | undefined = await startTelemetry('mcp-cancel-pool', logger());
     const queue = await openQueueBackend(flags);
     const backend = queue ?? await Executor.create({
       ...poolOptions(flags),
@@ -199,6 +208,7 @@ const serve = program
       await executor.close();
       inputWaits.close();
       ops.close();
+      await telemetry?.shutdown(); // the spans of the calls just cancelled leave too
       // After stdin closed, answers written just before (--on-stdin-close finish) leave before the exit; bounded, for a
       // client that stopped reading. A signal exits at once: its client may never read again.
       if (why === 'stdin closed') {
@@ -232,6 +242,7 @@ const serve = program
       sessions = () => http.sessions();
       log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
       log(`health and metrics on ${http.url.replace(/\/mcp$/, '')}/healthz, /readyz, /metrics${flags.healthAuth ? ' (bearer token required)' : ''}`);
+      if (telemetry) log(describeTelemetry(telemetry));
       log(`listening on ${http.url} with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stop(signal, () => http.close()));
     } else {
@@ -250,6 +261,7 @@ const serve = program
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);
         log(`health and metrics on ${health.url}/healthz, /readyz, /metrics`);
       }
+      if (telemetry) log(describeTelemetry(telemetry));
       log(`serving on stdio with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);
       // The MCP lifecycle: closing stdin is how a stdio client shuts the server down (a closed stdout ends it too).
       // Every way it ends goes through the connection's close, which says what it cancelled.

@@ -1,4 +1,5 @@
 /** `serve --redis URL [--queue NAME]`: the front end puts each call on a shared queue instead of its local pool. */
+import { logger } from '../log/logger.js';
 import { resolve } from 'node:path';
 import type { CallBackend } from '../backend/backend.js';
 import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
@@ -56,7 +57,7 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
       throw new UsageError(error.message);
     }
     if (!(error instanceof RedisUnreachableError)) throw error;
-    process.stderr.write(`[mcp-cancel-pool] ${error.message} after ${REDIS_START_WAIT_MS / 1000} s: serving anyway; calls fail with a clear error until it is reachable\n`);
+    logger().warn(`${error.message} after ${REDIS_START_WAIT_MS / 1000} s: serving anyway; calls fail with a clear error until it is reachable`);
   }
   return backend;
 }

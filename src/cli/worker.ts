@@ -17,11 +17,16 @@ import { UsageError } from './usage-error.js';
 import { RedisProbe, workerHostOps } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
 import { hostArg } from './config.js';
+import { logger, type LogFormat, type LogLevel } from '../log/logger.js';
+import { configureLogging, logOptions } from './log-options.js';
+import { describeTelemetry, startTelemetry } from '../otel/sdk.js';
 
 interface WorkerFlags extends PoolFlags, RedisFlags {
   drainTimeoutMs: number;
   healthPort?: number;
   healthHost: string;
+  logLevel: LogLevel;
+  logFormat: LogFormat;
 }
 
 function positiveInt(value: string): number {
@@ -37,7 +42,7 @@ function healthPort(value: string): number {
 }
 
 function log(message: string): void {
-  process.stderr.write(`[mcp-cancel-pool worker] ${message}\n`);
+  logger().info(message);
 }
 
 /** Adds the `worker` command. */
@@ -58,11 +63,14 @@ export function registerWorker(program: Command): void {
     )
     .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker thread is replaced', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1000)
     .option('--health-port <port>', 'serve GET /healthz, /readyz and /metrics on this port (0 = any free port)', healthPort)
-    .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
-    .action(async (flags: WorkerFlags) => {
+    .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1');
+  logOptions(worker).action(async (flags: WorkerFlags) => {
+      configureLogging(flags, 'mcp-cancel-pool worker');
       const redisUrl = redisUrlOf(flags);
       if (redisUrl === undefined) throw new UsageError(`worker needs Redis: give --redis <url>, --redis-url-file <path>, ${REDIS_URL_ENV} or --redis-sentinels <host:port,...>`);
       for (const file of flags.tools) await checkToolModule(resolve(file));
+      // Its jobs' spans join the front ends' traces (the context travels in the signed job).
+      const telemetry = await startTelemetry('mcp-cancel-pool-worker', logger());
       // A SIGTERM while Redis is still away (the host waits for it at start) ends the process at once.
       const early = () => process.exit(0);
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, early);
@@ -84,6 +92,7 @@ export function registerWorker(program: Command): void {
       }
       for (const signal of ['SIGINT', 'SIGTERM'] as const) process.off(signal, early);
       log(`host ${host.hostId} serving queue '${flags.queue}' on Redis ${host.redis.display} with ${host.executor.threads} thread${host.executor.threads === 1 ? '' : 's'} (priority ${host.executor.toolPriority.priority}); tools: ${[...host.executor.tools.keys()].join(', ')}`);
+      if (telemetry) log(describeTelemetry(telemetry));
       let stopping = false;
       if (flags.healthPort !== undefined) {
         const ops = workerHostOps({
@@ -103,7 +112,7 @@ export function registerWorker(program: Command): void {
           log(`shutting down (${signal}); running jobs may finish for ${flags.drainTimeoutMs} ms`);
           void host.close({ drainTimeoutMs: flags.drainTimeoutMs }).then((handedBack) => {
             if (handedBack > 0) log(`drain timeout: ${handedBack} running job(s) stopped and handed back to other hosts`);
-            process.exit(0);
+            void (telemetry?.shutdown() ?? Promise.resolve()).then(() => process.exit(0));
           });
         });
       }

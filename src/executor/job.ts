@@ -8,7 +8,7 @@ import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions }
 import type { Admittable } from '../admission/admission.js';
 import { carrying } from '../admission/wait-list.js';
 import type { PoolOutcome } from '../pool/pool.js';
-import { NO_LOGS, isBareResult, type WorkerTask } from '../pool/protocol.js';
+import { NO_LOGS, isBareResult, type JobReports, type WorkerTask } from '../pool/protocol.js';
 import type { InFlightEntry, RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { JobState, packSlot, type JobStateName, type SlotRef, type StateSlab } from '../state/job-state.js';
@@ -19,6 +19,7 @@ import { crashed, outcomeOf, settledState, stoppedWhileRunning } from './outcome
 import type { StandbyLoan } from './standby.js';
 import { WorkerChannel, wantsPort } from './worker-channel.js';
 import { JOB_EVENTS, type JobEvent } from './events.js';
+import { JobTrace } from '../otel/job-trace.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -67,6 +68,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   private workerTask: WorkerTask | undefined;
   /** Made when the job needs a port, or when its worker carried reports back. */
   private channel: WorkerChannel | undefined;
+  /** Its spans, while an OpenTelemetry SDK is registered (src/otel/job-trace.ts); undefined costs nothing. */
+  private trace: JobTrace | undefined;
 
   constructor(
     private readonly host: JobHost,
@@ -92,14 +95,14 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   }
 
   /** {@link InFlightEntry.stop}: a cancellation. */
-  stop(): boolean {
-    const r = this.tryCancel();
+  stop(reason?: string): boolean {
+    const r = this.tryCancel(reason);
     return r === 'cancelled-queued' || r === 'cancelled-running';
   }
 
   /** {@link TableCall.requestCancel}: the local CAS decides at once. */
-  requestCancel(): Promise<CancelResult> {
-    return Promise.resolve(this.tryCancel());
+  requestCancel(reason?: string): Promise<CancelResult> {
+    return Promise.resolve(this.tryCancel(reason));
   }
 
   /** Queues the job. Never throws: a full queue or unknown tool settles the outcome as failed. */
@@ -113,6 +116,9 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     if (refusal !== undefined) return this.finish({ kind: 'failed', code: 'queue_full', message: refusal });
     this.slot = host.slab.allocate();
     this.tool = checked.tool;
+    const trace = (this.trace = JobTrace.begin(checked.tool.name));
+    // Traced, its requests to the client are spans of their own and carry the trace to the client.
+    if (trace && options.onClientRequest) options = { ...options, onClientRequest: trace.clientRequests(options.onClientRequest) };
     this.options = options;
     this.workerTask = this.buildTask(checked.tool, checked.args, options, this.slot);
     host.admit(this);
@@ -144,6 +150,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     const task: { -readonly [K in keyof WorkerTask]: WorkerTask[K] } = { tool: tool.name, args, slot: packSlot(slot, host.slab.capacity) };
     if (options.onProgress) task.progress = true;
     if (minLogSeverity !== 0) task.minLogSeverity = minLogSeverity;
+    if (this.trace) task.trace = true;
     if (port) task.port = port.workerPort;
     // Piscina's queue and balancer find the job on its task.
     return carrying(task, this);
@@ -160,8 +167,14 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     return true;
   }
 
-  /** The cancellation's side of the race: a CAS on the word, decided now. */
-  tryCancel(): CancelResult {
+  /** The cancellation's side of the race: a CAS on the word, decided now. `reason` names who asked (for its span). */
+  tryCancel(reason?: string): CancelResult {
+    const result = this.decideCancel();
+    this.trace?.cancelDecided(reason, result);
+    return result;
+  }
+
+  private decideCancel(): CancelResult {
     const host = this.host;
     if (!this.result && !this.slot) {
       // Not yet started: single-threaded, no worker can race us.
@@ -194,6 +207,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     const host = this.host;
     if (!host.slab.transition(this.slot!, JobState.queued, JobState.running)) return;
     host.counters.running++;
+    this.trace?.running();
     if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'running', job: this } satisfies JobEvent);
     const timeoutMs = this.options!.timeoutMs ?? this.tool!.timeoutMs;
     if (timeoutMs !== undefined && timeoutMs > 0) this.escalate().armDeadline(timeoutMs);
@@ -213,7 +227,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     // A bare result carries nothing else; a crash has no reports.
     const tagged = isBareResult(result) ? undefined : result;
     const reports = tagged?.kind === 'crashed' ? undefined : tagged?.reports;
-    if (reports && !this.channel) this.channel = new WorkerChannel(this.tool!, this.options!, this, host.counters);
+    this.trace?.workerBack(reports?.marks, host.slab.threadOf(slot));
+    if (reports && !this.channel && carriesReports(reports)) this.channel = new WorkerChannel(this.tool!, this.options!, this, host.counters);
     const channel = this.channel;
     if (!channel) {
       this.conclude(result, slot);
@@ -230,12 +245,16 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     return (this.escalation = new Escalation({
       onDeadline: () => {
         if (host.slab.transition(slot, JobState.running, JobState.timedOut)) {
+          this.trace?.cancelDecided('deadline', 'cancelled-running');
           this.stopped?.abort(STOPPED);
           this.stoppedWhileRunning('timedOut');
         }
       },
       onThread: () => host.slab.started(slot),
-      hardStop: () => host.terminate(host.slab.threadOf(slot)),
+      hardStop: () => {
+        this.trace?.hardStop(host.slab.threadOf(slot));
+        host.terminate(host.slab.threadOf(slot));
+      },
     }));
   }
 
@@ -267,6 +286,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     if ((outcome.kind === 'cancelled' || outcome.kind === 'timedOut') && outcome.hardKilled) counters.hardKilled++;
     this.stopped?.abort(STOPPED); // releases the job's outbound requests, if any are still pending
     this.host.settled(this);
+    this.trace?.settled(outcome);
     if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'settled', job: this, outcome } satisfies JobEvent);
     this.resolve(outcome);
     // A settled job can sit in old space until the next full GC; what it still pointed to would survive every
@@ -293,4 +313,9 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     this.loan = this.host.stoppedOnThread();
     this.escalate().armGrace(this.host.graceMs);
   }
+}
+
+/** Whether a worker's reports hold anything to deliver (a traced job's carry its stage timings even when they do not). */
+function carriesReports(reports: JobReports): boolean {
+  return reports.posted > 0 || reports.tail !== undefined || reports.logsDropped !== undefined;
 }

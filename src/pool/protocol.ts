@@ -59,6 +59,27 @@ export interface WorkerTask {
    * posted as they come; without one, they ride in the outcome's {@link JobReports.tail}.
    */
   readonly minLogSeverity?: number;
+  /** Present (true) while tracing is on: the worker notes when each stage began ({@link StageMarks}). */
+  readonly trace?: true;
+}
+
+/**
+ * When a traced job's stages ran, as the worker saw them: workers run no
+ * OpenTelemetry SDK, so these travel back with the outcome and become spans
+ * with explicit times on the main thread (src/otel/job-trace.ts). Times are
+ * wall-clock milliseconds (`performance.timeOrigin + performance.now()`).
+ */
+export interface StageMarks {
+  /** The worker's threadId. */
+  readonly thread: number;
+  /** Stage names, in the order they began. */
+  readonly stages: readonly string[];
+  /** When each of {@link stages} began. */
+  readonly at: readonly number[];
+  /** When the job ended on the thread (claimed its response, or saw it was stopped). */
+  readonly end: number;
+  /** The checkpoint at which a stopped job noticed its stop. */
+  readonly stoppedAt?: string;
 }
 
 /** A progress report or a log message, as the worker posts it. */
@@ -81,6 +102,8 @@ export interface JobReports {
   readonly tail?: readonly ReportMessage[];
   /** Log messages the job's budget refused. */
   readonly logsDropped?: number;
+  /** A traced job's stage timings. */
+  readonly marks?: StageMarks;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface RemoteJobData {
   /** The call wants logs, at this level and above. */
   readonly logLevel?: LoggingLevel;
   readonly liveLogs: boolean;
+  /** The call's W3C trace context (`traceparent`, `tracestate`, `baggage`) while tracing: the host's spans join its trace. */
+  readonly tc?: Readonly<Record<string, string>>;
   /** With a cluster key: the MAC over the rest and the job id (see cluster-key.ts). */
   readonly m?: string;
 }

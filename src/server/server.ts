@@ -18,6 +18,8 @@ import { envelopeOf } from './request-envelope.js';
 import { routeRequestsDirectly } from './request-route.js';
 import { plainlyValidResult } from './result-shape.js';
 import { capabilitiesOf } from '../asks/retry.js';
+import { isCancelledCall } from './tool-calls.js';
+import { tracedHandler } from '../otel/server-span.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
 export { SERVER_BUSY } from './wire-errors.js';
@@ -141,6 +143,11 @@ export class GuardedServer extends Server {
    * the check: three async frames unwound per call. BENCHMARKS.md, eleventh pass on issue 24.)
    */
   protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
+    // Outermost: the server span sees the answer that is sent, and the handler runs inside it (src/otel/server-span.ts).
+    return tracedHandler(method, this.checkedHandler(method, handler), () => this.getNegotiatedProtocolVersion(), isCancelledCall) as ReturnType<Server['_wrapHandler']>;
+  }
+
+  private checkedHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
     // Keyed by the request object, which the SDK hands unchanged to the handler it wraps.
     const answers = new WeakMap<object, Answer>();

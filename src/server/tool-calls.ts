@@ -42,6 +42,11 @@ import { serverBusy, wireError } from './wire-errors.js';
 /** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
 class CancelledCall extends Error {}
 
+/** Whether a handler's rejection is a cancelled call's (its request gets no answer at all). */
+export function isCancelledCall(error: unknown): boolean {
+  return error instanceof CancelledCall;
+}
+
 export class ToolCalls {
   /** Every inbound request of this connection (see {@link CallTable}). */
   private readonly requests: CallTable = new Map();

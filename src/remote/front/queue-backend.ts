@@ -5,6 +5,7 @@
  * host publishes the outcome in that same atomic step). Each call's life is
  * its {@link RemoteCall}'s state; the counts are derived from those.
  */
+import { logger } from '../../log/logger.js';
 import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
@@ -160,7 +161,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     const retry = { retryStrategy: (times: number) => Math.min(times * 100, 1000) };
     const cmd = new Redis(redis.url, { ...redis.options, ...retry, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: `mcp-front-${frontId}-cmd` });
     const sub = new Redis(redis.url, { ...redis.options, ...retry, maxRetriesPerRequest: null, connectionName: `mcp-front-${frontId}-sub` });
-    const log = options.log ?? ((m: string) => process.stderr.write(`[mcp-cancel-pool] ${m}\n`));
+    const log = options.log ?? ((m: string) => logger().warn(m));
     const watch = new RedisWatch(redis, 'calls fail until it is back', log);
     watch.follow(cmd);
     sub.on('error', () => undefined); // the command connection's watch reports Redis's state

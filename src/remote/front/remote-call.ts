@@ -18,6 +18,9 @@ import { parseFrontMessage, type FrontMessage, type RemoteJobData } from '../mes
 import { taskJobId } from '../keys.js';
 import type { RemoteContext } from './remote-context.js';
 import { callStateOf, JobStatus, type FrontState, type Submission } from '../lua/call-states.js';
+import { activeCarrier } from '../../otel/carrier.js';
+import { callContext, traceDecidedCancel } from '../../otel/decided-cancel.js';
+import type { Context } from '@opentelemetry/api';
 
 export type { FrontState } from '../lua/call-states.js';
 
@@ -138,6 +141,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   private joblessSince: number | undefined;
   /** Set by {@link adopt}: the job this reservation takes over. */
   private adoption: { readonly jobId: string; readonly asks: readonly OpenAsk[] } | undefined;
+  /** The call's trace context while tracing, for its cancel's span (src/otel/decided-cancel.ts). */
+  private traceCtx: Context | undefined;
   /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
   stop(reason?: string): boolean {
     if (this.current.kind === 'settled') return false;
@@ -168,6 +173,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   /** reserved → submitting (or settled{failed} for a call that cannot be queued); an adopted job: reserved → running. */
   start(options: StartOptions): Promise<JobOutcome> {
     if (this.current.kind !== 'reserved') return this.done;
+    this.traceCtx = callContext();
     if (this.adoption) return this.startAdopted(this.adoption, options);
     const checked = checkStart(this.ctx.tools, options);
     if ('kind' in checked) return this.settle(checked);
@@ -183,6 +189,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       progress: options.onProgress !== undefined,
       ...(options.onLog && { logLevel: options.logLevel ?? 'debug' }),
       liveLogs: options.liveLogs ?? false,
+      ...traceField(),
     });
     const queuing = (async () => {
       await this.ctx.states.create(jobId, this.ctx.frontId, options.taskId);
@@ -217,7 +224,15 @@ export class RemoteCall implements CallHandle, InFlightEntry {
    * cancelled in one script), or, should Redis not answer in time, the front
    * end does: cancelled. Never rejects.
    */
-  requestCancel(_reason?: string): Promise<CancelResult> {
+  requestCancel(reason?: string): Promise<CancelResult> {
+    const decision = this.decideCancel();
+    const traced = this.traceCtx;
+    this.traceCtx = undefined; // one decision, one span: a repeated cancel gets the same decision
+    if (traced) traceDecidedCancel(traced, reason, decision);
+    return decision;
+  }
+
+  private decideCancel(): Promise<CancelResult> {
     const s = this.current;
     switch (s.kind) {
       case 'reserved':
@@ -393,4 +408,10 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
     return wonFrom === 'queued' ? 'cancelled-queued' : 'cancelled-running';
   }
+}
+
+/** The signed job's trace context, while tracing (signed with the rest: a host trusts it as much as the job). */
+function traceField(): { tc?: Readonly<Record<string, string>> } {
+  const tc = activeCarrier();
+  return tc ? { tc } : {};
 }

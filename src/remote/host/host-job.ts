@@ -27,8 +27,8 @@ export type HostJobState =
 /** The local executor's job, as a host needs it: its outcome and the local CAS of a cancel. */
 export interface LocalJob extends Pick<CallHandle, 'state'> {
   readonly outcome: Promise<JobOutcome>;
-  /** The local state word's CAS: true if the cancel won there. */
-  tryCancel(): boolean;
+  /** The local state word's CAS: true if the cancel won there. `why` names the stop (for its span). */
+  tryCancel(why?: string): boolean;
 }
 
 export class HostJob {
@@ -85,7 +85,7 @@ export class HostJob {
       if (s.stop === undefined) this.current = { kind: 'taking', stop: why };
       return true;
     }
-    if (s.kind !== 'running' || !s.local.tryCancel()) return false;
+    if (s.kind !== 'running' || !s.local.tryCancel(why)) return false;
     this.current = { kind: 'stopping', local: s.local, why };
     this.release();
     return true;

@@ -27,6 +27,8 @@ import { RedisWatch } from '../config/redis-watch.js';
 import type { SentinelSource } from '../config/sentinel-config.js';
 import type { ExecutorOptions } from '../../executor/options.js';
 import { JobStatus } from '../lua/call-states.js';
+import { logger } from '../../log/logger.js';
+import { HostJobSpan } from '../../otel/host-span.js';
 
 /** BullMQ's lock on an active job; a host that stops renewing it (SIGKILL) loses the job to the stalled check. */
 export const LOCK_DURATION_MS = 5000;
@@ -203,14 +205,15 @@ export class WorkerHost {
         return local.state;
       },
       outcome: local.outcome,
-      tryCancel: () => {
-        const r = local.tryCancel();
+      tryCancel: (why) => {
+        const r = local.tryCancel(why);
         return r === 'cancelled-queued' || r === 'cancelled-running';
       },
     });
     this.publishStats();
+    const span = HostJobSpan.begin(data.tc, data.tool, jobId, this.hostId);
     if (this.executor.tools.has(data.tool)) {
-      void local.start({
+      const start = () => local.start({
         tool: data.tool,
         args: data.args,
         ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
@@ -219,6 +222,7 @@ export class WorkerHost {
         liveLogs: data.liveLogs,
         onClientRequest: this.asks.handler(job),
       });
+      void (span ? span.within(start) : start());
     } else {
       local.abandon();
     }
@@ -234,10 +238,12 @@ export class WorkerHost {
         this.stats.stopped++;
         this.publishStats();
         void this.cmd.publish(this.states.keys.frontChannel(job.front), this.sign({ j: jobId, t: 's', k: o.hardKilled })).catch(() => undefined);
+        span?.end(o);
         return;
       }
-      if (job.state.kind !== 'running') return;
+      if (job.state.kind !== 'running') return void span?.end(o);
       const won = await this.states.respond(jobId, job.front, token, this.sign({ j: jobId, t: 'o', o, h: this.hostId })).catch(() => false);
+      span?.end(o, won);
       job.responded(won);
       if (won) this.stats.answered++;
       else this.stats.dropped++; // the local CAS won, the Redis one was lost: the front end's cancel came first (or the state is gone)
@@ -317,7 +323,7 @@ export class WorkerHost {
 }
 
 function warn(message: string): void {
-  process.stderr.write(`[mcp-cancel-pool worker] ${message}\n`);
+  logger().warn(message);
 }
 
 // ---- closing ---------------------------------------------------------------

@@ -1,0 +1,155 @@
+/**
+ * The MCP server span of every request, per the semantic conventions
+ * (./attributes.ts): `{mcp.method.name} {target}`, kind SERVER, parented on
+ * the request's `_meta` trace context (SEP-414) and linked to the ambient
+ * one, if any. The handler runs inside it, so whatever the call starts (its
+ * job on the pool, a task, a job on another host) joins the trace. Also
+ * records `mcp.server.operation.duration` when a MeterProvider is registered.
+ */
+import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Histogram, type Link, type Meter, type Tracer } from '@opentelemetry/api';
+import type { ServerContext } from '@modelcontextprotocol/server';
+import { ATTR, DURATION_BUCKETS } from './attributes.js';
+import { carrierOf, extractCarrier } from './carrier.js';
+import { liveMeter, liveTracer } from './tracer.js';
+import { logger } from '../log/logger.js';
+
+/** A request handler as the SDK stores it. */
+type Handler<Q, R> = (request: Q, ctx: ServerContext) => Promise<R>;
+
+/** What the span reads of a request. */
+interface RequestLike {
+  readonly params?: { readonly [key: string]: unknown };
+}
+
+/** How a handler's rejection that means "cancelled, nothing is sent" is recognised (ToolCalls' CancelledCall). */
+export type IsCancelled = (error: unknown) => boolean;
+
+/**
+ * Wraps a request handler. While no SDK is registered this costs one global
+ * look-up per request and allocates nothing (the handler is called as is).
+ */
+export function tracedHandler<Q extends RequestLike, R>(method: string, handler: Handler<Q, R>, protocolVersion: () => string | undefined, isCancelled: IsCancelled): Handler<Q, R> {
+  return (request, ctx) => {
+    const tracer = liveTracer();
+    const meter = liveMeter();
+    if (tracer === undefined && meter === undefined && !logger().debugOn) return handler(request, ctx);
+    return traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled);
+  };
+}
+
+function traced<Q extends RequestLike, R>(
+  tracer: Tracer | undefined,
+  meter: Meter | undefined,
+  method: string,
+  handler: Handler<Q, R>,
+  request: Q,
+  ctx: ServerContext,
+  protocolVersion: () => string | undefined,
+  isCancelled: IsCancelled,
+): Promise<R> {
+  const params: { readonly [key: string]: unknown } = request.params ?? {};
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const attributes: Attributes = { [ATTR.mcpMethod]: method, [ATTR.networkTransport]: ctx.http ? 'tcp' : 'pipe' };
+  if (ctx.http) attributes[ATTR.networkProtocol] = 'http';
+  const id = ctx.mcpReq.id;
+  if (id !== null && id !== undefined) attributes[ATTR.requestId] = String(id);
+  const version = (envelope?.['io.modelcontextprotocol/protocolVersion'] as string | undefined) ?? protocolVersion();
+  if (version !== undefined) attributes[ATTR.mcpProtocolVersion] = version;
+  if (ctx.sessionId !== undefined) attributes[ATTR.mcpSessionId] = ctx.sessionId;
+  let target: string | undefined;
+  if (method === 'tools/call' && typeof params.name === 'string') {
+    target = params.name;
+    attributes[ATTR.toolName] = target;
+    attributes[ATTR.operationName] = 'execute_tool';
+  } else if (method === 'prompts/get' && typeof params.name === 'string') {
+    target = params.name;
+  } else if (method === 'resources/read' && typeof params.uri === 'string') {
+    attributes[ATTR.mcpResourceUri] = params.uri;
+  }
+  const ambient = context.active();
+  const carrier = carrierOf(params._meta, envelope);
+  const parent = carrier ? extractCarrier(carrier, ambient) : ambient;
+  const ambientSpan = carrier ? trace.getSpanContext(ambient) : undefined;
+  const links: Link[] | undefined = ambientSpan ? [{ context: ambientSpan }] : undefined;
+  const span = tracer?.startSpan(target === undefined ? method : `${method} ${target}`, { kind: SpanKind.SERVER, attributes, ...(links && { links }) }, parent);
+  const inSpan: Context = span ? trace.setSpan(parent, span) : parent;
+  const started = performance.now();
+  const done = (ended: Attributes, message?: string) => {
+    if (span) {
+      span.setAttributes(ended);
+      if (ended[ATTR.errorType] !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, ...(message !== undefined && { message }) });
+      span.end();
+    }
+    const seconds = (performance.now() - started) / 1000;
+    if (meter) durationOf(meter).record(seconds, metricAttributes(attributes, ended));
+    const log = logger();
+    if (log.debugOn) {
+      const ids = span?.spanContext();
+      const outcome = ended[ATTR.outcome] ?? (ended[ATTR.errorType] === undefined ? 'answered' : 'failed');
+      log.debug(`${target === undefined ? method : `${method} ${target}`}: ${String(outcome)} in ${(seconds * 1000).toFixed(1)} ms`, {
+        request_id: attributes[ATTR.requestId] as string | undefined,
+        ...(ended[ATTR.errorType] !== undefined && { error_type: String(ended[ATTR.errorType]) }),
+        ...(ids && { trace_id: ids.traceId, span_id: ids.spanId }),
+      });
+    }
+  };
+  let pending: Promise<R>;
+  try {
+    pending = context.with(inSpan, () => handler(request, ctx));
+  } catch (error) {
+    pending = Promise.reject(error as Error);
+  }
+  return pending.then(
+    (result) => {
+      done(resultAttributes(method, result));
+      return result;
+    },
+    (error: unknown) => {
+      if (isCancelled(error)) done({ [ATTR.outcome]: 'cancelled' });
+      else {
+        const code = (error as { code?: unknown } | null)?.code;
+        const type = typeof code === 'number' ? String(code) : error instanceof Error && error.constructor.name !== 'Error' ? error.constructor.name : '_OTHER';
+        done({ [ATTR.errorType]: type, ...(typeof code === 'number' && { [ATTR.rpcStatusCode]: String(code) }), [ATTR.outcome]: 'failed' }, error instanceof Error ? error.message : String(error));
+      }
+      throw error;
+    },
+  );
+}
+
+/** What a handler's result says about the call: a tool error, a task, a round of input_required. */
+function resultAttributes(method: string, result: unknown): Attributes {
+  if (result === null || typeof result !== 'object') return {};
+  const r = result as { isError?: unknown; resultType?: unknown; task?: { taskId?: unknown }; taskId?: unknown };
+  if (r.resultType === 'task' || (typeof r.task === 'object' && r.task !== null)) {
+    const taskId = r.task?.taskId ?? r.taskId;
+    return { [ATTR.outcome]: 'task', ...(typeof taskId === 'string' && { [ATTR.taskId]: taskId }) };
+  }
+  if (r.resultType === 'input_required') return { [ATTR.outcome]: 'input_required' };
+  if (method !== 'tools/call') return {};
+  return r.isError === true ? { [ATTR.errorType]: 'tool_error', [ATTR.outcome]: 'tool_error' } : { [ATTR.outcome]: 'completed' };
+}
+
+/** The metric's attributes: the conventions' low-cardinality ones only (no ids). */
+function metricAttributes(start: Attributes, ended: Attributes): Attributes {
+  const out: Attributes = {};
+  for (const key of [ATTR.mcpMethod, ATTR.toolName, ATTR.operationName, ATTR.mcpProtocolVersion, ATTR.networkTransport, ATTR.networkProtocol]) if (start[key] !== undefined) out[key] = start[key];
+  if (ended[ATTR.errorType] !== undefined) out[ATTR.errorType] = ended[ATTR.errorType];
+  if (ended[ATTR.rpcStatusCode] !== undefined) out[ATTR.rpcStatusCode] = ended[ATTR.rpcStatusCode];
+  return out;
+}
+
+let histogram: { readonly meter: Meter; readonly duration: Histogram } | undefined;
+
+function durationOf(meter: Meter): Histogram {
+  if (histogram?.meter !== meter) {
+    histogram = {
+      meter,
+      duration: meter.createHistogram('mcp.server.operation.duration', {
+        unit: 's',
+        description: 'MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.',
+        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+      }),
+    };
+  }
+  return histogram.duration;
+}
