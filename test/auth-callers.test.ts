@@ -124,3 +124,20 @@ describe('2026-07-28: tasks and parked calls belong to the caller', () => {
     }
   });
 });
+
+describe('fairness: the caller is the lane', () => {
+  it("with one thread busy, bob's one call runs before alice's backlog of separate 2026 requests (lanes take turns by caller, not by request)", async () => {
+    const stats = async () => JSON.parse((result(await postAs(server.url, alice, modernRequest(`s${Date.now()}`, 'resources/read', { uri: 'executor://stats' }))).contents as { text: string }[])[0]!.text) as Record<string, number>;
+    const order: string[] = [];
+    const call = (token: string, name: string) => postAs(server.url, token, modernRequest(name, 'tools/call', { name: 'spin', arguments: { ms: 150 } })).then((a) => {
+      expect(a.status).toBe(200);
+      order.push(name);
+    });
+    const backlog = Array.from({ length: 6 }, (_, i) => call(alice, `alice-${i}`));
+    // Bob asks only once alice's calls are all in (one running, five waiting): the order is then the queue's to decide.
+    for (const end = Date.now() + 30_000; (await stats()).queued! < 5; ) if (Date.now() > end) throw new Error('alice\'s calls never queued');
+    await Promise.all([...backlog, call(bob, 'bob')]);
+    // alice-0 was running, alice-1 heads her lane; then it is bob's turn. Lanes by request would put bob last (7th).
+    expect(order.indexOf('bob'), order.join(' ')).toBeLessThanOrEqual(2);
+  });
+});
