@@ -30,6 +30,8 @@ export interface Exchange {
   /** The request's `clientCapabilities` (2026: per request). */
   readonly capabilities: Readonly<Record<string, unknown>>;
   readonly logLevel: () => LoggingLevel | undefined;
+  /** The lane of the call in the fair queue, when not its session's (StartOptions.turn). */
+  readonly turn?: string;
 }
 
 /** One embedded request of an `input_required` answer. */
@@ -85,6 +87,7 @@ export class InputCall {
       onProgress: (report) => this.reports?.onProgress?.(report),
       onLog: (entry) => this.reports?.onLog?.(entry),
       onClientRequest: this.ask,
+      ...(first.turn !== undefined && { turn: first.turn }),
     });
   }
 

@@ -28,6 +28,8 @@ export class CallRounds {
     private readonly requests: CallTable,
     /** Who sends this connection's requests (a `requestState` is bound to it). */
     private readonly caller: string,
+    /** The lane of this connection's calls in the fair queue, when not the session's. */
+    private readonly turn?: string,
   ) {}
 
   /**
@@ -67,7 +69,7 @@ export class CallRounds {
    * leads to the call: the retry's id will.
    */
   async serve(id: RequestId, call: CallHandle, request: CallToolRequest, ctx: ServerContext, logLevel: () => LoggingLevel | undefined): Promise<RoundAnswer> {
-    const exchange = { request, ctx, capabilities: capabilitiesOf(ctx), logLevel };
+    const exchange = { request, ctx, capabilities: capabilitiesOf(ctx), logLevel, ...(this.turn !== undefined && { turn: this.turn }) };
     const resume = this.resumes.get(id);
     let input: InputCall | undefined;
     if (resume) {

@@ -72,7 +72,7 @@ export class ToolCalls {
     this.turn = options.turn;
     this.abortMeansCancel = options.abortMeansCancel ?? true;
     this.closeReason = options.closeReason ?? 'transport closed';
-    this.rounds = new CallRounds(options.inputWaits, backend.tools, this.requests, this.caller);
+    this.rounds = new CallRounds(options.inputWaits, backend.tools, this.requests, this.caller, options.turn);
     this.windows = new WindowedCalls(this.requests, (id, reason) => this.onPeerCancel(id, reason));
   }
 
