@@ -27,6 +27,8 @@ export interface Waiting {
   /** Unique among the jobs waiting at once. */
   readonly waitId: string;
   readonly session: string;
+  /** Its lane in the fair queue, if not its session's. */
+  readonly turn?: string;
   readonly priority: number;
   /** It leaves the list for a thread: queued → running, now, before its task is posted. */
   handOut(): void;
@@ -88,7 +90,7 @@ export class WaitList<J extends Waiting> implements TaskQueue {
       this.#others.push(task);
       return;
     }
-    void this.#door.add(NOT_RUN, { id: job.waitId, session: job.session, priority: job.priority, payload: task });
+    void this.#door.add(NOT_RUN, { id: job.waitId, session: job.turn ?? job.session, priority: job.priority, payload: task });
   }
 
   unshift(task: PoolTask): void {

@@ -71,6 +71,8 @@ export class InputCall {
       onProgress: (report) => this.reports?.onProgress?.(report),
       onLog: (entry) => this.reports?.onLog?.(entry),
       onClientRequest: this.ask,
+      // The lane of the call in the fair queue, when not its session's (the server sets it in the options).
+      ...(first.options.turn !== undefined && { turn: first.options.turn }),
     });
   }
 

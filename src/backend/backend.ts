@@ -134,6 +134,14 @@ export interface StartOptions {
    * and the job outlives its front end once the task is stored.
    */
   readonly taskId?: string;
+  /**
+   * Whose turn the call takes in the local pool's fair queue: calls with one
+   * key share a lane, lanes take turns (the authorized caller over HTTP, so
+   * one caller's many sessions or requests do not get many lanes). The queue
+   * backend ignores it.
+   * @default the session
+   */
+  readonly turn?: string;
 }
 
 /** Why a call failed (it is still answered, with an error). */

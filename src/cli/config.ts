@@ -60,7 +60,7 @@ interface Rule {
   readonly why: string;
 }
 
-const HTTP_ONLY = ['--host', '--port', '--session-idle-ms', '--allowed-host', '--allowed-origin', '--max-sessions', '--session-prefix', '--auth-token-file', '--allow-unauthenticated', '--health-auth'];
+const HTTP_ONLY = ['--host', '--port', '--session-idle-ms', '--allowed-host', '--allowed-origin', '--max-sessions', '--session-prefix', '--auth-token-file', '--allow-unauthenticated', '--health-auth', '--auth-issuer', '--auth-resource', '--auth-scopes', '--auth-introspection-endpoint', '--auth-client-credentials-file', '--auth-any-jwt-type'];
 // --queue-limit is not here: with --redis it bounds the calls a front end keeps waiting on the queue.
 const LOCAL_POOL = ['--threads', '--spare-threads', '--cores', '--handoff-delay-ms', '--grace-ms', '--worker-memory-mb', '--root'];
 

@@ -10,6 +10,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { Executor } from '../executor/executor.js';
 import { newWireStats } from '../server/guard.js';
 import { AUTH_TOKEN_ENV, checkExposure, HttpConfigError, isLoopback, loadAuthToken } from '../transport/http/access.js';
+import { authorizationConfig, type AuthorizationConfig } from '../transport/http/authorization-config.js';
 import { serveStdio } from '../transport/stdio/serve.js';
 import type { InputWaits } from '../asks/input-waits.js';
 import { readKeyFile } from '../asks/request-state.js';
@@ -78,6 +79,12 @@ interface ServeFlags extends RedisFlags {
   maxSessions: number;
   authTokenFile?: string;
   allowUnauthenticated: boolean;
+  authIssuer?: string;
+  authResource?: string;
+  authScopes?: string;
+  authIntrospectionEndpoint?: string;
+  authClientCredentialsFile?: string;
+  authAnyJwtType: boolean;
   maxWorkingTasksPerSession: number;
   maxWorkingTasks: number;
   maxFinishedTaskBytes: number;
@@ -127,6 +134,12 @@ const serve = program
   .option('--session-prefix <name>', 'HTTP: 2025 session ids are <name>.<uuid>, so a load balancer routes each session to the front end that holds it (letters, digits, - and _; see README "Many hosts")', sessionPrefix)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
   .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
+  .option('--auth-issuer <url>', 'HTTP: accept OAuth access tokens from this authorization server (its exact issuer identifier); each (iss, sub, client) is a caller of its own (see docs/operations.md "Authorization")')
+  .option('--auth-resource <uri>', "HTTP, with --auth-issuer: this server's canonical URI (e.g. https://mcp.example.com/mcp); tokens must name it as their audience")
+  .option('--auth-scopes <scopes>', 'HTTP, with --auth-issuer: scopes every request needs (space- or comma-separated); tools may declare more')
+  .option('--auth-introspection-endpoint <url>', "HTTP, with --auth-issuer: RFC 7662 introspection for opaque tokens (default: the issuer's, when --auth-client-credentials-file is given)")
+  .option('--auth-client-credentials-file <path>', 'HTTP, with --auth-issuer: JSON {"client_id", "client_secret"} this server authenticates with at the introspection endpoint')
+  .option('--auth-any-jwt-type', 'HTTP, with --auth-issuer: accept JWT access tokens whose typ header is not at+jwt (RFC 9068), for issuers that write typ JWT (Keycloak)', false)
   .option('--max-working-tasks-per-session <n>', 'working tasks one session may have (finished ones do not count); beyond it a task-augmented call gets -32000', int(1), DEFAULTS.maxWorkingTasksPerSession)
   .option('--max-working-tasks <n>', 'working tasks all sessions together may have', int(1), DEFAULTS.maxWorkingTasks)
   .option('--max-finished-task-bytes <n>', 'bytes the finished tasks of all sessions keep until their ttl (task and result as JSON); past it the oldest finished are removed first (see README "Tasks")', int(0), DEFAULTS.maxFinishedTaskBytes)
@@ -144,10 +157,13 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
   .action(async (flags: ServeFlags, command: Command) => {
     configureLogging(flags, 'mcp-cancel-pool');
     let authToken: string | undefined;
+    let authConfig: AuthorizationConfig | undefined;
     if (flags.transport === 'http') {
       try {
         authToken = loadAuthToken(flags.authTokenFile);
-        checkExposure({ host: flags.host, authToken, allowUnauthenticated: flags.allowUnauthenticated });
+        authConfig = authorizationConfig(flags);
+        if (authConfig && authToken !== undefined) throw new HttpConfigError(`--auth-issuer and a shared token (--auth-token-file or ${AUTH_TOKEN_ENV}) exclude each other: give one`);
+        checkExposure({ host: flags.host, authToken, allowUnauthenticated: flags.allowUnauthenticated || authConfig !== undefined });
       } catch (error) {
         if (error instanceof HttpConfigError) command.error(`[mcp-cancel-pool] ${error.message}`);
         throw error;
@@ -176,6 +192,18 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
     let sessions = () => 1;
     const redisLocation = redisConfigOf(flags);
     const redisProbe = redisLocation ? new RedisProbe(redisLocation, flags.queue) : undefined;
+    let authorization: import('../transport/http/authorization.js').Authorization | undefined;
+    if (authConfig) {
+      const { Authorization } = await import('../transport/http/authorization.js');
+      try {
+        authorization = new Authorization(authConfig, backend.tools, log);
+      } catch (error) {
+        if (error instanceof HttpConfigError) command.error(`[mcp-cancel-pool] ${error.message}`);
+        throw error;
+      }
+      // Unreachable is not fatal: /readyz says why until it answers, and discovery retries.
+      await authorization.start();
+    }
     const ops = frontEndOps(
       {
         stats: () => backend.stats(),
@@ -184,6 +212,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
         sessions: () => sessions(),
         tools: new Set(backend.tools.keys()),
         ...(redisProbe && { redis: redisProbe }),
+        ...(authorization && { authorization }),
         accepting: () => !stopping,
       },
       { local, scrapeable: flags.transport === 'http' || flags.healthPort !== undefined },
@@ -232,6 +261,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
         maxSessions: flags.maxSessions,
         ...(flags.sessionPrefix !== undefined && { sessionIdPrefix: flags.sessionPrefix }),
         ...(authToken !== undefined && { authToken }),
+        ...(authorization && { authorization }),
         allowUnauthenticated: flags.allowUnauthenticated,
         version,
         wire,
@@ -240,7 +270,11 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
         routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
       sessions = () => http.sessions();
-      log(authToken !== undefined ? 'HTTP: bearer token required' : isLoopback(flags.host) ? 'HTTP: no authentication (loopback only)' : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated)`);
+      const oneCaller = 'all HTTP clients are one caller (they share the task limits and fairness, and a task id is enough to reach a task; --auth-issuer gives each client its own identity)';
+      if (authConfig) {
+        const scopes = authConfig.requiredScopes.length > 0 ? `, scopes ${authConfig.requiredScopes.join(' ')}` : '';
+        log(`HTTP: OAuth access tokens required (issuer ${authConfig.issuer}, resource ${authConfig.resource}${scopes}); each (iss, sub, client) is a caller of its own`);
+      } else log(authToken !== undefined ? `HTTP: bearer token required; ${oneCaller}` : isLoopback(flags.host) ? `HTTP: no authentication (loopback only); ${oneCaller}` : `warning: HTTP on ${flags.host} with no authentication (--allow-unauthenticated); ${oneCaller}`);
       log(`health and metrics on ${http.url.replace(/\/mcp$/, '')}/healthz, /readyz, /metrics${flags.healthAuth ? ' (bearer token required)' : ''}`);
       if (telemetry) log(describeTelemetry(telemetry));
       log(`listening on ${http.url} with ${describeBackend(backend, flags)}; tools: ${[...executor.tools.keys()].join(', ')}`);

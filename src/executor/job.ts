@@ -79,6 +79,11 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     this.outcome = new Promise((resolve) => (this.resolve = resolve));
   }
 
+  /** Its lane in the fair queue: {@link StartOptions.turn}, or the session. */
+  get turn(): string {
+    return this.options?.turn ?? this.session;
+  }
+
   /** The shared word while the job holds a slot; its outcome's state once settled; `queued` while only reserved. */
   get state(): Exclude<JobStateName, 'free'> {
     if (this.result) return settledState(this.result);

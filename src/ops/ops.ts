@@ -61,6 +61,8 @@ export interface FrontEndSources {
   readonly redis?: RedisProbe;
   /** False once shutting down. */
   accepting(): boolean;
+  /** With `--auth-issuer`: whether the authorization server has been reached (tokens can be verified). */
+  readonly authorization?: { readiness(): { ready: true } | { ready: false; why: string } };
 }
 
 /** A process's metrics and health handler. */
@@ -105,6 +107,8 @@ export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: Fro
   const unsubscribe = local && scrapeable ? subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: false }) : () => undefined;
   const readiness: Readiness = async () => {
     if (!sources.accepting()) return { ready: false, why: 'shutting down' };
+    const issuer = sources.authorization?.readiness();
+    if (issuer && !issuer.ready) return issuer;
     if (!sources.redis) return { ready: true }; // the pool was warmed up before serving began
     if (!(await sources.redis.connected())) return { ready: false, why: 'Redis is not connected' };
     if ((await sources.redis.liveHosts()) === 0) return { ready: false, why: 'no worker host is alive on the queue' };

@@ -46,6 +46,8 @@ export interface ToolCallOptions {
    * @default the session
    */
   readonly caller?: string;
+  /** The lane of this connection's calls in the fair queue ({@link StartOptions.turn}). @default the session */
+  readonly turn?: string;
   /** The backend's parked 2026 calls, shared by every connection of that backend (src/asks/input-waits.ts). */
   readonly inputWaits: InputWaits;
   /**

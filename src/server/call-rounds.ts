@@ -29,6 +29,8 @@ export class CallRounds {
     private readonly requests: CallTable,
     /** Who sends this connection's requests (a `requestState` is bound to it). */
     private readonly caller: string,
+    /** The lane of this connection's calls in the fair queue, when not the session's. */
+    private readonly turn?: string,
   ) {}
 
   /**
@@ -69,7 +71,7 @@ export class CallRounds {
    */
   async serve(id: RequestId, call: CallHandle, request: CallToolRequest, ctx: ServerContext, logLevel: () => LoggingLevel | undefined): Promise<RoundAnswer> {
     // Reports go to this request's stream, at the level it asks for (2026: per request).
-    const exchange = { options: startOptions(request, ctx, logLevel, true), capabilities: capabilitiesOf(ctx) };
+    const exchange = { options: { ...startOptions(request, ctx, logLevel, true), ...(this.turn !== undefined && { turn: this.turn }) }, capabilities: capabilitiesOf(ctx) };
     const resume = this.resumes.get(id);
     let input: InputCall | undefined;
     if (resume) {

@@ -73,6 +73,8 @@ export interface GuardOptions {
    * @default the session
    */
   readonly caller?: string;
+  /** The lane of this connection's calls in the fair queue (the authorized caller over HTTP). @default the session */
+  readonly turn?: string;
   /**
    * The backend's parked 2026 calls (src/asks/input-waits.ts): pass the one every guard of the backend shares.
    * @default a registry of this guard's own (fits a single connection)
@@ -110,6 +112,7 @@ export class GuardedTransport extends TransportWrapper {
     this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), {
       ...(options.hooks && { hooks: options.hooks }),
       ...(options.caller !== undefined && { caller: options.caller }),
+      ...(options.turn !== undefined && { turn: options.turn }),
       ...(options.abortMeansCancel !== undefined && { abortMeansCancel: options.abortMeansCancel }),
       ...(options.closeReason !== undefined && { closeReason: options.closeReason }),
       inputWaits: options.inputWaits ?? new InputWaits(backend),

@@ -70,14 +70,17 @@ export class ToolCalls {
   ) {
     this.hooks = options.hooks ?? {};
     this.caller = options.caller ?? session;
+    this.turn = options.turn;
     this.abortMeansCancel = options.abortMeansCancel ?? true;
     this.closeReason = options.closeReason ?? 'transport closed';
-    this.rounds = new CallRounds(options.inputWaits, backend.tools, this.requests, this.caller);
+    this.rounds = new CallRounds(options.inputWaits, backend.tools, this.requests, this.caller, options.turn);
     this.windows = new WindowedCalls(this.requests, (id, reason) => this.onPeerCancel(id, reason));
   }
 
   /** Who sends this connection's requests (a 2026 `requestState` is bound to it). */
   readonly caller: string;
+  /** The lane of this connection's calls in the fair queue, when not the session's. */
+  private readonly turn: string | undefined;
   private readonly hooks: ToolCallHooks;
   private readonly abortMeansCancel: boolean;
   private readonly closeReason: string;
@@ -159,7 +162,8 @@ export class ToolCalls {
     const modern = envelope !== undefined;
     // 2026: the level travels with the request, and a request without one gets no log notifications.
     const logLevel = modern ? () => envelope.logLevel : this.sessionLogLevel;
-    const options = startOptions(request, ctx, logLevel, modern);
+    const plain = startOptions(request, ctx, logLevel, modern);
+    const options = this.turn === undefined ? plain : { ...plain, turn: this.turn };
     let call: CallHandle;
     let outcome: Promise<WindowAnswer | RoundAnswer>;
     const reserved = this.requests.get(id);

@@ -105,6 +105,13 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject> {
    * @default { taskSupport: 'forbidden' }
    */
   readonly execution?: { readonly taskSupport?: NonNullable<ToolExecution['taskSupport']> };
+  /**
+   * OAuth scopes a caller's access token must carry to call this tool over
+   * HTTP with `--auth-issuer` (besides `--auth-scopes`); without them the call
+   * is answered HTTP 403 `insufficient_scope`, naming the scopes. Listed in
+   * the server's Protected Resource Metadata. Ignored without authorization.
+   */
+  readonly scopes?: readonly string[];
 }
 
 /** Declares a tool; the identity function, there for type checking. */

@@ -24,6 +24,7 @@ import { TaskRunner } from '../../tasks/runner.js';
 import { InputWaits } from '../../asks/input-waits.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
+import { requestCaller, send, type Authorization, type AuthorizedRequest } from './authorization.js';
 import { duplicateRequests, malformedMessages } from './door.js';
 import { bodyErrors, rpcError } from './http-errors.js';
 import { originCheck } from './origin.js';
@@ -90,6 +91,11 @@ export interface HttpOptions {
    * @default a registry of its own, with the defaults (closed with the server)
    */
   readonly inputWaits?: InputWaits;
+  /**
+   * OAuth authorization (src/transport/http/authorization.ts): every request needs an access token from its
+   * issuer, and each (iss, sub, client) is a caller of its own. Instead of {@link HttpOptions.authToken}.
+   */
+  readonly authorization?: Authorization;
   /** Requests it answers (returns true) skip MCP authentication: health and metrics (src/ops/health.ts). */
   readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -105,6 +111,8 @@ export interface HttpMcpServer {
 }
 
 interface Session {
+  /** The caller that opened it: the only one that may use it (any other gets "unknown session"). */
+  readonly caller: string;
   readonly transport: StreamableHTTPServerTransport;
   readonly guard: GuardedTransport;
   readonly streams: ResponseStreams;
@@ -114,7 +122,8 @@ interface Session {
 /** Serves MCP over Streamable HTTP at `/mcp`. */
 export async function serveHttp(backend: CallBackend, options: HttpOptions): Promise<HttpMcpServer> {
   const host = options.host ?? DEFAULTS.host;
-  checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated });
+  checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated || options.authorization !== undefined });
+  const authorization = options.authorization;
   const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
   if (options.sessionIdPrefix !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.sessionIdPrefix)) throw new RangeError('sessionIdPrefix: 1 to 64 of A-Za-z0-9_-');
   const tasks = options.tasks ?? new TaskRunner(backend);
@@ -134,19 +143,23 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const routes = options.routes;
   if (routes) app.use((req, res, next) => void (routes(req, res) || next()));
   // Before the body is read: a client without the token costs no parsing.
-  if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
+  if (authorization) app.use(authorization.gate);
+  else if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
   app.use(express.json({ limit: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes }));
   app.use(bodyErrors);
 
   // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
   const caller = options.authToken === undefined ? 'caller:anonymous' : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
+  // With OAuth, the token's caller instead (the SDK's Node adapter hands the factory the gate's req.auth).
   const modern = createMcpHandler(
-    () =>
-      createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
-        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller, inputWaits, closeReason: CLIENT_DISCONNECTED }),
+    (ctx) => {
+      const who = requestCaller({ auth: ctx.authInfo } as AuthorizedRequest, caller);
+      return createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
+        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller: who, inputWaits, closeReason: CLIENT_DISCONNECTED, ...(authorization && { turn: who }) }),
         wraps: true,
-        caller,
-      }), tasks),
+        caller: who,
+      }), tasks);
+    },
     { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes },
   );
   const serveModern = toNodeHandler(modern);
@@ -154,13 +167,15 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   app.post('/mcp', async (req: Request, res: Response) => {
     const malformed = malformedMessages(req.body);
     if (malformed) return void res.status(400).json(malformed);
+    const short = await authorization?.scopeChallenge(req.body, (req as AuthorizedRequest).auth);
+    if (short) return send(res, short);
     const sid = req.header('mcp-session-id');
     if (!sid && !(await isLegacyRequest(await toWebRequest(req, req.body), req.body))) {
       // SSE answers must reach the client as they are written, through any buffering proxy.
       res.setHeader('X-Accel-Buffering', 'no');
       return serveModern(req, res, req.body);
     }
-    const session = sid ? sessions.get(sid) : undefined;
+    const session = sid ? owned(sid, req) : undefined;
     if (session) {
       const guard = session.guard;
       const duplicates = duplicateRequests(req.body, guard.session, (id) => guard.calls.isInFlight(id));
@@ -177,7 +192,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     let accepted = false;
     let fresh: Session | undefined;
     try {
-      fresh = await openSession(() => {
+      fresh = await openSession(requestCaller(req, caller), () => {
         accepted = true;
         opening--;
       });
@@ -203,7 +218,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const sid = req.header('mcp-session-id');
     // Without a 2025 session there is nothing to GET or DELETE: 2026 has neither a GET stream nor sessions.
     if (!sid) return void res.status(405).set('Allow', 'POST').json(errorResponse(null, ErrorCode.InvalidRequest, 'Method not allowed: GET and DELETE need a 2025-11-25 session (Mcp-Session-Id)'));
-    const session = sessions.get(sid);
+    const session = owned(sid, req);
     if (!session) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
     session.lastSeen = Date.now();
     await session.transport.handleRequest(req, res);
@@ -211,8 +226,14 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   app.get('/mcp', existing);
   app.delete('/mcp', existing);
 
-  /** Builds a session; it becomes reachable by its id only once the transport accepts its initialize. */
-  async function openSession(accepted: () => void): Promise<Session> {
+  /** The session `sid` if the request's caller opened it: to anyone else it does not exist. */
+  function owned(sid: string, req: Request): Session | undefined {
+    const session = sessions.get(sid);
+    return session && session.caller === requestCaller(req, caller) ? session : undefined;
+  }
+
+  /** Builds a session for `owner`; it becomes reachable by its id only once the transport accepts its initialize. */
+  async function openSession(owner: string, accepted: () => void): Promise<Session> {
     const id = options.sessionIdPrefix === undefined ? randomUUID() : `${options.sessionIdPrefix}.${randomUUID()}`;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
@@ -226,9 +247,10 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       hooks: { cancelled: (requestId) => streams.cancelled(requestId) },
       afterAnswered: (requestId) => streams.answered(requestId),
       inputWaits,
+      ...(authorization && { turn: owner }),
     });
-    const server = createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller }), tasks);
-    const session: Session = { transport, guard, streams, lastSeen: Date.now() };
+    const server = createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller: owner }), tasks);
+    const session: Session = { caller: owner, transport, guard, streams, lastSeen: Date.now() };
     // The session is gone: so are its tasks.
     guard.onOwnerClosed = () => {
       sessions.delete(id);
@@ -266,6 +288,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         listener.closeAllConnections();
       });
       if (!options.inputWaits) inputWaits.close();
+      authorization?.close();
     },
   };
 }
