@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { LineServer } from './line-client.js';
 import { perTestServers } from './per-test-servers.js';
 
-const TRACE = fileURLToPath(new URL('../dist/test/fixtures/import-trace.js', import.meta.url));
+const TRACE = fileURLToPath(new URL('../dist-dev/test/fixtures/import-trace.js', import.meta.url));
 const start = perTestServers((args) => new LineServer(args, ['--import', TRACE]));
 const resolved = (stderr: string) => [...stderr.matchAll(/^\[import-trace\] (.+)$/gm)].map((m) => m[1]!);
 

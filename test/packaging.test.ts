@@ -13,6 +13,8 @@ import { lines, ROOT, run } from './cli-helpers.js';
 
 interface Packed {
   filename: string;
+  /** Bytes of the .tgz. */
+  size: number;
   files: { path: string }[];
 }
 
@@ -31,6 +33,7 @@ beforeAll(async () => {
     copyFileSync(join(ROOT, file), join(checkout, file));
   }
   expect(existsSync(join(checkout, 'dist'))).toBe(false);
+  expect(existsSync(join(checkout, 'dist-dev'))).toBe(false);
   symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'), 'dir');
   const pack = await run('npm', ['pack', '--json', '--pack-destination', work], { cwd: checkout, ms: 400_000 }); // tsc of the whole project: minutes on a loaded machine
   expect(pack.code, pack.stderr).toBe(0);
@@ -51,7 +54,6 @@ describe('npm pack of a clean checkout', () => {
     };
     const targets = [...Object.values(manifest.bin), ...Object.values(manifest.exports).flatMap((e) => Object.values(e))];
     for (const target of targets) expect(shipped, target).toContain(posix.normalize(target));
-    expect([...shipped].filter((f) => f.startsWith('dist/bench/') || f.startsWith('dist/test/'))).toEqual([]);
   });
 
   it('ships a LICENSE that matches the manifest, and names the repository', () => {
@@ -63,18 +65,33 @@ describe('npm pack of a clean checkout', () => {
     expect(manifest.repository?.url).toBe('git+https://github.com/mcp-cancel-pool/mcp-cancel-pool.git');
   });
 
-  it('ships source maps whose sources are in the package (inline)', () => {
-    const maps = [...shipped].filter((f) => f.endsWith('.js.map'));
-    expect(maps.length).toBeGreaterThan(10);
-    const unresolved: string[] = [];
-    for (const map of maps) {
-      const m = JSON.parse(readFileSync(join(checkout, map), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
-      m.sources.forEach((source, i) => {
-        const inline = typeof m.sourcesContent?.[i] === 'string';
-        if (!inline && !shipped.has(posix.join(posix.dirname(map), source))) unresolved.push(`${map} -> ${source}`);
-      });
-    }
-    expect(unresolved).toEqual([]);
+  it('ships no source maps, JS without comments, declarations with their TSDoc, and no benchmark or test output', () => {
+    // Maps whose sources are not shipped point nowhere, and inlined sources doubled the package: none at all.
+    expect([...shipped].filter((f) => f.endsWith('.map'))).toEqual([]);
+    expect([...shipped].filter((f) => /^(dist-dev|bench|test)\//.test(f) || /^dist\/(bench|test)\//.test(f))).toEqual([]);
+    const js = [...shipped].filter((f) => f.endsWith('.js') && f.startsWith('dist/'));
+    const commented = js.filter((f) => /^\s*(\/\*\*|\/\/ )/m.test(readFileSync(join(checkout, f), 'utf8')));
+    expect(commented).toEqual([]);
+    expect(readFileSync(join(checkout, 'dist/src/index.d.ts'), 'utf8')).toMatch(/\/\*\*[^]*mcp-cancel-pool/);
+    expect(readFileSync(join(checkout, 'dist/src/executor/executor.d.ts'), 'utf8')).toMatch(/\/\*\*/);
+  });
+
+  it('is at most 400 KB packed, with the docs the README links', () => {
+    expect(packed.size).toBeLessThanOrEqual(400 * 1024);
+    const readme = readFileSync(join(checkout, 'README.md'), 'utf8');
+    // Every Markdown file the README links to by a relative path (the source files it links are in the repository).
+    const docs = [...readme.matchAll(/\]\(([^)#:]+\.md)(?:#[^)]*)?\)/g)].map((m) => posix.normalize(m[1]!));
+    expect(docs).toContain('BENCHMARKS.md');
+    for (const doc of new Set([...docs, 'PROBE.md', 'README.md', 'LICENSE'])) expect(shipped, doc).toContain(doc);
+  });
+
+  it('publishes no install-time script: it builds on prepack, and npm test builds before it runs', () => {
+    const manifest = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    for (const hook of ['prepare', 'preinstall', 'install', 'postinstall']) expect(manifest.scripts, hook).not.toHaveProperty(hook);
+    expect(manifest.scripts.prepack).toMatch(/npm run build/);
+    expect(manifest.scripts.test).toMatch(/^npm run build && /);
+    // CI's clean install is followed by the build (npm ci runs no build of its own any more).
+    expect(readFileSync(join(checkout, '.ci/run'), 'utf8')).toMatch(/^npm ci [^\n]*\n(#[^\n]*\n)*npm run build$/m);
   });
 
   it('ships the tools-project template and the cancel demo', () => {

@@ -13,7 +13,7 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { median, pairedRatios, summarize } from '../../src/probe/stats.js';
+import { median, pairedRatios, summarize } from '#dist/src/probe/stats.js';
 import { rng } from './rng.js';
 import { OVERHEAD_LABELS, type ZeroWorkWindow } from '../scenarios/overhead.js';
 
