@@ -22,7 +22,8 @@ export type ErrorCodeName =
   | 'ERR_JOB_STOPPED'
   | 'ERR_CALL_ABORTED'
   | 'ERR_CALL_TIMED_OUT'
-  | 'ERR_USAGE';
+  | 'ERR_USAGE'
+  | 'ERR_MISSING_PEER';
 
 /** Base class of every error this package throws on purpose. */
 export class McpCancelPoolError extends Error {

@@ -11,6 +11,7 @@ import { resolveLimits } from '../tasks/memory-store.js';
 import type { TaskLimits, TaskStore } from '../tasks/store.js';
 import type { SentinelSource } from '../remote/sentinel-config.js';
 import { UsageError } from './usage-error.js';
+import { withPeers } from '../peers.js';
 
 /** The flags the backend choice reads. */
 export interface BackendFlags {
@@ -85,7 +86,7 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
     throw new UsageError((error as Error).message);
   }
   // BullMQ (and ioredis) load only for a front end on Redis: the local pool's start-up does not pay for them.
-  const { QueueBackend } = await import('../remote/queue-backend.js');
+  const { QueueBackend } = await withPeers('serve --redis', ['bullmq', 'ioredis'], () => import('../remote/queue-backend.js'));
   const backend = await QueueBackend.create({
     redisUrl,
     ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),

@@ -16,6 +16,7 @@ import { poolOptions, type PoolFlags } from './pool-options.js';
 import { redisConfigOf, redisUrlOf, sentinelOf } from './serve-remote.js';
 import { SENTINEL_NAME_HELP, SENTINEL_PASSWORD_HELP, SENTINELS_HELP } from './sentinel-help.js';
 import { UsageError } from './usage-error.js';
+import { withPeers } from '../peers.js';
 import { RedisProbe, workerHostOps } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
 import { hostArg } from './config.js';
@@ -87,7 +88,7 @@ export function registerWorker(program: Command): void {
       let host: WorkerHost;
       try {
         // Loaded here, not at the CLI's start: every `serve` registers this command and must not load BullMQ for it.
-        const { WorkerHost } = await import('../remote/worker-host.js');
+        const { WorkerHost } = await withPeers('worker', ['bullmq', 'ioredis'], () => import('../remote/worker-host.js'));
         host = await WorkerHost.start({
           redisUrl,
           ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),
