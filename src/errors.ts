@@ -47,6 +47,13 @@ export class DuplicateRequestError extends McpCancelPoolError {
   }
 }
 
+/** An HTTP configuration that must not be served; the CLI prints its message as one line and exits non-zero. */
+export class HttpConfigError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_HTTP_CONFIG', message);
+  }
+}
+
 /** Thrown by `reserve` once the executor is closed. */
 export class ExecutorClosedError extends McpCancelPoolError {
   constructor() {

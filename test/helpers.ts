@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { ServerStats } from '../dist/src/index.js';
+import type { ServerStats } from '../dist/src/entries/server.js';
 import { recordWire } from './wire-recorder.js';
 
 export const CLI = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));

@@ -12,23 +12,18 @@ import { readFileSync } from 'node:fs';
 import { isIP, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import type { ServerResponse } from 'node:http';
-import { McpCancelPoolError } from '../../errors.js';
+import { AUTH_TOKEN_ENV } from '../../defaults.js';
+import { HttpConfigError } from '../../errors.js';
 import { errorResponse, SERVER_BUSY } from '../../server/wire-errors.js';
 import { sendJson, type HttpStep } from './http-errors.js';
 
-/** The environment variable the CLI reads the bearer token from when `--auth-token-file` is not given. */
-export const AUTH_TOKEN_ENV = 'MCP_CANCEL_POOL_AUTH_TOKEN';
+export { AUTH_TOKEN_ENV } from '../../defaults.js';
+export { HttpConfigError } from '../../errors.js';
 /** The realm named in `WWW-Authenticate` challenges. */
 export const AUTH_REALM = 'mcp-cancel-pool';
 /** Shorter tokens are refused at start: they could be guessed. */
 export const MIN_TOKEN_LENGTH = 16;
 
-/** A configuration that must not be served; the CLI prints its message as one line and exits non-zero. */
-export class HttpConfigError extends McpCancelPoolError {
-  constructor(message: string) {
-    super('ERR_HTTP_CONFIG', message);
-  }
-}
 
 const LOCALHOST_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
