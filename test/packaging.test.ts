@@ -258,7 +258,6 @@ describe('npm install <tarball> into an empty project (the default install)', ()
     const commands: [string[], string][] = [
       [['serve', '--redis', 'redis://127.0.0.1:1'], `serve --redis ${redis}`],
       [['worker', '--redis', 'redis://127.0.0.1:1'], `worker ${redis}`],
-      [['probe', '--stdio', 'node server.js', '--tool', 'spin'], `probe needs @modelcontextprotocol/sdk (optional, not installed with mcp-cancel-pool): ${install('@modelcontextprotocol/sdk')}`],
     ];
     for (const [args, message] of commands) {
       const r = await run(bin(), args, { cwd: project });
@@ -290,6 +289,29 @@ describe('npm install <tarball> into an empty project (the default install)', ()
     expect(ls.code, ls.stderr).toBe(0);
     expect(new Set(lines(ls.stdout))).toEqual(new Set([join(embedder, 'node_modules/@modelcontextprotocol/core')]));
   }, 200_000);
+});
+
+/** A short probe of our own server (`serve` run by `cli`), in both eras, over stdio. */
+const probeArgs = (cli: string[]) => [
+  'probe', '--stdio', [process.execPath, ...cli, 'serve', '--threads', '1'].join(' '), '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}',
+  '--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8',
+];
+
+describe('the probe with the default install', () => {
+  it('writes the text report, the JSON report, and with --out the JSON and Markdown (charts: one line naming their npm install)', async () => {
+    const project = join(work, 'empty');
+    const cli = join(project, 'node_modules/mcp-cancel-pool/dist/src/cli/main.js');
+    const text = await run(process.execPath, [cli, ...probeArgs([cli])], { cwd: project, ms: 120_000 });
+    expect(text.code, text.stdout + text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/PASS\s+cancel\.no-answer/);
+    const out = join(work, 'probe-out');
+    const json = await run(process.execPath, [cli, ...probeArgs([cli]), '--format', 'json', '--no-progress', '--out', out], { cwd: project, ms: 120_000 });
+    expect(json.code, json.stderr).toBe(0);
+    expect((JSON.parse(json.stdout) as { result: string }).result).toBe('pass');
+    expect(readdirSync(out).sort()).toEqual(['probe.json', 'report.md']);
+    const peers = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies;
+    expect(lines(json.stderr)).toContain(`[probe] no charts: they need vega and vega-lite (optional, not installed with mcp-cancel-pool): npm install vega@${peers.vega} vega-lite@${peers['vega-lite']}`);
+  }, 300_000);
 });
 
 describe('global installs, each in a temporary prefix', () => {
@@ -328,9 +350,20 @@ describe('global installs, each in a temporary prefix', () => {
 });
 
 describe('npx --package <tarball>, without installing', () => {
+  const where = join(work, 'npx');
   it('runs the server from the tarball', async () => {
-    const where = join(work, 'npx');
     mkdirSync(where);
     expect(await servedOverStdio('npx', ['--yes', '--prefer-offline', '--package', join(work, packed.filename), 'mcp-cancel-pool', 'serve', '--threads', '1'], where)).toMatchObject({ tools: expect.arrayContaining(['spin']) as unknown });
   }, 300_000);
+
+  it('runs the probe from the tarball: text and JSON reports', async () => {
+    const ours = join(checkout, 'dist/src/cli/main.js');
+    const args = ['--yes', '--prefer-offline', '--package', join(work, packed.filename), 'mcp-cancel-pool', ...probeArgs([ours])];
+    const text = await run('npx', args, { cwd: where, ms: 200_000, env: NPM_ENV });
+    expect(text.code, text.stdout + text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/PASS\s+cancel\.work-stops/);
+    const json = await run('npx', [...args, '--format', 'json', '--no-progress'], { cwd: where, ms: 200_000, env: NPM_ENV });
+    expect(json.code, json.stderr).toBe(0);
+    expect((JSON.parse(json.stdout) as { result: string }).result).toBe('pass');
+  }, 450_000);
 });

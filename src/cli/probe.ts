@@ -4,7 +4,6 @@
  * Exit status: 0 all rules held, 1 a rule was violated, 2 a server could not
  * be probed or the arguments were wrong.
  */
-import { withPeers } from '../peers.js';
 import { resolve } from 'node:path';
 import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { Era, ProbeOptions, TargetResult, TargetSpec } from '../probe/types.js';
@@ -87,18 +86,15 @@ export function registerProbe(program: Command): void {
     })
     .action(async (flags: ProbeFlags) => {
       // Loaded only when probing: every `serve` registers this command, and must not load the MCP clients for it.
-      // Its MCP client is the SDK 1.x line's, an optional peer: without it, one line naming the npm install.
-      const [{ default: cliProgress }, { ERAS }, { junitReport, jsonReport }, { writeOut }, { failed, summaryText }, { probeSteps, probeTarget }, { erasOffered, targetLabel }] = await withPeers('probe', ['@modelcontextprotocol/sdk'], () =>
-        Promise.all([
-          import('cli-progress'),
-          import('../probe/era.js'),
-          import('../probe/formats.js'),
-          import('../probe/out.js'),
-          import('../probe/report.js'),
-          import('../probe/run.js'),
-          import('../probe/targets.js'),
-        ]),
-      );
+      const [{ default: cliProgress }, { ERAS }, { junitReport, jsonReport }, { writeOut }, { failed, summaryText }, { probeSteps, probeTarget }, { erasOffered, targetLabel }] = await Promise.all([
+        import('cli-progress'),
+        import('../probe/era.js'),
+        import('../probe/formats.js'),
+        import('../probe/out.js'),
+        import('../probe/report.js'),
+        import('../probe/run.js'),
+        import('../probe/targets.js'),
+      ]);
       if (flags.stdio.length + flags.url.length === 0) cmd.error('give at least one --stdio <command> or --url <url>', { exitCode: EXIT_USAGE });
       if (flags.pid.length > flags.url.length) cmd.error('each --pid goes with a --url', { exitCode: EXIT_USAGE });
       const targets: TargetSpec[] = [
