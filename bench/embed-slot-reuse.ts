@@ -9,13 +9,13 @@
  * zero-work call on the idle server (the floor under it). Raw JSON-RPC lines,
  * the same bytes to both servers; servers alternate sample by sample.
  *
- * Run: `node dist/bench/embed-slot-reuse.js [samplesPerRow]` (default 30; about a minute).
+ * Run: `node dist-dev/bench/embed-slot-reuse.js [samplesPerRow]` (default 30; about a minute).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { fmt, summarize } from '../src/probe/stats.js';
+import { fmt, summarize } from '#dist/src/probe/stats.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('#dist/src/cli/main.js', import.meta.url));
 const EXAMPLE = fileURLToPath(new URL('../../examples/embed/server.mjs', import.meta.url));
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',

@@ -12,7 +12,7 @@
  * read on the main thread). Both sides read performance.timeOrigin +
  * performance.now(); a clock check (below) bounds the cross-thread error.
  *
- *   npx tsc -p . && node dist/bench/executor-cancel.js [samplesPerSide=200]
+ *   npx tsc -p . && node dist-dev/bench/executor-cancel.js [samplesPerSide=200]
  *
  * No targets of its own: the same metric over the real transport is the cancel-latency scenario's
  * (bench/scenarios/cancel-latency.ts), whose targets BENCHMARKS.md reports. This one isolates the executor,
@@ -22,11 +22,11 @@ import { once } from 'node:events';
 import { loadavg } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Piscina } from 'piscina';
-import { Executor } from '../src/executor/executor.js';
-import type { JobOutcome } from '../src/backend/backend.js';
+import { Executor } from '#dist/src/executor/executor.js';
+import type { JobOutcome } from '#dist/src/backend/backend.js';
 import type { BaselineTask } from './baseline-spin-worker.js';
 // The percentiles every bench scenario and the probe use (interpolated quantiles).
-import { summarize as summarizeShared, type Summary } from '../src/probe/stats.js';
+import { summarize as summarizeShared, type Summary } from '#dist/src/probe/stats.js';
 
 /** The shared summary plus the minimum, which this microbenchmark also prints. */
 function summarize(xs: number[]): Summary & { min: number } {

@@ -19,18 +19,18 @@
  * in the workers' CPU is the dispatch pattern's. The executor's main thread
  * also keeps the registry, the job and its outcome, which the other side does not.
  *
- *   npx tsc -p . && node dist/bench/executor-dispatch.js [jobsPerRound=100000] [inFlight=32] [rounds=3]
+ *   npx tsc -p . && node dist-dev/bench/executor-dispatch.js [jobsPerRound=100000] [inFlight=32] [rounds=3]
  *
  * No targets of its own; Linux only (/proc). Pins itself with `taskset` when there is one.
  */
 import { readdirSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import { Executor } from '../src/executor/executor.js';
-import type { WorkerInit, WorkerOutcome, WorkerTask } from '../src/pool/protocol.js';
-import { JobState, packSlot, StateSlab } from '../src/state/job-state.js';
-import { median } from '../src/probe/stats.js';
-import { statCpuMs } from '../src/probe/cpu.js';
+import { Executor } from '#dist/src/executor/executor.js';
+import type { WorkerInit, WorkerOutcome, WorkerTask } from '#dist/src/pool/protocol.js';
+import { JobState, packSlot, StateSlab } from '#dist/src/state/job-state.js';
+import { median } from '#dist/src/probe/stats.js';
+import { statCpuMs } from '#dist/src/probe/cpu.js';
 import { pinSelf } from './lib/raw-client.js';
 
 const JOBS = Number(process.argv[2] ?? 100_000);
@@ -86,7 +86,7 @@ function piscinaQueueSide(): Side {
   let pool: Piscina<WorkerTask, WorkerOutcome> | undefined;
   const init: WorkerInit = {
     stateBuffer: slab.buffer,
-    toolModules: [new URL('../workers/tools/index.js', import.meta.url).href],
+    toolModules: [import.meta.resolve('#dist/workers/tools/index.js')],
     settings: {},
     progressIntervalMs: 50,
     toolPriority: 'normal',
@@ -95,7 +95,7 @@ function piscinaQueueSide(): Side {
     name: 'piscina-queue',
     async start() {
       pool = new Piscina({
-        filename: new URL('../workers/runtime.js', import.meta.url).href,
+        filename: import.meta.resolve('#dist/workers/runtime.js'),
         minThreads: THREADS,
         maxThreads: THREADS,
         concurrentTasksPerWorker: 1,

@@ -3,7 +3,7 @@
  * server processes, then writes every sample and the environment as JSON, a
  * Markdown report with SVG charts, and prints a short summary.
  *
- *   node dist/bench/main.js [--quick] [--check] [--out bench/results] [--only cancel-latency,overhead]
+ *   node dist-dev/bench/main.js [--quick] [--check] [--out bench/results] [--only cancel-latency,overhead]
  *
  * With --check it exits 1 when a target is missed (0 otherwise): for a run on
  * a quiet machine; the targets are speed ratios, which a busy neighbour moves.
@@ -15,7 +15,7 @@ import { Command } from 'commander';
 import { environment } from './lib/env.js';
 import { Progress } from './lib/progress.js';
 import type { Scenario, ScenarioResult } from './lib/scenario.js';
-import { renderSvg } from '../src/probe/charts.js';
+import { renderSvg } from '#dist/src/probe/charts.js';
 import { markdownReport, targetsTable, textTable } from './report/markdown.js';
 import { cancelLatency } from './scenarios/cancel-latency.js';
 import { overhead } from './scenarios/overhead.js';
@@ -86,7 +86,7 @@ const program = new Command()
     const loadAvgAtEnd = loadavg();
 
     for (const r of results) for (const c of r.charts) await writeFile(join(dir, `${c.file}.svg`), await renderSvg(c.spec));
-    const command = `node dist/bench/main.js ${process.argv.slice(2).join(' ')}`.trim();
+    const command = `node dist-dev/bench/main.js ${process.argv.slice(2).join(' ')}`.trim();
     await writeFile(join(dir, 'results.json'), JSON.stringify({ env, loadAvgAtEnd, warnings, quick, command, totalMs, scenarios: results.map(({ charts: _c, ...r }) => r) }));
     await writeFile(join(dir, 'report.md'), markdownReport({ env, loadAvgAtEnd, quick, command, totalMs, results }));
 

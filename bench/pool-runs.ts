@@ -2,15 +2,15 @@
  * Pools several runs of scenario 3 and the HTTP scenarios 8–10 (see
  * bench/lib/pooled-runs.ts) and prints the pooled targets as a Markdown table.
  *
- * Run: `node dist/bench/pool-runs.js <run dir or results.json>...`, each a
- * `--out` directory of `node dist/bench/main.js --only overhead` (or
+ * Run: `node dist-dev/bench/pool-runs.js <run dir or results.json>...`, each a
+ * `--out` directory of `node dist-dev/bench/main.js --only overhead` (or
  * `--only http-overhead,http-cancel,http-memory`, or of a full run).
  */
 import { poolTable, readRun } from './lib/pooled-runs.js';
 
 const paths = process.argv.slice(2);
 if (paths.length === 0) {
-  process.stderr.write('usage: node dist/bench/pool-runs.js <run dir or results.json>...\n');
+  process.stderr.write('usage: node dist-dev/bench/pool-runs.js <run dir or results.json>...\n');
   process.exit(2);
 }
 try {

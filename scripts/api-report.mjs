@@ -5,7 +5,8 @@
  * export and a moved file all count by what a user can import, not by where it is written).
  *
  *   node scripts/api-report.mjs           prints the report
- *   node scripts/api-report.mjs --write   rewrites api/report.md (commit it: a change to the surface is deliberate)
+ *   node scripts/api-report.mjs --write   rewrites api/report.md (commit it: a change to the surface is deliberate),
+ *                                         and the names column of docs/entry-points.md's table to match
  *
  * test/api-report.test.ts compares a fresh report with the committed one, so CI fails on an unrecorded change.
  * Needs `npm run build` first.
@@ -17,6 +18,24 @@ import ts from 'typescript';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const REPORT_PATH = join(ROOT, 'api', 'report.md');
+export const ENTRY_POINTS_PATH = join(ROOT, 'docs', 'entry-points.md');
+
+/** docs/entry-points.md with each row's names replaced by the report's (a row per entry; a new entry gets a row to fill in). */
+export function entryPointsDoc(report, doc) {
+  const names = new Map();
+  let current;
+  for (const line of report.split('\n')) {
+    const entry = /^## `(.+)`$/.exec(line);
+    if (entry) names.set(entry[1], (current = []));
+    const name = /^- (\w+): /.exec(line);
+    if (name && current) current.push(name[1]);
+  }
+  const cell = (list) => (list.length > 0 ? list.map((n) => `\`${n}\``).join(', ') : '—');
+  const audience = new Map([...doc.matchAll(/^\| `([^`]+)` \| ([^|]+) \| .+ \|$/gm)].map((m) => [m[1], m[2]]));
+  const rows = [...names].map(([entry, list]) => `| \`${entry}\` | ${audience.get(entry) ?? '(audience to write)'} | ${cell(list)} |`);
+  const table = /^\| entry \| audience \| names \|\n\|---\|---\|---\|\n(?:\|.*\|\n?)*/m;
+  return doc.replace(table, `| entry | audience | names |\n|---|---|---|\n${rows.join('\n')}\n`);
+}
 
 /** A symbol's kind as a user sees it: what `import { X }` gives them. */
 function kindOf(symbol) {
@@ -80,6 +99,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   if (process.argv.includes('--write')) {
     mkdirSync(dirname(REPORT_PATH), { recursive: true });
     writeFileSync(REPORT_PATH, report);
-    process.stderr.write(`wrote ${REPORT_PATH}\n`);
+    writeFileSync(ENTRY_POINTS_PATH, entryPointsDoc(report, readFileSync(ENTRY_POINTS_PATH, 'utf8')));
+    process.stderr.write(`wrote ${REPORT_PATH} and the table of ${ENTRY_POINTS_PATH}\n`);
   } else process.stdout.write(report);
 }

@@ -4,7 +4,7 @@
 # the cores, and the deliberately broken fixtures (2025 and 2026) under the
 # same load: ours must never FAIL, each broken fixture must FAIL every time
 # (the sleeping fixture without progress: INCONCLUSIVE, exit 3, every time).
-# Runs from a snapshot of dist/, so a rebuild meanwhile changes nothing.
+# Runs from a snapshot of dist/ and dist-dev/, so a rebuild meanwhile changes nothing.
 # Prints one line per run, a tally, and keeps every JSON report in $out.
 # Usage: npm run build && bash scripts/probe-under-load.sh [runs] [outdir] [ours|broken|all] [stdio|http|all]
 # (ours and broken can run as two processes side by side: more load, half the time).
@@ -17,9 +17,9 @@ out=${2:-$(mktemp -d)}
 set_=${3:-all}
 transports=${4:-all}
 snap=node_modules/.cache/probe-under-load-$set_
-rm -rf "$snap" && mkdir -p "$snap/dist" && cp -r dist/. "$snap/dist/" && cp package.json "$snap/"
+rm -rf "$snap" && mkdir -p "$snap" && cp -r dist dist-dev package.json "$snap/"
 cli=$snap/dist/src/cli/main.js
-fix=$snap/dist/test/fixtures
+fix=$snap/dist-dev/test/fixtures
 mkdir -p "$out"
 hogs=()
 server=

@@ -5,6 +5,9 @@
 import { availableParallelism } from 'node:os';
 import type { ToolPriority } from './pool/protocol.js';
 
+/** The environment variable the CLI reads the HTTP bearer token from when `--auth-token-file` is not given. */
+export const AUTH_TOKEN_ENV = 'MCP_CANCEL_POOL_AUTH_TOKEN';
+
 export const DEFAULTS = {
   /** Worker threads, and cores the workers may use: the machine's available parallelism. */
   threads: (): number => availableParallelism(),

@@ -22,7 +22,8 @@ export type ErrorCodeName =
   | 'ERR_JOB_STOPPED'
   | 'ERR_CALL_ABORTED'
   | 'ERR_CALL_TIMED_OUT'
-  | 'ERR_USAGE';
+  | 'ERR_USAGE'
+  | 'ERR_MISSING_PEER';
 
 /** Base class of every error this package throws on purpose. */
 export class McpCancelPoolError extends Error {
@@ -43,6 +44,13 @@ export class DuplicateRequestError extends McpCancelPoolError {
     readonly id: RequestId,
   ) {
     super('ERR_DUPLICATE_REQUEST', `request id ${JSON.stringify(id)} is already in flight in this session`);
+  }
+}
+
+/** An HTTP configuration that must not be served; the CLI prints its message as one line and exits non-zero. */
+export class HttpConfigError extends McpCancelPoolError {
+  constructor(message: string) {
+    super('ERR_HTTP_CONFIG', message);
   }
 }
 

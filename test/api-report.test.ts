@@ -25,4 +25,33 @@ describe('public API report', () => {
     expect(report).toMatch(/- Executor: class/);
     expect(report).not.toMatch(/: unknown$/m);
   });
+
+  it('exports each name from one entry only, but for a type two audiences need (docs/entry-points.md)', () => {
+    const where = new Map<string, string[]>();
+    for (const [entry, names] of sections(apiReport())) for (const [name, kind] of names) where.set(name, [...(where.get(name) ?? []), `${entry} (${kind})`]);
+    const shared = [...where].filter(([, entries]) => entries.length > 1);
+    expect(shared.filter(([, entries]) => !entries.every((e) => / \((type|interface)\)$/.test(e)))).toEqual([]);
+    expect(shared.map(([name]) => name)).toEqual(['RequestId']);
+  });
+
+  it('docs/entry-points.md has one row per entry point naming exactly what it exports (npm run api:report rewrites the names)', () => {
+    const doc = readFileSync(new URL('../docs/entry-points.md', import.meta.url), 'utf8');
+    const rows = new Map([...doc.matchAll(/^\| `([^`]+)` \| [^|]+ \| (.+) \|$/gm)].map((m) => [m[1]!, m[2] === '—' ? [] : [...m[2]!.matchAll(/`(\w+)`/g)].map((n) => n[1]!)]));
+    const report = sections(apiReport());
+    expect([...rows.keys()]).toEqual([...report.keys()]);
+    for (const [entry, names] of report) expect(rows.get(entry), entry).toEqual(names.map(([name]) => name));
+  });
 });
+
+/** The report's sections: entry point → its [name, kind] pairs, in the report's order. */
+function sections(report: string): Map<string, [string, string][]> {
+  const out = new Map<string, [string, string][]>();
+  let current: [string, string][] | undefined;
+  for (const line of report.split('\n')) {
+    const entry = /^## `(.+)`$/.exec(line);
+    if (entry) out.set(entry[1]!, (current = []));
+    const name = /^- (\w+): (.+)$/.exec(line);
+    if (name && current) current.push([name[1]!, name[2]!]);
+  }
+  return out;
+}

@@ -11,7 +11,7 @@ import { inSession, oauthClient, openSession, postAs, startAuthServer, type Auth
 import { modernRequest, TASKS } from './modern-helpers.js';
 import { startIssuer, type TestIssuer } from './oidc-helpers.js';
 
-const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
 const ASKABLE = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { [TASKS]: {} } } };
 
 let idp: TestIssuer;

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exportJWK, generateKeyPair } from 'jose';
-import { IssuerDiscovery, metadataUrls } from '../src/transport/http/issuer-discovery.js';
+import { IssuerDiscovery, metadataUrls } from '../dist/src/transport/http/issuer-discovery.js';
 
 let servers: Server[] = [];
 afterEach(async () => {

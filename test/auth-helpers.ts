@@ -17,7 +17,7 @@ import { initializeBody, messagesIn, MCP_HEADERS, type Msg } from './http-helper
 import { MODERN, modernHeaders, modernRequest } from './modern-helpers.js';
 import { CLIENTS, type ClientName } from './oidc-helpers.js';
 
-export const SCOPED_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/scoped-tools.js', import.meta.url));
+export const SCOPED_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/scoped-tools.js', import.meta.url));
 
 /** A port free now (the server binds it next). */
 export function freePort(): Promise<number> {

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 
-const BENCH = fileURLToPath(new URL('../dist/bench/main.js', import.meta.url));
+const BENCH = fileURLToPath(new URL('../dist-dev/bench/main.js', import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'bench-check-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 

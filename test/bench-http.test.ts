@@ -15,7 +15,7 @@ import type { HttpWindow } from '../bench/scenarios/http-overhead.js';
 import type { HttpCancelSample } from '../bench/scenarios/http-cancel.js';
 import type { MemoryFigures } from '../bench/scenarios/http-memory.js';
 
-const BENCH = fileURLToPath(new URL('../dist/bench/main.js', import.meta.url));
+const BENCH = fileURLToPath(new URL('../dist-dev/bench/main.js', import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'bench-http-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 

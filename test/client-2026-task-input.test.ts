@@ -17,7 +17,7 @@ import { CallAbortedError, CancelAwareClient, type ElicitationHandler } from '..
 import { Tap, type Msg } from './client-helpers.js';
 import { CLI, startHttpServer, until } from './helpers.js';
 
-const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
 type Kind = 'stdio' | 'http';
 /** Per test: the server's start is bounded by connect's 120 s on a loaded machine. */
 const TEST_MS = 240_000;

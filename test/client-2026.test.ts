@@ -18,7 +18,7 @@ import { CLI, CLIENT_TOOLS, sleep, startHttpServer, until, type HttpServerProces
 import { TASK_TOOLS } from './task-wire.js';
 import { MODERN } from './modern-helpers.js';
 
-const SDK_TASK_SERVER = fileURLToPath(new URL('../dist/test/fixtures/sdk-task-server.js', import.meta.url));
+const SDK_TASK_SERVER = fileURLToPath(new URL('../dist-dev/test/fixtures/sdk-task-server.js', import.meta.url));
 const PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 type Kind = 'stdio' | 'http';
 

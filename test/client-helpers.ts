@@ -11,8 +11,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '@modelcontextprotocol/server';
-import { createMcpServer, Executor, type WireStats } from '../dist/src/index.js';
-import { GuardedTransport, newWireStats } from '../dist/src/plumbing.js';
+import { Executor } from '../dist/src/index.js';
+import { createMcpServer, GuardedTransport, newWireStats, type WireStats } from '../dist/src/entries/server.js';
 import { CLI, CLIENT_TOOLS, startHttpServer } from './helpers.js';
 
 export type Kind = 'memory' | 'stdio' | 'http';

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage, Task } from '@modelcontextprotocol/sdk/types.js';
-import { CallAbortedError, CancelAwareClient } from '../src/client/index.js';
+import { CallAbortedError, CancelAwareClient } from '../dist/src/client/index.js';
 import { CLI, sleep, until } from './helpers.js';
 import { TASK_TOOLS } from './task-wire.js';
 

@@ -21,7 +21,7 @@ import { NOT_APPLICABLE_2026 } from './conformance-2026-classes.js';
 
 const { version: SUITE_VERSION, cli: SUITE_CLI } = suitePackage('conformance-next');
 const REVISION = '2026-07-28';
-const fixture = (name: string) => fileURLToPath(new URL(`../dist/test/fixtures/${name}.js`, import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`../dist-dev/test/fixtures/${name}.js`, import.meta.url));
 const suite = (args: string[], boundMs?: number): Promise<Run> => runSuite(SUITE_CLI, args, boundMs);
 
 /** Scenarios this server must pass. */

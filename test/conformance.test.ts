@@ -16,7 +16,7 @@ import { startHttpServer, type HttpServerProcess } from './helpers.js';
 
 const { version: SUITE_VERSION, cli: SUITE_CLI } = suitePackage('@modelcontextprotocol/conformance');
 const suite = (args: string[], boundMs?: number): Promise<Run> => runSuite(SUITE_CLI, args, boundMs);
-const CONFORMANCE_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/conformance-tools.js', import.meta.url));
+const CONFORMANCE_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/conformance-tools.js', import.meta.url));
 
 /** Scenarios this server must pass. */
 const APPLICABLE = [

@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport as Http1 } from '@modelcontextprotocol/sd
 import { Client as Client2, StreamableHTTPClientTransport as Http2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Stdio2 } from '@modelcontextprotocol/client/stdio';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { ServerStats } from '../src/index.js';
+import type { ServerStats } from '../dist/src/entries/server.js';
 import { recordWire } from './wire-recorder.js';
 import type { Msg } from './wire-clients.js';
 import { MODERN } from './modern-helpers.js';

@@ -18,7 +18,7 @@ import { until } from './helpers.js';
 import { modernRequest } from './modern-helpers.js';
 
 const HEAVY = fileURLToPath(new URL('../examples/embed/heavy-tools.mjs', import.meta.url));
-const FIXTURE = fileURLToPath(new URL('../dist/test/fixtures/embed-server.js', import.meta.url));
+const FIXTURE = fileURLToPath(new URL('../dist-dev/test/fixtures/embed-server.js', import.meta.url));
 const SLOW = 120_000;
 
 /** Counts every zod → JSON Schema conversion of `schema` (zod reads `_zod.toJSONSchema` once per conversion of a schema). */

@@ -15,7 +15,7 @@ import { CLI, sleep, startHttpServer, type HttpServerProcess } from './helpers.j
 import { messagesIn, sseMessages } from './http-helpers.js';
 import { MODERN, modernHeaders, modernRequest } from './modern-helpers.js';
 
-const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
 /** A busy machine may take this long to start a server with its pool. */
 const STARTUP_MS = 30_000;
 const CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';

@@ -15,7 +15,7 @@ import { sleep, startHttpServer } from './helpers.js';
 import { messagesIn } from './http-helpers.js';
 import { modernHeaders, modernRequest, TASKS } from './modern-helpers.js';
 
-const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
 /** A busy machine may take this long to start a server with its pool, or to answer under load. */
 const SLOW_MS = 60_000;
 const BASE = ['--threads', '1', '--spare-threads', '0', '--tools', MRTR_TOOLS, '--task-after-ms', '0'];

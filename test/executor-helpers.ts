@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, expect } from 'vitest';
 import { Executor, type ExecutorOptions, type JobOutcome } from '../dist/src/index.js';
 
-export const FIXTURES = new URL('../dist/test/fixtures/failing-tools.js', import.meta.url);
+export const FIXTURES = new URL('../dist-dev/test/fixtures/failing-tools.js', import.meta.url);
 
 const open: Executor[] = [];
 export async function make(options: ExecutorOptions = {}): Promise<Executor> {

@@ -5,11 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { ServerStats } from '../dist/src/index.js';
+import type { ServerStats } from '../dist/src/entries/server.js';
 import { recordWire } from './wire-recorder.js';
 
 export const CLI = fileURLToPath(new URL('../dist/src/cli/main.js', import.meta.url));
-export const CLIENT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/client-tools.js', import.meta.url));
+export const CLIENT_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/client-tools.js', import.meta.url));
 
 /**
  * Appended to a probe's short `--samples 2` where a real server must come out clean on the CPU rules. A server's

@@ -121,7 +121,7 @@ describe('serve over stdio, exporting OTLP http/json', () => {
 
 describe('without the SDK packages', () => {
   it('a missing one is named in one line, and the server serves without telemetry', async () => {
-    const hide = fileURLToPath(new URL('../dist/test/fixtures/hide-otel.js', import.meta.url));
+    const hide = fileURLToPath(new URL('../dist-dev/test/fixtures/hide-otel.js', import.meta.url));
     const w = await stdioClient(['--threads', '1'], {}, { ...otlpEnv(receiver, 'bare'), NODE_OPTIONS: `--import=${hide}` });
     cleanup.push(() => w.close());
     let text = '';

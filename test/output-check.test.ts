@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { checkOutput } from '../workers/output-check.js';
-import { defineTool, stage } from '../src/stages/tool.js';
+import { defineTool, stage } from '../dist/src/stages/tool.js';
 
 function toolWith(output: z.ZodObject) {
   return defineTool({ name: 'shaped', description: 'test', input: z.object({}), output, stages: [stage('s', () => 'x')] });

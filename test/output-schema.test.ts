@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CLI } from './helpers.js';
 
-const OUTPUT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/output-tools.js', import.meta.url));
+const OUTPUT_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/output-tools.js', import.meta.url));
 const BUILTINS = ['spin', 'hash_file', 'compress', 'render_mandelbrot', 'count_primes'];
 
 let root: string;

@@ -132,7 +132,7 @@ describe('poolRuns on the HTTP scenarios', () => {
   });
 });
 
-describe('node dist/bench/pool-runs.js', () => {
+describe('node dist-dev/bench/pool-runs.js', () => {
   const root = mkdtempSync(join(tmpdir(), 'pool-runs-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
   const write = (name: string, r: BenchRun): string => {
@@ -141,7 +141,7 @@ describe('node dist/bench/pool-runs.js', () => {
     writeFileSync(join(dir, 'results.json'), JSON.stringify({ env: { gitCommit: `${r.commit}0123` }, scenarios: [{ id: 'overhead', samples: { windows: r.windows } }] }));
     return join(root, name);
   };
-  const POOL_RUNS = fileURLToPath(new URL('../dist/bench/pool-runs.js', import.meta.url));
+  const POOL_RUNS = fileURLToPath(new URL('../dist-dev/bench/pool-runs.js', import.meta.url));
   const cli = (args: string[]) => promisify(execFile)(process.execPath, [POOL_RUNS, ...args]);
 
   it('reads `--out` folders and prints the pooled targets as a table', async () => {

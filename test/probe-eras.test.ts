@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI } from './helpers.js';
 
-const BROKEN = fileURLToPath(new URL('../dist/test/fixtures/broken-server.js', import.meta.url));
-const BROKEN_HTTP = fileURLToPath(new URL('../dist/test/fixtures/broken-http-2026.js', import.meta.url));
-const SDK2 = fileURLToPath(new URL('../dist/test/fixtures/sdk2-server.js', import.meta.url));
+const BROKEN = fileURLToPath(new URL('../dist-dev/test/fixtures/broken-server.js', import.meta.url));
+const BROKEN_HTTP = fileURLToPath(new URL('../dist-dev/test/fixtures/broken-http-2026.js', import.meta.url));
+const SDK2 = fileURLToPath(new URL('../dist-dev/test/fixtures/sdk2-server.js', import.meta.url));
 const FAST = ['--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8'];
 
 function probe(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

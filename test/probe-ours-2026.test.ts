@@ -60,7 +60,7 @@ describe('probe, ours in 2026-07-28', () => {
 });
 
 describe('probe, 2026 tasks rules against a broken fixture', () => {
-  const BROKEN = new URL('../dist/test/fixtures/broken-server.js', import.meta.url).pathname;
+  const BROKEN = new URL('../dist-dev/test/fixtures/broken-server.js', import.meta.url).pathname;
   const args = (mode: string) => ['--stdio', `${process.execPath} ${BROKEN} --era 2026 --mode ${mode}`, '--tool', 'long', '--args', '{"ms":3000}', '--task-tool', 'long', '--task-args', '{"ms":4000}', ...FAST];
 
   it('a task whose tasks/cancel is acknowledged while the work burns on: tasks.work-stops WARN (the extension lets cancellation be cooperative), the others pass; correct mode: all pass', async () => {

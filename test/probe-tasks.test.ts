@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { CLI } from './helpers.js';
 import { TASK_TOOLS } from './task-wire.js';
 
-const BROKEN = fileURLToPath(new URL('../dist/test/fixtures/broken-server.js', import.meta.url));
+const BROKEN = fileURLToPath(new URL('../dist-dev/test/fixtures/broken-server.js', import.meta.url));
 const FAST = ['--era', '2025', '--samples', '1', '--storm', '0', '--cancel-after-ms', '150', '--settle-ms', '600', '--format', 'json'];
 const SLOW = 240_000;
 

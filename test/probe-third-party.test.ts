@@ -11,7 +11,7 @@ import { CLEAN_SAMPLES, CLI, startHttpServer } from './helpers.js';
 import { freePort } from '../bench/lib/free-port.js';
 
 const EVERYTHING = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
-const FASTMCP = fileURLToPath(new URL('../dist/test/fixtures/fastmcp-server.js', import.meta.url));
+const FASTMCP = fileURLToPath(new URL('../dist-dev/test/fixtures/fastmcp-server.js', import.meta.url));
 const FAST = ['--samples', '2', '--cancel-after-ms', '300', '--settle-ms', '700', '--quiet-ms', '150', '--storm', '6'];
 
 function probe(args: string[]): Promise<{ code: number | null; stdout: string }> {

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CLI } from './helpers.js';
 
-const SLEEPING = fileURLToPath(new URL('../dist/test/fixtures/sleeping-server.js', import.meta.url));
+const SLEEPING = fileURLToPath(new URL('../dist-dev/test/fixtures/sleeping-server.js', import.meta.url));
 const FAST = ['--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8', '--era', '2025'];
 const SLOW = 240_000;
 

@@ -23,7 +23,7 @@ import { busiestThread, busyOver, processTree, runnableSnapshot } from '../dist/
 import { keptWorking } from '../dist/src/probe/rules/work-stops.js';
 import { CLI, sleep } from './helpers.js';
 
-const BROKEN = fileURLToPath(new URL('../dist/test/fixtures/broken-server.js', import.meta.url));
+const BROKEN = fileURLToPath(new URL('../dist-dev/test/fixtures/broken-server.js', import.meta.url));
 const FAST = ['--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8', '--era', '2025', '--format', 'json'];
 const SLOW = 240_000;
 

@@ -18,7 +18,7 @@ import { CLI } from './helpers.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const LEGACY_ONLY = fileURLToPath(new URL('../dist/test/fixtures/legacy-only.js', import.meta.url));
+const LEGACY_ONLY = fileURLToPath(new URL('../dist-dev/test/fixtures/legacy-only.js', import.meta.url));
 const EXAMPLES = ['examples/call-with-cancel.mjs', 'examples/task-with-cancel.mjs'] as const;
 
 const dirs: string[] = [];

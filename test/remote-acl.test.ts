@@ -20,8 +20,8 @@ import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { call, cancel, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
 import { TASK_TOOLS } from './task-wire.js';
 
-const CLIENT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/client-tools.js', import.meta.url));
-const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
+const CLIENT_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/client-tools.js', import.meta.url));
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'remote-acl-'));
 const KEY = join(dir, 'cluster.key');
 writeFileSync(KEY, `${'a7'.repeat(32)}\n`, { mode: 0o600 });

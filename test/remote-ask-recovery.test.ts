@@ -22,7 +22,7 @@ import { modernRequest, TASKS } from './modern-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { startHost, type HostProcess } from './remote-helpers.js';
 
-const GATED_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/gated-ask-tools.js', import.meta.url));
+const GATED_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/gated-ask-tools.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'remote-ask-recovery-'));
 const KEY = join(dir, 'cluster.key');
 writeFileSync(KEY, `${'d4'.repeat(32)}\n`, { mode: 0o600 });

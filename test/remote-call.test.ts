@@ -6,13 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { CancelResult, JobOutcome, StartOptions } from '../src/backend/backend.js';
-import type { FrontJobStates, ProbeResult, RemoteCancelResult } from '../src/remote/lua/job-states.js';
-import type { FrontMessage, RemoteJobData } from '../src/remote/messages.js';
-import { ClusterKey } from '../src/remote/config/cluster-key.js';
-import { RemoteCall } from '../src/remote/front/remote-call.js';
-import type { Refusal, RemoteContext } from '../src/remote/front/remote-context.js';
-import { defineTool } from '../src/stages/tool.js';
+import type { CancelResult, JobOutcome, StartOptions } from '../dist/src/backend/backend.js';
+import type { FrontJobStates, ProbeResult, RemoteCancelResult } from '../dist/src/remote/lua/job-states.js';
+import type { FrontMessage, RemoteJobData } from '../dist/src/remote/messages.js';
+import { ClusterKey } from '../dist/src/remote/config/cluster-key.js';
+import { RemoteCall } from '../dist/src/remote/front/remote-call.js';
+import type { Refusal, RemoteContext } from '../dist/src/remote/front/remote-context.js';
+import { defineTool } from '../dist/src/stages/tool.js';
 
 const tool = defineTool({ name: 't', description: 'a test tool', input: z.object({ n: z.number().optional() }), stages: [() => ({ content: [] })] });
 

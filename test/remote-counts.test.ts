@@ -12,7 +12,7 @@ import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { call, cancel, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
 import type { RawServer } from './helpers.js';
 
-const TOOLS = fileURLToPath(new URL('../dist/test/fixtures/failing-tools.js', import.meta.url));
+const TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/failing-tools.js', import.meta.url));
 const Q = 'counts';
 let redis: RedisProcess;
 let host: HostProcess;

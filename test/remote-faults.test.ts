@@ -12,7 +12,7 @@ import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { call, leftovers, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
 
 const Q = 'faults';
-const REPORT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/report-tools.js', import.meta.url));
+const REPORT_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/report-tools.js', import.meta.url));
 let redis: RedisProcess;
 let r: Redis;
 const hosts: HostProcess[] = [];

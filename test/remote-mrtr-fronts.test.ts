@@ -22,7 +22,7 @@ import { startNginx, type NginxProcess } from './nginx-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { startHost, type HostProcess } from './remote-helpers.js';
 
-const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'mrtr-fronts-'));
 const KEY = join(dir, 'cluster.key');
 writeFileSync(KEY, `${'d4'.repeat(32)}\n`, { mode: 0o600 });

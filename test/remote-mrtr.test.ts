@@ -17,8 +17,8 @@ import { modernRequest } from './modern-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { startHost, type HostProcess } from './remote-helpers.js';
 
-const CLIENT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/client-tools.js', import.meta.url));
-const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
+const CLIENT_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/client-tools.js', import.meta.url));
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
 const TOOLS = ['--tools', CLIENT_TOOLS, '--tools', MRTR_TOOLS];
 const dir = mkdtempSync(join(tmpdir(), 'remote-mrtr-'));
 const KEY = join(dir, 'cluster.key');

@@ -4,7 +4,7 @@
  * and the log gets the first failure and every thousandth, never the message.
  */
 import { describe, expect, it } from 'vitest';
-import { safeListener } from '../src/remote/messages.js';
+import { safeListener } from '../dist/src/remote/messages.js';
 
 describe('safeListener', () => {
   it('drops a throwing message, keeps handling the next ones, logs the 1st and the 1001st failure without the text', () => {

@@ -1,8 +1,8 @@
 /** The per-job state machine in Redis (src/remote/lua/job-lua.ts), against a real redis-server. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { JobStates } from '../src/remote/lua/job-states.js';
-import { Liveness } from '../src/remote/liveness.js';
+import { JobStates } from '../dist/src/remote/lua/job-states.js';
+import { Liveness } from '../dist/src/remote/liveness.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 
 let redis: RedisProcess;

@@ -8,14 +8,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { ClusterKey } from '../src/remote/config/cluster-key.js';
-import { JobStates } from '../src/remote/lua/job-states.js';
-import { taskJobId } from '../src/remote/keys.js';
-import { Liveness } from '../src/remote/liveness.js';
-import { RedisTaskInputs } from '../src/remote/tasks/task-input-store.js';
-import { RedisTaskStore } from '../src/remote/tasks/task-store.js';
-import { cancelledAnswer, taskSettlement } from '../src/tasks/answer.js';
-import { resolveLimits } from '../src/tasks/memory-store.js';
+import { ClusterKey } from '../dist/src/remote/config/cluster-key.js';
+import { JobStates } from '../dist/src/remote/lua/job-states.js';
+import { taskJobId } from '../dist/src/remote/keys.js';
+import { Liveness } from '../dist/src/remote/liveness.js';
+import { RedisTaskInputs } from '../dist/src/remote/tasks/task-input-store.js';
+import { RedisTaskStore } from '../dist/src/remote/tasks/task-store.js';
+import { cancelledAnswer, taskSettlement } from '../dist/src/tasks/answer.js';
+import { resolveLimits } from '../dist/src/tasks/memory-store.js';
 import { until } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 

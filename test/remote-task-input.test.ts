@@ -22,8 +22,8 @@ import { startNginx, type NginxProcess } from './nginx-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { startHost, type HostProcess } from './remote-helpers.js';
 
-const MRTR_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/mrtr-tools.js', import.meta.url));
-const ROUND_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/task-input-tools.js', import.meta.url));
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
+const ROUND_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/task-input-tools.js', import.meta.url));
 const TOOLS = ['--tools', MRTR_TOOLS, '--tools', ROUND_TOOLS];
 const dir = mkdtempSync(join(tmpdir(), 'task-input-'));
 const KEY = join(dir, 'cluster.key');

@@ -7,14 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
-import { InvalidCursorError, TaskLimitError } from '../src/errors.js';
-import { JobStates } from '../src/remote/lua/job-states.js';
-import { taskJobId } from '../src/remote/keys.js';
-import { Liveness } from '../src/remote/liveness.js';
-import { RedisTaskStore } from '../src/remote/tasks/task-store.js';
-import { cancelledAnswer, taskSettlement } from '../src/tasks/answer.js';
-import { CANCELLED_BY_REQUEST as BY_REQUEST } from '../src/tasks/task-jobs.js';
-import { resolveLimits } from '../src/tasks/memory-store.js';
+import { InvalidCursorError, TaskLimitError } from '../dist/src/errors.js';
+import { JobStates } from '../dist/src/remote/lua/job-states.js';
+import { taskJobId } from '../dist/src/remote/keys.js';
+import { Liveness } from '../dist/src/remote/liveness.js';
+import { RedisTaskStore } from '../dist/src/remote/tasks/task-store.js';
+import { cancelledAnswer, taskSettlement } from '../dist/src/tasks/answer.js';
+import { CANCELLED_BY_REQUEST as BY_REQUEST } from '../dist/src/tasks/task-jobs.js';
+import { resolveLimits } from '../dist/src/tasks/memory-store.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 
 let redis: RedisProcess;

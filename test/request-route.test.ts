@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { JSONRPCErrorResponseSchema, JSONRPCResultResponseSchema } from '@modelcontextprotocol/core';
 import { Server } from '@modelcontextprotocol/server';
-import { requestDispatchOf } from '../src/server/request-route.js';
+import { requestDispatchOf } from '../dist/src/server/request-route.js';
 import { openConnection } from './client-helpers.js';
 
 type Schema = { safeParse: (value: unknown) => unknown };

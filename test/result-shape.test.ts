@@ -9,11 +9,11 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallToolResultSchema } from '@modelcontextprotocol/core';
-import { plainlyValidResult } from '../src/server/result-shape.js';
+import { plainlyValidResult } from '../dist/src/server/result-shape.js';
 import { RawServer } from './helpers.js';
 import { modernRequest } from './modern-helpers.js';
 
-const TOOLS = fileURLToPath(new URL('../dist/test/fixtures/result-shape-tools.js', import.meta.url));
+const TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/result-shape-tools.js', import.meta.url));
 
 const plain: unknown[] = [
   { content: [] },

@@ -19,7 +19,7 @@ import {
 import { expect } from 'vitest';
 import { CLI, sleep } from './helpers.js';
 
-export const TASK_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/task-tools.js', import.meta.url));
+export const TASK_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/task-tools.js', import.meta.url));
 
 export type Wire = Record<string, unknown> & { id?: unknown; method?: string; params?: Record<string, unknown> };
 export type Answer = { result: Record<string, unknown> } | { error: { code: number; message: string } };

@@ -8,11 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { JSONRPCMessage, Progress, Task } from '@modelcontextprotocol/sdk/types.js';
-import { CallAbortedError, CancelAwareClient } from '../src/client/index.js';
+import { CallAbortedError, CancelAwareClient } from '../dist/src/client/index.js';
 import { CLI, sleep, until } from './helpers.js';
 import { TASK_TOOLS } from './task-wire.js';
 
-const SDK_TASK_SERVER = fileURLToPath(new URL('../dist/test/fixtures/sdk-task-server.js', import.meta.url));
+const SDK_TASK_SERVER = fileURLToPath(new URL('../dist-dev/test/fixtures/sdk-task-server.js', import.meta.url));
 
 type Msg = JSONRPCMessage & { id?: unknown; method?: string; params?: Record<string, unknown> };
 

@@ -16,7 +16,7 @@ import { run } from './cli-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { frontEnd, startHost, type HostProcess } from './remote-helpers.js';
 
-const SCHED_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/sched-tools.js', import.meta.url));
+const SCHED_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/sched-tools.js', import.meta.url));
 const SCHED_IDLE = 5;
 
 interface Sched {

@@ -10,7 +10,7 @@ import { Piscina } from 'piscina';
 import { WaitList, type PoolTask, type Waiting } from '../dist/src/admission/wait-list.js';
 import type { EchoTask } from './fixtures/echo-worker.js';
 
-const WORKER = new URL('../dist/test/fixtures/echo-worker.js', import.meta.url).href;
+const WORKER = new URL('../dist-dev/test/fixtures/echo-worker.js', import.meta.url).href;
 
 interface Job extends Waiting {
   readonly task: EchoTask & Record<symbol, unknown>;

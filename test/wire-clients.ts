@@ -6,7 +6,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { startHttpServer, stdioClient, type HttpServerProcess } from './helpers.js';
 import { recordWire } from './wire-recorder.js';
 
-export const REPORT_TOOLS = fileURLToPath(new URL('../dist/test/fixtures/report-tools.js', import.meta.url));
+export const REPORT_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/report-tools.js', import.meta.url));
 
 export type Msg = JSONRPCMessage & { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown; error?: unknown };
 

@@ -3,7 +3,7 @@
  * queue and waits for it with QueueEvents; the SDK's `extra.signal` removes a
  * waiting job, or publishes the job id for the worker's cancel relay.
  *
- *   node dist/bench/baselines/bullmq-front.js --redis URL --queue NAME
+ *   node dist-dev/bench/baselines/bullmq-front.js --redis URL --queue NAME
  */
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';

@@ -4,7 +4,7 @@
  * thread, yielding between slices so BullMQ's AbortSignal can fire; a pub/sub
  * subscriber relays each cancel to `worker.cancelJob`. Concurrency 1.
  *
- *   node dist/bench/baselines/bullmq-worker.js --redis URL --queue NAME
+ *   node dist-dev/bench/baselines/bullmq-worker.js --redis URL --queue NAME
  */
 import { UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';

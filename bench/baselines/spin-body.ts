@@ -7,7 +7,7 @@
  * and the slice loop is the same as spin's.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { burn } from '../../workers/tools/burn.js';
+import { burn } from '#dist/workers/tools/burn.js';
 
 export interface SpinArgs {
   readonly ms: number;

@@ -10,10 +10,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
-import { statCpuMs } from '../../src/probe/cpu.js';
+import { statCpuMs } from '#dist/src/probe/cpu.js';
 import { initializeRequest, LEGACY_VERSION, legacyRequest, modernRequest, readOutcome, type Outcome, type WireRequest } from './http-wire.js';
 import { listeningUrl, serverCommand, specLabel, type ServerSpec } from './servers.js';
-import { us } from '../../src/probe/stats.js';
+import { us } from '#dist/src/probe/stats.js';
 
 /** An HTTP answer, read to its end. */
 export interface HttpAnswer {

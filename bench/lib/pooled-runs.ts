@@ -15,7 +15,7 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { median, pairedRatios, summarize } from '../../src/probe/stats.js';
+import { median, pairedRatios, summarize } from '#dist/src/probe/stats.js';
 import { rng } from './rng.js';
 import { OVERHEAD_LABELS, type ZeroWorkWindow } from '../scenarios/overhead.js';
 import { HTTP_BASELINES, HTTP_CLIENTS, HTTP_LABELS, type HttpWindow } from '../scenarios/http-overhead.js';

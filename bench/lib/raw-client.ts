@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { statCpuMs } from '../../src/probe/cpu.js';
+import { statCpuMs } from '#dist/src/probe/cpu.js';
 import { serverCommand, specLabel, type ServerSpec } from './servers.js';
 
 interface Pending {

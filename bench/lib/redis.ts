@@ -7,8 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { freePort } from './free-port.js';
 
-const DIST = new URL('../../', import.meta.url);
-export const distPath = (rel: string) => fileURLToPath(new URL(rel, DIST));
+/** dist-dev/ root (this file is dist-dev/bench/lib/redis.js), where the baselines are. */
+const DEV = new URL('../../', import.meta.url);
+const devPath = (rel: string) => fileURLToPath(new URL(rel, DEV));
 
 export interface BenchRedis {
   readonly url: string;
@@ -77,10 +78,10 @@ export async function startProc(args: string[], ready: RegExp): Promise<Proc> {
 
 /** `mcp-cancel-pool worker` on `queue`, one thread (and `extra` flags); its id is in `match[1]`. */
 export function startWorkerHost(url: string, queue: string, extra: readonly string[] = []): Promise<Proc> {
-  return startProc([distPath('src/cli/main.js'), 'worker', '--redis', url, '--queue', queue, '--threads', '1', ...extra], /host (\S+) serving queue/);
+  return startProc([fileURLToPath(import.meta.resolve('#dist/src/cli/main.js')), 'worker', '--redis', url, '--queue', queue, '--threads', '1', ...extra], /host (\S+) serving queue/);
 }
 
 /** Baseline (d)'s worker on `queue`. */
 export function startBaselineWorker(url: string, queue: string): Promise<Proc> {
-  return startProc([distPath('bench/baselines/bullmq-worker.js'), '--redis', url, '--queue', queue], /serving queue/);
+  return startProc([devPath('bench/baselines/bullmq-worker.js'), '--redis', url, '--queue', queue], /serving queue/);
 }

@@ -15,11 +15,13 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
-import { statCpuMs } from '../../src/probe/cpu.js';
+import { statCpuMs } from '#dist/src/probe/cpu.js';
 
-/** dist/ root (this file is dist/bench/lib/servers.js). */
-const DIST = new URL('../../', import.meta.url);
-const path = (rel: string) => fileURLToPath(new URL(rel, DIST));
+/** dist-dev/ root (this file is dist-dev/bench/lib/servers.js), where the baselines are. */
+const DEV = new URL('../../', import.meta.url);
+const path = (rel: string) => fileURLToPath(new URL(rel, DEV));
+/** Our server's CLI, from the package's own build. */
+const CLI = fileURLToPath(import.meta.resolve('#dist/src/cli/main.js'));
 
 export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq' | 'sdk2-piscina' | 'sdk2-coop' | 'fastmcp';
 export type TransportKind = 'stdio' | 'http';
@@ -77,7 +79,7 @@ function baseCommand(spec: ServerSpec): string[] {
   switch (spec.kind) {
     case 'ours':
       return [
-        path('src/cli/main.js'), 'serve', '--transport', spec.transport,
+        CLI, 'serve', '--transport', spec.transport,
         // A front end on Redis has no pool (serve refuses pool flags there): the hosts take them.
         ...(spec.redis === undefined ? ['--threads', String(spec.threads)] : []),
         ...(spec.graceMs !== undefined && spec.redis === undefined ? ['--grace-ms', String(spec.graceMs)] : []),

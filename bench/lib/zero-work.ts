@@ -6,7 +6,7 @@
  */
 import { RawConnection } from './raw-client.js';
 import type { ServerSpec } from './servers.js';
-import { us } from '../../src/probe/stats.js';
+import { us } from '#dist/src/probe/stats.js';
 
 export const THREADS = 2;
 export const CLIENT_CPU = '0';

@@ -5,7 +5,7 @@
  * scenario, and the report says which sections came from which run. For
  * re-running what a change touched without repeating the whole 12 minutes.
  *
- *   node dist/bench/report/splice.js <partial run dir> [full run dir: bench/results/full]
+ *   node dist-dev/bench/report/splice.js <partial run dir> [full run dir: bench/results/full]
  */
 import { copyFile, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -11,12 +11,12 @@
  *    reported stopped; time cancel sent → the first poll that sees it.
  * Modes alternate sample by sample, and configurations round-robin.
  */
-import { cdfChart, logDotChart } from '../../src/probe/charts.js';
+import { cdfChart, logDotChart } from '#dist/src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { rng } from '../lib/rng.js';
 import { A_MS, GRACE_MS, LEAD_MS, WARM_CALLS } from '../lib/sample-timing.js';
 import { type Connection, specLabel, type ServerKind, type ServerSpec, type TransportKind, withConnections } from '../lib/servers.js';
-import { alternate, fmt, sleep, summarize, us, type Summary } from '../../src/probe/stats.js';
+import { alternate, fmt, sleep, summarize, us, type Summary } from '#dist/src/probe/stats.js';
 
 const STAGES = [0.1, 1, 10] as const;
 /** Quick (a smoke run): the 1 ms stages only, every server and mode still present. */

@@ -7,9 +7,9 @@
  *  - useful throughput of CPU-bound 50 ms calls with one and with two worker hosts;
  *  - zero-work overhead per call against the local pool.
  */
-import { cdfChart } from '../../src/probe/charts.js';
-import { statCpuMs } from '../../src/probe/cpu.js';
-import { alternate, fmt, sleep, summarize, us, type Summary } from '../../src/probe/stats.js';
+import { cdfChart } from '#dist/src/probe/charts.js';
+import { statCpuMs } from '#dist/src/probe/cpu.js';
+import { alternate, fmt, sleep, summarize, us, type Summary } from '#dist/src/probe/stats.js';
 import { startBaselineWorker, startBenchRedis, startWorkerHost, type Proc } from '../lib/redis.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { rng } from '../lib/rng.js';

@@ -10,13 +10,13 @@
  * reported stopped. Rows alternate sample by sample.
  */
 import type { ClientRequest } from 'node:http';
-import { cdfChart } from '../../src/probe/charts.js';
+import { cdfChart } from '#dist/src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { rng } from '../lib/rng.js';
 import { A_MS, GRACE_MS, LEAD_MS, WARM_CALLS } from '../lib/sample-timing.js';
 import { specLabel, type ServerKind, type ServerSpec } from '../lib/servers.js';
 import { HttpServer, type LegacySession, uniqueId } from '../lib/http-load.js';
-import { alternate, fmt, sleep, summarize, us, type Summary } from '../../src/probe/stats.js';
+import { alternate, fmt, sleep, summarize, us, type Summary } from '#dist/src/probe/stats.js';
 import type { Era } from './http-overhead.js';
 
 type Mode = 'reused' | 'stopped';

@@ -12,7 +12,7 @@ import { specLabel, type ServerKind, type ServerSpec } from '../lib/servers.js';
 import { HttpServer, inBatches, uniqueId } from '../lib/http-load.js';
 import { modernRequest } from '../lib/http-wire.js';
 import { THREADS } from '../lib/zero-work.js';
-import { median, sleep } from '../../src/probe/stats.js';
+import { median, sleep } from '#dist/src/probe/stats.js';
 
 /** Calls in flight at once; a quick run: fewer (each is a request the loaded machine must parse). */
 const inFlightOf = (quick: boolean) => (quick ? 32 : 256);
@@ -215,7 +215,7 @@ export const httpMemory: Scenario = {
         `Each server with ${THREADS} worker threads, unpinned; ours with the built-in tools and \`--max-sessions ${p.sessions + 100}\`, the baselines with \`spin\`. Each measure runs on a fresh process of its own, warmed with 20 zero-work calls per era; RSS is VmRSS from /proc.`,
         `- **Per idle session**: ${p.sessions} 2025-11-25 sessions opened 32 at a time (\`initialize\`, \`notifications/initialized\`, one zero-work call; no GET stream), then left idle; (RSS after − RSS before) ÷ ${p.sessions}, each RSS the median of reads every 50 ms over ${p.readMs / 1000} s.`,
         `- **Per call in flight**: ${p.inFlight} calls spin(60 s, 1 ms stages) sent at once as 2026 requests ((h): 2025, in one session), so ${THREADS} run and the rest wait; once the server reports them all (ours: \`inFlight\` in executor://stats; a baseline: its handlers begun), (the median RSS over the next ${p.settleMs / 1000} s − the median over ${p.readMs / 1000} s before) ÷ ${p.inFlight}; then every stream is closed (cancelled). ${ctx.quick ? 'One cycle' : `An untimed cycle, then ${p.repeats}; the median cycle`} is reported.`,
-        `- **A 10 MB result** (reported only, no target): ours with \`--tools dist/bench/tools/blob.js\` beside the built-in tools, (f) with \`--blob\`; each call returns ${BLOB_BYTES} characters of text built in a worker; the time from sending to the answer's last byte, and the peak RSS (VmHWM, reset through /proc/<pid>/clear_refs before each call) above the RSS before it. One untimed call each, then ${p.blobSamples} alternating${ctx.quick ? '; left out of a quick run, which also measures sessions and calls in flight on one process per server' : ''}.`,
+        `- **A 10 MB result** (reported only, no target): ours with \`--tools dist-dev/bench/tools/blob.js\` beside the built-in tools, (f) with \`--blob\`; each call returns ${BLOB_BYTES} characters of text built in a worker; the time from sending to the answer's last byte, and the peak RSS (VmHWM, reset through /proc/<pid>/clear_refs before each call) above the RSS before it. One untimed call each, then ${p.blobSamples} alternating${ctx.quick ? '; left out of a quick run, which also measures sessions and calls in flight on one process per server' : ''}.`,
       ].join('\n'),
       params: { threads: THREADS, blobBytes: BLOB_BYTES, ...p },
       servers: [...KINDS.map((k) => spec(k, ctx.quick)), ...(ctx.quick ? [] : [blobSpec('ours'), blobSpec('sdk2-piscina')])].map(serverInfo),

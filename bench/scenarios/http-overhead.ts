@@ -9,13 +9,13 @@
  * other; a 2026 client is a stateless request at a time, a 2025 client its
  * own session. Windows alternate between the servers as scenario 3's do.
  */
-import { barChart, cdfChart } from '../../src/probe/charts.js';
+import { barChart, cdfChart } from '#dist/src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { specLabel, type ServerSpec } from '../lib/servers.js';
 import { pinSelf } from '../lib/raw-client.js';
 import { CLIENT_CPU, SERVER_CPU, THREADS, windowOrder } from '../lib/zero-work.js';
 import { type Caller, HttpServer, httpThroughput, inBatches, type LegacySession } from '../lib/http-load.js';
-import { fmt, median, pairedRatio, pairedRatios, summarize, us } from '../../src/probe/stats.js';
+import { fmt, median, pairedRatio, pairedRatios, summarize, us } from '#dist/src/probe/stats.js';
 
 /** The concurrent clients of a full run's windows. */
 export const HTTP_CLIENTS = [1, 32, 256] as const;

@@ -12,7 +12,7 @@
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { specLabel, type ServerSpec } from '../lib/servers.js';
 import { pinSelf, type RawConnection } from '../lib/raw-client.js';
-import { median } from '../../src/probe/stats.js';
+import { median } from '#dist/src/probe/stats.js';
 import { CLIENT_CPU, openAndWarm, SERVER_CPU, THREADS, throughput, zeroWorkParams, type ZeroWorkParams } from '../lib/zero-work.js';
 
 const IN_FLIGHT = [8, 32] as const;

@@ -14,12 +14,12 @@
  * shared VM's speed drifts by a third within minutes, so the windows a ratio
  * pairs must be seconds apart, and no server may always follow the same one.
  */
-import { barChart, cdfChart } from '../../src/probe/charts.js';
+import { barChart, cdfChart } from '#dist/src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { specLabel, type ServerSpec } from '../lib/servers.js';
 import { pinSelf, type RawConnection } from '../lib/raw-client.js';
 import { CLIENT_CPU, openAndWarm, SERVER_CPU, THREADS, throughput, windowOrder, zeroWorkParams, type ZeroWorkParams } from '../lib/zero-work.js';
-import { fmt, median, pairedRatio, pairedRatios, summarize, us } from '../../src/probe/stats.js';
+import { fmt, median, pairedRatio, pairedRatios, summarize, us } from '#dist/src/probe/stats.js';
 
 const IN_FLIGHT = [1, 8, 32] as const;
 

@@ -4,10 +4,10 @@
  * one thread), then send a ping every 10 ms (open loop, not waiting for the
  * previous) until the calls end, and time each ping's round trip.
  */
-import { cdfChart } from '../../src/probe/charts.js';
+import { cdfChart } from '#dist/src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { type Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
-import { alternate, fmt, sleep, summarize, us } from '../../src/probe/stats.js';
+import { alternate, fmt, sleep, summarize, us } from '#dist/src/probe/stats.js';
 
 const THREADS = 2;
 const PING_EVERY_MS = 10;

@@ -6,11 +6,11 @@
  * alternate between servers, and every server sees the same sequence of
  * cancel decisions.
  */
-import { barChart } from '../../src/probe/charts.js';
+import { barChart } from '#dist/src/probe/charts.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
 import { rng } from '../lib/rng.js';
 import { Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
-import { alternate, median, pairedRatio, sleep } from '../../src/probe/stats.js';
+import { alternate, median, pairedRatio, sleep } from '#dist/src/probe/stats.js';
 
 const THREADS = 2;
 /** Work per call: a 50 ms tool, and a short 5 ms one where a worker restart costs more than the work. */

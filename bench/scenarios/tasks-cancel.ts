@@ -12,8 +12,8 @@
  * The two kinds alternate sample by sample.
  */
 import { CancelTaskResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { cdfChart } from '../../src/probe/charts.js';
-import { alternate, fmt, sleep, summarize, us } from '../../src/probe/stats.js';
+import { cdfChart } from '#dist/src/probe/charts.js';
+import { alternate, fmt, sleep, summarize, us } from '#dist/src/probe/stats.js';
 import { type RunContext, type Scenario, type ScenarioResult, type Target, serverInfo } from '../lib/scenario.js';
 import { rng } from '../lib/rng.js';
 import { A_MS, GRACE_MS, LEAD_MS, WARM_CALLS } from '../lib/sample-timing.js';

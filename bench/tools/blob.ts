@@ -1,12 +1,12 @@
 /**
  * `blob`: a tool whose result is `bytes` characters of text, for the HTTP
  * memory scenario's large-result figures (time to the last byte, peak RSS).
- * Loaded into ours with `--tools dist/bench/tools/blob.js` beside the
+ * Loaded into ours with `--tools dist-dev/bench/tools/blob.js` beside the
  * built-in tools; (f) has the same tool behind `--blob`
  * (bench/baselines/blob-worker.ts).
  */
 import { z } from 'zod';
-import { defineTool } from '../../src/stages/tool.js';
+import { defineTool } from '#dist/src/stages/tool.js';
 
 /** Text of `bytes` ASCII characters, built in the worker. */
 export default defineTool({

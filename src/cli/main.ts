@@ -21,6 +21,7 @@ import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { redisConfigOf, redisOptions, type RedisFlags } from './redis-flags.js';
 import { serveInputWaits, serveTasks } from './serve-tasks.js';
 import { UsageError } from './usage-error.js';
+import { MissingPeerError } from '../peers.js';
 import { checkSwitchesInEnv, EnvCommand, hostArg, refuseInapplicable, startupErrorLine } from './config.js';
 import { poolOptions } from './pool-options.js';
 import { DEFAULTS } from '../defaults.js';
@@ -323,7 +324,7 @@ program.hook('preAction', (_program, command) => refuseInapplicable(command));
 // Start-up errors end in one line and exit 1: what went wrong and what to do, never a stack into our code.
 const fail = (error: unknown) => {
   const line = startupErrorLine(error) ?? (error instanceof Error ? error.message.split('\n')[0] : String(error));
-  log(error instanceof UsageError || startupErrorLine(error) !== undefined ? line! : `cannot start: ${line}`);
+  log(error instanceof UsageError || error instanceof MissingPeerError || startupErrorLine(error) !== undefined ? line! : `cannot start: ${line}`);
   process.exit(1);
 };
 try {

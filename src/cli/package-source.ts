@@ -2,7 +2,8 @@
  * Where the running mcp-cancel-pool came from, as a dependency spec another
  * project can install: the version range when it was installed from a
  * registry, else a `file:` spec to the tarball it was installed from or to
- * its own directory (a clone, `npm install -g .`, `npm link`). `init-tools`
+ * its own directory (a clone, `npm install -g .`, `npm link`, or a global
+ * install, whose prefix keeps no record of the tarball). `init-tools`
  * writes it and the loader's hints repeat it, so a first project works
  * whether or not the package is on the registry.
  */
@@ -24,7 +25,10 @@ export function dependencySpec(version: string, root = packageRoot()): { spec: s
   // Not inside a node_modules directory: a checkout (or what a global install from one links to).
   if (basename(modules) !== 'node_modules' || basename(root) !== NAME) return fromDir;
   const resolved = lockedResolution(modules);
-  if (resolved === undefined || /^https?:\/\//.test(resolved)) return { spec: `^${version}`, install: NAME };
+  // No record of where it came from: a global install (npm keeps no lockfile in a global prefix), or another
+  // package manager. This installed copy is where the running command came from, and npm can install it.
+  if (resolved === undefined) return fromDir;
+  if (/^https?:\/\//.test(resolved)) return { spec: `^${version}`, install: NAME };
   if (resolved.startsWith('file:')) {
     const where = resolved.slice('file:'.length);
     const tarball = isAbsolute(where) ? where : resolve(dirname(modules), where);

@@ -11,6 +11,7 @@ import { resolveLimits } from '../tasks/memory-store.js';
 import type { TaskLimits, TaskStore } from '../tasks/store.js';
 import { UsageError } from './usage-error.js';
 import { redisUrlOf, sentinelOf, type RedisFlags } from './redis-flags.js';
+import { withPeers } from '../peers.js';
 
 /** The flags the backend choice reads. */
 export interface BackendFlags extends RedisFlags {
@@ -38,7 +39,7 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
     throw new UsageError((error as Error).message);
   }
   // BullMQ (and ioredis) load only for a front end on Redis: the local pool's start-up does not pay for them.
-  const { QueueBackend } = await import('../remote/front/queue-backend.js');
+  const { QueueBackend } = await withPeers('serve --redis', ['bullmq', 'ioredis'], () => import('../remote/front/queue-backend.js'));
   const backend = await QueueBackend.create({
     redisUrl,
     ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),

@@ -14,6 +14,7 @@ import { checkToolModule } from './tool-modules.js';
 import { poolOptions, type PoolFlags } from './pool-options.js';
 import { redisConfigOf, redisOptions, redisUrlOf, sentinelOf, type RedisFlags } from './redis-flags.js';
 import { UsageError } from './usage-error.js';
+import { withPeers } from '../peers.js';
 import { RedisProbe, workerHostOps } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
 import { hostArg } from './config.js';
@@ -77,7 +78,7 @@ export function registerWorker(program: Command): void {
       let host: WorkerHost;
       try {
         // Loaded here, not at the CLI's start: every `serve` registers this command and must not load BullMQ for it.
-        const { WorkerHost } = await import('../remote/host/worker-host.js');
+        const { WorkerHost } = await withPeers('worker', ['bullmq', 'ioredis'], () => import('../remote/host/worker-host.js'));
         host = await WorkerHost.start({
           redisUrl,
           ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),

@@ -5,7 +5,7 @@
  * (`--health-port`) by stdio `serve` and `worker`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Metrics } from './metrics.js';
 
@@ -78,6 +78,8 @@ export interface HealthServer {
 
 /** Serves only the health paths on `host:port` (other paths: 404). */
 export async function serveHealth(handler: HealthHandler, host: string, port: number): Promise<HealthServer> {
+  // Loaded here: an embedder's pool reaches this file for healthHandler and must not load the HTTP stack for it.
+  const { createServer } = await import('node:http');
   const server: Server = createServer((req, res) => {
     if (!handler(req, res)) send(res, 404, 'text/plain', 'not found: /healthz, /readyz and /metrics live here\n');
   });

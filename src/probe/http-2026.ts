@@ -4,27 +4,28 @@
  * an SSE stream scoped to that request; no session, no GET stream. The
  * cancel of a request is closing its response stream ({@link abort}).
  */
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { ERAS } from './era.js';
 
-type Id = string | number;
+export type Id = string | number;
+
+/** What a message looks like to the transport. */
+export type Outgoing = { id?: Id; method?: string; params?: { name?: unknown; uri?: unknown; taskId?: unknown } };
 
 export class Http2026Transport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   onerror?: (error: Error) => void;
   onclose?: () => void;
   private readonly streams = new Map<Id, AbortController>();
-  private closed = false;
+  protected closed = false;
 
-  constructor(private readonly url: URL) {}
+  constructor(protected readonly url: URL) {}
 
   async start(): Promise<void> {}
 
-  /** Posts `message`; resolves once the server's HTTP status is in (202 for a notification), the response itself is read on. */
-  async send(message: JSONRPCMessage): Promise<void> {
-    const m = message as { id?: Id; method?: string; params?: { name?: unknown; uri?: unknown; taskId?: unknown } };
+  /** The headers of the POST carrying `m`. */
+  protected headersFor(m: Outgoing): Record<string, string> {
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
@@ -34,6 +35,16 @@ export class Http2026Transport implements Transport {
     // Mcp-Name mirrors params.name (tools, prompts), params.uri (resources) or, for the tasks extension, params.taskId.
     const name = m.params?.name ?? m.params?.uri ?? m.params?.taskId;
     if (typeof name === 'string' && /^[\x20-\x7e]*$/.test(name)) headers['mcp-name'] = name;
+    return headers;
+  }
+
+  /** A response came in (its headers, before its body is read). */
+  protected responded(_response: Response, _m: Outgoing): void {}
+
+  /** Posts `message`; resolves once the server's HTTP status is in (202 for a notification), the response itself is read on. */
+  async send(message: JSONRPCMessage): Promise<void> {
+    const m = message as Outgoing;
+    const headers = this.headersFor(m);
     const abort = new AbortController();
     const isRequest = m.method !== undefined && m.id !== undefined;
     if (isRequest) this.streams.set(m.id!, abort);
@@ -45,6 +56,7 @@ export class Http2026Transport implements Transport {
       if (!abort.signal.aborted) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       return;
     }
+    this.responded(response, m);
     if (!isRequest) {
       await response.body?.cancel().catch(() => undefined);
       return;
@@ -52,7 +64,7 @@ export class Http2026Transport implements Transport {
     void this.read(m.id!, response, abort.signal).finally(() => this.streams.delete(m.id!));
   }
 
-  private async read(id: Id, response: Response, signal: AbortSignal): Promise<void> {
+  protected async read(id: Id | undefined, response: Response, signal: AbortSignal): Promise<void> {
     try {
       const type = response.headers.get('content-type') ?? '';
       if (type.includes('text/event-stream') && response.body) {
@@ -62,7 +74,7 @@ export class Http2026Transport implements Transport {
         }
       } else {
         const text = await response.text();
-        if (response.ok || answers(text, id)) {
+        if (response.ok || id === undefined || answers(text, id)) {
           if (text.trim()) this.deliver(text);
         } else {
           // A refusal not addressed to this request (a 2025 server's "no valid session", id null): its answer all the same.
@@ -74,7 +86,7 @@ export class Http2026Transport implements Transport {
     }
   }
 
-  private deliver(text: string): void {
+  protected deliver(text: string): void {
     try {
       this.onmessage?.(JSON.parse(text) as JSONRPCMessage);
     } catch (error) {

@@ -2,6 +2,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import os from 'node:os';
+import { missingPeers } from '../peers.js';
 import { markdownReport } from './report.js';
 import { median } from './stats.js';
 import type { ProbeOptions, TargetResult } from './types.js';
@@ -22,14 +23,14 @@ export function environment(argv: readonly string[]) {
 }
 
 async function charts(results: readonly TargetResult[], dir: string): Promise<string[]> {
-  // Loaded only here: rendering pulls in Vega, which nothing else needs.
-  let lib: typeof import('./charts.js');
-  try {
-    lib = await import('./charts.js');
-  } catch (error) {
-    process.stderr.write(`[probe] no charts: cannot load vega/vega-lite (${error instanceof Error ? error.message : String(error)}); reinstall mcp-cancel-pool with its dependencies\n`);
+  // Loaded only here: rendering pulls in Vega, an optional peer nothing else needs. Without it the report and the
+  // JSON are still written, and one line says what to install for the charts.
+  const missing = missingPeers(['vega', 'vega-lite']);
+  if (missing) {
+    process.stderr.write(`[probe] no charts: they need ${missing.packages.join(' and ')} (optional, not installed with mcp-cancel-pool): ${missing.install}\n`);
     return [];
   }
+  const lib = await import('./charts.js');
   const name = (r: TargetResult, i: number) => `[${i + 1}] ${r.label.slice(0, 60)}`;
   const valid = (r: TargetResult) => r.samples.filter((s) => !s.finishedBeforeCancel);
   const specs: [string, Parameters<typeof lib.renderSvg>[0]][] = [

@@ -1,6 +1,6 @@
 /** Probing one server in one era: every case in turn, over one connection, then every rule's verdict. */
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { messagesAfterCancel } from './after-cancel.js';
+import type { Http2025Transport } from './http-2025.js';
 import { cancelledCall } from './cancelled-call.js';
 import { canMeasureCpu } from './cpu.js';
 import { closedStreamVerdict, droppedStream, type DroppedStream } from './rules/closed-stream.js';
@@ -71,7 +71,7 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
     let dropped: DroppedStream | undefined;
     if (spec.kind === 'http' && era === '2025') {
       progress.phase(`${label} (${era}): dropped stream`);
-      dropped = await droppedStream(wire, conn.transport as StreamableHTTPClientTransport, spec.url, conn.pid, options);
+      dropped = await droppedStream(wire, conn.transport as Http2025Transport, spec.url, conn.pid, options);
       progress.tick();
     }
     // Last: anything that answered a cancelled call late, and a server still serving.

@@ -1,16 +1,18 @@
 /**
  * Connecting to the server under test in one era, over stdio (a command the
- * probe starts) or Streamable HTTP. 2025-11-25: a real SDK client does the
- * `initialize` handshake. 2026-07-28: no handshake; the raw transport is
- * started, and `server/discover` must name the revision.
+ * probe starts) or Streamable HTTP. 2025-11-25: the `initialize` handshake,
+ * as an SDK client does it (the revisions it accepts, `notifications/initialized`,
+ * then the negotiated version on every HTTP request), on the probe's own
+ * transports: the default install has no MCP client package. 2026-07-28: no
+ * handshake; the raw transport is started, and `server/discover` must name
+ * the revision.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import stringArgv from 'string-argv';
 import { ERAS, META } from './era.js';
+import { Http2025Transport } from './http-2025.js';
 import { Http2026Transport } from './http-2026.js';
+import { ProbeStdioTransport } from './stdio.js';
 import type { Era, TargetSpec } from './types.js';
 import { Wire, wireStamp } from './wire.js';
 
@@ -44,58 +46,74 @@ export function parseCommand(line: string): [string, ...string[]] {
   return argv as [string, ...string[]];
 }
 
+/** The 2025-era revisions a server may answer `initialize` with (those the SDK 1.x client accepts). */
+const ACCEPTED_2025 = [ERAS['2025'].version, '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+
 function openTransport(spec: TargetSpec, era: Era): { transport: Transport; tail: () => string } {
-  if (spec.kind === 'http') return { transport: era === '2026' ? new Http2026Transport(new URL(spec.url)) : new StreamableHTTPClientTransport(new URL(spec.url)), tail: () => '' };
-  let tail = '';
+  if (spec.kind === 'http') return { transport: era === '2026' ? new Http2026Transport(new URL(spec.url)) : new Http2025Transport(new URL(spec.url)), tail: () => '' };
   const [command, ...args] = parseCommand(spec.command);
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-  const stdio = new StdioClientTransport({ command, args, env, stderr: 'pipe' });
-  stdio.stderr?.on('data', (d: Buffer) => (tail = (tail + d.toString('utf8')).slice(-4096)));
-  return { transport: stdio, tail: () => tail };
+  return { transport: new ProbeStdioTransport(command, args, env), tail: () => '' };
+}
+
+/** What a client answers the server's own requests with: `ping` gets `{}`, anything else "method not found" (the probe offers no capability). */
+function answerServer(transport: Transport, message: JSONRPCMessage): void {
+  const m = message as { id?: unknown; method?: unknown };
+  if (typeof m.method !== 'string' || (typeof m.id !== 'string' && typeof m.id !== 'number')) return;
+  const reply = m.method === 'ping' ? { jsonrpc: '2.0', id: m.id, result: {} } : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } };
+  void transport.send(reply as JSONRPCMessage).catch(() => undefined);
 }
 
 /** Connects in `era`; `timeoutMs` bounds the opening (process start included), later requests get `requestTimeoutMs`. */
 export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, requestTimeoutMs = timeoutMs): Promise<Connected> {
-  const { transport, tail } = openTransport(spec, era);
+  const { transport } = openTransport(spec, era);
   const wire = new Wire(transport, era);
-  if (transport instanceof StdioClientTransport) {
-    // The SDK transport writes one message per write; the same-write races need two in one (the child's stdin, which the SDK keeps private).
-    const internals = transport as unknown as { _process?: { stdin?: { write(s: string): boolean } | null } };
-    wire.writeTogether = (lines) => {
-      const stdin = internals._process?.stdin;
-      if (!stdin) return false;
-      stdin.write(lines);
-      return true;
-    };
+  let tail = '';
+  if (transport instanceof ProbeStdioTransport) {
+    // The same-write races need a call and its cancel in one write of the child's stdin.
+    wire.writeTogether = (lines) => transport.writeTogether(lines);
   }
   let closing = false;
   let lost = false;
-  const pidOf = () => (spec.kind === 'stdio' ? ((transport as StdioClientTransport).pid ?? undefined) : spec.pid);
+  const pidOf = () => (transport instanceof ProbeStdioTransport ? transport.pid : spec.kind === 'http' ? spec.pid : undefined);
+  const stderrTail = () => tail;
   if (era === '2025') {
-    const client = new Client({ name: 'mcp-cancel-pool-probe', version: '1.0.0' });
-    client.onclose = () => {
+    transport.onmessage = (message: JSONRPCMessage) => answerServer(transport, message);
+    transport.onerror = () => undefined; // recorded on the wire
+    transport.onclose = () => {
       if (!closing) lost = true;
     };
-    client.onerror = () => undefined; // recorded on the wire
-    await client.connect(transport, { timeout: timeoutMs });
-    const version = client.getServerVersion();
-    const init = wire.log.find((e) => e.dir === 'in' && (e.msg.result as { protocolVersion?: string } | undefined)?.protocolVersion)?.msg.result as { protocolVersion: string } | undefined;
-    return {
-      spec,
-      wire,
-      transport,
-      pid: pidOf(),
-      ...(version && { serverInfo: { name: version.name, version: version.version } }),
-      ...(init && { protocolVersion: init.protocolVersion }),
-      listTools: async () => (await client.listTools(undefined, { timeout: requestTimeoutMs })).tools.map((t) => t.name),
-      stderrTail: tail,
-      lost: () => lost,
-      close: async () => {
-        closing = true;
-        if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined);
-        await client.close().catch(() => undefined);
-      },
+    const close = async () => {
+      closing = true;
+      if (transport instanceof Http2025Transport) await transport.terminateSession().catch(() => undefined);
+      await transport.close().catch(() => undefined);
     };
+    try {
+      const started = performance.now();
+      await withTimeout(transport.start(), timeoutMs, 'starting the server');
+      if (transport instanceof ProbeStdioTransport) transport.stderr?.on('data', (d: Buffer) => (tail = (tail + d.toString('utf8')).slice(-4096)));
+      const init = await ask(wire, 'initialize', { protocolVersion: ERAS['2025'].version, capabilities: {}, clientInfo: { name: 'mcp-cancel-pool-probe', version: '1.0.0' } }, Math.max(1, timeoutMs - (performance.now() - started)));
+      const version = init.protocolVersion as string | undefined;
+      if (version === undefined || !ACCEPTED_2025.includes(version)) throw new Error(`Server's protocol version is not supported: ${String(version)}`);
+      if (transport instanceof Http2025Transport) transport.setProtocolVersion(version);
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
+      const info = init.serverInfo as { name?: string; version?: string } | undefined;
+      return {
+        spec,
+        wire,
+        transport,
+        pid: pidOf(),
+        ...(info?.name !== undefined && { serverInfo: { name: info.name, version: info.version ?? '?' } }),
+        protocolVersion: version,
+        listTools: async () => ((await ask(wire, 'tools/list', {}, requestTimeoutMs)).tools as { name: string }[]).map((t) => t.name),
+        stderrTail,
+        lost: () => lost,
+        close,
+      };
+    } catch (error) {
+      await close();
+      throw error;
+    }
   }
   // 2026-07-28: nobody but the Wire listens; over HTTP a cancel is the closed stream.
   if (transport instanceof Http2026Transport) {
@@ -116,7 +134,8 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
     await transport.close().catch(() => undefined);
   };
   try {
-    await transport.start();
+    await withTimeout(transport.start(), timeoutMs, 'starting the server');
+    if (transport instanceof ProbeStdioTransport) transport.stderr?.on('data', (d: Buffer) => (tail = (tail + d.toString('utf8')).slice(-4096)));
     const discover = await ask(wire, 'server/discover', {}, timeoutMs);
     const supported = (discover.supportedVersions as unknown[] | undefined) ?? [];
     if (!supported.includes(ERAS['2026'].version)) throw new Error(`server/discover does not offer ${ERAS['2026'].version} (it offers: ${supported.join(', ') || 'nothing'})`);
@@ -129,13 +148,26 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
       ...(info?.name !== undefined && { serverInfo: { name: info.name, version: info.version ?? '?' } }),
       protocolVersion: ERAS['2026'].version,
       listTools: async () => ((await ask(wire, 'tools/list', {}, requestTimeoutMs)).tools as { name: string }[]).map((t) => t.name),
-      stderrTail: tail,
+      stderrTail,
       lost: () => lost,
       close,
     };
   } catch (error) {
     await close();
     throw error;
+  }
+}
+
+/** `promise`, or an error naming `what` after `ms`. */
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: no answer in ${Math.round(ms)} ms`)), ms);
+    });
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -5,8 +5,7 @@
  * not disturb it. Answers to SDK requests and everything the server initiates
  * pass through unchanged.
  */
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { ERAS, META } from './era.js';
 import type { Era } from './types.js';
 

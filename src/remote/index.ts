@@ -4,17 +4,62 @@
  * `Executor`) puts each call on a BullMQ queue; {@link WorkerHost}s take
  * them and run them on their local pools. The one-winner rule holds across
  * hosts: a Lua compare-and-set per transition (see README "Many hosts").
+ *
+ * BullMQ and ioredis are optional peer dependencies: importing this entry
+ * without them stops with one line naming the `npm install` to run
+ * (src/peers.ts), so the values below are loaded after that check.
  */
-export { QueueBackend, LOST_HOST_TIMEOUT_MS, NO_HOST_TIMEOUT_MS, REDIS_TIMEOUT_MS } from './front/queue-backend.js';
+import { withPeers } from '../peers.js';
+
+const remote = await withPeers('mcp-cancel-pool/remote', ['bullmq', 'ioredis'], () => import('./entry.js'));
+
+/** A front end's backend: each call goes on a BullMQ queue for the worker hosts (README "Many hosts"). */
+export const QueueBackend: typeof remote.QueueBackend = remote.QueueBackend;
+/** A front end's backend: each call goes on a BullMQ queue for the worker hosts (README "Many hosts"). */
+export type QueueBackend = import('./front/queue-backend.js').QueueBackend;
+/** A worker host: takes calls off the queue and runs them on its local pool. */
+export const WorkerHost: typeof remote.WorkerHost = remote.WorkerHost;
+/** A worker host: takes calls off the queue and runs them on its local pool. */
+export type WorkerHost = import('./host/worker-host.js').WorkerHost;
+/** Tasks in Redis, shared by every front end of a queue. */
+export const RedisTaskStore: typeof remote.RedisTaskStore = remote.RedisTaskStore;
+/** Tasks in Redis, shared by every front end of a queue. */
+export type RedisTaskStore = import('./tasks/task-store.js').RedisTaskStore;
+/** The 2026 tasks' questions to the client, shared by the front ends through Redis. */
+export const RedisTaskInputs: typeof remote.RedisTaskInputs = remote.RedisTaskInputs;
+/** The 2026 tasks' questions to the client, shared by the front ends through Redis. */
+export type RedisTaskInputs = import('./tasks/task-input-store.js').RedisTaskInputs;
+/** The key that signs the records front ends and hosts exchange through Redis. */
+export const ClusterKey: typeof remote.ClusterKey = remote.ClusterKey;
+/** The key that signs the records front ends and hosts exchange through Redis. */
+export type ClusterKey = import('./config/cluster-key.js').ClusterKey;
+/** How long a front end waits for the call of a host whose liveness key lapsed before it fails the call. */
+export const LOST_HOST_TIMEOUT_MS: typeof remote.LOST_HOST_TIMEOUT_MS = remote.LOST_HOST_TIMEOUT_MS;
+/** How long the front end waits with no live worker host before it fails its queued calls (and refuses new ones). */
+export const NO_HOST_TIMEOUT_MS: typeof remote.NO_HOST_TIMEOUT_MS = remote.NO_HOST_TIMEOUT_MS;
+/** How long queuing a call, or Redis's answer to a cancel, may take before the front end decides alone. */
+export const REDIS_TIMEOUT_MS: typeof remote.REDIS_TIMEOUT_MS = remote.REDIS_TIMEOUT_MS;
+/** BullMQ's lock on an active job; a host that stops renewing it (SIGKILL) loses the job to the stalled check. */
+export const LOCK_DURATION_MS: typeof remote.LOCK_DURATION_MS = remote.LOCK_DURATION_MS;
+/** How often each host looks for jobs whose lock expired and puts them back in the queue (BullMQ's default is 30 s). */
+export const STALLED_INTERVAL_MS: typeof remote.STALLED_INTERVAL_MS = remote.STALLED_INTERVAL_MS;
+/** How long a SIGTERM'd host lets its running jobs finish before it stops them and exits. */
+export const DRAIN_TIMEOUT_MS: typeof remote.DRAIN_TIMEOUT_MS = remote.DRAIN_TIMEOUT_MS;
+/** How long a front end's liveness key outlives its last refresh: its jobs are cancelled on the hosts after this much silence. */
+export const FRONT_LIVENESS_TTL_MS: typeof remote.FRONT_LIVENESS_TTL_MS = remote.FRONT_LIVENESS_TTL_MS;
+/** How long a host's liveness key outlives its last refresh. */
+export const HOST_LIVENESS_TTL_MS: typeof remote.HOST_LIVENESS_TTL_MS = remote.HOST_LIVENESS_TTL_MS;
+/** How often a liveness key is refreshed. */
+export const LIVENESS_REFRESH_MS: typeof remote.LIVENESS_REFRESH_MS = remote.LIVENESS_REFRESH_MS;
+/** The default queue name of `serve --redis` and `worker`. */
+export const DEFAULT_QUEUE: typeof remote.DEFAULT_QUEUE = remote.DEFAULT_QUEUE;
+/** The environment variable a Redis URL may come from (keeps the password out of argv, hence out of `ps`). */
+export const REDIS_URL_ENV: typeof remote.REDIS_URL_ENV = remote.REDIS_URL_ENV;
+/** `redis://user:pw@host` → `redis://***:***@host`; anything unparsable loses whatever looks like credentials. */
+export const redactUrl: typeof remote.redactUrl = remote.redactUrl;
+
 export type { QueueBackendOptions } from './front/queue-backend.js';
-export { WorkerHost, LOCK_DURATION_MS, STALLED_INTERVAL_MS, DRAIN_TIMEOUT_MS } from './host/worker-host.js';
 export type { WorkerHostOptions, WorkerHostStats } from './host/worker-host.js';
-export { FRONT_LIVENESS_TTL_MS, HOST_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from './liveness.js';
-export { DEFAULT_QUEUE } from './messages.js';
-export { RedisTaskStore } from './tasks/task-store.js';
 export type { RedisTaskStoreOptions, StoredAnswer, StoredTask, TaskSettlement } from './tasks/task-store.js';
-export { RedisTaskInputs } from './tasks/task-input-store.js';
 export type { StoredClaim, StoredQuestion } from './tasks/task-input-store.js';
-export { ClusterKey } from './config/cluster-key.js';
-export { REDIS_URL_ENV, redactUrl } from './config/redis-config.js';
 export { RedisConfigError, RedisAuthError, RedisUnreachableError } from '../errors.js';

@@ -6,7 +6,7 @@
  * there every cancelled call is this case, judged as `http.closed-stream-cancels`
  * (a MUST) from the cancelled calls' CPU: {@link closedStreamVerdict}.
  */
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Http2025Transport } from '../http-2025.js';
 import { sleep } from '../stats.js';
 import { processTree, busyOver, treeCpuMs } from '../cpu.js';
 import type { ProbeOptions, Verdict } from '../types.js';
@@ -20,7 +20,7 @@ export interface DroppedStream {
   readonly answered: number;
 }
 
-export async function droppedStream(wire: Wire, transport: StreamableHTTPClientTransport, url: string, pid: number | undefined, options: ProbeOptions): Promise<DroppedStream> {
+export async function droppedStream(wire: Wire, transport: Http2025Transport, url: string, pid: number | undefined, options: ProbeOptions): Promise<DroppedStream> {
   const rule = 'http.dropped-stream';
   const title = 'dropping the response stream of a pending POST stops the work (2026-07-28)';
   const id = wire.reserve();

@@ -28,7 +28,7 @@ export function noAnswerVerdicts(samples: readonly CancelSample[], options: Prob
   };
   const out = [verdict];
   if (spec.kind === 'http' && era === '2025') {
-    out.push({ ...verdict, rule: 'http.cancel-own-post', title: 'a cancel on its own POST reaches the call', evidence: `every cancel above travelled on its own POST (the SDK client transport): ${verdict.evidence}` });
+    out.push({ ...verdict, rule: 'http.cancel-own-post', title: 'a cancel on its own POST reaches the call', evidence: `every cancel above travelled on its own POST: ${verdict.evidence}` });
   }
   return out;
 }

@@ -11,7 +11,7 @@ import type { ProbeOptions, Verdict } from '../types.js';
 import type { Id, Wire, WireEvent } from '../wire.js';
 
 const show = (events: readonly WireEvent[]) =>
-  events.map((e) => (e.dir === 'error' ? `a message the SDK client rejected as invalid JSON-RPC (${String(e.msg.transportError).slice(0, 80)}…)` : JSON.stringify(e.msg).slice(0, 200))).join('; ');
+  events.map((e) => (e.dir === 'error' ? `a message the probe rejected as invalid JSON-RPC (${String(e.msg.transportError).slice(0, 80)}…)` : JSON.stringify(e.msg).slice(0, 200))).join('; ');
 
 async function silentCase(wire: Wire, options: ProbeOptions, rule: string, title: string, send: () => number): Promise<Verdict> {
   const since = send();

@@ -11,23 +11,19 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP, isIPv6 } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import type { NextFunction, Request, Response } from 'express';
-import { McpCancelPoolError } from '../../errors.js';
+import type { ServerResponse } from 'node:http';
+import { AUTH_TOKEN_ENV } from '../../defaults.js';
+import { HttpConfigError } from '../../errors.js';
 import { errorResponse, SERVER_BUSY } from '../../server/wire-errors.js';
+import { sendJson, type HttpStep } from './http-errors.js';
 
-/** The environment variable the CLI reads the bearer token from when `--auth-token-file` is not given. */
-export const AUTH_TOKEN_ENV = 'MCP_CANCEL_POOL_AUTH_TOKEN';
+export { AUTH_TOKEN_ENV } from '../../defaults.js';
+export { HttpConfigError } from '../../errors.js';
 /** The realm named in `WWW-Authenticate` challenges. */
 export const AUTH_REALM = 'mcp-cancel-pool';
 /** Shorter tokens are refused at start: they could be guessed. */
 export const MIN_TOKEN_LENGTH = 16;
 
-/** A configuration that must not be served; the CLI prints its message as one line and exits non-zero. */
-export class HttpConfigError extends McpCancelPoolError {
-  constructor(message: string) {
-    super('ERR_HTTP_CONFIG', message);
-  }
-}
 
 const LOCALHOST_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
@@ -106,14 +102,14 @@ function validateToken(token: string, source: string): string {
 }
 
 /**
- * Express middleware requiring `Authorization: Bearer <token>` on every
+ * A request step requiring `Authorization: Bearer <token>` on every
  * request. The comparison hashes both sides to equal length first, so
  * neither the content nor the length of the token leaks through timing.
  */
-export function bearerAuth(token: string) {
+export function bearerAuth(token: string): HttpStep {
   const expected = digest(token);
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const header = req.header('authorization');
+  return (req, res, next) => {
+    const header = req.headers.authorization;
     if (!header || !/^bearer(\s|$)/i.test(header)) {
       // No credentials at all: a bare challenge, without an error code (RFC 6750 section 3.1).
       return deny(res, 401, `Bearer realm="${AUTH_REALM}"`, 'authorization required: send Authorization: Bearer <token>');
@@ -133,6 +129,6 @@ function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
-function deny(res: Response, status: number, challenge: string, message: string): void {
-  res.set('WWW-Authenticate', challenge).status(status).json(errorResponse(null, SERVER_BUSY, message));
+function deny(res: ServerResponse, status: number, challenge: string, message: string): void {
+  sendJson(res, status, errorResponse(null, SERVER_BUSY, message), { 'www-authenticate': challenge });
 }

@@ -1,20 +1,29 @@
 /** JSON-RPC errors the Streamable HTTP layer answers itself, before or instead of the SDK's transport. */
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
 import type { RequestId } from '../../wire/registry.js';
 import { errorResponse } from '../../server/wire-errors.js';
+import { BodyError } from './json-body.js';
 
-/** Express error handler for the body parser: 413 for a body over the limit, 400 with -32700 for bad JSON. */
-export function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunction): void {
-  if (!error) return next();
-  const e = error as { type?: string; status?: number; message?: string };
-  if (e.type === 'entity.too.large') return void rpcError(res, 413, ErrorCode.InvalidRequest, `message too large: ${e.message ?? ''}`);
-  if (e.type === 'entity.parse.failed') return void rpcError(res, 400, ErrorCode.ParseError, `parse error: ${e.message ?? ''}`);
-  rpcError(res, e.status ?? 400, ErrorCode.InvalidRequest, e.message ?? 'bad request');
+/** A step of the endpoint's request chain (src/transport/http/serve.ts): answers the request, or calls `next`. */
+export type HttpStep = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+
+/** The JSON-RPC error for a refused body: 413 for a body over the limit, 400 with -32700 for bad JSON, 415 for an encoding. */
+export function bodyError(res: ServerResponse, error: BodyError): void {
+  if (error.kind === 'too-large') return void rpcError(res, 413, ErrorCode.InvalidRequest, `message too large: ${error.message}`);
+  if (error.kind === 'parse') return void rpcError(res, 400, ErrorCode.ParseError, `parse error: ${error.message}`);
+  rpcError(res, error.status, ErrorCode.InvalidRequest, error.message);
+}
+
+/** Answers `status` with `body` as JSON (unless the response has started). */
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
 /** Answers `status` with one JSON-RPC error (unless the response has started). */
-export function rpcError(res: Response, status: number, code: number, message: string, id: RequestId | null = null): void {
-  if (res.headersSent) return;
-  res.status(status).json(errorResponse(id, code, message));
+export function rpcError(res: ServerResponse, status: number, code: number, message: string, id: RequestId | null = null): void {
+  sendJson(res, status, errorResponse(id, code, message));
 }

@@ -3,16 +3,15 @@
  * only from a localhost origin or one the operator allowed. Requests without
  * an `Origin` header (not a browser, or a same-origin navigation) pass.
  */
-import type { NextFunction, Request, Response } from 'express';
 import { ProtocolErrorCode as ErrorCode } from '@modelcontextprotocol/server';
-import { rpcError } from './http-errors.js';
+import { rpcError, type HttpStep } from './http-errors.js';
 
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost', '::1', '[::1]'];
 
-/** Express middleware: 403 with a JSON-RPC error for a foreign or unreadable `Origin`. */
-export function originCheck(allowed: readonly string[]): (req: Request, res: Response, next: NextFunction) => void {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const origin = req.header('origin');
+/** A request step: 403 with a JSON-RPC error for a foreign or unreadable `Origin`. */
+export function originCheck(allowed: readonly string[]): HttpStep {
+  return (req, res, next) => {
+    const origin = req.headers.origin;
     if (!origin) return next(); // not a browser, or same-origin navigation
     let hostname: string;
     try {

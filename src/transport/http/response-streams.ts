@@ -6,7 +6,7 @@
  * A POST may carry a batch: it ends only once its other requests are
  * answered, or their responses would be lost with it.
  */
-import type { NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import type { NodeSessionTransport as StreamableHTTPServerTransport } from './node-adapter.js';
 
 import type { RequestId } from '../../wire/registry.js';
 

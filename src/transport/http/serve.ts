@@ -10,11 +10,9 @@
  * and a closed response stream is that request's cancellation.
  */
 import { randomUUID } from 'node:crypto';
-import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHash } from 'node:crypto';
-import { NodeStreamableHTTPServerTransport as StreamableHTTPServerTransport, hostHeaderValidation, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, ProtocolErrorCode as ErrorCode, type Transport } from '@modelcontextprotocol/server';
 import type { CallBackend } from '../../backend/backend.js';
 import type { RequestId } from '../../wire/registry.js';
@@ -26,7 +24,9 @@ import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { requestCaller, send, type Authorization, type AuthorizedRequest } from './authorization.js';
 import { duplicateRequests, malformedMessages } from './door.js';
-import { bodyErrors, rpcError } from './http-errors.js';
+import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
+import { BodyError, readJsonBody } from './json-body.js';
+import { hostGuard, nodeHandler, NodeSessionTransport as StreamableHTTPServerTransport, toWebRequest } from './node-adapter.js';
 import { originCheck } from './origin.js';
 import { ResponseStreams } from './response-streams.js';
 import { DEFAULTS } from '../../defaults.js';
@@ -110,6 +110,16 @@ export interface HttpMcpServer {
   close(): Promise<void>;
 }
 
+/** A request past the chain's checks, with its parsed JSON body (undefined when it is not JSON). */
+type Request = IncomingMessage & { body?: unknown };
+type Response = ServerResponse;
+
+/** A request header's first value. */
+const header = (req: IncomingMessage, name: string): string | undefined => {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
 interface Session {
   /** The caller that opened it: the only one that may use it (any other gets "unknown session"). */
   readonly caller: string;
@@ -132,21 +142,17 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const sessions = new Map<string, Session>();
   /** Initialize POSTs being handled, counted against the limit until accepted or refused. */
   let opening = 0;
-  const app = express();
-  app.disable('x-powered-by');
-
+  // The request chain, in order; each step answers the request or passes it on (plain node:http, no framework).
+  const chain: HttpStep[] = [];
   // DNS rebinding: a page on another origin must not reach the server through a name it controls. Always on.
-  const validHost = hostHeaderValidation(acceptedHostnames(host, options.allowedHosts));
-  // 2.x's check answers 403 itself and says whether to go on.
-  app.use((req: Request, res: Response, next: NextFunction) => void (validHost(req, res) && next()));
-  app.use(originCheck(options.allowedOrigins ?? []));
+  chain.push(hostGuard(acceptedHostnames(host, options.allowedHosts)));
+  chain.push(originCheck(options.allowedOrigins ?? []));
   const routes = options.routes;
-  if (routes) app.use((req, res, next) => void (routes(req, res) || next()));
+  if (routes) chain.push((req, res, next) => void (routes(req, res) || next()));
   // Before the body is read: a client without the token costs no parsing.
-  if (authorization) app.use(authorization.gate);
-  else if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
-  app.use(express.json({ limit: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes }));
-  app.use(bodyErrors);
+  if (authorization) chain.push(authorization.gate);
+  else if (options.authToken !== undefined) chain.push(bearerAuth(options.authToken));
+  const bodyLimit = options.maxMessageBytes ?? DEFAULTS.maxMessageBytes;
 
   // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
   const caller = options.authToken === undefined ? 'caller:anonymous' : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
@@ -162,15 +168,21 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     },
     { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes },
   );
-  const serveModern = toNodeHandler(modern);
+  const serveModern = nodeHandler(modern);
 
-  app.post('/mcp', async (req: Request, res: Response) => {
+  async function post(req: Request, res: Response): Promise<void> {
+    try {
+      req.body = await readJsonBody(req, bodyLimit);
+    } catch (error) {
+      if (error instanceof BodyError) return bodyError(res, error);
+      throw error;
+    }
     const malformed = malformedMessages(req.body);
-    if (malformed) return void res.status(400).json(malformed);
+    if (malformed) return sendJson(res, 400, malformed);
     const short = await authorization?.scopeChallenge(req.body, (req as AuthorizedRequest).auth);
     if (short) return send(res, short);
-    const sid = req.header('mcp-session-id');
-    if (!sid && !(await isLegacyRequest(await toWebRequest(req, req.body), req.body))) {
+    const sid = header(req, 'mcp-session-id');
+    if (!sid && !(await isLegacyRequest(toWebRequest(req, req.body), req.body))) {
       // SSE answers must reach the client as they are written, through any buffering proxy.
       res.setHeader('X-Accel-Buffering', 'no');
       return serveModern(req, res, req.body);
@@ -179,7 +191,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     if (session) {
       const guard = session.guard;
       const duplicates = duplicateRequests(req.body, guard.session, (id) => guard.calls.isInFlight(id));
-      if (duplicates) return void res.status(400).json(duplicates);
+      if (duplicates) return sendJson(res, 400, duplicates);
       return handlePost(session, req, res);
     }
     if (sid) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
@@ -204,7 +216,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         await fresh?.transport.close();
       }
     }
-  });
+  }
 
   async function handlePost(session: Session, req: Request, res: Response): Promise<void> {
     session.lastSeen = Date.now();
@@ -215,16 +227,34 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   }
 
   const existing = async (req: Request, res: Response) => {
-    const sid = req.header('mcp-session-id');
+    const sid = header(req, 'mcp-session-id');
     // Without a 2025 session there is nothing to GET or DELETE: 2026 has neither a GET stream nor sessions.
-    if (!sid) return void res.status(405).set('Allow', 'POST').json(errorResponse(null, ErrorCode.InvalidRequest, 'Method not allowed: GET and DELETE need a 2025-11-25 session (Mcp-Session-Id)'));
+    if (!sid) return sendJson(res, 405, errorResponse(null, ErrorCode.InvalidRequest, 'Method not allowed: GET and DELETE need a 2025-11-25 session (Mcp-Session-Id)'), { allow: 'POST' });
     const session = owned(sid, req);
     if (!session) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
     session.lastSeen = Date.now();
     await session.transport.handleRequest(req, res);
   };
-  app.get('/mcp', existing);
-  app.delete('/mcp', existing);
+  /** The endpoint's routes: POST, GET and DELETE on /mcp (any case, one trailing slash allowed). */
+  const endpoint = async (req: Request, res: Response): Promise<void> => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname.toLowerCase().replace(/(.)\/$/, '$1');
+    if (path === '/mcp' && req.method === 'POST') return post(req, res);
+    if (path === '/mcp' && (req.method === 'GET' || req.method === 'DELETE')) return existing(req, res);
+    return rpcError(res, 404, ErrorCode.InvalidRequest, `not found: ${req.method ?? '?'} ${path} (the MCP endpoint is POST, GET or DELETE /mcp)`);
+  };
+  const handle = (req: Request, res: Response): void => {
+    let step = 0;
+    const next = (): void => {
+      const current = chain[step++];
+      if (current) return current(req, res, next);
+      endpoint(req, res).catch((error: unknown) => {
+        // A handler that failed: one JSON-RPC error if nothing was sent yet, never a stack trace to the client.
+        if (!res.headersSent) rpcError(res, 500, ErrorCode.InternalError, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+        else res.destroy();
+      });
+    };
+    next();
+  };
 
   /** The session `sid` if the request's caller opened it: to anyone else it does not exist. */
   function owned(sid: string, req: Request): Session | undefined {
@@ -271,8 +301,13 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   sweeper.unref();
 
   const listener: HttpServer = await new Promise((resolve, reject) => {
-    // Express 5 hands a listen error (EADDRINUSE, …) to this callback.
-    const srv = app.listen(options.port ?? DEFAULTS.port, host, (error?: Error) => (error ? reject(error) : resolve(srv)));
+    const srv = createServer(handle);
+    // A listen error (EADDRINUSE, …) rejects; the CLI turns it into one line.
+    srv.once('error', reject);
+    srv.listen(options.port ?? DEFAULTS.port, host, () => {
+      srv.off('error', reject);
+      resolve(srv);
+    });
   });
   const { port } = listener.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host;

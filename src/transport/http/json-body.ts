@@ -1,0 +1,87 @@
+/**
+ * Reading a POST's JSON body with a size limit, on plain `node:http`: what
+ * the endpoint needs of a body parser, and no framework. A body that is not
+ * `application/json` (or `+json`) is left unread for the SDK's transport to
+ * refuse (415); an empty one reads as `{}`, which the JSON-RPC check refuses.
+ * The limit counts decoded bytes, so a small gzip cannot expand past it.
+ */
+import type { IncomingMessage } from 'node:http';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Readable } from 'node:stream';
+
+/** Why a body was refused: the HTTP status and a message for the JSON-RPC error. */
+export class BodyError extends Error {
+  constructor(
+    readonly status: 400 | 413 | 415,
+    /** `too-large` → 413 (InvalidRequest), `parse` → 400 (ParseError), `encoding` → 415. */
+    readonly kind: 'too-large' | 'parse' | 'encoding',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Whether the request says its body is JSON. */
+function isJson(req: IncomingMessage): boolean {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  return type === 'application/json' || /^application\/[^/]+\+json$/.test(type);
+}
+
+/** The body as decoded bytes, per its Content-Encoding. */
+function decoded(req: IncomingMessage): Readable {
+  const encoding = (req.headers['content-encoding'] ?? 'identity').toLowerCase();
+  switch (encoding) {
+    case 'identity':
+      return req;
+    case 'gzip':
+    case 'x-gzip':
+      return req.pipe(createGunzip());
+    case 'deflate':
+      return req.pipe(createInflate());
+    case 'br':
+      return req.pipe(createBrotliDecompress());
+    default:
+      throw new BodyError(415, 'encoding', `unsupported content encoding "${encoding}"`);
+  }
+}
+
+/**
+ * The parsed JSON body of `req`, or undefined when it is not JSON. Rejects
+ * with a {@link BodyError} for a body over `limit` bytes, bad JSON, or a
+ * top-level value that is neither an object nor an array.
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  if (!isJson(req)) return undefined;
+  const declared = Number(req.headers['content-length']);
+  const tooLarge = () => new BodyError(413, 'too-large', `request entity too large (limit ${limit} bytes)`);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume(); // drain, so the connection can answer
+    throw tooLarge();
+  }
+  const stream = decoded(req);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        req.resume();
+        throw tooLarge();
+      }
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    if (error instanceof BodyError) throw error;
+    throw new BodyError(400, 'parse', `unreadable body: ${(error as Error).message}`);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  // Objects and arrays only: a JSON-RPC message or batch is never a bare string or number.
+  const first = text.trimStart()[0];
+  if (first !== '{' && first !== '[') throw new BodyError(400, 'parse', `expected a JSON object or array, got ${JSON.stringify(text.trimStart().slice(0, 16))}`);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new BodyError(400, 'parse', (error as Error).message);
+  }
+}
