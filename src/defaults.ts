@@ -23,7 +23,7 @@ export const DEFAULTS = {
   toolPriority: 'normal' as ToolPriority,
   /** Largest accepted JSON-RPC message, stdio line or HTTP body. */
   maxMessageBytes: 4 * 1024 * 1024,
-  /** stdio: deepest accepted nesting of a message. */
+  /** stdio and HTTP: deepest accepted nesting of a message. */
   maxNestingDepth: 128,
   /** stdio: unread output above which stdin is not read. */
   maxOutputBufferBytes: 1024 * 1024,

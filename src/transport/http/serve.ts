@@ -25,7 +25,8 @@ import { InputWaits } from '../../mrtr/input-waits.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { duplicateRequests, malformedMessages } from './door.js';
-import { bodyErrors, rpcError } from './http-errors.js';
+import { bodyErrors, lastResort, notFound, rpcError } from './http-errors.js';
+import { depthCheck, refuseDeep } from './body-depth.js';
 import { originCheck } from './origin.js';
 import { ResponseStreams } from './response-streams.js';
 import { DEFAULTS } from '../../defaults.js';
@@ -90,6 +91,18 @@ export interface HttpOptions {
    * @default a registry of its own, with the defaults (closed with the server)
    */
   readonly inputWaits?: InputWaits;
+  /**
+   * Deepest nesting of arrays and objects accepted in a body, as on stdio: a
+   * deeper one is refused with HTTP 400 and `-32600`.
+   * @default 128
+   */
+  readonly maxNestingDepth?: number;
+  /**
+   * Where a failure of the HTTP layer itself is logged (the client gets a bare
+   * JSON-RPC internal error, never the stack).
+   * @default a line on stderr
+   */
+  readonly log?: (line: string) => void;
   /** Requests it answers (returns true) skip MCP authentication: health and metrics (src/ops/health.ts). */
   readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -135,8 +148,10 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   if (routes) app.use((req, res, next) => void (routes(req, res) || next()));
   // Before the body is read: a client without the token costs no parsing.
   if (options.authToken !== undefined) app.use(bearerAuth(options.authToken));
-  app.use(express.json({ limit: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes }));
+  const maxDepth = options.maxNestingDepth ?? DEFAULTS.maxNestingDepth;
+  app.use(express.json({ limit: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes, verify: depthCheck(maxDepth) }));
   app.use(bodyErrors);
+  app.use(refuseDeep(maxDepth));
 
   // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
   const caller = options.authToken === undefined ? 'caller:anonymous' : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
@@ -210,6 +225,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   };
   app.get('/mcp', existing);
   app.delete('/mcp', existing);
+  app.use(notFound);
+  app.use(lastResort(options.log ?? ((line) => void process.stderr.write(`[mcp-cancel-pool] ${line}\n`))));
 
   /** Builds a session; it becomes reachable by its id only once the transport accepts its initialize. */
   async function openSession(accepted: () => void): Promise<Session> {
