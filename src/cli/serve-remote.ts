@@ -27,7 +27,12 @@ export interface BackendFlags {
   builtins: boolean;
 }
 
-/** How long `serve` waits for Redis at start before it serves anyway (calls then fail with a clear error until Redis is back). */
+/**
+ * How long `serve` waits at most for Redis at start before it serves anyway
+ * (calls then fail with a clear error until Redis is back). A connection
+ * attempt that fails ends the wait at once: only a Redis that neither
+ * answers nor refuses (a dropped SYN) costs the whole wait.
+ */
 export const REDIS_START_WAIT_MS = 10_000;
 
 /** The flags that say where Redis is. */
@@ -72,7 +77,8 @@ export function redisConfigOf(flags: RedisFlags): RedisConfig | undefined {
 /**
  * The queue backend, or undefined without a Redis URL (the local pool stays
  * the default). Waits until Redis is reachable so the first calls can be
- * queued (up to {@link REDIS_START_WAIT_MS}, logging meanwhile); refuses
+ * queued, or until a connection attempt fails (then serves at once and
+ * reconnects meanwhile; at most {@link REDIS_START_WAIT_MS}); refuses
  * credentials Redis rejects.
  */
 export async function openQueueBackend(flags: BackendFlags): Promise<QueueBackend | undefined> {
@@ -97,14 +103,14 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
     builtins: flags.builtins,
   });
   try {
-    await backend.ready(REDIS_START_WAIT_MS);
+    await backend.ready(REDIS_START_WAIT_MS, { failFast: true });
   } catch (error) {
     if (error instanceof RedisAuthError) {
       await backend.close();
       throw new UsageError(error.message);
     }
     if (!(error instanceof RedisUnreachableError)) throw error;
-    process.stderr.write(`[mcp-cancel-pool] ${error.message} after ${REDIS_START_WAIT_MS / 1000} s: serving anyway; calls fail with a clear error until it is reachable\n`);
+    process.stderr.write(`[mcp-cancel-pool] ${error.message}: serving anyway; calls fail with a clear error until it is reachable (/readyz says not ready meanwhile)\n`);
   }
   return backend;
 }

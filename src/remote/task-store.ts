@@ -17,7 +17,7 @@ import type { CallToolResult, Task } from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { CancelResult, JobOutcome } from '../backend/backend.js';
-import { InvalidCursorError, TaskLimitError } from '../errors.js';
+import { InvalidCursorError, RedisUnreachableError, TaskLimitError } from '../errors.js';
 import type { ClusterKey } from './cluster-key.js';
 import type { JobStates } from './job-states.js';
 import { taskJobId } from './keys.js';
@@ -86,8 +86,19 @@ export class RedisTaskStore {
     private readonly frontId: string,
     private readonly clusterKey: ClusterKey | undefined,
     private readonly options: RedisTaskStoreOptions,
+    /** What is wrong with Redis while it is away, for the error a request gets meanwhile. */
+    private readonly down: () => string = () => 'Redis is unreachable',
   ) {
     this.call = defineScripts(redis, SCRIPTS);
+  }
+
+  /**
+   * Refuses a request while Redis is away with a {@link RedisUnreachableError}
+   * that says so, instead of ioredis's "Stream isn't writeable" (the command
+   * connection queues nothing offline).
+   */
+  private reachable(what: string): void {
+    if (this.redis.status !== 'ready') throw new RedisUnreachableError(`${this.down()}: ${what}; try again when it is back`);
   }
 
   private get keys() {
@@ -96,6 +107,7 @@ export class RedisTaskStore {
 
   /** `TaskStore.create`; `tool` names what runs (a task ended elsewhere is settled with it). */
   async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID(), tool = ''): Promise<Task> {
+    this.reachable('the task was not created');
     const o = this.options;
     const ttl = Math.min(requestedTtlMs ?? o.defaultTtlMs, o.maxTtlMs);
     const now = Date.now();
@@ -113,6 +125,7 @@ export class RedisTaskStore {
 
   /** `TaskStore.get`: a working task whose job has ended (here or elsewhere) is settled first. */
   async get(owner: string, taskId: string): Promise<StoredTask | undefined> {
+    this.reachable('the task cannot be read');
     const [w, tool, front, j, a, outcome] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (string | null)[];
     if (w !== owner || j === null || j === undefined) return undefined;
     const task = JSON.parse(j) as Task;
@@ -188,6 +201,7 @@ export class RedisTaskStore {
    * step (task-lua.ts TASK_CANCEL).
    */
   async cancelJob(owner: string, taskId: string, answer: StoredAnswer, statusMessage: string): Promise<CancelResult> {
+    this.reachable('the task cannot be cancelled now');
     const jobId = taskJobId(taskId);
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
     if (j === null) return 'unknown';
@@ -206,6 +220,7 @@ export class RedisTaskStore {
 
   /** `TaskStore.list`: the owner's live tasks, oldest first; the cursor is the last one's creation number. */
   async list(owner: string, cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    this.reachable('the tasks cannot be listed');
     let after = 0;
     if (cursor !== undefined) {
       const seq = /^c(\d{1,15})$/.exec(cursor);
