@@ -43,7 +43,10 @@ export type RemoteCancelResult =
 /** What {@link JobStates.check} found for a host's running job. */
 export type CheckResult = 'running' | 'orphan' | 'retaken' | 'gone' | 'cancelled' | 'responding' | 'failed';
 /** What {@link JobStates.probe} found. */
-export type ProbeResult = { state: 'running' | 'hostless'; host: string; /** The host's open asks of the client (ids), if any. */ asks?: readonly string[] } | { state: 'responding'; message: string } | { state: 'gone' | 'jobless' | 'queued' | 'cancelled' | 'failed' | 'refused' };
+export type ProbeResult =
+  | { state: 'running' | 'hostless'; host: string; /** The host's open asks of the client (ids), if any. */ asks?: readonly string[] }
+  | { state: 'responding'; message: string; /** The host that took the job ('' if none did) and whether it lives: the outcome may not verify. */ host: string; hostAlive: boolean }
+  | { state: 'gone' | 'jobless' | 'queued' | 'cancelled' | 'failed' | 'refused' };
 
 /** A job hash left without an explicit delete (e.g. its front end died) expires after this. */
 export const JOB_STATE_TTL_MS = 24 * 3600_000;
@@ -138,9 +141,12 @@ export class JobStates {
 
   /** Reads a job's state for the front end's sweep. */
   async probe(jobId: string): Promise<ProbeResult> {
-    const [state, detail, asks] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string, string[] | undefined];
-    if (state === 'running' || state === 'hostless') return { state, host: detail, ...(asks && asks.length > 0 && { asks }) };
-    if (state === 'responding') return { state, message: detail };
+    const [state, detail, more] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string, string[] | undefined];
+    if (state === 'running' || state === 'hostless') return { state, host: detail, ...(more && more.length > 0 && { asks: more }) };
+    if (state === 'responding') {
+      const [host, alive] = (more ?? []) as unknown as [string?, number?];
+      return { state, message: detail, host: host ?? '', hostAlive: alive === 1 };
+    }
     return { state: state as 'gone' };
   }
 

@@ -134,18 +134,19 @@ export class RedisTaskStore {
       if (here) here.task = task; // settled by another front end, maybe: the sweep must see it terminal
       return { task, answer: JSON.parse(a) as StoredAnswer };
     }
-    const ended = outcome ? this.outcomeOf(outcome) : front !== this.frontId ? await this.endedElsewhere(front ?? '', taskId) : undefined;
+    // An outcome that does not verify is a stranger's write: dropped, the task goes on (the host's own replaces it).
+    const recorded = outcome ? this.outcomeOf(outcome) : undefined;
+    const ended = recorded ?? (front !== this.frontId ? await this.endedElsewhere(front ?? '', taskId) : undefined);
     if (!ended) return { task };
     const { status, answer, statusMessage } = this.options.settlementOf(ended, tool ?? '', taskId);
     await this.settle(owner, taskId, status, answer, statusMessage);
     return this.get(owner, taskId);
   }
 
-  /** The outcome the host left in the record; one that does not verify fails the task (it may or may not have run). */
-  private outcomeOf(text: string): JobOutcome {
+  /** The outcome the host left in the record, or undefined if it does not verify (a writer without the cluster key). */
+  private outcomeOf(text: string): JobOutcome | undefined {
     const message = parseFrontMessage(text, this.clusterKey);
-    if (message?.t === 'o') return message.o;
-    return { kind: 'failed', code: 'crash', message: 'the outcome found in Redis does not verify against this front end\'s cluster key (forged, or the worker hosts use another --cluster-key-file); the call may or may not have run' };
+    return message?.t === 'o' ? message.o : undefined;
   }
 
   /**
