@@ -84,6 +84,8 @@ interface ServeFlags {
   inputWaitMs: number;
   mrtrKeyFile?: string;
   taskAfterMs: number;
+  taskLeaseMs?: number;
+  taskLeaseClientTasks: boolean;
   redis?: string;
   redisUrlFile?: string;
   redisCaFile?: string;
@@ -139,6 +141,8 @@ program
   .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry (a task for its tasks/update), then is cancelled', int(1), DEFAULTS.inputWaitMs)
   .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
   .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
+  .option('--task-lease-ms <ms>', 'a task the server made out of a plain call (--task-after-ms) is cancelled when no request has named it (tasks/get, tasks/result, tasks/update, tasks/cancel) for ms; 0 = off (default: max(60 s, 20 × the advertised pollInterval))', int(0))
+  .option('--task-lease-client-tasks', 'lease the tasks clients asked for too (by default their ttl alone governs them)', false)
   .option('--redis <url>', 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")')
   .option('--redis-url-file <path>', 'like --redis, the URL read from this file (keeps a password out of argv; or set MCP_CANCEL_POOL_REDIS_URL)')
   .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')

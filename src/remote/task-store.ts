@@ -23,7 +23,7 @@ import type { JobStates } from './job-states.js';
 import { taskJobId } from './keys.js';
 import { parseFrontMessage } from './messages.js';
 import { defineScripts, type ScriptCaller } from './scripts.js';
-import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_MARK, TASK_SETTLE } from './task-lua.js';
+import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_LEASE, TASK_MARK, TASK_SETTLE } from './task-lua.js';
 
 type Terminal = 'completed' | 'failed' | 'cancelled';
 /** A terminal task's answer (the `TaskAnswer` of src/tasks/store.ts). */
@@ -58,7 +58,7 @@ export interface RedisTaskStoreOptions {
   readonly waitPollMs?: number;
 }
 
-const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
+const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK], mcpTaskLease: [1, TASK_LEASE] } as const;
 
 /**
  * The task whose record's JSON is `j`, now in `status` (updated now, with
@@ -284,6 +284,17 @@ export class RedisTaskStore {
       gone.push({ ...entry.task });
     }
     return gone;
+  }
+
+  /** `TaskStore.renewLease`: the lease end in the task's record, moved later atomically (TASK_LEASE). */
+  async renewLease(taskId: string, until: number, start: boolean): Promise<void> {
+    await this.call('mcpTaskLease', this.keys.task(taskId), until, start ? '1' : '0');
+  }
+
+  /** `TaskStore.leaseUntil`: the lease end any front end renewed, if the task has a lease. */
+  async leaseUntil(taskId: string): Promise<number | undefined> {
+    const l = await this.redis.hget(this.keys.task(taskId), 'l');
+    return l === null ? undefined : Number(l);
   }
 
   /** `TaskStore.dropOwner`: the owner's session is gone (a 2025 session lives on one front end). */
