@@ -28,6 +28,7 @@ import type { ToolPriority } from '../pool/protocol.js';
 import { instrumentBackend } from '../ops/instrument.js';
 import { frontEndOps, RedisProbe } from '../ops/ops.js';
 import { serveHealth } from '../ops/health.js';
+import { OutputBudget } from '../transport/output-budget.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -68,6 +69,8 @@ interface ServeFlags {
   root: string;
   maxMessageBytes: number;
   maxOutputBufferBytes: number;
+  maxUnreadOutputBytes: number;
+  unreadTimeoutMs: number;
   workerMemoryMb?: number;
   sessionIdleMs: number;
   sessionPrefix?: string;
@@ -123,7 +126,9 @@ program
   .option('--no-builtins', 'do not load the built-in tools')
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), DEFAULTS.maxMessageBytes)
-  .option('--max-output-buffer-bytes <n>', 'stdio: unread output above which stdin is not read (no new work) until the client reads again', int(65536), DEFAULTS.maxOutputBufferBytes)
+  .option('--max-output-buffer-bytes <n>', 'unread output a response stream may hold: over stdio stdin is not read (no new work) above it until the client reads again; an HTTP response holding more whose client reads nothing for a second is closed, cancelling what it carries', int(65536), DEFAULTS.maxOutputBufferBytes)
+  .option('--max-unread-output-bytes <n>', 'unread output all response streams together may hold; past it the streams whose client reads nothing are closed (cancelling what they carry), the longest stalled first', int(1024 * 1024), DEFAULTS.maxUnreadOutputBytes)
+  .option('--unread-timeout-ms <ms>', 'how long a response stream (stdio, an HTTP response) holding unread output may go without its client reading any, before it is closed, cancelling what it carries', int(100), DEFAULTS.unreadTimeoutMs)
   .addOption(new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), preempted at once by the server\'s own thread; for machines that are there for the tools (see README "Command line"); with --redis, set it on the worker hosts').choices(['normal', 'idle']).default(DEFAULTS.toolPriority).conflicts('redis'))
   .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see README "Command line")', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), DEFAULTS.sessionIdleMs)
@@ -184,6 +189,14 @@ program
     });
     const local = backend instanceof Executor;
     const wire = newWireStats();
+    // One bound for the output every client of the process leaves unread (README "Authentication and limits (HTTP)").
+    const outputBudget = new OutputBudget({
+      perStreamBytes: flags.maxOutputBufferBytes,
+      totalBytes: flags.maxUnreadOutputBytes,
+      unreadTimeoutMs: flags.unreadTimeoutMs,
+      counters: wire,
+      onClosed: (why, n) => void ((n === 1 || n % 100 === 0) && log(`closed a response stream whose client reads nothing (${why}); ${n} so far`)),
+    });
     let stopping = false;
     let sessions = () => 1;
     const redisLocation = redisConfigOf(flags);
@@ -248,6 +261,7 @@ program
         wire,
         tasks,
         inputWaits,
+        outputBudget,
         routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
       sessions = () => http.sessions();
@@ -266,6 +280,7 @@ program
         onInputEnd: (calls) => log(`stdin closed: answering ${plural(calls, 'call')} in flight before exiting (--on-stdin-close finish; at most ${flags.drainTimeoutMs} ms)`),
         tasks,
         inputWaits,
+        outputBudget,
       });
       if (flags.healthPort !== undefined) {
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);

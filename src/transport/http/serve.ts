@@ -29,6 +29,7 @@ import { bodyErrors, lastResort, notFound, rpcError } from './http-errors.js';
 import { depthCheck, refuseDeep } from './body-depth.js';
 import { originCheck } from './origin.js';
 import { ResponseStreams } from './response-streams.js';
+import { OutputBudget } from '../output-budget.js';
 import { DEFAULTS } from '../../defaults.js';
 
 /** The cancel reason of a 2026 call whose response stream the client closed (metrics: source `closed_stream`). */
@@ -103,6 +104,12 @@ export interface HttpOptions {
    * @default a line on stderr
    */
   readonly log?: (line: string) => void;
+  /**
+   * Bounds the output held for clients that do not read it (../output-budget.ts), shared with every other
+   * transport of the process.
+   * @default a budget of its own with the defaults, counting into `wire`
+   */
+  readonly outputBudget?: OutputBudget;
   /** Requests it answers (returns true) skip MCP authentication: health and metrics (src/ops/health.ts). */
   readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -138,6 +145,13 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   let opening = 0;
   const app = express();
   app.disable('x-powered-by');
+  const budget = options.outputBudget ?? new OutputBudget({ perStreamBytes: DEFAULTS.maxOutputBufferBytes, counters: options.wire });
+  /** Every MCP response stream is watched until it ends: one its client does not read is closed, which cancels what it carries. */
+  const watched = (res: Response) => {
+    const unwatch = budget.watch({ unread: () => res.writableLength, close: () => res.destroy(), capped: true });
+    res.once('finish', unwatch);
+    res.once('close', unwatch);
+  };
 
   // DNS rebinding: a page on another origin must not reach the server through a name it controls. Always on.
   const validHost = hostHeaderValidation(acceptedHostnames(host, options.allowedHosts));
@@ -167,6 +181,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const serveModern = toNodeHandler(modern);
 
   app.post('/mcp', async (req: Request, res: Response) => {
+    watched(res);
     const malformed = malformedMessages(req.body);
     if (malformed) return void res.status(400).json(malformed);
     const sid = req.header('mcp-session-id');
@@ -221,6 +236,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const session = sessions.get(sid);
     if (!session) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
     session.lastSeen = Date.now();
+    watched(res); // a GET stream: a 2025 session's notifications, and the answers of its tasks' requests
     await session.transport.handleRequest(req, res);
   };
   app.get('/mcp', existing);
@@ -283,6 +299,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         listener.closeAllConnections();
       });
       if (!options.inputWaits) inputWaits.close();
+      if (!options.outputBudget) budget.close();
     },
   };
 }
