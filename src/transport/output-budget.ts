@@ -23,10 +23,11 @@
  *
  * A peer that reads is never stalled, so it receives answers larger than
  * either bound. Once the streams are gone (every one ended, or some closed
- * here) and the heap holds more than {@link RECLAIM_BYTES} beyond what the
- * last collection left, a full garbage collection is asked for, once a second
- * at most: V8 does not collect an idle heap on its own, and the answers
- * nobody read would keep the process at its peak memory.
+ * here) and V8 holds {@link RECLAIM_BYTES} more heap than the last collection
+ * left, a full garbage collection is asked for, once a second at most (and
+ * once more while it shrinks the heap by as much): V8 does not shrink an idle
+ * heap soon on its own, and the answers nobody read would keep the process
+ * near its peak memory.
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -104,8 +105,8 @@ export class OutputBudget {
   private reclaimTimer: NodeJS.Timeout | undefined;
   /** Streams were closed here since the last collection. */
   private closedSince = false;
-  /** The heap in use after the last collection (or at start). */
-  private heapBase = getHeapStatistics().used_heap_size;
+  /** The heap V8 holds (committed) after the last collection (or at start). */
+  private heapBase = getHeapStatistics().total_heap_size;
 
   constructor(private readonly options: OutputBudgetOptions = {}) {
     this.perStreamBytes = options.perStreamBytes ?? DEFAULTS.maxOutputBufferBytes;
@@ -191,18 +192,22 @@ export class OutputBudget {
   }
 
   /** A look soon (once a second at most) at whether a full collection would give memory back; see the module comment. */
-  private reclaimSoon(): void {
+  private reclaimSoon(again = false): void {
     if (this.reclaimTimer) return;
     const wait = Math.max(100, this.reclaimAt + 1000 - Date.now());
     this.reclaimTimer = setTimeout(() => {
       this.reclaimTimer = undefined;
       // Streams still open: the traffic goes on, and V8 collects as it allocates.
       if (this.entries.size > 0 && !this.closedSince) return;
-      if (getHeapStatistics().used_heap_size < this.heapBase + RECLAIM_BYTES) return;
+      // What V8 holds, not what is in use: it keeps the pages of an emptied heap until a collection shrinks it.
+      const held = getHeapStatistics().total_heap_size;
+      if (!again && held < this.heapBase + RECLAIM_BYTES) return;
       this.reclaimAt = Date.now();
       this.closedSince = false;
       fullGc()();
-      this.heapBase = getHeapStatistics().used_heap_size;
+      this.heapBase = getHeapStatistics().total_heap_size;
+      // V8 gives a large heap back over more than one collection: one more while it shrinks.
+      if (held - this.heapBase >= RECLAIM_BYTES) this.reclaimSoon(true);
     }, wait);
     this.reclaimTimer.unref();
   }
