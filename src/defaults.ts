@@ -26,10 +26,14 @@ export const DEFAULTS = {
   toolPriority: 'normal' as ToolPriority,
   /** Largest accepted JSON-RPC message, stdio line or HTTP body. */
   maxMessageBytes: 4 * 1024 * 1024,
-  /** stdio: deepest accepted nesting of a message. */
+  /** stdio and HTTP: deepest accepted nesting of a message. */
   maxNestingDepth: 128,
-  /** stdio: unread output above which stdin is not read. */
+  /** Unread output above which a stdio connection's stdin is not read, and which a stream may hold past the unread timeout. */
   maxOutputBufferBytes: 1024 * 1024,
+  /** Unread output all response streams of the process together may hold; past it stalled streams are closed. */
+  maxUnreadOutputBytes: 64 * 1024 * 1024,
+  /** How long a response stream holding unread output may go without its peer reading any, before it is closed. */
+  unreadTimeoutMs: 30_000,
   /** How long a cancelled request to the peer waits for a late answer. */
   cancelledTtlMs: 30_000,
   /** HTTP: interface and port. */

@@ -301,7 +301,7 @@ describe('--mrtr-key-file', () => {
     const retry = call('r', {}, { requestState: state, inputResponses: { [key]: accept('x') } });
     b.send(retry);
     c.send(retry);
-    expect((await b.answer('r', STARTUP_MS)).error).toMatchObject({ code: -32602, data: { reason: 'used' } });
+    expect((await b.answer('r', STARTUP_MS)).error).toMatchObject({ code: -32602, data: { reason: 'foreign' } }); // verified, but issued by a; not 'used'
     expect((await c.answer('r', STARTUP_MS)).error).toMatchObject({ code: -32602, data: { reason: 'forged' } });
     const shortKey = join(dir, 'short');
     writeFileSync(shortKey, 'too-short');

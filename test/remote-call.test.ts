@@ -247,7 +247,7 @@ describe('RemoteCall: the sweep', () => {
     const f = new Fake();
     const call = await queued(f);
     const result: JobOutcome = { kind: 'completed', result: { content: [] } };
-    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }) };
+    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }), host: 'H', hostAlive: true };
     await call.check(1000);
     expect(await call.done).toEqual(result);
   });
@@ -310,19 +310,37 @@ describe('RemoteCall with a cluster key', () => {
     expect(ClusterKey.from('x'.repeat(32)).verify('job', call.jobId!, rest, m)).toBe(false);
   });
 
-  it('an outcome in Redis that does not verify is never delivered: the call fails with a clear error instead', async () => {
+  it('an outcome in Redis that does not verify is dropped: the call waits for the host\'s own, which is delivered', async () => {
     const f = keyed();
     const call = await queued(f);
-    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }) };
+    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }), host: 'H', hostAlive: true };
     await call.check(1000);
-    expect(await call.done).toMatchObject({ kind: 'failed', message: expect.stringMatching(/does not verify against this front end's cluster key/) });
+    await call.check(1000);
+    expect(await outcome(call)).toBe('pending');
+    expect(call.phase).toMatchObject({ kind: 'running', host: 'H' });
+    const real: JobOutcome = { kind: 'completed', result: { content: [{ type: 'text', text: 'real' }] } };
+    const message = { j: call.jobId!, t: 'o', o: real, h: 'H' } as const;
+    f.probeReply = { state: 'responding', message: JSON.stringify({ ...message, m: key.sign('message', call.jobId!, message) }), host: 'H', hostAlive: true };
+    await call.check(1000);
+    expect(await call.done).toEqual(real);
+  });
+
+  it('an outcome that does not verify, and its host gone past the lost-host bound: the call fails saying both', async () => {
+    const f = keyed();
+    const call = await queued(f);
+    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }), host: 'H', hostAlive: false };
+    await call.check(30);
+    expect(await outcome(call)).toBe('pending'); // the host may be slow to refresh its key: one look is not enough
+    await new Promise((r) => setTimeout(r, 40));
+    await call.check(30);
+    expect(await call.done).toMatchObject({ kind: 'failed', message: expect.stringMatching(/worker host H is gone and the only outcome in Redis does not verify/) });
   });
 
   it('a signed outcome is delivered', async () => {
     const f = keyed();
     const call = await queued(f);
     const message = { j: call.jobId!, t: 'o', o: result, h: 'H' } as const;
-    f.probeReply = { state: 'responding', message: JSON.stringify({ ...message, m: key.sign('message', call.jobId!, message) }) };
+    f.probeReply = { state: 'responding', message: JSON.stringify({ ...message, m: key.sign('message', call.jobId!, message) }), host: 'H', hostAlive: true };
     await call.check(1000);
     expect(await call.done).toEqual(result);
   });

@@ -82,19 +82,43 @@ describe('a cluster key shared by front ends and hosts', () => {
     expect(h.stderr()).toMatch(/refused job forged-1 \(tool "spin"\): its data does not verify against this host's cluster key/);
   });
 
-  it('a forged outcome (published, then written into the job state) is never sent; the call fails saying why', async () => {
+  it('a forged outcome (published, then written into the job state) is dropped: the call waits for, and gets, the host\'s real one', async () => {
     const f = fronts[0]!;
-    const { key, jobId, front } = await runningJob(f, 'victim', { ms: 120_000, stageMs: 5 });
+    const { key, jobId, front } = await runningJob(f, 'victim', { ms: 4000, stageMs: 5 });
     const forged = JSON.stringify({ j: jobId, t: 'o', o: { kind: 'completed', result: { content: [{ type: 'text', text: 'FORGED' }] } }, h: 'stranger' });
     await r.publish(`mcp:${Q}:to:${front}`, forged);
     await r.publish(`mcp:${Q}:to:${front}`, JSON.stringify({ j: jobId, t: 'p', r: { progress: 99, message: 'FORGED' } }));
     await r.hset(key, 's', 'responding', 'o', forged);
-    const answer = await f.next((m) => m.id === 'victim', 30_000);
-    expect(answer.result).toMatchObject({ isError: true });
-    expect(text(answer)).toMatch(/the outcome found in Redis does not verify against this front end's cluster key/);
+    // The front end's sweep reads the forged state (once a second) and keeps waiting; the host, still running, answers over it.
+    const answer = await f.next((m) => m.id === 'victim', 60_000);
+    expect((answer.result as { isError?: boolean }).isError).toBeFalsy();
+    expect(text(answer)).toMatch(/^spun \d+ slices/);
     expect(JSON.stringify(f.lines)).not.toMatch(/FORGED/);
     expect(responsesFor(f, 'victim')).toHaveLength(1);
-  }, 60_000);
+  }, 90_000);
+
+  it('a signed job re-added under its own id after it ended (a replay) is refused and counted refused, never run', async () => {
+    const f = fronts[0]!;
+    const h = hosts[0]!;
+    const { jobId } = await runningJob(f, 'replayed', { ms: 300, stageMs: 5 });
+    // What anyone who can read Redis can copy while the job is on the queue: its name and its signed data.
+    const [name, data] = await r.hmget(`bull:${Q}:${jobId}`, 'name', 'data');
+    expect(text(await f.next((m) => m.id === 'replayed', 30_000))).toMatch(/^spun \d+ slices/);
+    await until(async () => (await r.exists(`mcp:${Q}:job:${jobId}`)) === 0, 30_000, 'the job state retired');
+    await until(async () => (await r.exists(`bull:${Q}:${jobId}`)) === 0, 30_000, 'the job removed from the queue');
+    const before = await h.stats(r);
+    const queue = new Queue(Q, { connection: { url: redis.url } });
+    try {
+      await queue.add(name!, JSON.parse(data!) as object, { jobId, removeOnComplete: true, removeOnFail: true });
+    } finally {
+      await queue.close();
+    }
+    await until(async () => ((await h.stats(r)).refused ?? 0) - (before.refused ?? 0) === 1, 30_000, 'the replay refused');
+    const after = await h.stats(r);
+    expect(after.skipped ?? 0).toBe(before.skipped ?? 0);
+    expect(after.answered).toBe(before.answered);
+    expect(after).toMatchObject({ running: 0, active: 0 });
+  }, 90_000);
 
   it('junk a stranger publishes on a front end\'s channel (null, arrays, numbers, bad JSON) is ignored; the front end keeps serving', async () => {
     const f = fronts[0]!;

@@ -33,7 +33,8 @@ describe('per-job state in Redis', () => {
     expect(await s.respond('j1', 'F', 'tok1', 'outcome-1')).toBe(true);
     expect(await s.report('j1', 'F', 'tok1', 'late')).toBe(false); // none after terminal
     expect(await s.requestCancel('j1')).toEqual({ found: 'responding', message: 'outcome-1' }); // completion won: the late cancel changes nothing, and gets the outcome
-    expect(await s.probe('j1')).toEqual({ state: 'responding', message: 'outcome-1' });
+    expect(await s.probe('j1')).toEqual({ state: 'responding', message: 'outcome-1', host: 'H1', hostAlive: false }); // H1 keeps no liveness key here
+    expect(await s.respond('j1', 'F', 'wrong-token', 'x')).toBe(false); // over responding, only the token's holder (a stranger's write is replaced by it)
     await new Promise((r) => setTimeout(r, 100));
     expect(got).toEqual(['{"j":"j1","t":"r","h":"H1"}', 'progress-1', 'outcome-1']); // the take tells the front end
     await s.retire('j1');

@@ -52,7 +52,7 @@ export interface InputWaitStats {
   inputAdopted: number;
   /** Parked calls cancelled because no retry came within the wait. */
   inputWaitsExpired: number;
-  /** Retries refused: a forged, altered, expired, replayed or foreign `requestState`. */
+  /** Retries refused: a forged, altered, expired, replayed or foreign (issued by another process with the same key) `requestState`. */
   requestStatesRefused: number;
 }
 
@@ -88,6 +88,8 @@ interface Parked {
  */
 export class InputWaits {
   private readonly signer: RequestStateSigner;
+  /** This process, as the issuer of a state whose call is parked here only (see StatePayload.issuer). */
+  private readonly self = `process:${randomUUID()}`;
   private readonly shared: SharedParking | undefined;
   private readonly waitMs: number;
   private readonly parked = new Map<string, Parked>();
@@ -111,13 +113,14 @@ export class InputWaits {
   /** Parks `input` for `caller`'s retry (shared first, when it is); returns the `requestState` to send. */
   async park(input: InputCall, caller: string, wait: string = randomUUID()): Promise<string> {
     // Shared before the answer leaves: the retry may reach another front end at once.
-    if (this.shared) await this.shared.share(wait, input.call, { caller, tool: input.tool, questions: input.questions(), nextKey: input.keyCounter }, this.waitMs).catch(() => false);
+    const shared = this.shared ? await this.shared.share(wait, input.call, { caller, tool: input.tool, questions: input.questions(), nextKey: input.keyCounter }, this.waitMs).catch(() => false) : false;
+    const issuer = shared ? this.shared!.scope : this.self;
     const expiresAt = Date.now() + this.waitMs;
     const timer = setTimeout(() => this.expire(wait), this.waitMs);
     timer.unref(); // a wait never keeps the process alive
     this.parked.set(wait, { input, caller, timer });
     this.counters.inputRequired++;
-    return this.signer.sign({ wait, tool: input.tool, expiresAt }, caller);
+    return this.signer.sign({ wait, tool: input.tool, expiresAt, issuer }, caller);
   }
 
   /**
@@ -133,6 +136,11 @@ export class InputWaits {
       return this.refuse(opened.code, opened.message);
     }
     let parked = this.parked.get(opened.wait);
+    // Issued under the same key by another process (or another cluster): its call was never here, so it is not "used".
+    if (!parked && opened.issuer !== this.self && opened.issuer !== this.shared?.scope) {
+      const where = opened.issuer.startsWith('queue:') ? `the front ends of another cluster (queue '${opened.issuer.slice('queue:'.length)}')` : 'another server process';
+      return this.refuse('foreign', `requestState was issued by ${where} with the same key, not here: its call is parked there; retry it at the server that answered input_required`);
+    }
     if (parked && this.shared && !live(parked)) {
       // Adopted by a retry on another front end (this call let go), or ended: nothing of it is here any more.
       this.drop(opened.wait, parked);

@@ -25,11 +25,18 @@ export interface StatePayload {
   readonly tool: string;
   /** Epoch ms after which the state is refused. */
   readonly expiresAt: number;
+  /**
+   * Where its call is parked: this process (a random id of it) or, when the
+   * parking is shared, the cluster's scope. A state that verifies under the
+   * key but names another issuer was issued by another process with the same
+   * key: its call is not here, and the refusal says so (not "used").
+   */
+  readonly issuer: string;
 }
 
 /** Why a state was refused; `code` is stable, `message` goes on the wire. */
 export interface StateRefusal {
-  readonly code: 'forged' | 'expired' | 'wrong_tool';
+  readonly code: 'forged' | 'expired' | 'wrong_tool' | 'foreign';
   readonly message: string;
   /** For an expired state: the wait it named (its call is still to be cancelled if its timer has not run yet). */
   readonly wait?: string;
@@ -55,7 +62,7 @@ export class RequestStateSigner {
 
   /** The state for `payload`, bound to `caller` (who alone may present it). */
   sign(payload: StatePayload, caller: string): string {
-    const body = Buffer.from(JSON.stringify({ w: payload.wait, t: payload.tool, x: payload.expiresAt })).toString('base64url');
+    const body = Buffer.from(JSON.stringify({ w: payload.wait, t: payload.tool, x: payload.expiresAt, i: payload.issuer })).toString('base64url');
     return `${PREFIX}${body}.${this.mac(body, caller).toString('base64url')}`;
   }
 
@@ -68,16 +75,16 @@ export class RequestStateSigner {
     const given = Buffer.from(state.slice(dot + 1), 'base64url');
     // The caller is inside the MAC: a state presented by anyone else fails as a forgery would, and is told so.
     if (!this.matches(body, caller, given)) return forged;
-    let parsed: { w?: unknown; t?: unknown; x?: unknown };
+    let parsed: { w?: unknown; t?: unknown; x?: unknown; i?: unknown };
     try {
       parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as typeof parsed;
     } catch {
       return forged;
     }
-    if (typeof parsed.w !== 'string' || typeof parsed.t !== 'string' || typeof parsed.x !== 'number') return forged;
+    if (typeof parsed.w !== 'string' || typeof parsed.t !== 'string' || typeof parsed.x !== 'number' || typeof parsed.i !== 'string') return forged;
     if (parsed.t !== tool) return { code: 'wrong_tool', message: `requestState was issued for tool '${parsed.t}', not '${tool}'` };
     if (now > parsed.x) return { code: 'expired', wait: parsed.w, message: `requestState expired ${now - parsed.x} ms ago: the call waited --input-wait-ms for this retry, then was cancelled` };
-    return { wait: parsed.w, tool: parsed.t, expiresAt: parsed.x };
+    return { wait: parsed.w, tool: parsed.t, expiresAt: parsed.x, issuer: parsed.i };
   }
 
   private mac(body: string, caller: string): Buffer {

@@ -31,6 +31,12 @@ export interface AdoptRefusal {
 
 /** Parked calls any front end of the cluster can resume; see the module comment. */
 export interface SharedParking {
+  /**
+   * The cluster these parked calls are shared in (with `--redis`, the queue):
+   * a `requestState` issued in another scope with the same key is refused as
+   * foreign, its call being parked elsewhere.
+   */
+  readonly scope: string;
   /** Shares the call parked under `wait` for `ttlMs`; false if it could not be (then only this front end resumes it). */
   share(wait: string, call: CallHandle, parked: ParkedCall, ttlMs: number): Promise<boolean>;
   /**

@@ -32,6 +32,7 @@ import { serveHealth } from '../ops/health.js';
 import { logger, type LogFormat, type LogLevel } from '../log/logger.js';
 import { configureLogging, logOptions } from './log-options.js';
 import { describeTelemetry, startTelemetry, type Telemetry } from '../otel/sdk.js';
+import { OutputBudget } from '../transport/output-budget.js';
 
 const version = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -72,6 +73,8 @@ interface ServeFlags extends RedisFlags {
   root: string;
   maxMessageBytes: number;
   maxOutputBufferBytes: number;
+  maxUnreadOutputBytes: number;
+  unreadTimeoutMs: number;
   workerMemoryMb?: number;
   sessionIdleMs: number;
   sessionPrefix?: string;
@@ -94,6 +97,8 @@ interface ServeFlags extends RedisFlags {
   inputWaitMs: number;
   mrtrKeyFile?: string;
   taskAfterMs: number;
+  taskLeaseMs?: number;
+  taskLeaseClientTasks: boolean;
   toolPriority: ToolPriority;
   healthPort?: number;
   healthHost: string;
@@ -125,7 +130,9 @@ const serve = program
   .option('--no-builtins', 'do not load the built-in tools')
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), DEFAULTS.maxMessageBytes)
-  .option('--max-output-buffer-bytes <n>', 'stdio: unread output above which stdin is not read (no new work) until the client reads again', int(65536), DEFAULTS.maxOutputBufferBytes)
+  .option('--max-output-buffer-bytes <n>', 'unread output a response stream may hold: over stdio stdin is not read (no new work) above it until the client reads again; an HTTP response holding more whose client reads nothing for a second is closed, cancelling what it carries', int(65536), DEFAULTS.maxOutputBufferBytes)
+  .option('--max-unread-output-bytes <n>', 'unread output all response streams together may hold; past it the streams whose client reads nothing are closed (cancelling what they carry), the longest stalled first', int(1024 * 1024), DEFAULTS.maxUnreadOutputBytes)
+  .option('--unread-timeout-ms <ms>', 'how long a response stream (stdio, an HTTP response) holding unread output may go without its client reading any, before it is closed, cancelling what it carries', int(100), DEFAULTS.unreadTimeoutMs)
   .addOption(new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), preempted at once by the server\'s own thread; for machines that are there for the tools (see README "Command line"); with --redis, set it on the worker hosts').choices(['normal', 'idle']).default(DEFAULTS.toolPriority).conflicts('redis'))
   .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see README "Command line")', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), DEFAULTS.sessionIdleMs)
@@ -149,6 +156,8 @@ const serve = program
   .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry (a task for its tasks/update), then is cancelled', int(1), DEFAULTS.inputWaitMs)
   .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
   .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
+  .option('--task-lease-ms <ms>', 'a task the server made out of a plain call (--task-after-ms) is cancelled when no request has named it (tasks/get, tasks/result, tasks/update, tasks/cancel) for ms; 0 = off (default: max(60 s, 20 × the advertised pollInterval))', int(0))
+  .option('--task-lease-client-tasks', 'lease the tasks clients asked for too (by default their ttl alone governs them)', false)
   .option('--health-port <port>', 'stdio: serve GET /healthz, /readyz and /metrics on this port (HTTP serves them on its own port)', port)
   .option('--health-host <host>', 'with --health-port: interface to bind', hostArg, '127.0.0.1')
   .addOption(new Option('--on-stdin-close <what>', 'stdio: at the end of stdin, cancel the calls in flight, or finish them: answer every request already read (within --drain-timeout-ms), then exit').choices(['cancel', 'finish']).default(DEFAULTS.onStdinClose))
@@ -189,6 +198,14 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
     });
     const local = backend instanceof Executor;
     const wire = newWireStats();
+    // One bound for the output every client of the process leaves unread (README "Authentication and limits (HTTP)").
+    const outputBudget = new OutputBudget({
+      perStreamBytes: flags.maxOutputBufferBytes,
+      totalBytes: flags.maxUnreadOutputBytes,
+      unreadTimeoutMs: flags.unreadTimeoutMs,
+      counters: wire,
+      onClosed: (why, n) => void ((n === 1 || n % 100 === 0) && log(`closed a response stream whose client reads nothing (${why}); ${n} so far`)),
+    });
     let stopping = false;
     let sessions = () => 1;
     const redisLocation = redisConfigOf(flags);
@@ -268,6 +285,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
         wire,
         tasks,
         inputWaits,
+        outputBudget,
         routes: ops.handler(flags.healthAuth ? authToken : undefined),
       });
       sessions = () => http.sessions();
@@ -291,6 +309,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
         onInputEnd: (calls) => log(`stdin closed: answering ${plural(calls, 'call')} in flight before exiting (--on-stdin-close finish; at most ${flags.drainTimeoutMs} ms)`),
         tasks,
         inputWaits,
+        outputBudget,
       });
       if (flags.healthPort !== undefined) {
         const health = await serveHealth(ops.handler(), flags.healthHost, flags.healthPort);

@@ -20,13 +20,19 @@ export interface BackendFlags extends RedisFlags {
   builtins: boolean;
 }
 
-/** How long `serve` waits for Redis at start before it serves anyway (calls then fail with a clear error until Redis is back). */
+/**
+ * How long `serve` waits at most for Redis at start before it serves anyway
+ * (calls then fail with a clear error until Redis is back). A connection
+ * attempt that fails ends the wait at once: only a Redis that neither
+ * answers nor refuses (a dropped SYN) costs the whole wait.
+ */
 export const REDIS_START_WAIT_MS = 10_000;
 
 /**
  * The queue backend, or undefined without a Redis URL (the local pool stays
  * the default). Waits until Redis is reachable so the first calls can be
- * queued (up to {@link REDIS_START_WAIT_MS}, logging meanwhile); refuses
+ * queued, or until a connection attempt fails (then serves at once and
+ * reconnects meanwhile; at most {@link REDIS_START_WAIT_MS}); refuses
  * credentials Redis rejects.
  */
 export async function openQueueBackend(flags: BackendFlags): Promise<QueueBackend | undefined> {
@@ -51,14 +57,14 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
     builtins: flags.builtins,
   });
   try {
-    await backend.ready(REDIS_START_WAIT_MS);
+    await backend.ready(REDIS_START_WAIT_MS, { failFast: true });
   } catch (error) {
     if (error instanceof RedisAuthError) {
       await backend.close();
       throw new UsageError(error.message);
     }
     if (!(error instanceof RedisUnreachableError)) throw error;
-    logger().warn(`${error.message} after ${REDIS_START_WAIT_MS / 1000} s: serving anyway; calls fail with a clear error until it is reachable`);
+    logger().warn(`${error.message}: serving anyway; calls fail with a clear error until it is reachable (/readyz says not ready meanwhile)`);
   }
   return backend;
 }

@@ -20,6 +20,9 @@ export interface TaskFlags {
   readonly maxTaskTtlMs: number;
   readonly taskAfterMs: number;
   readonly inputWaitMs: number;
+  /** Absent: the runner's default (max(60 s, 20 × pollInterval)). */
+  readonly taskLeaseMs?: number;
+  readonly taskLeaseClientTasks: boolean;
 }
 
 /**
@@ -40,6 +43,8 @@ export function serveTasks(queue: QueueBackend | undefined, calls: TaskBackend, 
     ...(queue && { store: queueTaskStore(queue, taskLimits), sharedInputs: queue.taskInputs() }),
     taskAfterMs: flags.taskAfterMs,
     inputWaitMs: flags.inputWaitMs,
+    ...(flags.taskLeaseMs !== undefined && { taskLeaseMs: flags.taskLeaseMs }),
+    leaseClientTasks: flags.taskLeaseClientTasks,
     onOwnerClosed: (owner, cancelled) => {
       // A stdio connection's close is the shutdown: its line says what it cancelled.
       if (cancelled > 0 && owner !== STDIO_SESSION) log(`session closed: cancelled ${cancelled} working task(s)`);

@@ -18,6 +18,7 @@ const SOURCE_OF_REASON: Readonly<Record<string, CancelSource>> = {
   // A stdio connection or a 2025 session's transport closing (a 2026 exchange closing says 'client disconnected').
   'transport closed': 'session_close',
   'task expired': 'task_expired',
+  'task lease expired': 'task_lease',
 };
 
 /** Options for {@link instrumentBackend}. */

@@ -14,7 +14,7 @@ import type { JobOutcome } from '../backend/backend.js';
 export type Role = 'front' | 'worker';
 
 /** Where a cancel that won came from. */
-export type CancelSource = 'notification' | 'closed_stream' | 'tasks_cancel' | 'session_close' | 'task_expired' | 'deadline' | 'front_end' | 'shutdown';
+export type CancelSource = 'notification' | 'closed_stream' | 'tasks_cancel' | 'session_close' | 'task_expired' | 'task_lease' | 'deadline' | 'front_end' | 'shutdown';
 
 /** Read at each scrape; every field is optional (a worker host has no sessions, a front end on Redis no threads). */
 export interface Snapshot {

@@ -5,7 +5,7 @@
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
 import type { BackendStats } from '../backend/backend.js';
-import type { RedisConfig } from '../remote/config/redis-config.js';
+import { describeRedisError, type RedisConfig } from '../remote/config/redis-config.js';
 import type { WireStats } from '../server/guard.js';
 import type { TaskStats } from '../tasks/runner.js';
 import { healthHandler, type HealthHandler, type Readiness } from './health.js';
@@ -15,16 +15,24 @@ import { Metrics, type Snapshot } from './metrics.js';
 /** A Redis connection used only to answer `/readyz` and count live worker hosts. */
 export class RedisProbe {
   private readonly redis: Redis;
+  /** The last connection error, redacted; cleared once connected. */
+  private lastError: string | undefined;
   constructor(
-    config: RedisConfig,
+    private readonly config: RedisConfig,
     private readonly queue: string,
   ) {
     // Fail fast while Redis is away (the answer is "not ready"), reconnect on its own.
     // ioredis (CommonJS) loads only when a probe is made: a local pool's start-up does not pay for it.
     const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     this.redis = new RedisClient(config.url, { ...config.options, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) });
-    this.redis.on('error', () => undefined);
+    this.redis.on('error', (error: Error) => (this.lastError = describeRedisError(config, error)));
+    this.redis.on('ready', () => (this.lastError = undefined));
     void this.redis.connect().catch(() => undefined);
+  }
+
+  /** Why Redis is not connected, for `/readyz` (no secret in it). */
+  notConnected(): string {
+    return `Redis is not connected: ${this.config.display}${this.lastError ? ` (${this.lastError})` : ''}; calls are refused until it is back`;
   }
 
   /** Whether Redis answers now. */
@@ -110,7 +118,7 @@ export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: Fro
     const issuer = sources.authorization?.readiness();
     if (issuer && !issuer.ready) return issuer;
     if (!sources.redis) return { ready: true }; // the pool was warmed up before serving began
-    if (!(await sources.redis.connected())) return { ready: false, why: 'Redis is not connected' };
+    if (!(await sources.redis.connected())) return { ready: false, why: sources.redis.notConnected() };
     if ((await sources.redis.liveHosts()) === 0) return { ready: false, why: 'no worker host is alive on the queue' };
     return { ready: true };
   };
@@ -144,7 +152,7 @@ export function workerHostOps(sources: WorkerHostSources): Ops {
   const unsubscribe = subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: true });
   const readiness: Readiness = async () => {
     if (!sources.accepting()) return { ready: false, why: 'shutting down' };
-    if (!(await sources.redis.connected())) return { ready: false, why: 'Redis is not connected' };
+    if (!(await sources.redis.connected())) return { ready: false, why: sources.redis.notConnected() };
     return { ready: true };
   };
   return opsOf(metrics, readiness, unsubscribe, sources.redis);

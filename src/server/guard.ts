@@ -49,11 +49,15 @@ export interface WireStats {
   lateClientResponsesIgnored: number;
   /** Cancellations of requests the client had already answered (or already cancelled): not sent. */
   staleClientCancelsSuppressed: number;
+  /** Response streams (HTTP responses, a stdio connection) closed because their peer did not read what they held (transport/output-budget.ts). */
+  outputStreamsClosed: number;
+  /** Gauge: output written to every response stream that its peer has not taken yet, in bytes, at the budget's last look. */
+  unreadOutputBytes: number;
 }
 
 /** All wire counters at zero. */
 export function newWireStats(): WireStats {
-  return { responsesDropped: 0, progressDropped: 0, lateLogsDropped: 0, clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0 };
+  return { responsesDropped: 0, progressDropped: 0, lateLogsDropped: 0, clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0, outputStreamsClosed: 0, unreadOutputBytes: 0 };
 }
 
 /** Options for {@link GuardedTransport}. */

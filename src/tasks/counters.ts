@@ -29,6 +29,8 @@ export interface TaskStats {
   taskUpdates: number;
   /** Tasks cancelled because their input did not come within --input-wait-ms. */
   taskInputWaitsExpired: number;
+  /** Tasks cancelled because nobody asked for them for their lease (--task-lease-ms). Counted in tasksCancelled too. */
+  tasksLeaseExpired: number;
 }
 
 /** How a task removed while still working is counted. */
@@ -36,7 +38,7 @@ export type RemovedWorking = 'tasksExpired' | 'tasksCancelled';
 
 /** The counters, and the tasks each owner holds (its session must stay open while it holds any). */
 export class TaskCounters {
-  private readonly counts: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0, tasksAnsweredDirectly: 0, tasksEvicted: 0, tasksInputRequired: 0, taskUpdates: 0, taskInputWaitsExpired: 0 };
+  private readonly counts: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0, tasksAnsweredDirectly: 0, tasksEvicted: 0, tasksInputRequired: 0, taskUpdates: 0, taskInputWaitsExpired: 0, tasksLeaseExpired: 0 };
   private readonly held = new Map<string, number>();
 
   /** Finished tasks the store removed early to bound their bytes. */
@@ -90,6 +92,11 @@ export class TaskCounters {
   /** A task waiting for input was cancelled by --input-wait-ms (its cancel won). */
   inputWaitExpired(): void {
     this.counts.taskInputWaitsExpired++;
+  }
+
+  /** A task's lease passed and its cancel won. */
+  leaseExpired(): void {
+    this.counts.tasksLeaseExpired++;
   }
 
   holdsTasks(owner: string): boolean {

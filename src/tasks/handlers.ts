@@ -23,6 +23,7 @@ import {
 import type { ClientRequestHandler, ProgressReport } from '../backend/backend.js';
 import { InvalidCursorError, TaskLimitError, isTerminal, type TaskRecord } from './store.js';
 import { TaskInputError, TaskNotFoundError, TaskTerminalError } from './errors.js';
+import { RedisUnreachableError } from '../errors.js';
 import type { TaskRunner } from './runner.js';
 import { TASKS_EXTENSION, taskSupportError } from './task-support.js';
 import { MISSING_CLIENT_CAPABILITY, invalidParams, serverBusy, wireError } from '../server/wire-errors.js';
@@ -111,10 +112,10 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
   }));
 }
 
-/** The task runner's and the store's refusals, as the wire has them: -32602, or -32000 at a limit. */
+/** The task runner's and the store's refusals, as the wire has them: -32602, or -32000 at a limit or while a shared store is unreachable. */
 export function taskErrorOnWire(error: unknown): unknown {
   if (error instanceof TaskNotFoundError || error instanceof TaskTerminalError || error instanceof TaskInputError || error instanceof InvalidCursorError) return invalidParams(error.message);
-  if (error instanceof TaskLimitError) return serverBusy(error.message);
+  if (error instanceof TaskLimitError || error instanceof RedisUnreachableError) return serverBusy(error.message);
   return error;
 }
 

@@ -17,6 +17,7 @@ import { closeOwner } from './close-owner.js';
 import { TaskCounters, type TaskStats } from './counters.js';
 import { TaskNotFoundError } from './errors.js';
 import { TaskExpiry } from './expiry.js';
+import { TaskLeases } from './leases.js';
 import { TaskInputs } from './task-inputs.js';
 import { SharedInputs, type SharedTaskInputs } from './shared-task-inputs.js';
 import { MemoryTaskStore } from './memory-store.js';
@@ -66,6 +67,23 @@ export interface TaskRunnerOptions extends TaskLimits {
    * an ask without one is rejected in the stage.
    */
   readonly sharedInputs?: SharedTaskInputs;
+  /**
+   * A task the server made out of a plain call ({@link TaskRunner.begin})
+   * is cancelled when no request has named it for this long (./leases.ts);
+   * 0 turns leases off.
+   * @default max(60 s, 20 × pollIntervalMs)
+   */
+  readonly taskLeaseMs?: number;
+  /**
+   * Lease the tasks clients asked for too (they are otherwise governed by their ttl alone).
+   * @default false
+   */
+  readonly leaseClientTasks?: boolean;
+}
+
+/** The default task lease: max(60 s, 20 × the pollInterval the server advertises). */
+export function defaultTaskLeaseMs(pollIntervalMs: number = DEFAULTS.taskPollIntervalMs): number {
+  return Math.max(60_000, 20 * pollIntervalMs);
 }
 
 /** Creates, cancels, reads and expires the tasks of every session of one backend. */
@@ -78,6 +96,7 @@ export class TaskRunner {
   private readonly windows: TaskWindows;
   private readonly expiry: TaskExpiry;
   private readonly inputs: TaskInputs | SharedInputs;
+  private readonly leases: TaskLeases;
 
   constructor(
     backend: TaskBackend,
@@ -86,7 +105,8 @@ export class TaskRunner {
     this.store = options.store ?? new MemoryTaskStore(options);
     this.taskAfterMs = options.taskAfterMs ?? DEFAULTS.taskAfterMs;
     this.jobs = new TaskJobs(backend, this.store, this.counters, () => this.expiry.arm());
-    this.windows = new TaskWindows(this.jobs, this.counters);
+    this.leases = new TaskLeases(this.jobs, this.counters, options.taskLeaseMs ?? defaultTaskLeaseMs(options.pollIntervalMs), options.leaseClientTasks ?? false);
+    this.windows = new TaskWindows(this.jobs, this.counters, (owner, taskId) => this.leases.hold(owner, taskId, true));
     this.expiry = new TaskExpiry(this.jobs, options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
     const waitMs = options.inputWaitMs ?? DEFAULTS.inputWaitMs;
     this.inputs = options.sharedInputs ? new SharedInputs(this.jobs, this.counters, waitMs, options.sharedInputs) : new TaskInputs(this.jobs, this.counters, waitMs);
@@ -103,6 +123,7 @@ export class TaskRunner {
     const onClientRequest = clientCapabilities ? this.inputs.requester(owner, task.taskId, clientCapabilities) : call.onClientRequest;
     const outcome = this.jobs.start(task, this.jobs.track(owner, task, call.tool, call.onStatus), { ...call, ...(onClientRequest && { onClientRequest }) });
     void outcome.then(() => this.inputs.ended(task.taskId));
+    this.leases.hold(owner, task.taskId, false);
     return task;
   }
 
@@ -118,6 +139,7 @@ export class TaskRunner {
 
   /** The owner's task and, once terminal, its answer; {@link TaskNotFoundError} if unknown, expired or another owner's. */
   async record(owner: string, taskId: string): Promise<TaskRecord> {
+    this.leases.renew(taskId); // before the read: a lease about to pass is held by this request
     const record = await this.store.get(owner, taskId);
     if (!record) throw new TaskNotFoundError(taskId);
     return record;
@@ -140,7 +162,13 @@ export class TaskRunner {
 
   /** Waits until the task is terminal, then gives its answer; {@link TaskNotFoundError} if it is not (or no longer) there. */
   async result(owner: string, taskId: string, signal?: AbortSignal): Promise<TaskRecord & { answer: TaskAnswer }> {
-    const record = await this.store.waitForTerminal(owner, taskId, signal);
+    const unwatch = this.leases.watch(taskId); // a client waiting for the result is interested for as long as it waits
+    let record: TaskRecord | undefined;
+    try {
+      record = await this.store.waitForTerminal(owner, taskId, signal);
+    } finally {
+      unwatch();
+    }
     if (!record?.answer) throw new TaskNotFoundError(taskId);
     // The terminal notifications/tasks/status waits for the task's announcement (a setImmediate queued when the
     // task was made); one turn later it has left, so on stdio it arrives before this answer.
@@ -155,6 +183,7 @@ export class TaskRunner {
 
   /** `tasks/cancel`, acknowledged only once decided (./cancel.ts). */
   cancelTask(owner: string, taskId: string): Promise<Task> {
+    this.leases.renew(taskId);
     return cancelTask(this.jobs, owner, taskId);
   }
 
@@ -181,6 +210,7 @@ export class TaskRunner {
   /** Stops the sweeper and forgets every task (the backend stops their jobs when it closes). */
   async close(): Promise<void> {
     this.expiry.close();
+    this.leases.close();
     this.inputs.close();
     await this.store.close();
   }

@@ -133,6 +133,15 @@ export interface TaskStore {
    * bound need not have it.
    */
   onEvicted?(listener: (tasks: Task[]) => void): void;
+  /**
+   * A store shared by front ends: moves the task's lease end (epoch ms) to
+   * `until` if that is later, atomically; `start` gives a task its lease,
+   * otherwise a task without one is left as it is. Absent in a store of one
+   * process (the leases are then the runner's alone).
+   */
+  renewLease?(taskId: string, until: number, start: boolean): Promise<void>;
+  /** A store shared by front ends: the task's lease end as renewed by any of them, if it has one. */
+  leaseUntil?(taskId: string): Promise<number | undefined>;
   /** Removes the tasks whose ttl has passed; returns them as they were (a working one must be stopped by the caller). */
   sweep(now?: number): Promise<Task[]>;
   /** Removes every task of an owner (its session is gone); returns them as they were. */

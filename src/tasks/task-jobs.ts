@@ -42,6 +42,8 @@ export interface LiveTask {
   terminal: boolean;
   /** tasks/cancel asked for it (its cancelled outcome may settle the task before tasks/cancel does). */
   cancelRequested: boolean;
+  /** The server cancelled it (its lease passed): the status message its cancelled outcome settles it with. */
+  cancelMessage?: string;
   /** Its terminal status is counted (once, here, by the process that created it, whoever settled it). */
   counted: boolean;
   readonly onStatus: ((task: Task) => void) | undefined;
@@ -143,7 +145,7 @@ export class TaskJobs {
 
   /** The job's outcome, whoever won: settles the task unless it is terminal already (or gone). */
   private async finish(taskId: string, live: LiveTask, outcome: JobOutcome): Promise<void> {
-    if (outcome.kind === 'cancelled') await this.settle(live.owner, taskId, 'cancelled', cancelledAnswer(taskId), live.cancelRequested ? CANCELLED_BY_REQUEST : 'The task was cancelled.');
+    if (outcome.kind === 'cancelled') await this.settle(live.owner, taskId, 'cancelled', cancelledAnswer(taskId), live.cancelRequested ? CANCELLED_BY_REQUEST : (live.cancelMessage ?? 'The task was cancelled.'));
     else {
       const { status, answer, statusMessage } = settlementOf(outcome, live.tool);
       await this.settle(live.owner, taskId, status, answer, statusMessage);

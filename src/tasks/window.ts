@@ -47,6 +47,8 @@ export class TaskWindows {
   constructor(
     private readonly jobs: TaskJobs,
     private readonly counters: TaskCounters,
+    /** Hears each call that became a task here (a task the server made: it holds a lease, ./leases.ts). */
+    private readonly adopted: (owner: string, taskId: string) => void = () => undefined,
   ) {}
 
   /** Starts the call; `decision` settles once, as the module comment says. */
@@ -94,6 +96,7 @@ export class TaskWindows {
     const task = await this.jobs.store.create(owner, ttlMs, taskId, tool);
     this.undecided.delete(taskId);
     this.jobs.follow(taskId, this.jobs.track(owner, task, tool, undefined), outcome);
+    this.adopted(owner, taskId);
     return task;
   }
 }

@@ -25,13 +25,17 @@ interface Record_ {
 const PARK_GRACE_MS = 60_000;
 
 export class RedisParking implements SharedParking {
+  readonly scope: string;
+
   constructor(
     private readonly states: JobStates,
     private readonly frontId: string,
     private readonly key: ClusterKey | undefined,
     /** This front end's remote call behind a handle (the server holds wrapped handles). */
     private readonly callOf: (handle: CallHandle) => RemoteCall | undefined,
-  ) {}
+  ) {
+    this.scope = `queue:${states.keys.queue}`;
+  }
 
   async share(wait: string, handle: CallHandle, parked: ParkedCall, ttlMs: number): Promise<boolean> {
     const call = this.callOf(handle);

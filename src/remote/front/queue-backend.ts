@@ -190,14 +190,16 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   /**
    * Waits until Redis is reachable and the front end's liveness key exists.
    * Throws {@link RedisAuthError} at once if Redis refused the credentials,
-   * {@link RedisUnreachableError} after `timeoutMs`.
+   * {@link RedisUnreachableError} after `timeoutMs`, or with `failFast` as
+   * soon as a connection attempt failed (a refused port answers in
+   * milliseconds: `serve` then serves at once, and reconnects meanwhile).
    */
-  async ready(timeoutMs = 10_000): Promise<void> {
+  async ready(timeoutMs = 10_000, { failFast = false }: { readonly failFast?: boolean } = {}): Promise<void> {
     const end = Date.now() + timeoutMs;
     for (;;) {
       if (this.watch.authFailed) throw new RedisAuthError(this.watch.describe());
       if (this.cmd.status === 'ready' && (await this.cmd.exists(this.liveness.key).catch(() => 0)) === 1) break;
-      if (Date.now() > end) throw new RedisUnreachableError(this.watch.describe());
+      if (Date.now() > end || (failFast && this.watch.lastError !== undefined)) throw new RedisUnreachableError(this.watch.describe());
       await new Promise((r) => setTimeout(r, 50));
     }
     await this.queue.waitUntilReady();
@@ -205,7 +207,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
 
   /** A task store in this queue's Redis, shared with every front end of the queue (task-store.ts). */
   taskStore(options: RedisTaskStoreOptions): RedisTaskStore {
-    return new RedisTaskStore(this.cmd, this.states, this.frontId, this.options.clusterKey, options);
+    return new RedisTaskStore(this.cmd, this.states, this.frontId, this.options.clusterKey, options, () => this.watch.describe());
   }
 
   /** 2026 tasks' questions to the client in this queue's Redis, shared with every front end of the queue (task-input-store.ts). */

@@ -321,8 +321,12 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       case JobStatus.responding: {
         const message = parseFrontMessage(probe.message, this.ctx.clusterKey);
         if (message?.t === 'o') return void this.delivered(message.o);
-        // Whoever could write it there also kept the real host's answer out (its respond CAS lost): say so, once.
-        return void this.fail('the outcome found in Redis does not verify against this front end\'s cluster key (forged, or the worker hosts use another --cluster-key-file); the call may or may not have run');
+        // A stranger's write, not the host's answer: dropped. The host's own respond still lands over it (RESPOND in
+        // lua.ts); meanwhile the call waits on that host's liveness, as a running call does.
+        const since = probe.hostAlive ? undefined : now.kind === 'running' && now.hostlessSince !== undefined ? now.hostlessSince : Date.now();
+        this.current = { kind: 'running', job: now.job, host: probe.host, ...(since !== undefined && { hostlessSince: since }) };
+        if (since === undefined || Date.now() - since < lostHostTimeoutMs) return;
+        return void this.fail(`worker host ${probe.host || '(none took it)'} is gone and the only outcome in Redis does not verify against this front end's cluster key (a write by someone without it, or the worker hosts use another --cluster-key-file); the call may or may not have run`);
       }
       case 'gone':
         return void this.fail('the job\'s state in Redis is gone (was Redis restarted without persistence, or flushed?); the call may or may not have run');

@@ -183,6 +183,13 @@ export class WorkerHost {
     this.jobs.set(jobId, job);
     try {
       const took = await this.states.take(jobId, data.front, this.hostId, job.token);
+      // Signed, but no state: a job re-added under its own id after it ended (its state retired), by someone who
+      // read it from the queue. A stalled job handed on after its state was retired is not one (BullMQ counted the stall).
+      if (took === 'gone' && bull.stalledCounter === 0) {
+        job.skipped();
+        this.jobs.delete(jobId);
+        return this.refuse(jobId, data.tool, 'it is signed, but its state in Redis is gone: re-added after it ended (a replay), or cancelled as this host took it');
+      }
       if (took !== JobStatus.running && took !== 'retaken') job.skipped(); // cancelled while queued, its front end gone, or finished elsewhere
       if (!job.taken()) {
         this.stats.skipped++;
@@ -264,9 +271,9 @@ export class WorkerHost {
     return JSON.stringify(signed(this.key, 'message', message.j, message));
   }
 
-  /** A job not signed with this cluster's key: never run; its call (if a front end of ours made it) fails there. */
-  private async refuse(jobId: string, tool: unknown): Promise<void> {
-    if (this.stats.refused++ % 1000 === 0) this.log(`refused job ${jobId} (tool ${JSON.stringify(String(tool)).slice(0, 80)}): its data does not verify against this host's cluster key (forged, or front ends and hosts use different --cluster-key-file); ${this.stats.refused} refused so far`);
+  /** A job not signed with this cluster's key, or replayed: never run; its call (if a front end of ours made it) fails there. */
+  private async refuse(jobId: string, tool: unknown, why = 'its data does not verify against this host\'s cluster key (forged, or front ends and hosts use different --cluster-key-file)'): Promise<void> {
+    if (this.stats.refused++ % 1000 === 0) this.log(`refused job ${jobId} (tool ${JSON.stringify(String(tool)).slice(0, 80)}): ${why}; ${this.stats.refused} refused so far`);
     this.publishStats();
     await this.states.refuse(jobId).catch(() => undefined);
   }

@@ -74,7 +74,10 @@ return RUNNING`;
  * leaves it in its task record (`o`), if the record has not expired.
  */
 export const RESPOND = `${LUA_JOB_STATUS}${OWNER}
-if redis.call('HGET', KEYS[1], 's') ~= RUNNING or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
+-- responding too: only a writer without the cluster key puts it there under the holder's token (the holder responds
+-- once), and its outcome does not verify; the holder's real one replaces it, and the front end that waited gets it.
+local s = redis.call('HGET', KEYS[1], 's')
+if (s ~= RUNNING and s ~= RESPONDING) or redis.call('HGET', KEYS[1], 'k') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 's', RESPONDING, 'o', ARGV[3])
 local t = redis.call('HGET', KEYS[1], 't')
 if t and redis.call('EXISTS', t) == 1 then redis.call('HSET', t, 'o', ARGV[3]) end
@@ -101,7 +104,10 @@ if s == QUEUED or s == RUNNING then
     return {s, redis.call('HGET', KEYS[1], 'h') or ''}
   end
 end
-if s == RESPONDING then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
+if s == RESPONDING then
+  local rh = redis.call('HGET', KEYS[1], 'h') or ''
+  return {s, redis.call('HGET', KEYS[1], 'o') or '', {rh, redis.call('EXISTS', ARGV[1] .. rh)}}
+end
 return {s, ''}`;
 
 /**
@@ -183,7 +189,10 @@ local function open()
 end
 local s = redis.call('HGET', KEYS[1], 's')
 if not s then return {'gone', ''} end
-if s == RESPONDING then return {s, redis.call('HGET', KEYS[1], 'o') or ''} end
+if s == RESPONDING then
+  local rh = redis.call('HGET', KEYS[1], 'h') or ''
+  return {s, redis.call('HGET', KEYS[1], 'o') or '', {rh, redis.call('EXISTS', ARGV[1] .. rh)}}
+end
 if (s == QUEUED or s == RUNNING) and redis.call('EXISTS', KEYS[2]) == 0 then return {'jobless', ''} end
 if s ~= RUNNING then return {s, ''} end
 local h = redis.call('HGET', KEYS[1], 'h')

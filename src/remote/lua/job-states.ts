@@ -46,7 +46,7 @@ export type CheckResult = Exclude<JobStatusName, 'queued' | 'refused'> | 'orphan
 /** What {@link JobStates.probe} found. */
 export type ProbeResult =
   | { state: 'running' | 'hostless'; host: string; /** The host's open asks of the client (ids), if any. */ asks?: readonly string[] }
-  | { state: 'responding'; message: string }
+  | { state: 'responding'; message: string; /** The host that took the job ('' if none did) and whether it lives: the outcome may not verify. */ host: string; hostAlive: boolean }
   | { state: Exclude<JobStatusName, 'running' | 'responding'> | 'gone' | 'jobless' };
 
 /** A job hash left without an explicit delete (e.g. its front end died) expires after this. */
@@ -142,9 +142,12 @@ export class JobStates {
 
   /** Reads a job's state for the front end's sweep. */
   async probe(jobId: string): Promise<ProbeResult> {
-    const [state, detail, asks] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string, string[] | undefined];
-    if (state === JobStatus.running || state === 'hostless') return { state, host: detail, ...(asks && asks.length > 0 && { asks }) };
-    if (state === JobStatus.responding) return { state, message: detail };
+    const [state, detail, more] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string, string[] | undefined];
+    if (state === JobStatus.running || state === 'hostless') return { state, host: detail, ...(more && more.length > 0 && { asks: more }) };
+    if (state === JobStatus.responding) {
+      const [host, alive] = (more ?? []) as unknown as [string?, number?];
+      return { state, message: detail, host: host ?? '', hostAlive: alive === 1 };
+    }
     return { state: state as 'gone' };
   }
 

@@ -108,3 +108,16 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return j`;
+
+/**
+ * KEYS: task. ARGV: lease end (epoch ms), '1' to give the task its lease.
+ * The lease end (`l`) only moves later, and only while the task works; a
+ * task without a lease is given one only by the front end that holds its job
+ * (tasks/leases.ts). 1 if the record holds a lease now.
+ */
+export const TASK_LEASE = `
+if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'a') == 1 then return 0 end
+local l = redis.call('HGET', KEYS[1], 'l')
+if not l and ARGV[2] ~= '1' then return 0 end
+if not l or tonumber(ARGV[1]) > tonumber(l) then redis.call('HSET', KEYS[1], 'l', ARGV[1]) end
+return 1`;

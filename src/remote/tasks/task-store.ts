@@ -17,14 +17,14 @@ import type { CallToolResult, Task } from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { CancelResult, JobOutcome } from '../../backend/backend.js';
-import { InvalidCursorError, TaskLimitError } from '../../errors.js';
+import { InvalidCursorError, RedisUnreachableError, TaskLimitError } from '../../errors.js';
 import type { ClusterKey } from '../config/cluster-key.js';
 import type { JobStates } from '../lua/job-states.js';
 import { taskJobId } from '../keys.js';
 import { parseFrontMessage } from '../messages.js';
 import { defineScripts, type ScriptCaller } from '../lua/scripts.js';
 import { JobStatus } from '../lua/call-states.js';
-import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_MARK, TASK_SETTLE } from '../lua/task-lua.js';
+import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_LEASE, TASK_MARK, TASK_SETTLE } from '../lua/task-lua.js';
 
 type Terminal = 'completed' | 'failed' | 'cancelled';
 /** A terminal task's answer (the `TaskAnswer` of src/tasks/store.ts). */
@@ -59,7 +59,7 @@ export interface RedisTaskStoreOptions {
   readonly waitPollMs?: number;
 }
 
-const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK] } as const;
+const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK], mcpTaskLease: [1, TASK_LEASE] } as const;
 
 /**
  * The task whose record's JSON is `j`, now in `status` (updated now, with
@@ -87,8 +87,19 @@ export class RedisTaskStore {
     private readonly frontId: string,
     private readonly clusterKey: ClusterKey | undefined,
     private readonly options: RedisTaskStoreOptions,
+    /** What is wrong with Redis while it is away, for the error a request gets meanwhile. */
+    private readonly down: () => string = () => 'Redis is unreachable',
   ) {
     this.call = defineScripts(redis, SCRIPTS);
+  }
+
+  /**
+   * Refuses a request while Redis is away with a {@link RedisUnreachableError}
+   * that says so, instead of ioredis's "Stream isn't writeable" (the command
+   * connection queues nothing offline).
+   */
+  private reachable(what: string): void {
+    if (this.redis.status !== 'ready') throw new RedisUnreachableError(`${this.down()}: ${what}; try again when it is back`);
   }
 
   private get keys() {
@@ -97,6 +108,7 @@ export class RedisTaskStore {
 
   /** `TaskStore.create`; `tool` names what runs (a task ended elsewhere is settled with it). */
   async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID(), tool = ''): Promise<Task> {
+    this.reachable('the task was not created');
     const o = this.options;
     const ttl = Math.min(requestedTtlMs ?? o.defaultTtlMs, o.maxTtlMs);
     const now = Date.now();
@@ -114,6 +126,7 @@ export class RedisTaskStore {
 
   /** `TaskStore.get`: a working task whose job has ended (here or elsewhere) is settled first. */
   async get(owner: string, taskId: string): Promise<StoredTask | undefined> {
+    this.reachable('the task cannot be read');
     const [w, tool, front, j, a, outcome] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (string | null)[];
     if (w !== owner || j === null || j === undefined) return undefined;
     const task = JSON.parse(j) as Task;
@@ -122,18 +135,19 @@ export class RedisTaskStore {
       if (here) here.task = task; // settled by another front end, maybe: the sweep must see it terminal
       return { task, answer: JSON.parse(a) as StoredAnswer };
     }
-    const ended = outcome ? this.outcomeOf(outcome) : front !== this.frontId ? await this.endedElsewhere(front ?? '', taskId) : undefined;
+    // An outcome that does not verify is a stranger's write: dropped, the task goes on (the host's own replaces it).
+    const recorded = outcome ? this.outcomeOf(outcome) : undefined;
+    const ended = recorded ?? (front !== this.frontId ? await this.endedElsewhere(front ?? '', taskId) : undefined);
     if (!ended) return { task };
     const { status, answer, statusMessage } = this.options.settlementOf(ended, tool ?? '', taskId);
     await this.settle(owner, taskId, status, answer, statusMessage);
     return this.get(owner, taskId);
   }
 
-  /** The outcome the host left in the record; one that does not verify fails the task (it may or may not have run). */
-  private outcomeOf(text: string): JobOutcome {
+  /** The outcome the host left in the record, or undefined if it does not verify (a writer without the cluster key). */
+  private outcomeOf(text: string): JobOutcome | undefined {
     const message = parseFrontMessage(text, this.clusterKey);
-    if (message?.t === 'o') return message.o;
-    return { kind: 'failed', code: 'crash', message: 'the outcome found in Redis does not verify against this front end\'s cluster key (forged, or the worker hosts use another --cluster-key-file); the call may or may not have run' };
+    return message?.t === 'o' ? message.o : undefined;
   }
 
   /**
@@ -189,6 +203,7 @@ export class RedisTaskStore {
    * step (task-lua.ts TASK_CANCEL).
    */
   async cancelJob(owner: string, taskId: string, answer: StoredAnswer, statusMessage: string): Promise<CancelResult> {
+    this.reachable('the task cannot be cancelled now');
     const jobId = taskJobId(taskId);
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
     if (j === null) return 'unknown';
@@ -207,6 +222,7 @@ export class RedisTaskStore {
 
   /** `TaskStore.list`: the owner's live tasks, oldest first; the cursor is the last one's creation number. */
   async list(owner: string, cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
+    this.reachable('the tasks cannot be listed');
     let after = 0;
     if (cursor !== undefined) {
       const seq = /^c(\d{1,15})$/.exec(cursor);
@@ -269,6 +285,17 @@ export class RedisTaskStore {
       gone.push({ ...entry.task });
     }
     return gone;
+  }
+
+  /** `TaskStore.renewLease`: the lease end in the task's record, moved later atomically (TASK_LEASE). */
+  async renewLease(taskId: string, until: number, start: boolean): Promise<void> {
+    await this.call('mcpTaskLease', this.keys.task(taskId), until, start ? '1' : '0');
+  }
+
+  /** `TaskStore.leaseUntil`: the lease end any front end renewed, if the task has a lease. */
+  async leaseUntil(taskId: string): Promise<number | undefined> {
+    const l = await this.redis.hget(this.keys.task(taskId), 'l');
+    return l === null ? undefined : Number(l);
   }
 
   /** `TaskStore.dropOwner`: the owner's session is gone (a 2025 session lives on one front end). */

@@ -8,10 +8,11 @@ import { BodyError } from './json-body.js';
 /** A step of the endpoint's request chain (src/transport/http/serve.ts): answers the request, or calls `next`. */
 export type HttpStep = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
-/** The JSON-RPC error for a refused body: 413 for a body over the limit, 400 with -32700 for bad JSON, 415 for an encoding. */
+/** The JSON-RPC error for a refused body: 413 for a body over the limit, 400 with -32700 for bad JSON, 400 with -32600 for a body nested too deep, 415 for an encoding. */
 export function bodyError(res: ServerResponse, error: BodyError): void {
   if (error.kind === 'too-large') return void rpcError(res, 413, ErrorCode.InvalidRequest, `message too large: ${error.message}`);
   if (error.kind === 'parse') return void rpcError(res, 400, ErrorCode.ParseError, `parse error: ${error.message}`);
+  if (error.kind === 'deep') return void rpcError(res, 400, ErrorCode.InvalidRequest, error.message, error.id);
   rpcError(res, error.status, ErrorCode.InvalidRequest, error.message);
 }
 

@@ -8,14 +8,18 @@
 import type { IncomingMessage } from 'node:http';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable } from 'node:stream';
+import type { RequestId } from '../../wire/registry.js';
+import { nestingDepth, requestIdOf } from '../envelope.js';
 
 /** Why a body was refused: the HTTP status and a message for the JSON-RPC error. */
 export class BodyError extends Error {
   constructor(
     readonly status: 400 | 413 | 415,
-    /** `too-large` → 413 (InvalidRequest), `parse` → 400 (ParseError), `encoding` → 415. */
-    readonly kind: 'too-large' | 'parse' | 'encoding',
+    /** `too-large` → 413 (InvalidRequest), `parse` → 400 (ParseError), `encoding` → 415, `deep` → 400 (InvalidRequest). */
+    readonly kind: 'too-large' | 'parse' | 'encoding' | 'deep',
     message: string,
+    /** The id of the request a `deep` body carried, so the refusal answers it. */
+    readonly id: RequestId | null = null,
   ) {
     super(message);
   }
@@ -50,7 +54,7 @@ function decoded(req: IncomingMessage): Readable {
  * with a {@link BodyError} for a body over `limit` bytes, bad JSON, or a
  * top-level value that is neither an object nor an array.
  */
-export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, limit: number, maxDepth = Number.POSITIVE_INFINITY): Promise<unknown> {
   if (!isJson(req)) return undefined;
   const declared = Number(req.headers['content-length']);
   const tooLarge = () => new BodyError(413, 'too-large', `request entity too large (limit ${limit} bytes)`);
@@ -79,9 +83,17 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   // Objects and arrays only: a JSON-RPC message or batch is never a bare string or number.
   const first = text.trimStart()[0];
   if (first !== '{' && first !== '[') throw new BodyError(400, 'parse', `expected a JSON object or array, got ${JSON.stringify(text.trimStart().slice(0, 16))}`);
+  let body: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    body = JSON.parse(text) as unknown;
   } catch (error) {
     throw new BodyError(400, 'parse', (error as Error).message);
   }
+  // The nesting rule of stdio, checked on the text before anything recursive (the SDK's schemas, JSON.stringify,
+  // a structured clone to a worker) reads the value: ~5,000 levels overflowed the stack there. JSON.parse does not
+  // recurse. Valid JSON of n bytes nests at most n/2 deep, so a short body is never scanned.
+  if (text.length > 2 * maxDepth && nestingDepth(text, maxDepth) > maxDepth) {
+    throw new BodyError(400, 'deep', `message nested deeper than ${maxDepth} levels`, requestIdOf(body) ?? null);
+  }
+  return body;
 }

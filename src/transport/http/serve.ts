@@ -29,6 +29,7 @@ import { BodyError, readJsonBody } from './json-body.js';
 import { hostGuard, nodeHandler, NodeSessionTransport as StreamableHTTPServerTransport, toWebRequest } from './node-adapter.js';
 import { originCheck } from './origin.js';
 import { ResponseStreams } from './response-streams.js';
+import { OutputBudget } from '../output-budget.js';
 import { DEFAULTS } from '../../defaults.js';
 
 /** The cancel reason of a 2026 call whose response stream the client closed (metrics: source `closed_stream`). */
@@ -96,6 +97,24 @@ export interface HttpOptions {
    * issuer, and each (iss, sub, client) is a caller of its own. Instead of {@link HttpOptions.authToken}.
    */
   readonly authorization?: Authorization;
+  /**
+   * Deepest nesting of arrays and objects accepted in a body, as on stdio: a
+   * deeper one is refused with HTTP 400 and `-32600`.
+   * @default 128
+   */
+  readonly maxNestingDepth?: number;
+  /**
+   * Where a failure of the HTTP layer itself is logged (the client gets a bare
+   * JSON-RPC internal error, never the stack).
+   * @default a line on stderr
+   */
+  readonly log?: (line: string) => void;
+  /**
+   * Bounds the output held for clients that do not read it (../output-budget.ts), shared with every other
+   * transport of the process.
+   * @default a budget of its own with the defaults, counting into `wire`
+   */
+  readonly outputBudget?: OutputBudget;
   /** Requests it answers (returns true) skip MCP authentication: health and metrics (src/ops/health.ts). */
   readonly routes?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -144,6 +163,15 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   let opening = 0;
   // The request chain, in order; each step answers the request or passes it on (plain node:http, no framework).
   const chain: HttpStep[] = [];
+  const budget = options.outputBudget ?? new OutputBudget({ perStreamBytes: DEFAULTS.maxOutputBufferBytes, counters: options.wire });
+  /** Every MCP response stream is watched until it ends: one its client does not read is closed, which cancels what it carries. */
+  const log = options.log ?? ((line: string) => void process.stderr.write(`[mcp-cancel-pool] ${line}\n`));
+  const watched = (res: Response) => {
+    const unwatch = budget.watch({ unread: () => res.writableLength, close: () => res.destroy(), capped: true });
+    res.once('finish', unwatch);
+    res.once('close', unwatch);
+  };
+
   // DNS rebinding: a page on another origin must not reach the server through a name it controls. Always on.
   chain.push(hostGuard(acceptedHostnames(host, options.allowedHosts)));
   chain.push(originCheck(options.allowedOrigins ?? []));
@@ -153,6 +181,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   if (authorization) chain.push(authorization.gate);
   else if (options.authToken !== undefined) chain.push(bearerAuth(options.authToken));
   const bodyLimit = options.maxMessageBytes ?? DEFAULTS.maxMessageBytes;
+  const maxDepth = options.maxNestingDepth ?? DEFAULTS.maxNestingDepth;
 
   // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
   const caller = options.authToken === undefined ? 'caller:anonymous' : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
@@ -171,8 +200,9 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const serveModern = nodeHandler(modern);
 
   async function post(req: Request, res: Response): Promise<void> {
+    watched(res);
     try {
-      req.body = await readJsonBody(req, bodyLimit);
+      req.body = await readJsonBody(req, bodyLimit, maxDepth);
     } catch (error) {
       if (error instanceof BodyError) return bodyError(res, error);
       throw error;
@@ -233,6 +263,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const session = owned(sid, req);
     if (!session) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
     session.lastSeen = Date.now();
+    watched(res); // a GET stream: a 2025 session's notifications, and the answers of its tasks' requests
     await session.transport.handleRequest(req, res);
   };
   /** The endpoint's routes: POST, GET and DELETE on /mcp (any case, one trailing slash allowed). */
@@ -249,7 +280,9 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       if (current) return current(req, res, next);
       endpoint(req, res).catch((error: unknown) => {
         // A handler that failed: one JSON-RPC error if nothing was sent yet, never a stack trace to the client.
-        if (!res.headersSent) rpcError(res, 500, ErrorCode.InternalError, `internal error: ${error instanceof Error ? error.message : String(error)}`);
+        // The stack goes to the log, never to the client (it holds the server's paths).
+        log(`http: ${req.method ?? '?'} ${req.url ?? ''} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        if (!res.headersSent) rpcError(res, 500, ErrorCode.InternalError, 'internal error');
         else res.destroy();
       });
     };
@@ -324,6 +357,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       });
       if (!options.inputWaits) inputWaits.close();
       authorization?.close();
+      if (!options.outputBudget) budget.close();
     },
   };
 }

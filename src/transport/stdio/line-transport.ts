@@ -71,6 +71,8 @@ export class LineTransport implements Transport {
   private readonly owed = new Set<string | number>();
   /** The output is over its bound: stdin is paused until 'drain'. */
   private blocked = false;
+  /** Input read but not dispatched because the output backed up meanwhile: dispatched once it drains. */
+  private held: Buffer | undefined;
   /** Sends waiting for the output to drain; one shared 'drain' listener settles them all. */
   private waiting: (() => void)[] = [];
   private readonly maxBytes: number;
@@ -114,17 +116,36 @@ export class LineTransport implements Transport {
   private readonly onDrain = () => {
     if (!this.blocked) return;
     this.blocked = false;
-    if (!this.closed) this.input.resume();
     this.release();
+    if (this.closed) return;
+    const held = this.held;
+    this.held = undefined;
+    if (held) this.onData(held);
+    if (!this.blocked) this.input.resume();
   };
+
+  /** Bytes written to the output that the client has not read yet (the output budget watches it). */
+  get unreadOutput(): number {
+    return this.output.writableLength;
+  }
 
   private release(): void {
     for (const resolve of this.waiting.splice(0)) resolve();
   }
 
-  private readonly onData = (chunk: Buffer) => {
+  private readonly onData = (input: Buffer) => {
+    let chunk = input;
+    if (this.held) {
+      chunk = Buffer.concat([this.held, input]);
+      this.held = undefined;
+    }
     let start = 0;
     for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      // No request is taken in while output is backed up past the bound, not even one already read with others.
+      if (this.blocked) {
+        this.held = chunk.subarray(start);
+        return;
+      }
       const part = chunk.subarray(start, nl);
       start = nl + 1;
       if (this.skipping) {

@@ -13,6 +13,7 @@ import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { TaskRunner } from '../../tasks/runner.js';
 import { InputWaits } from '../../asks/input-waits.js';
 import { LineTransport, type LineTransportOptions } from './line-transport.js';
+import type { OutputBudget } from '../output-budget.js';
 import { DEFAULTS } from '../../defaults.js';
 
 /** Options for {@link serveStdio}. */
@@ -56,6 +57,11 @@ export interface StdioOptions {
   readonly drainTimeoutMs?: number;
   /** With `onStdinClose: 'finish'`: told when stdin ends, with the tool calls then in flight. */
   readonly onInputEnd?: (callsInFlight: number) => void;
+  /**
+   * Bounds the output held for a client that does not read it (../output-budget.ts): past it the connection is
+   * closed, which cancels its calls, as a closed stdout would. Without it only stdin is paused at the bound.
+   */
+  readonly outputBudget?: OutputBudget;
 }
 
 /** How a stdio connection ended. */
@@ -91,12 +97,14 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
     atInputEnd: finish ? 'keep-writing' : 'close',
   });
   const inputWaits = options.inputWaits ?? new InputWaits(backend);
+  const unwatch = options.outputBudget?.watch({ unread: () => transport.unreadOutput, close: (why) => void transport.close(`output not read: ${why}`) });
   // abortMeansCancel: over stdio the SDK's request signal never aborts for a reason the guard has not already acted on.
   const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire, { inputWaits, abortMeansCancel: false });
   const tasks = options.tasks ?? new TaskRunner(backend);
   const closed = new Promise<StdioClosed>((resolve) => {
     // The connection is gone: so are its tasks (both eras: the connection is the caller), then the process may end.
     guard.onOwnerClosed = () => {
+      unwatch?.();
       const reason = transport.closeReason ?? 'closed';
       const cancelledCalls = guard.unansweredAtClose;
       void tasks.closeOwner(STDIO_SESSION).then((cancelledTasks) => resolve({ reason, cancelledCalls, cancelledTasks }));
