@@ -88,8 +88,10 @@ describe('nesting over HTTP', () => {
     for (const [method, path] of [['GET', '/elsewhere'], ['POST', '/elsewhere'], ['PUT', '/mcp']] as const) {
       const r = await fetch(new URL(path, server.url), { method, headers: { 'content-type': 'application/json' }, ...(method !== 'GET' && { body: '{}' }) });
       expect(r.status).toBe(404);
-      expect(r.headers.get('content-type')).toMatch(/^text\/plain/);
-      expect(leaks(await r.text())).toBe(false);
+      expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+      const text = await r.text();
+      expect(leaks(text)).toBe(false);
+      expect(JSON.parse(text)).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
     }
   });
 });
