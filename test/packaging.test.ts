@@ -255,15 +255,16 @@ describe('npm install <tarball> into an empty project (the default install)', ()
   it('each feature on an optional peer stops with one line naming the npm install to run', async () => {
     const install = (...names: string[]) => `npm install ${names.map((n) => `${n}@${peers[n]}`).join(' ')}`;
     const redis = `needs bullmq and ioredis (optional, not installed with mcp-cancel-pool): ${install('bullmq', 'ioredis')}`;
+    // Each command's lines carry its own prefix (the worker host's say so).
     const commands: [string[], string][] = [
-      [['serve', '--redis', 'redis://127.0.0.1:1'], `serve --redis ${redis}`],
-      [['worker', '--redis', 'redis://127.0.0.1:1'], `worker ${redis}`],
+      [['serve', '--redis', 'redis://127.0.0.1:1'], `[mcp-cancel-pool] serve --redis ${redis}`],
+      [['worker', '--redis', 'redis://127.0.0.1:1'], `[mcp-cancel-pool worker] worker ${redis}`],
     ];
     for (const [args, message] of commands) {
       const r = await run(bin(), args, { cwd: project });
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stdout).toBe('');
-      expect(lines(r.stderr)).toEqual([`[mcp-cancel-pool] ${message}`]);
+      expect(lines(r.stderr)).toEqual([message]);
     }
     const imports: [string, string][] = [
       ['mcp-cancel-pool/remote', `mcp-cancel-pool/remote ${redis}`],

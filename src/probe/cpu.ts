@@ -103,24 +103,27 @@ export function processTree(pid: number): number[] {
  */
 export function runnableThreads(pids: readonly number[]): number {
   let n = 0;
-  for (const pid of pids) {
-    let tids: string[];
+  for (const { dir } of threadsOf(pids)) {
+    let text: string;
     try {
-      tids = readdirSync(`/proc/${pid}/task`);
+      text = readFileSync(`${dir}/stat`, 'utf8');
     } catch {
-      continue; // gone
+      continue;
     }
-    for (const tid of tids) {
-      let text: string;
-      try {
-        text = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      } catch {
-        continue;
-      }
-      if (text.slice(text.lastIndexOf(')') + 2, text.lastIndexOf(')') + 3) === 'R') n++;
-    }
+    if (text.slice(text.lastIndexOf(')') + 2, text.lastIndexOf(')') + 3) === 'R') n++;
   }
   return n;
+}
+
+/** Every thread of these processes now: its key (`pid/tid`) and its /proc folder; a process gone is skipped. */
+function threadsOf(pids: readonly number[]): { key: string; dir: string }[] {
+  return pids.flatMap((pid) => {
+    try {
+      return readdirSync(`/proc/${pid}/task`).map((tid) => ({ key: `${pid}/${tid}`, dir: `/proc/${pid}/task/${tid}` }));
+    } catch {
+      return []; // gone
+    }
+  });
 }
 
 /** One thread at one moment, as the kernel counts it. */
@@ -173,17 +176,9 @@ function threadCount(dir: string): ThreadCount | undefined {
  */
 export function runnableSnapshot(pids: readonly number[]): RunnableSnapshot | undefined {
   const threads = new Map<string, ThreadCount>();
-  for (const pid of pids) {
-    let tids: string[];
-    try {
-      tids = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue; // gone
-    }
-    for (const tid of tids) {
-      const count = threadCount(`/proc/${pid}/task/${tid}`);
-      if (count) threads.set(`${pid}/${tid}`, count);
-    }
+  for (const { key, dir } of threadsOf(pids)) {
+    const count = threadCount(dir);
+    if (count) threads.set(key, count);
   }
   return threads.size > 0 ? { at: performance.now(), threads } : undefined;
 }

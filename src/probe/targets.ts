@@ -64,6 +64,9 @@ function answerServer(transport: Transport, message: JSONRPCMessage): void {
   void transport.send(reply as JSONRPCMessage).catch(() => undefined);
 }
 
+/** What a server says of itself when it opens (2025 `initialize`, 2026 `server/discover`). */
+type ServerInfo = { name?: string; version?: string };
+
 /** Connects in `era`; `timeoutMs` bounds the opening (process start included), later requests get `requestTimeoutMs`. */
 export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, requestTimeoutMs = timeoutMs): Promise<Connected> {
   const { transport } = openTransport(spec, era);
@@ -77,6 +80,19 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
   let lost = false;
   const pidOf = () => (transport instanceof ProbeStdioTransport ? transport.pid : spec.kind === 'http' ? spec.pid : undefined);
   const stderrTail = () => tail;
+  /** The connection, once the server answered its era's opening. */
+  const connected = (info: ServerInfo | undefined, protocolVersion: string, close: () => Promise<void>): Connected => ({
+    spec,
+    wire,
+    transport,
+    pid: pidOf(),
+    ...(info?.name !== undefined && { serverInfo: { name: info.name, version: info.version ?? '?' } }),
+    protocolVersion,
+    listTools: async () => ((await ask(wire, 'tools/list', {}, requestTimeoutMs)).tools as { name: string }[]).map((t) => t.name),
+    stderrTail,
+    lost: () => lost,
+    close,
+  });
   if (era === '2025') {
     transport.onmessage = (message: JSONRPCMessage) => answerServer(transport, message);
     transport.onerror = () => undefined; // recorded on the wire
@@ -97,19 +113,7 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
       if (version === undefined || !ACCEPTED_2025.includes(version)) throw new Error(`Server's protocol version is not supported: ${String(version)}`);
       if (transport instanceof Http2025Transport) transport.setProtocolVersion(version);
       await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
-      const info = init.serverInfo as { name?: string; version?: string } | undefined;
-      return {
-        spec,
-        wire,
-        transport,
-        pid: pidOf(),
-        ...(info?.name !== undefined && { serverInfo: { name: info.name, version: info.version ?? '?' } }),
-        protocolVersion: version,
-        listTools: async () => ((await ask(wire, 'tools/list', {}, requestTimeoutMs)).tools as { name: string }[]).map((t) => t.name),
-        stderrTail,
-        lost: () => lost,
-        close,
-      };
+      return connected(init.serverInfo as ServerInfo | undefined, version, close);
     } catch (error) {
       await close();
       throw error;
@@ -139,19 +143,7 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
     const discover = await ask(wire, 'server/discover', {}, timeoutMs);
     const supported = (discover.supportedVersions as unknown[] | undefined) ?? [];
     if (!supported.includes(ERAS['2026'].version)) throw new Error(`server/discover does not offer ${ERAS['2026'].version} (it offers: ${supported.join(', ') || 'nothing'})`);
-    const info = (discover._meta as Record<string, unknown> | undefined)?.[META.serverInfo] as { name?: string; version?: string } | undefined;
-    return {
-      spec,
-      wire,
-      transport,
-      pid: pidOf(),
-      ...(info?.name !== undefined && { serverInfo: { name: info.name, version: info.version ?? '?' } }),
-      protocolVersion: ERAS['2026'].version,
-      listTools: async () => ((await ask(wire, 'tools/list', {}, requestTimeoutMs)).tools as { name: string }[]).map((t) => t.name),
-      stderrTail,
-      lost: () => lost,
-      close,
-    };
+    return connected((discover._meta as Record<string, unknown> | undefined)?.[META.serverInfo] as ServerInfo | undefined, ERAS['2026'].version, close);
   } catch (error) {
     await close();
     throw error;

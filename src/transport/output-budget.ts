@@ -74,6 +74,12 @@ export interface WatchedStream {
    * unread timeout and the total bound close it.
    */
   readonly capped?: boolean;
+  /**
+   * It calls {@link OutputBudget.wake} whenever a write leaves output unread (a stdio connection), so the budget's
+   * timer may stop while it holds none: an idle server then never wakes for it. Without it (an HTTP response, watched
+   * only while it is open) the timer runs as long as the stream is watched.
+   */
+  readonly wakes?: boolean;
 }
 
 interface Entry {
@@ -133,12 +139,19 @@ export class OutputBudget {
     return { outputStreamsClosed: this.counters.outputStreamsClosed, unreadOutputBytes: this.counters.unreadOutputBytes };
   }
 
+  /** A watched stream that {@link WatchedStream.wakes} holds output again: look at the streams until none does. */
+  wake(): void {
+    if (this.entries.size > 0) this.arm();
+  }
+
   /** Looks at every stream once; runs on the timer. */
   check(now = Date.now()): void {
     let total = 0;
+    let mustLook = false;
     const stalled: Entry[] = [];
     for (const e of this.entries) {
       const unread = e.stream.unread();
+      if (unread > 0 || e.stream.wakes !== true) mustLook = true;
       if (unread === 0 || unread < e.last) e.progressAt = now;
       e.last = unread;
       // Stalled this long: it holds output and its peer took none of it meanwhile.
@@ -161,7 +174,8 @@ export class OutputBudget {
       }
     }
     this.counters.unreadOutputBytes = total;
-    if (this.entries.size === 0) this.disarm();
+    // Nothing held anywhere and every stream left wakes us when it holds output again: sleep (an idle server stays idle).
+    if (this.entries.size === 0 || !mustLook) this.disarm();
   }
 
   /** Stops the timers (the streams close with their server). */

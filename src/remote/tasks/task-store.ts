@@ -96,10 +96,11 @@ export class RedisTaskStore {
   /**
    * Refuses a request while Redis is away with a {@link RedisUnreachableError}
    * that says so, instead of ioredis's "Stream isn't writeable" (the command
-   * connection queues nothing offline).
+   * connection queues nothing offline). A connection that queues offline
+   * (one a caller made, still connecting) sends the command once it is up.
    */
   private reachable(what: string): void {
-    if (this.redis.status !== 'ready') throw new RedisUnreachableError(`${this.down()}: ${what}; try again when it is back`);
+    if (this.redis.status !== 'ready' && this.redis.options.enableOfflineQueue === false) throw new RedisUnreachableError(`${this.down()}: ${what}; try again when it is back`);
   }
 
   private get keys() {

@@ -26,7 +26,7 @@ import { requestCaller, send, type Authorization, type AuthorizedRequest } from 
 import { duplicateRequests, malformedMessages } from './door.js';
 import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
 import { BodyError, readJsonBody } from './json-body.js';
-import { hostGuard, nodeHandler, NodeSessionTransport as StreamableHTTPServerTransport, toWebRequest } from './node-adapter.js';
+import { abortableRequest, hostGuard, nodeHandler, NodeSessionTransport as StreamableHTTPServerTransport } from './node-adapter.js';
 import { originCheck } from './origin.js';
 import { ResponseStreams } from './response-streams.js';
 import { OutputBudget } from '../output-budget.js';
@@ -212,10 +212,11 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const short = await authorization?.scopeChallenge(req.body, (req as AuthorizedRequest).auth);
     if (short) return send(res, short);
     const sid = header(req, 'mcp-session-id');
-    if (!sid && !(await isLegacyRequest(toWebRequest(req, req.body), req.body))) {
+    const web = sid ? undefined : abortableRequest(req, res, req.body);
+    if (web && !(await isLegacyRequest(web, req.body))) {
       // SSE answers must reach the client as they are written, through any buffering proxy.
       res.setHeader('X-Accel-Buffering', 'no');
-      return serveModern(req, res, req.body);
+      return serveModern(req, res, req.body, web);
     }
     const session = sid ? owned(sid, req) : undefined;
     if (session) {

@@ -124,6 +124,9 @@ export class LineTransport implements Transport {
     if (!this.blocked) this.input.resume();
   };
 
+  /** Called when a write leaves output the client has not read yet (the output budget then watches until it is read). */
+  onOutputHeld?: () => void;
+
   /** Bytes written to the output that the client has not read yet (the output budget watches it). */
   get unreadOutput(): number {
     return this.output.writableLength;
@@ -252,7 +255,9 @@ export class LineTransport implements Transport {
     }
     // write() is false past the stream's small high-water mark (and always while corked); only our own,
     // larger bound stops the input. A false write() guarantees a 'drain' to resume on.
-    if (this.output.write(text) || this.output.writableLength < this.maxOutput) return Promise.resolve();
+    const flushed = this.output.write(text);
+    if (!flushed) this.onOutputHeld?.();
+    if (flushed || this.output.writableLength < this.maxOutput) return Promise.resolve();
     if (!this.blocked) {
       this.blocked = true;
       this.input.pause();

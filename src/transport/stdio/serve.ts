@@ -97,7 +97,9 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
     atInputEnd: finish ? 'keep-writing' : 'close',
   });
   const inputWaits = options.inputWaits ?? new InputWaits(backend);
-  const unwatch = options.outputBudget?.watch({ unread: () => transport.unreadOutput, close: (why) => void transport.close(`output not read: ${why}`) });
+  const budget = options.outputBudget;
+  const unwatch = budget?.watch({ unread: () => transport.unreadOutput, close: (why) => void transport.close(`output not read: ${why}`), wakes: true });
+  if (budget) transport.onOutputHeld = () => budget.wake();
   // abortMeansCancel: over stdio the SDK's request signal never aborts for a reason the guard has not already acted on.
   const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire, { inputWaits, abortMeansCancel: false });
   const tasks = options.tasks ?? new TaskRunner(backend);
