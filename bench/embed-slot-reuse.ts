@@ -15,8 +15,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { fmt, summarize } from '#dist/src/probe/stats.js';
 
-const CLI = fileURLToPath(new URL('#dist/src/cli/main.js', import.meta.url));
-const EXAMPLE = fileURLToPath(new URL('../../examples/embed/server.mjs', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+const EXAMPLE = fileURLToPath(new URL('../../examples/embed/server.mjs', import.meta.url)); // from dist-dev/bench/
 const MODERN_META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
   'io.modelcontextprotocol/clientCapabilities': {},
