@@ -13,7 +13,11 @@ import { lines, ROOT, run } from './cli-helpers.js';
 import { CLI } from './helpers.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const headings = new Set(lines(README).filter((l) => /^#{1,4} /.test(l)).map((l) => l.replace(/^#+ /, '')));
+/** The headings of a page of docs/, as the help names them (`docs/serving.md "Command line"`). */
+const headingsOf = (page: string) =>
+  lines(readFileSync(join(ROOT, page), 'utf8').replace(/^```[^]*?^```/gm, ''))
+    .filter((l) => /^#{1,4} /.test(l))
+    .map((l) => l.replace(/^#+ /, ''));
 
 describe('help', () => {
   it('top-level --help lists every option of serve', async () => {
@@ -25,17 +29,21 @@ describe('help', () => {
     for (const flag of serveFlags) expect(top.stdout, flag).toContain(flag);
   });
 
-  it('names only README sections that exist', async () => {
-    const text = (await run(process.execPath, [CLI, '--help'])).stdout + (await run(process.execPath, [CLI, 'serve', '--help'])).stdout;
-    const refs = [...text.replace(/\s+/g, ' ').matchAll(/README "([^"]+)"/g)].map((m) => m[1]!);
+  it('names only docs sections that exist, and never the README (which no longer holds them)', async () => {
+    const text = [['--help'], ['serve', '--help'], ['worker', '--help']]
+      .map(async (args) => (await run(process.execPath, [CLI, ...args])).stdout);
+    const help = (await Promise.all(text)).join(' ').replace(/\s+/g, ' ');
+    const refs = [...help.matchAll(/(docs\/[a-z-]+\.md) "([^"]+)"/g)].map((m) => [m[1]!, m[2]!] as const);
     expect(refs.length).toBeGreaterThan(0);
-    for (const ref of refs) expect([...headings], ref).toContain(ref);
+    for (const [page, heading] of refs) expect(headingsOf(page), `${page} "${heading}"`).toContain(heading);
+    expect(help).not.toMatch(/README "/);
   });
 
-  it('--worker-memory-mb says it caps only the V8 heap, in the help and the README', async () => {
+  it('--worker-memory-mb says it caps only the V8 heap, in the help and in docs/serving.md', async () => {
     const serve = (await run(process.execPath, [CLI, 'serve', '--help'])).stdout.replace(/\s+/g, ' ');
     expect(serve).toMatch(/--worker-memory-mb <n> V8 old-generation heap limit .* Buffers, ArrayBuffers and native memory are not counted/);
-    expect(README.replace(/\s+/g, ' ')).toMatch(/--worker-memory-mb <n> +V8 old-generation heap limit[^|]*not counted/);
+    const serving = readFileSync(join(ROOT, 'docs/serving.md'), 'utf8');
+    expect(serving.replace(/\s+/g, ' ')).toMatch(/--worker-memory-mb <n> +V8 old-generation heap limit[^|]*not counted/);
   });
 });
 

@@ -2,7 +2,7 @@
  * `callToolAsTask`'s `onstatus` reports each status change once. A cancelled
  * task's `cancelled` reaches the client twice (the server's
  * `notifications/tasks/status` and the `tasks/cancel` answer): it used to
- * fire twice; the README example prints each status, as a new user sees it.
+ * fire twice; the docs/tasks.md example prints each status, as a new user sees it.
  * Statuses read in the same chunk as the `CreateTaskResult` are handled
  * before the handle exists, and used to be dropped.
  */

@@ -1,11 +1,11 @@
 /**
  * The plain SDK `Client` (1.32) next to `CancelAwareClient`, against this
  * server over stdio and in memory. Each test backs one row of the table in
- * the README ("Both ends of the connection") and shows both behaviours side by side.
+ * docs/client.md and shows both behaviours side by side.
  *
  * The plain-SDK half of each test is a characterisation of @modelcontextprotocol/sdk 1.32 (pinned in
  * package.json), not a requirement: it records what that version does. When the SDK is upgraded and one
- * of those assertions fails, the SDK changed; update the README row with it.
+ * of those assertions fails, the SDK changed; update the row of docs/client.md with it.
  */
 import { readFileSync } from 'node:fs';
 import { getEventListeners } from 'node:events';

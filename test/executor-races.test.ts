@@ -11,7 +11,7 @@ import { closeExecutorsAfterEach, make, within, quick, submitRunning, spinUntil,
 
 closeExecutorsAfterEach();
 
-describe('cancellation races (README: What cancellation guarantees)', () => {
+describe('cancellation races (docs/guarantees.md)', () => {
   it('(a) cancel while running: the stop handle runs, no result, the worker thread is kept', async () => {
     // No standby thread, so the job queued behind must run on the very thread the cancelled job leaves.
     const ex = await make({ threads: 1, spareThreads: 0, graceMs: 3000 });

@@ -1,5 +1,5 @@
 /**
- * A server on the local pool never loads BullMQ or ioredis: they are for `--redis` front ends (README "Many
+ * A server on the local pool never loads BullMQ or ioredis: they are for `--redis` front ends (docs/many-hosts.md "Many
  * hosts"), and loaded anyway they added 5.6 MB to the main thread's live heap, which every mark-compact walks, and
  * a sixth of a second to start-up. The server subprocess runs with a resolve hook (test/fixtures/import-trace.ts)
  * that names each module it resolves.

@@ -1,7 +1,7 @@
 /**
  * A real nginx (Debian package) in front of several HTTP front ends, run as
  * the current user from a temp dir (its own config, pid file, logs and temp
- * paths; `daemon off`), torn down after. The config is the README's "Many
+ * paths; `daemon off`), torn down after. The config is docs/many-hosts.md's "Many
  * hosts" one: round robin for 2026 requests (no session), and a 2025
  * session routed by the front-end prefix of its id. A machine without nginx
  * fails here, loudly, with the install line (never a skip).

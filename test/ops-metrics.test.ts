@@ -90,7 +90,7 @@ describe('HTTP serve: /healthz, /readyz, /metrics and a real Prometheus', () => 
     await client.close();
   }, 90_000);
 
-  it('a real Prometheus scrapes it and answers a query on a counter, and the README queries', async () => {
+  it('a real Prometheus scrapes it and answers a query on a counter, and the queries of docs/operations.md', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'prometheus-'));
     const port = await freePort();
     writeFileSync(
@@ -111,9 +111,12 @@ describe('HTTP serve: /healthz, /readyz, /metrics and a real Prometheus', () => 
     expect(completed).toBe('3');
     const hard = await query('sum(mcp_cancel_pool_hard_stops_total)');
     expect(hard?.data.result[0]?.value[1]).toBe('1');
-    // The two queries the README shows must at least parse and run.
-    for (const q of ['histogram_quantile(0.99, sum by (le, role) (rate(mcp_cancel_pool_cancel_to_stopped_seconds_bucket[5m])))', 'sum by (role) (increase(mcp_cancel_pool_hard_stops_total[1m]))']) {
-      expect((await query(q))?.status).toBe('success');
+    // The queries docs/operations.md shows (its promql block, comments aside) must at least parse and run.
+    const page = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
+    const shown = (/```promql\n([^`]*)```/.exec(page)?.[1] ?? '').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    expect(shown).toHaveLength(2);
+    for (const q of shown) {
+      expect((await query(q))?.status, q).toBe('success');
     }
   }, 90_000);
 });

@@ -100,7 +100,7 @@ describe('probe', () => {
     expect(r.code).toBe(2);
   }, SLOW);
 
-  it('exits 2 on every argument mistake, as the README says (not commander\'s 1)', async () => {
+  it('exits 2 on every argument mistake, as docs/probe.md says (not commander\'s 1)', async () => {
     const cases: [string[], RegExp][] = [
       [['--stdio', 'x', '--tool', 'x', '--bogus'], /unknown option '--bogus'/],
       [['--stdio', 'x'], /required option '--tool <name>' not specified/],

@@ -1,6 +1,6 @@
 /**
- * The README's two client examples, run unchanged (the files the README
- * shows, examples/call-with-cancel.mjs and examples/task-with-cancel.mjs)
+ * The two client examples of docs/client.md and docs/tasks.md, run unchanged (the
+ * files the pages show, examples/call-with-cancel.mjs and examples/task-with-cancel.mjs)
  * against a 2025-11-25 server and a 2026-07-28 server. They start
  * `mcp-cancel-pool serve` by name, as a user's would: a directory put first
  * on PATH holds an `mcp-cancel-pool` that runs this build, either as is
@@ -40,11 +40,12 @@ async function example(file: string, era: '2025' | '2026'): Promise<string> {
   return stdout;
 }
 
-it('the README shows these files verbatim', () => {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+it('docs/client.md and docs/tasks.md show these files verbatim', () => {
+  const pages = { 'examples/call-with-cancel.mjs': 'docs/client.md', 'examples/task-with-cancel.mjs': 'docs/tasks.md' } as const;
   for (const file of EXAMPLES) {
+    const page = readFileSync(join(ROOT, pages[file]), 'utf8');
     const code = readFileSync(join(ROOT, file), 'utf8').trimEnd();
-    expect(readme, file).toContain(`<!-- ${file} -->\n\`\`\`js\n${code}\n\`\`\``);
+    expect(page, file).toContain(`<!-- ${file} -->\n\`\`\`js\n${code}\n\`\`\``);
   }
 });
 

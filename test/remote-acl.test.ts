@@ -1,5 +1,5 @@
 /**
- * The first wall around Redis (issue 25): the ACL the README gives front ends
+ * The first wall around Redis (issue 25): the ACL docs/many-hosts.md gives front ends
  * and worker hosts suffices for calls, progress and cancels, for a worker's
  * questions to the client (a 2025 relay, a 2026 parked call and its retry),
  * and for tasks of both eras with their cancel, with no command denied; and
@@ -28,7 +28,7 @@ writeFileSync(KEY, `${'a7'.repeat(32)}\n`, { mode: 0o600 });
 /** Every front end and the host: the same tools and cluster key. */
 const SHARED = ['--cluster-key-file', KEY, '--tools', CLIENT_TOOLS, '--tools', MRTR_TOOLS, '--tools', TASK_TOOLS];
 
-/** The README's rules, for queue `q` (a user per role; today both roles need the same). */
+/** The rules of docs/many-hosts.md, for queue `q` (a user per role; today both roles need the same). */
 const aclFor = (queue: string) =>
   `~bull:${queue}:* ~mcp:${queue}:* &mcp:${queue}:* +@read +@write +@keyspace +@scripting +@pubsub +@blocking +@transaction +@connection -@dangerous +info +time`.split(' ');
 const Q = 'acl';

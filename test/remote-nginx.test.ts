@@ -1,7 +1,7 @@
 /**
  * Front ends behind a real load balancer (issue 25, "any front end"): nginx
  * in front of two `serve --transport http --redis` front ends and two worker
- * hosts, configured as README "Many hosts" says: round robin for 2026
+ * hosts, configured as docs/many-hosts.md "Many hosts" says: round robin for 2026
  * requests, a 2025 session routed by its id's front-end prefix
  * (`--session-prefix`). Through it: 2026 calls and closed-stream cancels,
  * 2025 sessions' calls and cancels, and tasks kept in Redis that outlive the

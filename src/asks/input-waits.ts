@@ -206,6 +206,7 @@ export class InputWaits {
     for (const [wait, p] of [...this.parked]) if (p.caller === caller) this.cancel(wait, p, reason);
   }
 
+  /** The counters of `executor://stats` for the parked calls: those waiting now and what happened to the others. */
   stats(): InputWaitStats {
     // A call adopted by another front end's retry has let go here (its state reads cancelled): it waits no more.
     let waiting = 0;

@@ -126,20 +126,20 @@ const serve = program
   .option('--grace-ms <ms>', 'how long a cancelled call may run past its checkpoints before its worker is terminated and replaced', int(0), DEFAULTS.graceMs)
   .option('--host <host>', 'HTTP: interface to bind (an IPv6 address with or without brackets); anything but loopback needs a token or --allow-unauthenticated', hostArg, DEFAULTS.host)
   .option('--port <port>', 'HTTP: port (0 = any free port)', port, DEFAULTS.port)
-  .option('--tools <module>', 'load tools from this module (repeatable); see README "Writing your own tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
+  .option('--tools <module>', 'load tools from this module (repeatable); see docs/tools.md "Writing your own tools"', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--no-builtins', 'do not load the built-in tools')
   .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
   .option('--max-message-bytes <n>', 'largest accepted JSON-RPC message', int(1024), DEFAULTS.maxMessageBytes)
   .option('--max-output-buffer-bytes <n>', 'unread output a response stream may hold: over stdio stdin is not read (no new work) above it until the client reads again; an HTTP response holding more whose client reads nothing for a second is closed, cancelling what it carries', int(65536), DEFAULTS.maxOutputBufferBytes)
   .option('--max-unread-output-bytes <n>', 'unread output all response streams together may hold; past it the streams whose client reads nothing are closed (cancelling what they carry), the longest stalled first', int(1024 * 1024), DEFAULTS.maxUnreadOutputBytes)
   .option('--unread-timeout-ms <ms>', 'how long a response stream (stdio, an HTTP response) holding unread output may go without its client reading any, before it is closed, cancelling what it carries', int(100), DEFAULTS.unreadTimeoutMs)
-  .addOption(new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), preempted at once by the server\'s own thread; for machines that are there for the tools (see README "Command line"); with --redis, set it on the worker hosts').choices(['normal', 'idle']).default(DEFAULTS.toolPriority).conflicts('redis'))
-  .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see README "Command line")', int(16))
+  .addOption(new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), preempted at once by the server\'s own thread; for machines that are there for the tools (see docs/serving.md "Command line"); with --redis, set it on the worker hosts').choices(['normal', 'idle']).default(DEFAULTS.toolPriority).conflicts('redis'))
+  .option('--worker-memory-mb <n>', 'V8 old-generation heap limit per worker, in MB; a call that exceeds it fails alone. Buffers, ArrayBuffers and native memory are not counted (see docs/serving.md "Command line")', int(16))
   .option('--session-idle-ms <ms>', 'HTTP: close a session idle this long with nothing in flight', int(1000), DEFAULTS.sessionIdleMs)
   .option('--allowed-host <name>', 'HTTP: accept this Host header (repeatable); without it, the localhost names and the bound address (on 0.0.0.0 or ::, this machine\'s addresses)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--allowed-origin <origin>', 'HTTP: accept requests from this browser Origin (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
   .option('--max-sessions <n>', 'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503', int(1), DEFAULTS.maxSessions)
-  .option('--session-prefix <name>', 'HTTP: 2025 session ids are <name>.<uuid>, so a load balancer routes each session to the front end that holds it (letters, digits, - and _; see README "Many hosts")', sessionPrefix)
+  .option('--session-prefix <name>', 'HTTP: 2025 session ids are <name>.<uuid>, so a load balancer routes each session to the front end that holds it (letters, digits, - and _; see docs/many-hosts.md "Many hosts")', sessionPrefix)
   .option('--auth-token-file <path>', `HTTP: require Authorization: Bearer <token>, the token read from this file (or set ${AUTH_TOKEN_ENV})`)
   .option('--allow-unauthenticated', 'HTTP: serve a non-loopback --host without a token', false)
   .option('--auth-issuer <url>', 'HTTP: accept OAuth access tokens from this authorization server (its exact issuer identifier); each (iss, sub, client) is a caller of its own (see docs/operations.md "Authorization")')
@@ -150,11 +150,11 @@ const serve = program
   .option('--auth-any-jwt-type', 'HTTP, with --auth-issuer: accept JWT access tokens whose typ header is not at+jwt (RFC 9068), for issuers that write typ JWT (Keycloak)', false)
   .option('--max-working-tasks-per-session <n>', 'working tasks one session may have (finished ones do not count); beyond it a task-augmented call gets -32000', int(1), DEFAULTS.maxWorkingTasksPerSession)
   .option('--max-working-tasks <n>', 'working tasks all sessions together may have', int(1), DEFAULTS.maxWorkingTasks)
-  .option('--max-finished-task-bytes <n>', 'bytes the finished tasks of all sessions keep until their ttl (task and result as JSON); past it the oldest finished are removed first (see README "Tasks")', int(0), DEFAULTS.maxFinishedTaskBytes)
+  .option('--max-finished-task-bytes <n>', 'bytes the finished tasks of all sessions keep until their ttl (task and result as JSON); past it the oldest finished are removed first (see docs/tasks.md "Tasks")', int(0), DEFAULTS.maxFinishedTaskBytes)
   .option('--task-ttl-ms <ms>', 'ttl of a task whose request names none', int(1), DEFAULTS.taskTtlMs)
   .option('--max-task-ttl-ms <ms>', 'longest ttl granted to a task (a longer request is cut to it)', int(1), DEFAULTS.maxTaskTtlMs)
   .option('--input-wait-ms <ms>', '2026: a call answered input_required (its tool asked the client) waits this long for the retry (a task for its tasks/update), then is cancelled', int(1), DEFAULTS.inputWaitMs)
-  .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see README "Eras: 2025-11-25 and 2026-07-28")')
+  .option('--mrtr-key-file <path>', '2026: HMAC-SHA256 key (at least 32 bytes) that signs requestState; by default a random key per process (see docs/serving.md "Eras: 2025-11-25 and 2026-07-28")')
   .option('--task-after-ms <ms>', "2026: a call of an 'optional' task tool from a client that declared the tasks extension becomes a task if it has not ended within ms (else it is answered directly); 0 = always a task", int(0), DEFAULTS.taskAfterMs)
   .option('--task-lease-ms <ms>', 'a task the server made out of a plain call (--task-after-ms) is cancelled when no request has named it (tasks/get, tasks/result, tasks/update, tasks/cancel) for ms; 0 = off (default: max(60 s, 20 × the advertised pollInterval))', int(0))
   .option('--task-lease-client-tasks', 'lease the tasks clients asked for too (by default their ttl alone governs them)', false)
@@ -198,7 +198,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!)
     });
     const local = backend instanceof Executor;
     const wire = newWireStats();
-    // One bound for the output every client of the process leaves unread (README "Authentication and limits (HTTP)").
+    // One bound for the output every client of the process leaves unread (docs/serving.md "Authentication and limits (HTTP)").
     const outputBudget = new OutputBudget({
       perStreamBytes: flags.maxOutputBufferBytes,
       totalBytes: flags.maxUnreadOutputBytes,
@@ -335,7 +335,7 @@ registerInitTools(program, version);
 (await import('./worker.js')).registerWorker(program);
 listServeOptionsInHelp(program);
 redisOptions(serve, {
-  redis: 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see README "Many hosts")',
+  redis: 'put each call on a BullMQ queue on this Redis for `mcp-cancel-pool worker` hosts instead of the local pool (see docs/many-hosts.md "Many hosts")',
   queue: 'with --redis: the queue name (the same on the worker hosts)',
 });
 program.hook('preAction', (_program, command) => refuseInapplicable(command));

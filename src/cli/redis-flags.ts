@@ -36,14 +36,14 @@ export function redisOptions(command: Command, help: RedisFlagHelp): Command {
     .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
     .option(
       '--redis-sentinels <host:port,...>',
-      'reach Redis through these Redis Sentinels (host:port, comma-separated; port 26379 if none): every connection asks them for the primary and follows a failover; --redis (or its file or variable), if given, then supplies only the primary\'s password and database (see README "Many hosts")',
+      'reach Redis through these Redis Sentinels (host:port, comma-separated; port 26379 if none): every connection asks them for the primary and follows a failover; --redis (or its file or variable), if given, then supplies only the primary\'s password and database (see docs/many-hosts.md "Many hosts")',
     )
     .option('--redis-sentinel-name <name>', 'with --redis-sentinels: the master group name the sentinels monitor (default: mymaster)')
     .option('--redis-sentinel-password-file <path>', `with --redis-sentinels: a file whose first line is the sentinels' own password (their requirepass; or set ${SENTINEL_PASSWORD_ENV})`)
     .option('--queue <name>', help.queue, DEFAULT_QUEUE)
     .option(
       '--cluster-key-file <path>',
-      'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see README "Many hosts")',
+      'a file holding a key (32+ bytes; openssl rand -hex 32) shared by every front end and worker host: jobs and host messages are signed with it, and refused unless they verify (see docs/many-hosts.md "Many hosts")',
     );
 }
 

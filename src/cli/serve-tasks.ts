@@ -1,6 +1,6 @@
 /**
  * The tasks of `serve`: one runner for every session of the server, its limits from the flags, its store in
- * Redis with `--redis` (every front end of the queue reads and cancels them, README "Many hosts") and in memory
+ * Redis with `--redis` (every front end of the queue reads and cancels them, docs/many-hosts.md "Many hosts") and in memory
  * otherwise; and the parked 2026 calls of tools that ask the client.
  */
 import type { CallBackend } from '../backend/backend.js';

@@ -13,7 +13,7 @@ import { dependencySpec, packageRoot } from './package-source.js';
 
 const version = () => (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
-const GUIDE = 'see README "Writing your own tools"';
+const GUIDE = 'see docs/tools.md "Writing your own tools"';
 // Node's CommonJS loader records every module it ran here, also those reached through import().
 const commonJsCache = createRequire(import.meta.url).cache;
 

@@ -1,7 +1,7 @@
 /**
  * `mcp-cancel-pool worker --redis URL`: a worker host. It takes tools/call
  * jobs from a BullMQ queue shared with `serve --redis` front ends and runs them
- * on its local worker-thread pool (see README "Many hosts").
+ * on its local worker-thread pool (see docs/many-hosts.md "Many hosts").
  */
 import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
@@ -50,15 +50,15 @@ function log(message: string): void {
 export function registerWorker(program: Command): void {
   const worker = program
     .command('worker')
-    .description('Run a worker host: take tool calls from a Redis queue shared with `serve --redis` front ends (see README "Many hosts").')
-    .option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may finish; then they are stopped and handed back to other hosts (see README "Many hosts")', (v: string) => (v === '0' ? 0 : positiveInt(v)), DEFAULTS.hostDrainTimeoutMs)
+    .description('Run a worker host: take tool calls from a Redis queue shared with `serve --redis` front ends (see docs/many-hosts.md "Many hosts").')
+    .option('--drain-timeout-ms <ms>', 'on SIGTERM/SIGINT, how long running jobs may finish; then they are stopped and handed back to other hosts (see docs/many-hosts.md "Many hosts")', (v: string) => (v === '0' ? 0 : positiveInt(v)), DEFAULTS.hostDrainTimeoutMs)
     .option('--threads <n>', 'worker threads, also the jobs this host runs at once (default: available CPUs)', positiveInt)
     .option('--spare-threads <n>', 'warm standby threads (see serve --spare-threads)', (v: string) => (v === '0' ? 0 : positiveInt(v)), 1)
     .option('--tools <module>', 'load tools from this module (repeatable); the same modules as the front ends', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .option('--no-builtins', 'do not load the built-in tools')
     .option('--root <dir>', 'directory the file tools may read (hash_file, compress)', process.cwd())
     .addOption(
-      new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), so cancels and Redis replies preempt them at once; recommended on a host that is there for the tools (see README "Many hosts")')
+      new Option('--tool-priority <class>', 'normal, or idle: tool threads in SCHED_IDLE (Linux), so cancels and Redis replies preempt them at once; recommended on a host that is there for the tools (see docs/many-hosts.md "Many hosts")')
         .choices(['normal', 'idle'])
         .default(DEFAULTS.toolPriority),
     )

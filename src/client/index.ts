@@ -12,9 +12,9 @@ import { withPeers } from '../peers.js';
 
 const client = await withPeers('mcp-cancel-pool/client', ['@modelcontextprotocol/client'], () => import('./entry.js'));
 
-/** An MCP client whose every call can be cancelled with an AbortSignal or a timeout, and never hears a cancelled call's answer (README "The client"). */
+/** An MCP client whose every call can be cancelled with an AbortSignal or a timeout, and never hears a cancelled call's answer (docs/client.md). */
 export const CancelAwareClient: typeof client.CancelAwareClient = client.CancelAwareClient;
-/** An MCP client whose every call can be cancelled with an AbortSignal or a timeout, and never hears a cancelled call's answer (README "The client"). */
+/** An MCP client whose every call can be cancelled with an AbortSignal or a timeout, and never hears a cancelled call's answer (docs/client.md). */
 export type CancelAwareClient = import('./client.js').CancelAwareClient;
 /** The client transport's guard: drops a cancelled request's late answer and tracks the server's requests. */
 export const ClientGuard: typeof client.ClientGuard = client.ClientGuard;

@@ -15,7 +15,7 @@ export { serveStdio } from '../transport/stdio/serve.js';
 export type { StdioOptions, StdioServer } from '../transport/stdio/serve.js';
 export type { HttpOptions, HttpMcpServer } from '../transport/http/serve.js';
 
-/** Serves MCP over Streamable HTTP at `/mcp`, both protocol revisions on one endpoint (README "Serve over HTTP"). */
+/** Serves MCP over Streamable HTTP at `/mcp`, both protocol revisions on one endpoint (docs/serving.md). */
 export async function serveHttp(backend: CallBackend, options: HttpOptions): Promise<HttpMcpServer> {
   const http = await import('../transport/http/serve.js');
   return http.serveHttp(backend, options);

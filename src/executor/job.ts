@@ -48,6 +48,10 @@ export interface JobHost {
   settled(job: Job): void;
 }
 
+/**
+ * One tool call on the local pool, from `reserve` to its outcome: `start` queues it, `outcome` settles once
+ * (completed, cancelled, failed or timed out), and a cancel goes through the call's state word.
+ */
 export class Job implements InFlightEntry, TableCall, Admittable {
   readonly direction = 'inbound' as const;
   /** Settles when the job has ended and its worker is free (or replaced). */

@@ -73,6 +73,7 @@ function digest(value: string): Buffer {
 export interface HealthServer {
   /** e.g. http://127.0.0.1:9464 */
   readonly url: string;
+  /** Stops listening and closes every connection; resolves once the server is closed. */
   close(): Promise<void>;
 }
 

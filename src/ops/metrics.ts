@@ -145,6 +145,7 @@ export class Metrics {
     return this.registry.metrics();
   }
 
+  /** The `Content-Type` of {@link Metrics.text}'s answer (Prometheus' text format). */
   get contentType(): string {
     return this.registry.contentType;
   }

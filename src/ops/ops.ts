@@ -59,7 +59,9 @@ export class RedisProbe {
 
 /** What {@link frontEndOps} reads, each at scrape time. */
 export interface FrontEndSources {
+  /** The backend's counters (calls running, queued, cancelled, …). */
   stats(): BackendStats;
+  /** The task runner's counters. */
   taskStats(): TaskStats;
   readonly wire: WireStats;
   /** Live sessions now; stdio has one. Absent where they are not known (a pool embedded in another server). */
@@ -70,7 +72,10 @@ export interface FrontEndSources {
   /** False once shutting down. */
   accepting(): boolean;
   /** With `--auth-issuer`: whether the authorization server has been reached (tokens can be verified). */
-  readonly authorization?: { readiness(): { ready: true } | { ready: false; why: string } };
+  readonly authorization?: {
+    /** Ready once the authorization server has been reached; else why not. */
+    readiness(): { ready: true } | { ready: false; why: string };
+  };
 }
 
 /** A process's metrics and health handler. */
@@ -78,6 +83,7 @@ export interface Ops {
   readonly metrics: Metrics;
   /** The `/healthz`, `/readyz`, `/metrics` handler; with a token, those need it too. */
   handler(authToken?: string): HealthHandler;
+  /** Stops listening to job events and closes the Redis probe's connection, if any. */
   close(): void;
 }
 
@@ -127,11 +133,13 @@ export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: Fro
 
 /** What {@link workerHostOps} reads from a running worker host. */
 export interface WorkerHostSources {
+  /** The host executor's counters. */
   stats(): { running: number; queued: number; threads: number; hardKilled: number; lateCancelsIgnored: number; unknownCancelsIgnored: number };
   /** Responses the host produced but lost to a cancel decided in Redis. */
   dropped(): number;
   readonly tools: ReadonlySet<string>;
   readonly redis: RedisProbe;
+  /** False once draining or shutting down. */
   accepting(): boolean;
 }
 

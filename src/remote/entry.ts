@@ -6,7 +6,7 @@
  * {@link QueueBackend} (hand it to `serveStdio`/`serveHttp` instead of an
  * `Executor`) puts each call on a BullMQ queue; {@link WorkerHost}s take
  * them and run them on their local pools. The one-winner rule holds across
- * hosts: a Lua compare-and-set per transition (see README "Many hosts").
+ * hosts: a Lua compare-and-set per transition (see docs/many-hosts.md "Many hosts").
  */
 export { QueueBackend, LOST_HOST_TIMEOUT_MS, NO_HOST_TIMEOUT_MS, REDIS_TIMEOUT_MS } from './front/queue-backend.js';
 export type { QueueBackendOptions } from './front/queue-backend.js';

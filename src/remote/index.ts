@@ -3,7 +3,7 @@
  * {@link QueueBackend} (hand it to `serveStdio`/`serveHttp` instead of an
  * `Executor`) puts each call on a BullMQ queue; {@link WorkerHost}s take
  * them and run them on their local pools. The one-winner rule holds across
- * hosts: a Lua compare-and-set per transition (see README "Many hosts").
+ * hosts: a Lua compare-and-set per transition (see docs/many-hosts.md "Many hosts").
  *
  * BullMQ and ioredis are optional peer dependencies: importing this entry
  * without them stops with one line naming the `npm install` to run
@@ -13,9 +13,9 @@ import { withPeers } from '../peers.js';
 
 const remote = await withPeers('mcp-cancel-pool/remote', ['bullmq', 'ioredis'], () => import('./entry.js'));
 
-/** A front end's backend: each call goes on a BullMQ queue for the worker hosts (README "Many hosts"). */
+/** A front end's backend: each call goes on a BullMQ queue for the worker hosts (docs/many-hosts.md "Many hosts"). */
 export const QueueBackend: typeof remote.QueueBackend = remote.QueueBackend;
-/** A front end's backend: each call goes on a BullMQ queue for the worker hosts (README "Many hosts"). */
+/** A front end's backend: each call goes on a BullMQ queue for the worker hosts (docs/many-hosts.md "Many hosts"). */
 export type QueueBackend = import('./front/queue-backend.js').QueueBackend;
 /** A worker host: takes calls off the queue and runs them on its local pool. */
 export const WorkerHost: typeof remote.WorkerHost = remote.WorkerHost;

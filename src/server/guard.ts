@@ -90,6 +90,10 @@ export interface GuardOptions {
   readonly closeReason?: string;
 }
 
+/**
+ * The server's wire filter, under every transport a server is connected to: it registers each request in flight,
+ * turns a cancel into the call's compare-exchange, and drops anything sent for a request that was cancelled.
+ */
 export class GuardedTransport extends TransportWrapper {
   /** This connection's tool calls, from arrival to settle. */
   readonly calls: ToolCalls;

@@ -100,7 +100,7 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject> {
   readonly annotations?: ToolAnnotations;
   /**
    * How the tool may be run as an MCP task (a `tools/call` with a `task`
-   * param, see README "Tasks"): `forbidden` (plain calls only), `optional`
+   * param, see docs/tasks.md "Tasks"): `forbidden` (plain calls only), `optional`
    * (either) or `required` (tasks only). Shown in `tools/list`.
    * @default { taskSupport: 'forbidden' }
    */

@@ -1,5 +1,5 @@
 /**
- * Measures the multi-host bounds README "Many hosts" states (one run each, real processes, a real
+ * Measures the multi-host bounds docs/many-hosts.md "Many hosts" states (one run each, real processes, a real
  * redis-server). Not part of `npm test` (it asserts no timing): run it with
  * `npm run build && npx vitest run -c vitest.measure.config.ts`.
  */

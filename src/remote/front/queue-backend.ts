@@ -244,7 +244,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.sweeper);
-    // A task's job is left running: its task, in Redis, outlives this front end (README "Many hosts"). One whose
+    // A task's job is left running: its task, in Redis, outlives this front end (docs/many-hosts.md "Many hosts"). One whose
     // task was never stored (an undecided task window) is cancelled by its host's check once our liveness key is gone.
     const calls = this.calls().filter((c) => c.taskId === undefined);
     await Promise.race([Promise.all(calls.map((c) => c.requestCancel('front end closing'))), new Promise((r) => setTimeout(r, 2000))]);
