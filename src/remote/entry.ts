@@ -12,12 +12,8 @@ export { QueueBackend, LOST_HOST_TIMEOUT_MS, NO_HOST_TIMEOUT_MS, REDIS_TIMEOUT_M
 export type { QueueBackendOptions } from './front/queue-backend.js';
 export { WorkerHost, LOCK_DURATION_MS, STALLED_INTERVAL_MS, DRAIN_TIMEOUT_MS } from './host/worker-host.js';
 export type { WorkerHostOptions, WorkerHostStats } from './host/worker-host.js';
-export { FRONT_LIVENESS_TTL_MS, HOST_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from './liveness.js';
-export { DEFAULT_QUEUE } from './messages.js';
 export { RedisTaskStore } from './tasks/task-store.js';
 export type { RedisTaskStoreOptions, StoredAnswer, StoredTask, TaskSettlement } from './tasks/task-store.js';
 export { RedisTaskInputs } from './tasks/task-input-store.js';
 export type { StoredClaim, StoredQuestion } from './tasks/task-input-store.js';
-export { ClusterKey } from './config/cluster-key.js';
-export { REDIS_URL_ENV, redactUrl } from './config/redis-config.js';
 export { RedisConfigError, RedisAuthError, RedisUnreachableError } from '../errors.js';

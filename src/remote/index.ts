@@ -29,10 +29,6 @@ export type RedisTaskStore = import('./tasks/task-store.js').RedisTaskStore;
 export const RedisTaskInputs: typeof remote.RedisTaskInputs = remote.RedisTaskInputs;
 /** The 2026 tasks' questions to the client, shared by the front ends through Redis. */
 export type RedisTaskInputs = import('./tasks/task-input-store.js').RedisTaskInputs;
-/** The key that signs the records front ends and hosts exchange through Redis. */
-export const ClusterKey: typeof remote.ClusterKey = remote.ClusterKey;
-/** The key that signs the records front ends and hosts exchange through Redis. */
-export type ClusterKey = import('./config/cluster-key.js').ClusterKey;
 /** How long a front end waits for the call of a host whose liveness key lapsed before it fails the call. */
 export const LOST_HOST_TIMEOUT_MS: typeof remote.LOST_HOST_TIMEOUT_MS = remote.LOST_HOST_TIMEOUT_MS;
 /** How long the front end waits with no live worker host before it fails its queued calls (and refuses new ones). */
@@ -45,18 +41,12 @@ export const LOCK_DURATION_MS: typeof remote.LOCK_DURATION_MS = remote.LOCK_DURA
 export const STALLED_INTERVAL_MS: typeof remote.STALLED_INTERVAL_MS = remote.STALLED_INTERVAL_MS;
 /** How long a SIGTERM'd host lets its running jobs finish before it stops them and exits. */
 export const DRAIN_TIMEOUT_MS: typeof remote.DRAIN_TIMEOUT_MS = remote.DRAIN_TIMEOUT_MS;
-/** How long a front end's liveness key outlives its last refresh: its jobs are cancelled on the hosts after this much silence. */
-export const FRONT_LIVENESS_TTL_MS: typeof remote.FRONT_LIVENESS_TTL_MS = remote.FRONT_LIVENESS_TTL_MS;
-/** How long a host's liveness key outlives its last refresh. */
-export const HOST_LIVENESS_TTL_MS: typeof remote.HOST_LIVENESS_TTL_MS = remote.HOST_LIVENESS_TTL_MS;
-/** How often a liveness key is refreshed. */
-export const LIVENESS_REFRESH_MS: typeof remote.LIVENESS_REFRESH_MS = remote.LIVENESS_REFRESH_MS;
-/** The default queue name of `serve --redis` and `worker`. */
-export const DEFAULT_QUEUE: typeof remote.DEFAULT_QUEUE = remote.DEFAULT_QUEUE;
-/** The environment variable a Redis URL may come from (keeps the password out of argv, hence out of `ps`). */
-export const REDIS_URL_ENV: typeof remote.REDIS_URL_ENV = remote.REDIS_URL_ENV;
-/** `redis://user:pw@host` → `redis://***:***@host`; anything unparsable loses whatever looks like credentials. */
-export const redactUrl: typeof remote.redactUrl = remote.redactUrl;
+
+// What needs neither peer: loaded with the entry, directly.
+export { ClusterKey } from './config/cluster-key.js';
+export { FRONT_LIVENESS_TTL_MS, HOST_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS } from './liveness.js';
+export { DEFAULT_QUEUE } from './messages.js';
+export { REDIS_URL_ENV, redactUrl } from './config/redis-config.js';
 
 export type { QueueBackendOptions } from './front/queue-backend.js';
 export type { WorkerHostOptions, WorkerHostStats } from './host/worker-host.js';

@@ -16,6 +16,7 @@ const MIN_KEY_BYTES = 32;
 /** What is signed: a job's data, a message on a front end's channel, a front end's reply to a host's ask, a parked call's record, a task's question. */
 export type SignedKind = 'job' | 'message' | 'reply' | 'park' | 'input';
 
+/** The key that signs the records front ends and hosts exchange through Redis (`--cluster-key-file`): a record that does not verify is refused. */
 export class ClusterKey {
   private constructor(private readonly key: Buffer) {}
 
