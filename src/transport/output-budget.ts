@@ -107,12 +107,15 @@ export class OutputBudget {
   private readonly entries = new Set<Entry>();
   private timer: NodeJS.Timeout | undefined;
   private readonly counters: OutputBudgetStats;
+  /** When the reclaim timer last did something (collected, or saw traffic): it fires once a second at most. */
   private reclaimAt = 0;
   private reclaimTimer: NodeJS.Timeout | undefined;
+  /** A stream was watched since the reclaim timer was set: traffic goes on. */
+  private watchedSince = false;
   /** Streams were closed here since the last collection. */
   private closedSince = false;
   /** The heap V8 holds (committed) after the last collection (or at start). */
-  private heapBase = getHeapStatistics().total_heap_size;
+  private heapBase = heldHeap();
 
   constructor(private readonly options: OutputBudgetOptions = {}) {
     this.perStreamBytes = options.perStreamBytes ?? DEFAULTS.maxOutputBufferBytes;
@@ -129,6 +132,7 @@ export class OutputBudget {
   watch(stream: WatchedStream): () => void {
     const entry: Entry = { stream, last: 0, progressAt: Date.now() };
     this.entries.add(entry);
+    this.watchedSince = true;
     this.arm();
     return () => {
       if (this.entries.delete(entry)) this.reclaimSoon();
@@ -208,23 +212,64 @@ export class OutputBudget {
   /** A look soon (once a second at most) at whether a full collection would give memory back; see the module comment. */
   private reclaimSoon(again = false): void {
     if (this.reclaimTimer) return;
+    this.watchedSince = false;
     const wait = Math.max(100, this.reclaimAt + 1000 - Date.now());
     this.reclaimTimer = setTimeout(() => {
       this.reclaimTimer = undefined;
-      // Streams still open: the traffic goes on, and V8 collects as it allocates.
-      if (this.entries.size > 0 && !this.closedSince) return;
-      // What V8 holds, not what is in use: it keeps the pages of an emptied heap until a collection shrinks it.
-      const held = getHeapStatistics().total_heap_size;
-      if (!again && held < this.heapBase + RECLAIM_BYTES) return;
+      const decision = reclaimDecision({ open: this.entries.size, watchedSince: this.watchedSince, closedSince: this.closedSince, again, heapBase: this.heapBase, held: heldHeap });
+      if (decision === 'later') {
+        this.reclaimAt = Date.now();
+        return this.reclaimSoon(again);
+      }
+      if (decision === 'no') return;
+      const held = heldHeap();
       this.reclaimAt = Date.now();
       this.closedSince = false;
       fullGc()();
-      this.heapBase = getHeapStatistics().total_heap_size;
+      this.heapBase = heldHeap();
       // V8 gives a large heap back over more than one collection: one more while it shrinks.
       if (held - this.heapBase >= RECLAIM_BYTES) this.reclaimSoon(true);
     }, wait);
     this.reclaimTimer.unref();
   }
+}
+
+/** What V8 holds, not what is in use: it keeps the pages of an emptied heap until a collection shrinks it. */
+function heldHeap(): number {
+  return getHeapStatistics().total_heap_size;
+}
+
+/** What {@link reclaimDecision} weighs when the reclaim timer fires. */
+export interface ReclaimState {
+  /** Streams watched now. */
+  readonly open: number;
+  /** Whether a stream was watched since the timer was set. */
+  readonly watchedSince: boolean;
+  /** Whether the budget closed streams since the last collection. */
+  readonly closedSince: boolean;
+  /** A second collection while the heap shrinks (no heap check). */
+  readonly again: boolean;
+  /** The heap held after the last collection. */
+  readonly heapBase: number;
+  /** The heap held now (read only when it matters). */
+  readonly held: () => number;
+}
+
+/**
+ * Whether to force a full collection now (`collect`), look again in a second (`later`: requests came and went since
+ * the timer was set, so the traffic goes on), or not at all (`no`). A forced collection under traffic is never worth
+ * it: V8 collects as it allocates, and a forced one throws away optimized code that held on to dead request objects,
+ * which V8 then compiles again: at 1 client over 2026 HTTP that doubled the server's CPU per call (issue 53's
+ * profile: 394 "weak objects" deoptimizations in 4 s, against none for the SDK's server). Streams the budget closed
+ * are the exception: what they held is the garbage to give back.
+ */
+export function reclaimDecision(s: ReclaimState): 'collect' | 'later' | 'no' {
+  if (!s.closedSince) {
+    // Streams still open: the traffic goes on; the last one to end sets the timer again.
+    if (s.open > 0) return 'no';
+    if (s.watchedSince) return 'later';
+  }
+  return s.again || s.held() >= s.heapBase + RECLAIM_BYTES ? 'collect' : 'no';
 }
 
 /** Garbage beyond the last collection's live heap worth a full collection once the streams are gone. */
