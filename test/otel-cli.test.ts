@@ -18,6 +18,8 @@ import { childrenOf, one, render, type SeenSpan } from './otel-helpers.js';
 import { otlpEnv, startReceiver, type Receiver } from './otlp-receiver.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { startHost, type HostProcess } from './remote-helpers.js';
+import { LineServer } from './line-client.js';
+import { modernRequest } from './modern-helpers.js';
 
 const KEYS = ['gen_ai.tool.name', 'mcp_cancel_pool.cancel.source', 'mcp_cancel_pool.cancel.winner', 'mcp_cancel_pool.hard_stop', 'mcp_cancel_pool.outcome', 'thread.id'];
 const traceparent = (traceId: string) => `00-${traceId}-00f067aa0ba902b7-01`;
@@ -209,5 +211,31 @@ describe('across hosts (a real redis-server)', () => {
     const hostCancel = one(spans, 'cancel', (s) => s.service === 'host');
     expect(hostCancel.attributes, render(spans, one(spans, 'tools/call spin'), KEYS)).toMatchObject({ 'mcp_cancel_pool.cancel.source': 'front_end', 'mcp_cancel_pool.cancel.winner': 'cancel' });
     expect(one(spans, 'host.job spin').attributes['mcp_cancel_pool.outcome']).toBe('cancelled');
+  });
+});
+
+describe('OTEL_TRACES_EXPORTER=console over stdio', () => {
+  it('each span is one JSON line on stderr; stdout carries only JSON-RPC', async () => {
+    const traceId = newTraceId();
+    const s = new LineServer(['--threads', '1', '--spare-threads', '0'], [], { OTEL_TRACES_EXPORTER: 'console', OTEL_METRICS_EXPORTER: 'console', OTEL_METRIC_EXPORT_INTERVAL: '100', OTEL_SERVICE_NAME: 'console-front' });
+    cleanup.push(async () => s.kill());
+    s.send(modernRequest(1, 'tools/call', { name: 'spin', arguments: { ms: 5 }, _meta: { traceparent: traceparent(traceId) } }));
+    expect(((await s.answer(1, 60_000)).result as { isError?: boolean }).isError).toBeFalsy();
+    const spanLines = () =>
+      s.stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((o) => o.traceId === traceId);
+    await until(() => spanLines().some((o) => o.name === 'tools/call spin'), 20_000, 'the span line on stderr');
+    await until(() => s.stderr.includes('"mcp.server.operation.duration"'), 20_000, 'the metric line on stderr');
+    const call = spanLines().find((o) => o.name === 'tools/call spin')!;
+    expect(call).toMatchObject({ kind: 1, parentSpanContext: { traceId, spanId: '00f067aa0ba902b7' }, resource: { attributes: { 'service.name': 'console-front' } } });
+    expect(call.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'spin', 'mcp_cancel_pool.outcome': 'completed' });
+    expect(spanLines().map((o) => o.name)).toEqual(expect.arrayContaining(['pool.wait', 'pool.run spin']));
+    expect(s.stderr).toContain('telemetry: traces console (stderr), metrics console (stderr)');
+    // Every stdout line parsed as JSON-RPC; no span, metric or log line among them.
+    expect(s.lines.length).toBeGreaterThan(0);
+    for (const line of s.lines) expect(line).toMatchObject({ jsonrpc: '2.0' });
   });
 });

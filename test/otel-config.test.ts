@@ -1,6 +1,6 @@
 /** What the OTEL_* variables ask `serve` and `worker` for (src/otel/sdk.ts): the standard names, and one line for what is not supported. */
 import { describe, expect, it } from 'vitest';
-import { TelemetryConfigError, telemetryWanted } from '../dist/src/otel/sdk.js';
+import { propagatorsWanted, TelemetryConfigError, telemetryWanted } from '../dist/src/otel/sdk.js';
 
 describe('telemetryWanted', () => {
   it('asks for nothing without the variables, or with OTEL_SDK_DISABLED=true', () => {
@@ -17,9 +17,37 @@ describe('telemetryWanted', () => {
     expect(telemetryWanted({ OTEL_METRICS_EXPORTER: 'otlp', OTEL_TRACES_EXPORTER: 'none' })).toEqual({ metrics: 'http/protobuf' });
   });
 
-  it('refuses in one line what it cannot do: console (stdout is the MCP channel), grpc', () => {
-    expect(() => telemetryWanted({ OTEL_TRACES_EXPORTER: 'console' })).toThrow(TelemetryConfigError);
-    expect(() => telemetryWanted({ OTEL_TRACES_EXPORTER: 'console' })).toThrow(/OTEL_TRACES_EXPORTER=console is not supported/);
+  it('console for either signal: JSON lines on stderr (stdout is the MCP channel), whatever the OTLP protocol says', () => {
+    expect(telemetryWanted({ OTEL_TRACES_EXPORTER: 'console' })).toEqual({ traces: 'console' });
+    expect(telemetryWanted({ OTEL_METRICS_EXPORTER: 'console', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toEqual({ metrics: 'console' });
+    expect(telemetryWanted({ OTEL_TRACES_EXPORTER: 'console', OTEL_METRICS_EXPORTER: 'otlp' })).toEqual({ traces: 'console', metrics: 'http/protobuf' });
+  });
+
+  it('refuses in one line what it cannot do: another exporter, two at once, grpc', () => {
+    expect(() => telemetryWanted({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(TelemetryConfigError);
+    expect(() => telemetryWanted({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/OTEL_TRACES_EXPORTER=zipkin is not supported: use otlp, console \(JSON lines on stderr\) or none/);
+    expect(() => telemetryWanted({ OTEL_TRACES_EXPORTER: 'otlp,console' })).toThrow(/name one exporter/);
     expect(() => telemetryWanted({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported: use http\/protobuf or http\/json/);
+  });
+});
+
+describe('propagatorsWanted (OTEL_PROPAGATORS)', () => {
+  it('tracecontext and baggage by default; the list as given; none installs none', () => {
+    expect(propagatorsWanted({})).toEqual({ use: ['tracecontext', 'baggage'], skipped: [] });
+    expect(propagatorsWanted({ OTEL_PROPAGATORS: '' })).toEqual({ use: ['tracecontext', 'baggage'], skipped: [] });
+    expect(propagatorsWanted({ OTEL_PROPAGATORS: 'baggage' })).toEqual({ use: ['baggage'], skipped: [] });
+    expect(propagatorsWanted({ OTEL_PROPAGATORS: ' TraceContext , tracecontext' })).toEqual({ use: ['tracecontext'], skipped: [] });
+    expect(propagatorsWanted({ OTEL_PROPAGATORS: 'none' })).toEqual({ use: [], skipped: [] });
+    expect(propagatorsWanted({ OTEL_PROPAGATORS: 'tracecontext,none' })).toEqual({ use: [], skipped: [] });
+  });
+
+  it('an unsupported name is skipped and named, with the others, in one warning line', () => {
+    const wanted = propagatorsWanted({ OTEL_PROPAGATORS: 'b3,tracecontext,jaeger,xray,baggage' });
+    expect(wanted.use).toEqual(['tracecontext', 'baggage']);
+    expect(wanted.skipped).toEqual(['b3', 'jaeger', 'xray']);
+    expect(wanted.warning).toBe('OTEL_PROPAGATORS: b3, jaeger, xray not supported (only tracecontext, baggage, none): skipped; using tracecontext,baggage');
+    expect(wanted.warning).not.toContain('\n');
+    expect(propagatorsWanted({ OTEL_PROPAGATORS: 'b3multi' })).toEqual({ use: [], skipped: ['b3multi'], warning: 'OTEL_PROPAGATORS: b3multi not supported (only tracecontext, baggage, none): skipped; no propagator installed' });
+    expect(propagatorsWanted({ OTEL_PROPAGATORS: 'tracecontext' }).warning).toBeUndefined();
   });
 });

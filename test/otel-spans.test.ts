@@ -24,12 +24,54 @@ import { liveMeter, liveTracer } from '../dist/src/otel/tracer.js';
 import { tracedHandler } from '../dist/src/otel/server-span.js';
 import { activeCarrier } from '../dist/src/otel/carrier.js';
 import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { InMemoryTransport as InMemory2 } from '@modelcontextprotocol/server';
+import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import { InputWaits } from '../dist/src/asks/input-waits.js';
+import { TaskRunner } from '../dist/src/tasks/runner.js';
+import { modernRequest } from './modern-helpers.js';
 import { CLIENT_TOOLS, until } from './helpers.js';
 import { childrenOf, one, render, type SeenSpan } from './otel-helpers.js';
 
 const exporter = new InMemorySpanExporter();
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT = '00f067aa0ba902b7';
+
+/** The links of the finished span `spanId`: the span id each names, and why. */
+function linksOf(spanId: string): { traceId: string; spanId: string; reason: unknown }[] {
+  const span = exporter.getFinishedSpans().find((x) => x.spanContext().spanId === spanId);
+  return (span?.links ?? []).map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId, reason: l.attributes?.['mcp_cancel_pool.link.reason'] }));
+}
+
+const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
+const ASKABLE = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+
+/** A 2026 connection in process, wired as stdio serves it (src/transport/stdio/serve.ts), spoken to in raw JSON-RPC. */
+async function connect2026() {
+  const executor = await Executor.create({ threads: 1, toolModules: [MRTR_TOOLS] });
+  const wire = newWireStats();
+  const [clientSide, serverSide] = InMemory2.createLinkedPair();
+  const inputWaits = new InputWaits(executor);
+  const guard = new GuardedTransport(serverSide as never, 'memory', executor, wire, { inputWaits, abortMeansCancel: false });
+  const tasks = new TaskRunner(executor);
+  const handle = sdkServeStdio(() => createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }), tasks), { transport: guard as never, onerror: () => undefined });
+  const got: Record<string, unknown>[] = [];
+  clientSide.onmessage = (m) => void got.push(m as Record<string, unknown>);
+  await clientSide.start();
+  return {
+    send: (m: unknown) => clientSide.send(m as never),
+    answer: async (id: number) => {
+      await until(() => got.some((m) => m.id === id && m.method === undefined), 20_000, `the answer to ${id}`);
+      return got.find((m) => m.id === id && m.method === undefined)!.result as Record<string, unknown>;
+    },
+    close: async () => {
+      await handle.close();
+      inputWaits.close();
+      await tasks.close();
+      await executor.close();
+    },
+  };
+}
 
 function seen(): SeenSpan[] {
   const ms = (t: readonly [number, number]) => t[0] * 1000 + t[1] / 1e6;
@@ -201,6 +243,83 @@ describe('spans of a task', () => {
     expect(cancel.parentSpanId, tree).toBe(call.spanId);
     expect(cancel.attributes, tree).toMatchObject({ 'mcp_cancel_pool.cancel.source': 'tasks_cancel', 'mcp_cancel_pool.cancel.winner': 'cancel' });
     expect(one(spans, 'tasks/cancel').kind).toBe(SpanKind.SERVER);
+  });
+});
+
+describe('every round of a 2026 call is in its first round\'s trace', () => {
+  const OTHER_TRACE = '0af7651916cd43dd8448eb211c80319c';
+  const OTHER_PARENT = 'b7ad6b7169203331';
+  /** Round 1 with the client's traceparent, then its retry with `retryMeta`: the two server spans. */
+  async function twoRounds(retryMeta: Record<string, unknown>) {
+    const c = await connect2026();
+    open.push(c.close);
+    c.send(modernRequest(1, 'tools/call', { name: 'greet_user', arguments: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } }, {}, ASKABLE));
+    const first = await c.answer(1);
+    expect(first.resultType).toBe('input_required');
+    const [key] = Object.keys(first.inputRequests as object) as [string];
+    c.send(modernRequest(2, 'tools/call', { name: 'greet_user', arguments: {}, requestState: first.requestState, inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } }, _meta: retryMeta }, {}, ASKABLE));
+    expect(((await c.answer(2)).content as { text: string }[])[0]!.text).toMatch(/^hello, Ada/);
+    await until(() => seen().filter((x) => x.name === 'tools/call greet_user').length === 2, 5000, 'both rounds\' spans');
+    const spans = seen();
+    const round = (id: string) => one(spans, 'tools/call greet_user', (x) => x.attributes['jsonrpc.request.id'] === id);
+    return { spans, first: round('1'), retry: round('2') };
+  }
+
+  it('a retry without a traceparent: its span is a child of the first round\'s, and the job stays under the first round', async () => {
+    const { spans, first, retry } = await twoRounds({});
+    expect(first).toMatchObject({ traceId: TRACE_ID, parentSpanId: PARENT });
+    expect(first.attributes['mcp_cancel_pool.outcome']).toBe('input_required');
+    expect(retry, render(spans, first, KEYS)).toMatchObject({ traceId: TRACE_ID, parentSpanId: first.spanId });
+    expect(retry.attributes['mcp_cancel_pool.outcome']).toBe('completed');
+    expect(linksOf(retry.spanId)).toEqual([]);
+    expect(one(spans, 'pool.run greet_user').parentSpanId).toBe(first.spanId);
+  });
+
+  it('a retry with a traceparent of another trace: the client\'s parent, and a Link to the first round', async () => {
+    const { first, retry } = await twoRounds({ traceparent: `00-${OTHER_TRACE}-${OTHER_PARENT}-01` });
+    expect(retry).toMatchObject({ traceId: OTHER_TRACE, parentSpanId: OTHER_PARENT });
+    expect(linksOf(retry.spanId)).toEqual([{ traceId: TRACE_ID, spanId: first.spanId, reason: 'first_round' }]);
+  });
+
+  it('a retry that resends the first round\'s traceparent: the client\'s parent, already the same trace, no link', async () => {
+    const { retry } = await twoRounds({ traceparent: `00-${TRACE_ID}-${PARENT}-01` });
+    expect(retry).toMatchObject({ traceId: TRACE_ID, parentSpanId: PARENT });
+    expect(linksOf(retry.spanId)).toEqual([]);
+  });
+});
+
+describe('tasks/* requests join the trace of the call that created the task', () => {
+  it('without a traceparent: children of the creating tools/call; with one of another trace: its parent and a Link', async () => {
+    const c = await connect();
+    open.push(c.close);
+    const OTHER = `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01`;
+    const created = await c.client.request({ method: 'tools/call', params: { name: 'spin', arguments: { ms: 20_000 }, task: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } } }, z.object({ task: z.object({ taskId: z.string() }) }).passthrough());
+    const { taskId } = created.task;
+    const any = z.object({}).passthrough();
+    await c.client.request({ method: 'tasks/get', params: { taskId } }, any);
+    await c.client.request({ method: 'tasks/get', params: { taskId, _meta: { traceparent: OTHER } } }, any);
+    await c.client.request({ method: 'tasks/cancel', params: { taskId } }, any);
+    await c.client.request({ method: 'tasks/result', params: { taskId } }, any).catch(() => undefined); // cancelled: its answer may be an error
+    await until(() => seen().some((x) => x.name === 'tasks/result'), 10_000, 'the tasks/result span');
+    const spans = seen();
+    const call = one(spans, 'tools/call spin');
+    const tree = render(spans, call, KEYS);
+    const gets = spans.filter((x) => x.name === 'tasks/get').sort((a, b) => a.start - b.start);
+    expect(gets).toHaveLength(2);
+    expect(gets[0], tree).toMatchObject({ traceId: TRACE_ID, parentSpanId: call.spanId });
+    expect(linksOf(gets[0]!.spanId)).toEqual([]);
+    expect(gets[1]).toMatchObject({ traceId: '0af7651916cd43dd8448eb211c80319c', parentSpanId: 'b7ad6b7169203331' });
+    expect(linksOf(gets[1]!.spanId)).toEqual([{ traceId: TRACE_ID, spanId: call.spanId, reason: 'task' }]);
+    expect(one(spans, 'tasks/cancel'), tree).toMatchObject({ traceId: TRACE_ID, parentSpanId: call.spanId });
+    expect(one(spans, 'tasks/result'), tree).toMatchObject({ traceId: TRACE_ID, parentSpanId: call.spanId });
+  });
+
+  it('a task id of no task (or another owner\'s) joins nothing: a root span', async () => {
+    const c = await connect();
+    open.push(c.close);
+    await c.client.request({ method: 'tasks/get', params: { taskId: 'no-such-task' } }, z.object({}).passthrough()).catch(() => undefined);
+    await until(() => seen().some((x) => x.name === 'tasks/get'), 5000, 'the tasks/get span');
+    expect(one(seen(), 'tasks/get').parentSpanId).toBeUndefined();
   });
 });
 

@@ -19,6 +19,7 @@ import type { CallHandle, ClientRequestHandler, JobOutcome, StartOptions } from 
 import type { ClientRequestMethod } from '../stages/tool.js';
 import { CAPABILITY, OpenQuestions, undeclared, type InputRequest } from './questions.js';
 import type { ParkedCall, ParkedQuestion } from './shared-parking.js';
+import { activeTraceparent } from '../otel/carrier.js';
 
 /**
  * The request a round is served in, as the server hands it over: what it
@@ -52,6 +53,13 @@ export class InputCall {
   /** Keys of a call adopted from another front end, for its open asks as they are handed over (in order). */
   private readonly presetKeys: string[];
 
+  /**
+   * The first round's server span (a W3C traceparent) while tracing is on:
+   * every later round's span joins its trace (src/otel/server-span.ts), here
+   * or, kept in the shared record, on another front end.
+   */
+  readonly firstRound: string | undefined;
+
   /** `adopted`: the call was parked by another front end and `call` takes over its job (shared-parking.ts). */
   constructor(
     readonly call: CallHandle,
@@ -59,6 +67,8 @@ export class InputCall {
     adopted?: ParkedCall,
   ) {
     this.presetKeys = adopted?.questions.map((q) => q.key) ?? [];
+    // Made in the first round's handler, inside its server span (adopted: the round that parked it elsewhere said which).
+    this.firstRound = adopted ? adopted.firstRound : activeTraceparent();
     this.asks = new OpenQuestions(adopted?.nextKey);
     this.capabilities = first.capabilities;
     this.toolName = first.options.tool;

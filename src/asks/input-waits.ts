@@ -113,7 +113,7 @@ export class InputWaits {
   /** Parks `input` for `caller`'s retry (shared first, when it is); returns the `requestState` to send. */
   async park(input: InputCall, caller: string, wait: string = randomUUID()): Promise<string> {
     // Shared before the answer leaves: the retry may reach another front end at once.
-    const shared = this.shared ? await this.shared.share(wait, input.call, { caller, tool: input.tool, questions: input.questions(), nextKey: input.keyCounter }, this.waitMs).catch(() => false) : false;
+    const shared = this.shared ? await this.shared.share(wait, input.call, { caller, tool: input.tool, questions: input.questions(), nextKey: input.keyCounter, ...(input.firstRound !== undefined && { firstRound: input.firstRound }) }, this.waitMs).catch(() => false) : false;
     const issuer = shared ? this.shared!.scope : this.self;
     const expiresAt = Date.now() + this.waitMs;
     const timer = setTimeout(() => this.expire(wait), this.waitMs);
@@ -193,6 +193,16 @@ export class InputWaits {
     this.counters.inputRetries++;
     this.counters.inputAdopted++;
     return input;
+  }
+
+  /**
+   * The first round's traceparent of a retry's call, for its server span: the
+   * parked call's own, or (parked on another front end) its shared record's.
+   */
+  firstRoundOf(claim: InputCall | PendingClaim): string | undefined | Promise<string | undefined> {
+    if (claim instanceof InputCall) return claim.firstRound;
+    if (claim.local) return claim.local.firstRound;
+    return this.shared?.firstRoundOf?.(claim.wait);
   }
 
   /** A retry refused before its state could be opened (counted with the rest). */

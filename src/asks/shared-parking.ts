@@ -21,6 +21,8 @@ export interface ParkedCall {
   readonly questions: readonly ParkedQuestion[];
   /** The number of the call's next key (keys are never reused over a call's life). */
   readonly nextKey: number;
+  /** The first round's server span as a W3C traceparent, when traced: the rounds resumed elsewhere join its trace. */
+  readonly firstRound?: string;
 }
 
 /** Why an adoption was refused; `reason` is `data.reason` on the wire. */
@@ -47,4 +49,10 @@ export interface SharedParking {
   adopt(wait: string, handle: CallHandle): Promise<ParkedCall | AdoptRefusal>;
   /** The parking front end's expiry or cancel of `wait`: true if it won over every adoption (the job is then its to cancel). */
   unpark(wait: string): Promise<boolean>;
+  /**
+   * The first round's traceparent of the call parked under `wait`, read
+   * without adopting it (a retry's span starts before its adoption is
+   * decided); undefined when it has none or is gone.
+   */
+  firstRoundOf?(wait: string): Promise<string | undefined>;
 }

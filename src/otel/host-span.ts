@@ -7,7 +7,7 @@
 import { context, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
 import type { JobOutcome } from '../backend/backend.js';
 import { ATTR } from './attributes.js';
-import { extractCarrier, parseCarrier } from './carrier.js';
+import { extractOwnCarrier, parseCarrier } from './carrier.js';
 import { liveTracer } from './tracer.js';
 
 /** One job's span on a worker host (see the module comment). */
@@ -21,7 +21,7 @@ export class HostJobSpan {
   static begin(carrier: unknown, tool: string, jobId: string, hostId: string): HostJobSpan | undefined {
     const tracer = liveTracer();
     if (tracer === undefined) return undefined;
-    const parent = extractCarrier(parseCarrier(carrier));
+    const parent = extractOwnCarrier(parseCarrier(carrier));
     const span = tracer.startSpan(`host.job ${tool}`, { kind: SpanKind.CONSUMER, attributes: { [ATTR.toolName]: tool, [ATTR.jobId]: jobId, [ATTR.hostId]: hostId } }, parent);
     return new HostJobSpan(span, trace.setSpan(parent, span));
   }

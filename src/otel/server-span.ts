@@ -5,11 +5,17 @@
  * one, if any. The handler runs inside it, so whatever the call starts (its
  * job on the pool, a task, a job on another host) joins the trace. Also
  * records `mcp.server.operation.duration` when a MeterProvider is registered.
+ *
+ * A request that continues something traced before (a 2026 retry round of a
+ * call, a `tasks/*` request naming a task) joins that trace ({@link JoinOf}):
+ * without a `traceparent` of its own its span is parented on the earlier
+ * span; with one that names another trace it keeps the client's parent and
+ * gets a Link to the earlier span (docs/operations.md, "Rounds and tasks").
  */
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Histogram, type Link, type Meter, type Tracer } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Histogram, type Link, type Meter, type SpanContext, type Tracer } from '@opentelemetry/api';
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { ATTR, DURATION_BUCKETS } from './attributes.js';
-import { carrierOf, extractCarrier } from './carrier.js';
+import { carrierOf, extractCarrier, type TraceCarrier } from './carrier.js';
 import { liveMeter, liveTracer } from './tracer.js';
 import { logger } from '../log/logger.js';
 
@@ -17,24 +23,89 @@ import { logger } from '../log/logger.js';
 type Handler<Q, R> = (request: Q, ctx: ServerContext) => Promise<R>;
 
 /** What the span reads of a request. */
-interface RequestLike {
+export interface RequestLike {
   readonly params?: { readonly [key: string]: unknown };
 }
 
 /** How a handler's rejection that means "cancelled, nothing is sent" is recognised (ToolCalls' CancelledCall). */
 export type IsCancelled = (error: unknown) => boolean;
 
+/** Why a server span joins an earlier one: `first_round` (a retry round of a 2026 call), `task` (a tasks/* request). */
+export type JoinReason = 'first_round' | 'task';
+
+/** The earlier span a request continues, and why. */
+export interface Joined {
+  readonly spanContext: SpanContext;
+  readonly reason: JoinReason;
+}
+
+/**
+ * The earlier span a request continues, if any: asked only while an SDK is
+ * registered, before the request's span starts (a shared store may answer
+ * asynchronously: the span then starts once it has).
+ */
+export type JoinOf = (request: RequestLike, ctx: ServerContext) => Joined | undefined | Promise<Joined | undefined>;
+
+/** The link attribute that says why a span links an earlier one (the {@link JoinReason}). */
+export const JOIN_LINK_ATTRIBUTE = 'mcp_cancel_pool.link.reason';
+
 /**
  * Wraps a request handler. While no SDK is registered this costs one global
  * look-up per request and allocates nothing (the handler is called as is).
  */
-export function tracedHandler<Q extends RequestLike, R>(method: string, handler: Handler<Q, R>, protocolVersion: () => string | undefined, isCancelled: IsCancelled): Handler<Q, R> {
+export function tracedHandler<Q extends RequestLike, R>(method: string, handler: Handler<Q, R>, protocolVersion: () => string | undefined, isCancelled: IsCancelled, joinOf?: JoinOf): Handler<Q, R> {
   return (request, ctx) => {
     const tracer = liveTracer();
     const meter = liveMeter();
     if (tracer === undefined && meter === undefined && !logger().debugOn) return handler(request, ctx);
-    return traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled);
+    // In a function of its own: a closure here would make V8 allocate this function's context on every call, traced or not.
+    return joinedThenTraced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, joinOf);
   };
+}
+
+function joinedThenTraced<Q extends RequestLike, R>(
+  tracer: Tracer | undefined,
+  meter: Meter | undefined,
+  method: string,
+  handler: Handler<Q, R>,
+  request: Q,
+  ctx: ServerContext,
+  protocolVersion: () => string | undefined,
+  isCancelled: IsCancelled,
+  joinOf: JoinOf | undefined,
+): Promise<R> {
+  const joined = tracer !== undefined && joinOf ? joinOf(request, ctx) : undefined;
+  if (joined instanceof Promise) {
+    // A lookup that fails leaves the span unjoined; it never fails the request.
+    return joined.catch(() => undefined).then((j) => traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, j));
+  }
+  return traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, joined);
+}
+
+/**
+ * The span's parent and links. The client's `traceparent` wins when it sends
+ * one; an earlier span of the same call or task is then linked if it is in
+ * another trace, and is the parent when the client sends none (so every round
+ * and every tasks/* request of one call is in one trace, whatever the client
+ * does).
+ */
+export function parentAndLinks(ambient: Context, carrier: TraceCarrier | undefined, joined: Joined | undefined): { parent: Context; links: Link[] | undefined } {
+  const links: Link[] = [];
+  const clientParent = carrier ? extractCarrier(carrier, ambient) : undefined;
+  const clientSpan = clientParent && trace.getSpanContext(extractCarrier(carrier, ROOT_CONTEXT));
+  let parent: Context;
+  if (clientSpan) {
+    parent = clientParent!;
+    if (joined && joined.spanContext.traceId !== clientSpan.traceId) links.push({ context: joined.spanContext, attributes: { [JOIN_LINK_ATTRIBUTE]: joined.reason } });
+  } else if (joined) {
+    parent = trace.setSpanContext(clientParent ?? ambient, joined.spanContext);
+  } else {
+    parent = clientParent ?? ambient;
+  }
+  // The ambient span (a transport's own, if any) is linked whenever it is not the parent.
+  const ambientSpan = trace.getSpanContext(ambient);
+  if (ambientSpan && trace.getSpanContext(parent)?.spanId !== ambientSpan.spanId) links.push({ context: ambientSpan });
+  return { parent, links: links.length > 0 ? links : undefined };
 }
 
 function traced<Q extends RequestLike, R>(
@@ -46,6 +117,7 @@ function traced<Q extends RequestLike, R>(
   ctx: ServerContext,
   protocolVersion: () => string | undefined,
   isCancelled: IsCancelled,
+  joined: Joined | undefined,
 ): Promise<R> {
   const params: { readonly [key: string]: unknown } = request.params ?? {};
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
@@ -67,10 +139,7 @@ function traced<Q extends RequestLike, R>(
     attributes[ATTR.mcpResourceUri] = params.uri;
   }
   const ambient = context.active();
-  const carrier = carrierOf(params._meta, envelope);
-  const parent = carrier ? extractCarrier(carrier, ambient) : ambient;
-  const ambientSpan = carrier ? trace.getSpanContext(ambient) : undefined;
-  const links: Link[] | undefined = ambientSpan ? [{ context: ambientSpan }] : undefined;
+  const { parent, links } = parentAndLinks(ambient, carrierOf(params._meta, envelope), joined);
   const span = tracer?.startSpan(target === undefined ? method : `${method} ${target}`, { kind: SpanKind.SERVER, attributes, ...(links && { links }) }, parent);
   const inSpan: Context = span ? trace.setSpan(parent, span) : parent;
   const started = performance.now();

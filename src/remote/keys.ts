@@ -55,7 +55,7 @@ export class RemoteKeys {
   park(wait: string): string {
     return `${this.prefix}:park:${wait}`;
   }
-  /** A task record (task-lua.ts): `w` owner, `n` tool, `f` creating front end, `q` order, `j` task JSON, `a` answer JSON, `o` the job's outcome message, `k` the number of its last question key, `i` its --input-wait-ms, `l` the end of its lease (epoch ms; tasks/leases.ts). */
+  /** A task record (task-lua.ts): `w` owner, `n` tool, `f` creating front end, `q` order, `j` task JSON, `a` answer JSON, `o` the job's outcome message, `k` the number of its last question key, `i` its --input-wait-ms, `l` the end of its lease (epoch ms; tasks/leases.ts), `t` the creating call's traceparent (tracing only). */
   task(taskId: string): string {
     return `${this.prefix}:task:${taskId}`;
   }

@@ -107,6 +107,13 @@ export class CallRounds {
     return { kind: 'input', answer: { resultType: 'input_required', inputRequests: round.inputRequests, requestState } };
   }
 
+  /** The first round's traceparent of the call retry `id` resumes (admitted at the door); undefined if `id` is no retry. */
+  firstRoundOf(id: RequestId): string | undefined | Promise<string | undefined> {
+    const resume = this.resumes.get(id);
+    if (resume === undefined) return undefined;
+    return this.waits.firstRoundOf(resume instanceof InputCall ? resume : resume.claim);
+  }
+
   /** A retry answered before its handler resumed the call (the SDK refused it): true if `id` was one. */
   dropResume(id: RequestId): boolean {
     return this.resumes.delete(id);

@@ -9,7 +9,7 @@ import { ProtocolErrorCode, Server, type BaseContext, type MessageExtraInfo, typ
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
-import { callAsTask, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
+import { callAsTask, eraOf, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
 import { TaskRunner, type TaskStats } from '../tasks/runner.js';
 import type { InputWaits, InputWaitStats } from '../asks/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
@@ -19,7 +19,8 @@ import { routeRequestsDirectly } from './request-route.js';
 import { plainlyValidResult } from './result-shape.js';
 import { capabilitiesOf } from '../asks/retry.js';
 import { isCancelledCall } from './tool-calls.js';
-import { tracedHandler } from '../otel/server-span.js';
+import { tracedHandler, type JoinOf, type JoinReason, type Joined } from '../otel/server-span.js';
+import { spanContextOf } from '../otel/carrier.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
 export { SERVER_BUSY } from './wire-errors.js';
@@ -96,6 +97,8 @@ function convertTools(backend: CallBackend): ListedTool[] {
 export class GuardedServer extends Server {
   /** This instance's guard and caller, once connected. */
   scope: ServerScope | undefined;
+  /** The tasks its tasks/* requests name (set by {@link createMcpServer}), for their spans to join the creating call's trace. */
+  tasks: TaskRunner | undefined;
 
   constructor(
     info: { name: string; version: string },
@@ -144,7 +147,24 @@ export class GuardedServer extends Server {
    */
   protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
     // Outermost: the server span sees the answer that is sent, and the handler runs inside it (src/otel/server-span.ts).
-    return tracedHandler(method, this.checkedHandler(method, handler), () => this.getNegotiatedProtocolVersion(), isCancelledCall) as ReturnType<Server['_wrapHandler']>;
+    return tracedHandler(method, this.checkedHandler(method, handler), () => this.getNegotiatedProtocolVersion(), isCancelledCall, this.joinOf(method)) as ReturnType<Server['_wrapHandler']>;
+  }
+
+  /**
+   * What a request of `method` continues (src/otel/server-span.ts): a 2026
+   * retry round its call's first round, a tasks/* request its task's
+   * creating call. Read when the request arrives (the scope is set on connect).
+   */
+  private joinOf(method: string): JoinOf | undefined {
+    if (method === 'tools/call') return (_request, ctx) => joined(this.scope?.guard.calls.firstRoundOf(ctx.mcpReq.id), 'first_round');
+    if (method !== 'tasks/get' && method !== 'tasks/result' && method !== 'tasks/cancel' && method !== 'tasks/update') return undefined;
+    return (request, ctx) => {
+      const taskId = request.params?.taskId;
+      const scope = this.scope;
+      if (typeof taskId !== 'string' || !scope || !this.tasks) return undefined;
+      // The owner the handler will read it as (tasks/handlers.ts): another owner's task is not joined.
+      return joined(this.tasks.traceOf(eraOf(ctx) === 'legacy' ? scope.guard.session : scope.caller, taskId), 'task');
+    };
   }
 
   private checkedHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
@@ -173,6 +193,15 @@ type Answer = Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>>;
 
 /** The empty result the SDK checks in place of an answer that needs no check (see {@link GuardedServer}); never sent. */
 const STAND_IN: Answer = Object.freeze({ content: [] }) as Answer;
+
+/** A kept traceparent (or the promise of one) as what a span joins. */
+function joined(traceparent: string | undefined | Promise<string | undefined>, reason: JoinReason): Joined | undefined | Promise<Joined | undefined> {
+  const of = (t: string | undefined): Joined | undefined => {
+    const spanContext = spanContextOf(t);
+    return spanContext && { spanContext, reason };
+  };
+  return traceparent instanceof Promise ? traceparent.then(of) : of(traceparent);
+}
 
 function isTaskAnswer(result: object): boolean {
   const r = result as { task?: unknown; resultType?: unknown };
@@ -205,6 +234,7 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
     },
     (transport) => {
       const s = scopeOf(transport);
+      server.tasks = tasks;
       registerTaskHandlers(server, tasks, s.guard.session, s.caller);
       return s;
     },

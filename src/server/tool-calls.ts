@@ -94,6 +94,11 @@ export class ToolCalls {
     return this.rounds.waits;
   }
 
+  /** For request `id`'s server span: the first round's traceparent of the 2026 call it retries, if it is a retry. */
+  firstRoundOf(id: RequestId): string | undefined | Promise<string | undefined> {
+    return this.rounds.firstRoundOf(id);
+  }
+
   /** Whether a request of this connection with this id has not been answered (or dropped) yet. */
   isInFlight(id: RequestId): boolean {
     return this.requests.has(id);

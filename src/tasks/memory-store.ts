@@ -19,6 +19,8 @@ interface Entry {
   readonly expiresAt: number;
   task: Task;
   answer?: TaskAnswer;
+  /** The creating call's traceparent (TaskRecord.trace). */
+  readonly trace: string | undefined;
   /** Once finished: what it keeps, as counted against maxFinishedTaskBytes. */
   bytes: number;
   /** Waiting for the terminal status: resolved with the entry, or undefined when it is removed. */
@@ -68,7 +70,7 @@ export class MemoryTaskStore implements TaskStore {
     this.limits = resolveLimits(limits);
   }
 
-  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID()): Promise<Task> {
+  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID(), _tool?: string, trace?: string): Promise<Task> {
     const mine = this.byOwner.get(owner);
     const workingHere = this.workingOf.get(owner) ?? 0;
     if (workingHere >= this.limits.maxWorkingTasksPerSession) {
@@ -81,7 +83,7 @@ export class MemoryTaskStore implements TaskStore {
     const now = Date.now();
     const createdAt = new Date(now).toISOString();
     const task: Task = { taskId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: this.limits.pollIntervalMs };
-    const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, bytes: 0, waiters: [] };
+    const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, trace, bytes: 0, waiters: [] };
     this.byId.set(task.taskId, entry);
     this.workingOf.set(owner, workingHere + 1);
     this.working++;
@@ -227,5 +229,6 @@ export class MemoryTaskStore implements TaskStore {
 }
 
 function record(entry: Entry): TaskRecord {
-  return entry.answer ? { task: { ...entry.task }, answer: entry.answer } : { task: { ...entry.task } };
+  const traced = entry.trace !== undefined ? { trace: entry.trace } : undefined;
+  return entry.answer ? { task: { ...entry.task }, answer: entry.answer, ...traced } : { task: { ...entry.task }, ...traced };
 }

@@ -24,6 +24,7 @@ import { MemoryTaskStore } from './memory-store.js';
 import type { TaskAnswer, TaskLimits, TaskPage, TaskRecord, TaskStore } from './store.js';
 import { TaskJobs, type TaskBackend, type TaskCall } from './task-jobs.js';
 import { TaskWindows, type WindowedCall, type WindowHooks } from './window.js';
+import { activeTraceparent } from '../otel/carrier.js';
 
 export type { TaskStats } from './counters.js';
 export { taskSession, type TaskBackend, type TaskCall } from './task-jobs.js';
@@ -118,7 +119,8 @@ export class TaskRunner {
 
   /** Creates the task and queues its job; the task is `working` when returned. Throws the store's TaskLimitError. */
   async create(owner: string, call: TaskCall): Promise<Task> {
-    const task = await this.store.create(owner, call.ttlMs, undefined, call.tool);
+    // Called in the tools/call handler, inside its server span: the task keeps it for its tasks/* requests.
+    const task = await this.store.create(owner, call.ttlMs, undefined, call.tool, activeTraceparent());
     const { clientCapabilities } = call;
     const onClientRequest = clientCapabilities ? this.inputs.requester(owner, task.taskId, clientCapabilities) : call.onClientRequest;
     const outcome = this.jobs.start(task, this.jobs.track(owner, task, call.tool, call.onStatus), { ...call, ...(onClientRequest && { onClientRequest }) });
@@ -143,6 +145,15 @@ export class TaskRunner {
     const record = await this.store.get(owner, taskId);
     if (!record) throw new TaskNotFoundError(taskId);
     return record;
+  }
+
+  /**
+   * The creating call's traceparent of the owner's task, for a tasks/* request's
+   * server span; undefined if it has none or the owner has no such task. A
+   * plain read: it renews no lease (the request's handler does that).
+   */
+  async traceOf(owner: string, taskId: string): Promise<string | undefined> {
+    return (await this.store.get(owner, taskId))?.trace;
   }
 
   /**

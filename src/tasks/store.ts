@@ -29,6 +29,8 @@ export interface TaskRecord {
   readonly task: Task;
   /** Present exactly when `task.status` is terminal. */
   readonly answer?: TaskAnswer;
+  /** The server span of the `tools/call` that created the task, as a W3C traceparent, when it was traced (tasks/* requests join its trace). */
+  readonly trace?: string;
 }
 
 /** One page of {@link TaskStore.list}. */
@@ -95,9 +97,10 @@ export interface TaskStore {
    * `taskId` is the id to give it (a call that began before it became a task has its job
    * reserved under that id already); a fresh one when absent. `tool` names
    * what it runs (a store shared by front ends settles a task from its job's
-   * outcome wherever it is read, and needs it for the answer).
+   * outcome wherever it is read, and needs it for the answer). `trace` is
+   * kept as the record's {@link TaskRecord.trace}.
    */
-  create(owner: string, requestedTtlMs: number | undefined, taskId?: string, tool?: string): Promise<Task>;
+  create(owner: string, requestedTtlMs: number | undefined, taskId?: string, tool?: string, trace?: string): Promise<Task>;
   /** The task, or undefined if unknown, expired or another owner's. */
   get(owner: string, taskId: string): Promise<TaskRecord | undefined>;
   /**

@@ -16,6 +16,7 @@ import type { Task } from '@modelcontextprotocol/server';
 import type { CallHandle, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { TaskCounters } from './counters.js';
 import { taskSession, type TaskJobs } from './task-jobs.js';
+import { activeTraceparent } from '../otel/carrier.js';
 
 /** What {@link TaskWindows.begin} decided for a call, exactly once. */
 export type WindowDecision =
@@ -54,6 +55,8 @@ export class TaskWindows {
   /** Starts the call; `decision` settles once, as the module comment says. */
   begin(owner: string, options: StartOptions, ttlMs: number | undefined, hooks: WindowHooks, windowMs: number): WindowedCall {
     const taskId = randomUUID();
+    // Taken now, in the tools/call's server span: the task is stored from a timer later.
+    const trace = activeTraceparent();
     const job = this.jobs.backend.reserve(taskSession(owner), taskId);
     this.undecided.set(taskId, owner);
     const outcome = job.start({ ...options, taskId });
@@ -69,7 +72,7 @@ export class TaskWindows {
         if (job.state !== 'queued' && job.state !== 'running') return; // decided on the word: the outcome answers the call
         if (!claim()) return;
         hooks.becomingTask();
-        this.adopt(owner, taskId, options.tool, ttlMs, outcome).then(
+        this.adopt(owner, taskId, options.tool, ttlMs, outcome, trace).then(
           (task) => resolve({ kind: 'task', task }),
           () => {
             // The store refused it (a task limit, or a store that failed): the call is answered as a plain one.
@@ -92,8 +95,8 @@ export class TaskWindows {
   }
 
   /** Stores the task of a begun job whose window passed; the task takes the job's outcome. Throws the store's TaskLimitError. */
-  private async adopt(owner: string, taskId: string, tool: string, ttlMs: number | undefined, outcome: Promise<JobOutcome>): Promise<Task> {
-    const task = await this.jobs.store.create(owner, ttlMs, taskId, tool);
+  private async adopt(owner: string, taskId: string, tool: string, ttlMs: number | undefined, outcome: Promise<JobOutcome>, trace: string | undefined): Promise<Task> {
+    const task = await this.jobs.store.create(owner, ttlMs, taskId, tool, trace);
     this.undecided.delete(taskId);
     this.jobs.follow(taskId, this.jobs.track(owner, task, tool, undefined), outcome);
     this.adopted(owner, taskId);

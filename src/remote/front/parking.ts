@@ -12,13 +12,14 @@ import { parseSigned, signed, type ClusterKey } from '../config/cluster-key.js';
 import type { JobStates } from '../lua/job-states.js';
 import type { RemoteCall } from './remote-call.js';
 
-/** The record: `j` job, `c` caller, `t` tool, `q` questions (each with the host's ask id `a`), `n` next key. */
+/** The record: `j` job, `c` caller, `t` tool, `q` questions (each with the host's ask id `a`), `n` next key, `tp` the first round's traceparent (tracing only). */
 interface Record_ {
   readonly j: string;
   readonly c: string;
   readonly t: string;
   readonly q: readonly (ParkedQuestion & { readonly a: string })[];
   readonly n: number;
+  readonly tp?: string;
 }
 
 /** How long a parked call's record outlives its wait. */
@@ -44,7 +45,7 @@ export class RedisParking implements SharedParking {
     // The call's questions and its host's open asks are the same asks, made in the same order.
     const open = call.openAsks();
     if (open.length !== parked.questions.length || open.some((o, i) => o.method !== parked.questions[i]!.method)) return false;
-    const record: Record_ = { j: jobId, c: parked.caller, t: parked.tool, q: parked.questions.map((q, i) => ({ ...q, a: open[i]!.a })), n: parked.nextKey };
+    const record: Record_ = { j: jobId, c: parked.caller, t: parked.tool, q: parked.questions.map((q, i) => ({ ...q, a: open[i]!.a })), n: parked.nextKey, ...(parked.firstRound !== undefined && { tp: parked.firstRound }) };
     // Kept past the wait: the parking front end's expiry must find it to win (a late state is refused as expired anyway).
     await this.states.park(wait, jobId, JSON.stringify(signed(this.key, 'park', wait, record)), ttlMs + PARK_GRACE_MS);
     return true;
@@ -69,7 +70,13 @@ export class RedisParking implements SharedParking {
       if (!call) void this.states.retire(record.j).catch(() => undefined);
       return { reason: 'gone', message: 'the retry was cancelled while it resumed the call' };
     }
-    return { caller: record.c, tool: record.t, questions: record.q.map(({ key, method, params }) => ({ key, method, params })), nextKey: record.n };
+    return { caller: record.c, tool: record.t, questions: record.q.map(({ key, method, params }) => ({ key, method, params })), nextKey: record.n, ...(typeof record.tp === 'string' && { firstRound: record.tp }) };
+  }
+
+  async firstRoundOf(wait: string): Promise<string | undefined> {
+    const data = await this.states.parked(wait);
+    const record = data === undefined ? undefined : parse(data, this.key, wait);
+    return typeof record?.tp === 'string' ? record.tp : undefined;
   }
 
   async unpark(wait: string): Promise<boolean> {

@@ -207,6 +207,11 @@ export class JobStates {
     await this.redis.multi().hset(key, 'j', jobId, 'd', data).pexpire(key, ttlMs).exec();
   }
 
+  /** A parked call's signed record, read without adopting it (undefined once adopted, expired or unparked). */
+  async parked(wait: string): Promise<string | undefined> {
+    return (await this.redis.hget(this.keys.park(wait), 'd')) ?? undefined;
+  }
+
   /** The one adoption of a parked call by `frontId` (ADOPT in ask-lua.ts). */
   async adopt(wait: string, frontId: string): Promise<{ found: 'adopted'; data: string; jobId: string } | { found: 'used' | 'gone' }> {
     const [found, data, jobId] = (await this.call('mcpAdopt', this.keys.park(wait), this.keys.job(''), frontId, this.keys.frontChannel(''), this.keys.cancelChannel)) as [string, string, string];

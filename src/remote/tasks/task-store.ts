@@ -33,6 +33,8 @@ export type StoredAnswer = { readonly kind: 'result'; readonly result: CallToolR
 export interface StoredTask {
   readonly task: Task;
   readonly answer?: StoredAnswer;
+  /** The creating call's traceparent (`TaskRecord.trace`). */
+  readonly trace?: string;
 }
 /** How a job's outcome makes a task terminal (src/tasks/answer.ts has the rule). */
 export interface TaskSettlement {
@@ -73,7 +75,7 @@ export function taskWithStatus(j: string, status: Task['status'], statusMessage?
 }
 
 /** The fields of a record read at once (see RemoteKeys.task). */
-const FIELDS = ['w', 'n', 'f', 'j', 'a', 'o'] as const;
+const FIELDS = ['w', 'n', 'f', 'j', 'a', 'o', 't'] as const;
 
 /** Tasks in Redis, shared by every front end of the queue; see the module comment. */
 export class RedisTaskStore {
@@ -108,7 +110,7 @@ export class RedisTaskStore {
   }
 
   /** `TaskStore.create`; `tool` names what runs (a task ended elsewhere is settled with it). */
-  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID(), tool = ''): Promise<Task> {
+  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID(), tool = '', trace?: string): Promise<Task> {
     this.reachable('the task was not created');
     const o = this.options;
     const ttl = Math.min(requestedTtlMs ?? o.defaultTtlMs, o.maxTtlMs);
@@ -121,6 +123,8 @@ export class RedisTaskStore {
     if (found === 'owner') throw new TaskLimitError(`task limit reached: this session has ${o.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`);
     if (found === 'all') throw new TaskLimitError(`task limit reached: ${o.maxWorkingTasks} working tasks in all sessions of the queue (--max-working-tasks); try again later`);
     if (found !== 'ok') throw new Error(`task ${taskId} exists already`);
+    // Only while tracing (a field of its own, outside the Lua's create): what tasks/* requests on any front end join.
+    if (trace !== undefined) await this.redis.hset(k.task(taskId), 't', trace);
     this.mine.set(taskId, { owner, expiresAt: now + ttl, task });
     return { ...task };
   }
@@ -128,18 +132,19 @@ export class RedisTaskStore {
   /** `TaskStore.get`: a working task whose job has ended (here or elsewhere) is settled first. */
   async get(owner: string, taskId: string): Promise<StoredTask | undefined> {
     this.reachable('the task cannot be read');
-    const [w, tool, front, j, a, outcome] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (string | null)[];
+    const [w, tool, front, j, a, outcome, t] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (string | null)[];
     if (w !== owner || j === null || j === undefined) return undefined;
     const task = JSON.parse(j) as Task;
+    const traced = typeof t === 'string' ? { trace: t } : undefined;
     if (a) {
       const here = this.mine.get(taskId);
       if (here) here.task = task; // settled by another front end, maybe: the sweep must see it terminal
-      return { task, answer: JSON.parse(a) as StoredAnswer };
+      return { task, answer: JSON.parse(a) as StoredAnswer, ...traced };
     }
     // An outcome that does not verify is a stranger's write: dropped, the task goes on (the host's own replaces it).
     const recorded = outcome ? this.outcomeOf(outcome) : undefined;
     const ended = recorded ?? (front !== this.frontId ? await this.endedElsewhere(front ?? '', taskId) : undefined);
-    if (!ended) return { task };
+    if (!ended) return { task, ...traced };
     const { status, answer, statusMessage } = this.options.settlementOf(ended, tool ?? '', taskId);
     await this.settle(owner, taskId, status, answer, statusMessage);
     return this.get(owner, taskId);
