@@ -22,9 +22,10 @@
  *   stalled longest first, until the rest fit.
  *
  * A peer that reads is never stalled, so it receives answers larger than
- * either bound. Once the streams are gone (every one ended, or some closed
- * here) and V8 holds {@link RECLAIM_BYTES} more heap than the last collection
- * left, a full garbage collection is asked for, once a second at most (and
+ * either bound. After output nobody read (streams closed here, or more than
+ * {@link RECLAIM_BYTES} unread at some look), once the streams are gone and
+ * V8 holds as much more heap than the last collection left, a full garbage
+ * collection is asked for (see {@link reclaimDecision}), once a second at most (and
  * once more while it shrinks the heap by as much): V8 does not shrink an idle
  * heap soon on its own, and the answers nobody read would keep the process
  * near its peak memory.
@@ -110,6 +111,8 @@ export class OutputBudget {
   /** When the reclaim timer last did something (collected, or saw traffic): it fires once a second at most. */
   private reclaimAt = 0;
   private reclaimTimer: NodeJS.Timeout | undefined;
+  /** The most unread output all streams held at one look since the last collection. */
+  private unreadPeak = 0;
   /** A stream was watched since the reclaim timer was set: traffic goes on. */
   private watchedSince = false;
   /** Streams were closed here since the last collection. */
@@ -178,6 +181,7 @@ export class OutputBudget {
       }
     }
     this.counters.unreadOutputBytes = total;
+    if (total > this.unreadPeak) this.unreadPeak = total;
     // Nothing held anywhere and every stream left wakes us when it holds output again: sleep (an idle server stays idle).
     if (this.entries.size === 0 || !mustLook) this.disarm();
   }
@@ -216,7 +220,15 @@ export class OutputBudget {
     const wait = Math.max(100, this.reclaimAt + 1000 - Date.now());
     this.reclaimTimer = setTimeout(() => {
       this.reclaimTimer = undefined;
-      const decision = reclaimDecision({ open: this.entries.size, watchedSince: this.watchedSince, closedSince: this.closedSince, again, heapBase: this.heapBase, held: heldHeap });
+      const decision = reclaimDecision({
+        open: this.entries.size,
+        watchedSince: this.watchedSince,
+        closedSince: this.closedSince,
+        unreadPeak: this.unreadPeak,
+        again,
+        heapBase: this.heapBase,
+        held: heldHeap,
+      });
       if (decision === 'later') {
         this.reclaimAt = Date.now();
         return this.reclaimSoon(again);
@@ -225,6 +237,7 @@ export class OutputBudget {
       const held = heldHeap();
       this.reclaimAt = Date.now();
       this.closedSince = false;
+      this.unreadPeak = 0;
       fullGc()();
       this.heapBase = heldHeap();
       // V8 gives a large heap back over more than one collection: one more while it shrinks.
@@ -247,6 +260,8 @@ export interface ReclaimState {
   readonly watchedSince: boolean;
   /** Whether the budget closed streams since the last collection. */
   readonly closedSince: boolean;
+  /** The most unread output all streams held at one look since the last collection, in bytes. */
+  readonly unreadPeak: number;
   /** A second collection while the heap shrinks (no heap check). */
   readonly again: boolean;
   /** The heap held after the last collection. */
@@ -257,14 +272,17 @@ export interface ReclaimState {
 
 /**
  * Whether to force a full collection now (`collect`), look again in a second (`later`: requests came and went since
- * the timer was set, so the traffic goes on), or not at all (`no`). A forced collection under traffic is never worth
- * it: V8 collects as it allocates, and a forced one throws away optimized code that held on to dead request objects,
- * which V8 then compiles again: at 1 client over 2026 HTTP that doubled the server's CPU per call (issue 53's
- * profile: 394 "weak objects" deoptimizations in 4 s, against none for the SDK's server). Streams the budget closed
- * are the exception: what they held is the garbage to give back.
+ * the timer was set, so the traffic goes on), or not at all (`no`). Only answers nobody read are worth it: streams
+ * the budget closed, or unread output past {@link RECLAIM_BYTES} at some look. Answers that were read leave garbage
+ * V8 collects as it allocates, and a forced collection throws away the optimized code that held on to dead request
+ * objects, which V8 then compiles again: forced whenever the streams were gone, it doubled the server's CPU per
+ * zero-work call over HTTP, under traffic and after every pause (issue 53's profile: 394 "weak objects"
+ * deoptimizations in 4 s, none for the SDK's own server).
  */
 export function reclaimDecision(s: ReclaimState): 'collect' | 'later' | 'no' {
   if (!s.closedSince) {
+    // (A second collection, while the heap still shrinks, follows one that was worth it.)
+    if (s.unreadPeak < RECLAIM_BYTES && !s.again) return 'no';
     // Streams still open: the traffic goes on; the last one to end sets the timer again.
     if (s.open > 0) return 'no';
     if (s.watchedSince) return 'later';

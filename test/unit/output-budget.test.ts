@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { OutputBudget, reclaimDecision, type ReclaimState } from '../../dist/src/transport/output-budget.js';
 
 const MB = 1024 * 1024;
-const base: ReclaimState = { open: 0, watchedSince: false, closedSince: false, again: false, heapBase: 100 * MB, held: () => 100 * MB };
+const base: ReclaimState = { open: 0, watchedSince: false, closedSince: false, unreadPeak: 20 * MB, again: false, heapBase: 100 * MB, held: () => 100 * MB };
 
 describe('reclaimDecision', () => {
   it('collects once the streams are gone, the traffic stopped and the heap grew by 16 MB', () => {
@@ -25,6 +25,12 @@ describe('reclaimDecision', () => {
   it('collects after the budget closed streams, traffic or not', () => {
     expect(reclaimDecision({ ...base, open: 3, watchedSince: true, closedSince: true, held: () => 117 * MB })).toBe('collect');
     expect(reclaimDecision({ ...base, open: 3, watchedSince: true, closedSince: true, held: () => 101 * MB })).toBe('no');
+  });
+
+  it('never collects after answers that were read: unread output stayed under 16 MB', () => {
+    expect(reclaimDecision({ ...base, unreadPeak: 0, held: () => 500 * MB })).toBe('no');
+    expect(reclaimDecision({ ...base, unreadPeak: 15 * MB, held: () => 500 * MB })).toBe('no');
+    expect(reclaimDecision({ ...base, unreadPeak: 0, again: true })).toBe('collect');
   });
 
   it('reads the heap only when the traffic allows a collection', () => {
@@ -51,8 +57,29 @@ describe('OutputBudget reclaim', () => {
     g.gc = before;
   });
 
-  it('forces no collection while requests come and go, and one once they stop', () => {
+  it('forces no collection after traffic whose answers were read', () => {
     const budget = new OutputBudget();
+    const ballast = new Array<number[]>(4).fill([]).map(() => new Array<number>(1024 * 1024).fill(1.5));
+    const stream = { unread: () => 0, close: () => undefined, capped: true };
+    for (let i = 0; i < 50; i++) {
+      const unwatch = budget.watch(stream);
+      vi.advanceTimersByTime(300);
+      unwatch();
+    }
+    vi.advanceTimersByTime(5000);
+    expect(collections).toBe(0);
+    expect(ballast.length).toBe(4);
+    budget.close();
+  });
+
+  it('forces no collection while requests come and go after output nobody read, and one once they stop', () => {
+    const budget = new OutputBudget();
+    // A stream holding 20 MB its peer does not read, seen at one look, then taken after all.
+    let held = 20 * MB;
+    const unwatchHeld = budget.watch({ unread: () => held, close: () => undefined, capped: false });
+    vi.advanceTimersByTime(300);
+    held = 0;
+    unwatchHeld();
     // 32 MB of heap the budget sees as held beyond its base (kept alive until the end).
     const ballast = new Array<number[]>(4).fill([]).map(() => new Array<number>(1024 * 1024).fill(1.5));
     const stream = { unread: () => 0, close: () => undefined, capped: true };
