@@ -5,7 +5,7 @@
  * what the endpoint needs of it with Node's built-in fetch types, so a
  * default install stays within its budget (docs/install.md).
  *
- * - {@link toWebRequest}: an `IncomingMessage` and its already parsed body → `Request`.
+ * - {@link toWebRequest}: an `IncomingMessage` → `Request`, without the body the endpoint already parsed.
  * - {@link writeWebResponse}: a `Response` → the `ServerResponse`, streamed with
  *   backpressure; a client that goes away cancels the body, as the SDK's
  *   transport expects of a closed SSE stream.
@@ -27,27 +27,26 @@ import { rpcError, type HttpStep } from './http-errors.js';
 
 const first = (value: string | string[] | undefined): string | undefined => (Array.isArray(value) ? value[0] : value);
 
-/** `req` as a web `Request`; the body is `parsedBody` serialised again (the stream was read by the endpoint). */
-export function toWebRequest(req: IncomingMessage, parsedBody: unknown, signal?: AbortSignal): Request {
+/**
+ * `req` as a web `Request`, without its body. The body stays on the Node side: the endpoint read and parsed it, and
+ * hands it to every SDK entry as `parsedBody` (the era door, the 2026 handler, a session's transport), which then read
+ * nothing of the Request's own. Serialising it again for a body nobody reads cost a JSON.stringify, a byte count and
+ * a body stream per request (issue 53's profile).
+ */
+export function toWebRequest(req: IncomingMessage, signal?: AbortSignal): Request {
   const method = (req.method ?? 'GET').toUpperCase();
   const url = `http://${first(req.headers.host) ?? 'localhost'}${req.url ?? '/'}`;
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || name.startsWith(':')) continue;
+    if (value === undefined || name.startsWith(':') || BODY_HEADERS.has(name)) continue;
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else headers.set(name, value);
   }
-  let body: string | undefined;
-  if (method !== 'GET' && method !== 'HEAD') {
-    // What was parsed is sent on as plain JSON: the original encoding and length no longer apply.
-    headers.delete('content-encoding');
-    headers.delete('transfer-encoding');
-    body = parsedBody === undefined ? undefined : JSON.stringify(parsedBody);
-    if (body === undefined) headers.delete('content-length');
-    else headers.set('content-length', String(Buffer.byteLength(body)));
-  }
-  return new Request(url, { method, headers, ...(signal && { signal }), ...(body !== undefined && { body }) });
+  return new Request(url, { method, headers, ...(signal && { signal }) });
 }
+
+/** The headers that describe a body's bytes on the wire; the Request carries none. */
+const BODY_HEADERS = new Set(['content-length', 'content-encoding', 'transfer-encoding']);
 
 /**
  * Writes `response` to `res`: status and headers, then the body as it comes
@@ -82,7 +81,7 @@ export async function writeWebResponse(response: Response, res: ServerResponse):
 
 /** A web handler (`createMcpHandler`'s) on Node: `(req, res, parsedBody)`. A client gone before the answer aborts its request. */
 export function nodeHandler(handler: { fetch(request: Request, options?: { parsedBody?: unknown; authInfo?: AuthInfo }): Promise<Response> }) {
-  return async (req: IncomingMessage, res: ServerResponse, parsedBody: unknown, request = abortableRequest(req, res, parsedBody)): Promise<void> => {
+  return async (req: IncomingMessage, res: ServerResponse, parsedBody: unknown, request = abortableRequest(req, res)): Promise<void> => {
     const response = await handler.fetch(request, handlerOptions(req, parsedBody));
     await writeWebResponse(response, res);
   };
@@ -93,10 +92,10 @@ export function nodeHandler(handler: { fetch(request: Request, options?: { parse
  * request: the era door (`isLegacyRequest`) and the 2026 handler share it, since converting (headers, the body
  * re-serialized) cost 11 % of the main thread per 2026 call when each built its own (issue 53's profile).
  */
-export function abortableRequest(req: IncomingMessage, res: ServerResponse, parsedBody: unknown): Request {
+export function abortableRequest(req: IncomingMessage, res: ServerResponse): Request {
   const abort = new AbortController();
   res.once('close', () => abort.abort());
-  return toWebRequest(req, parsedBody, abort.signal);
+  return toWebRequest(req, abort.signal);
 }
 
 /**
@@ -172,7 +171,7 @@ export class NodeSessionTransport implements Transport {
 
   /** Serves one POST, GET or DELETE of this session; `parsedBody` is the POST's JSON, already read. */
   async handleRequest(req: IncomingMessage, res: ServerResponse, parsedBody?: unknown): Promise<void> {
-    const response = await this.web.handleRequest(toWebRequest(req, parsedBody), handlerOptions(req, parsedBody));
+    const response = await this.web.handleRequest(toWebRequest(req), handlerOptions(req, parsedBody));
     await writeWebResponse(response, res);
   }
 }

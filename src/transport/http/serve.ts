@@ -212,7 +212,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const short = await authorization?.scopeChallenge(req.body, (req as AuthorizedRequest).auth);
     if (short) return send(res, short);
     const sid = header(req, 'mcp-session-id');
-    const web = sid ? undefined : abortableRequest(req, res, req.body);
+    const web = sid ? undefined : abortableRequest(req, res);
     if (web && !(await isLegacyRequest(web, req.body))) {
       // SSE answers must reach the client as they are written, through any buffering proxy.
       res.setHeader('X-Accel-Buffering', 'no');
