@@ -50,6 +50,34 @@ function decoded(req: IncomingMessage): Readable {
 }
 
 /**
+ * The chunks of `stream`, at most `limit` bytes in all. Listeners, not `for await`: the async iterator cost a
+ * stream's worth of promises and objects per request (issue 53's profile).
+ */
+function readAll(stream: Readable, req: IncomingMessage, limit: number, tooLarge: () => BodyError): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      stream.off('data', onData);
+      req.resume(); // drain, so the connection can answer
+      reject(tooLarge());
+    };
+    let ended = false;
+    stream.on('data', onData);
+    stream.once('end', () => {
+      ended = true;
+      resolve(chunks);
+    });
+    stream.once('error', (error: Error) => reject(new BodyError(400, 'parse', `unreadable body: ${error.message}`)));
+    // A client gone mid-body: nothing more comes, and nobody is left to answer. ('close' follows every 'end' too:
+    // an error built there would cost its stack trace on every request.)
+    stream.once('close', () => ended || reject(new BodyError(400, 'parse', 'unreadable body: the connection closed')));
+  });
+}
+
+/**
  * The parsed JSON body of `req`, or undefined when it is not JSON. Rejects
  * with a {@link BodyError} for a body over `limit` bytes, bad JSON, or a
  * top-level value that is neither an object nor an array.
@@ -62,23 +90,8 @@ export async function readJsonBody(req: IncomingMessage, limit: number, maxDepth
     req.resume(); // drain, so the connection can answer
     throw tooLarge();
   }
-  const stream = decoded(req);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) {
-        req.resume();
-        throw tooLarge();
-      }
-      chunks.push(chunk);
-    }
-  } catch (error) {
-    if (error instanceof BodyError) throw error;
-    throw new BodyError(400, 'parse', `unreadable body: ${(error as Error).message}`);
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const chunks = await readAll(decoded(req), req, limit, tooLarge);
+  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8');
   if (text.trim() === '') return {};
   // Objects and arrays only: a JSON-RPC message or batch is never a bare string or number.
   const first = text.trimStart()[0];
