@@ -94,7 +94,8 @@ export function nodeHandler(handler: { fetch(request: Request, options?: { parse
  */
 export function abortableRequest(req: IncomingMessage, res: ServerResponse): Request {
   const abort = new AbortController();
-  res.once('close', () => abort.abort());
+  // Only a client gone before the answer's end: aborting after it did nothing but build a DOMException per request.
+  res.once('close', () => res.writableFinished || abort.abort());
   return toWebRequest(req, abort.signal);
 }
 
