@@ -221,6 +221,18 @@ export const cancelLatency: Scenario = {
         });
       }
     }
+    // Issue 53: over HTTP a cancel costs what it costs over stdio, give or take half (the same SDK client and era).
+    const httpModern = reused('ours-http-2026-1-coop');
+    const stdioModern = reused('ours-stdio-2026-1-coop');
+    if (httpModern && stdioModern) {
+      const x = httpModern.p50 / stdioModern.p50;
+      targets.push({
+        name: 'Cancel → slot reused, 1 ms stages, 2026 HTTP (closed stream): p50 vs ours over stdio',
+        goal: '≤ 1.5×',
+        measured: `${x.toFixed(2)}× (${fmt(httpModern.p50)} / ${fmt(stdioModern.p50)} ms)`,
+        met: x <= 1.5,
+      });
+    }
 
     const headKeys = ['ours-stdio-1-coop', 'ours-http-1-coop', 'ours-stdio-2026-1-coop', 'ours-http-2026-1-coop', 'ours-stdio-1-hard', 'strict-stdio-1-coop', 'strict-stdio-1-hard', 'piscina-1', 'sdk2-piscina-stdio-2026-1', 'sdk2-piscina-http-2026-1', 'workerpool-1', 'main-thread-1'];
     const headline: Table = {
