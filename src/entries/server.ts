@@ -24,7 +24,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
 export { AUTH_TOKEN_ENV } from '../defaults.js';
 export { HttpConfigError } from '../errors.js';
 export { createMcpServer, STATS_URI, serverStats, SERVER_BUSY } from '../server/server.js';
-export type { ServerStats, ServerScope } from '../server/server.js';
+export type { CreateServerOptions, ServerStats, ServerScope } from '../server/server.js';
 export { GuardedTransport, newWireStats } from '../server/guard.js';
 export type { GuardOptions, WireStats } from '../server/guard.js';
 export { LineTransport } from '../transport/stdio/line-transport.js';

@@ -97,8 +97,10 @@ export interface GuardOptions {
 export class GuardedTransport extends TransportWrapper {
   /** This connection's tool calls, from arrival to settle. */
   readonly calls: ToolCalls;
-  /** The server's requests to the client (sampling, elicitation, roots), each linked to its tool call. */
-  readonly clientRequests: OutboundLedger;
+  /** The ledger behind {@link clientRequests}, made on first use: most exchanges never ask the client anything. */
+  #clientRequests: OutboundLedger | undefined;
+  private readonly wire: WireStats;
+  private readonly cancelledTtlMs: number;
   private readonly afterAnswered: ((id: RequestId) => void) | undefined;
   /** The inner transport closed: the cancellations its close cascades into have no one to go to. */
   private closed = false;
@@ -125,11 +127,22 @@ export class GuardedTransport extends TransportWrapper {
       ...(options.closeReason !== undefined && { closeReason: options.closeReason }),
       inputWaits: options.inputWaits ?? new InputWaits(backend),
     });
-    this.clientRequests = new OutboundLedger({
+    this.wire = wire;
+    this.cancelledTtlMs = options.cancelledTtlMs ?? DEFAULTS.cancelledTtlMs;
+  }
+
+  /** The server's requests to the client (sampling, elicitation, roots), each linked to its tool call. */
+  get clientRequests(): OutboundLedger {
+    return (this.#clientRequests ??= this.newClientRequests());
+  }
+
+  private newClientRequests(): OutboundLedger {
+    const wire = this.wire;
+    return new OutboundLedger({
       // Its own registry: the backend keeps inbound calls only, and may live in another process.
       registry: new InFlightRegistry(),
-      session,
-      ttlMs: options.cancelledTtlMs ?? DEFAULTS.cancelledTtlMs,
+      session: this.session,
+      ttlMs: this.cancelledTtlMs,
       counters: {
         cancelSent: () => wire.clientRequestsCancelled++,
         cancelSuppressed: () => wire.staleClientCancelsSuppressed++,
@@ -145,7 +158,7 @@ export class GuardedTransport extends TransportWrapper {
   protected innerClosed(): void {
     this.closed = true; // the cascade below has no one left to tell
     this.unansweredAtClose = this.calls.closed();
-    this.clientRequests.close();
+    this.#clientRequests?.close();
     this.onOwnerClosed?.();
   }
 
@@ -166,12 +179,12 @@ export class GuardedTransport extends TransportWrapper {
    */
   cancelAll(reason: string): void {
     this.backend.cancelSession(this.session, reason);
-    for (const entry of this.clientRequests.entries()) entry.stop(reason);
+    if (this.#clientRequests) for (const entry of this.#clientRequests.entries()) entry.stop(reason);
   }
 
   protected receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     // An answer to one of our requests to the client that we had cancelled: accepted, never used.
-    if (isResponse(message) && this.clientRequests.absorbResponse(message.id as RequestId)) return;
+    if (isResponse(message) && this.#clientRequests?.absorbResponse(message.id as RequestId)) return;
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const id = cancelledRequestId(message);

@@ -218,13 +218,33 @@ export interface ServerScope {
   readonly caller: string;
 }
 
+/** Options for {@link createMcpServer}. */
+export interface CreateServerOptions {
+  /**
+   * The one request method this server will answer (a 2026 HTTP exchange carries one request): only its handler is
+   * registered. Without it, every handler (a connection, which serves many requests).
+   */
+  readonly method?: string;
+}
+
 /**
  * Builds the SDK server for one connection or exchange. `scopeOf` is called
  * with the transport the entry connects, and names the guard that goes with it.
  * `tasks` must be the one runner every server of this backend shares (the
  * default, a runner of this server's own, suits a single connection).
  */
-export function createMcpServer(backend: CallBackend, wire: WireStats, version: string, scopeOf: (transport: Transport) => ServerScope, tasks: TaskRunner = new TaskRunner(backend)): Server {
+export function createMcpServer(
+  backend: CallBackend,
+  wire: WireStats,
+  version: string,
+  scopeOf: (transport: Transport) => ServerScope,
+  tasks: TaskRunner = new TaskRunner(backend),
+  options: CreateServerOptions = {},
+): Server {
+  // A 2026 exchange's server answers one request: the SDK wraps every handler it is given in closures of its own,
+  // which made up most of the memory a 2026 call in flight holds (issue 53: 14 handlers per exchange).
+  const only = options.method;
+  const wanted = (method: string) => only === undefined || only === method;
   const server: GuardedServer = new GuardedServer(
     { name: 'mcp-cancel-pool', version },
     {
@@ -235,32 +255,32 @@ export function createMcpServer(backend: CallBackend, wire: WireStats, version: 
     (transport) => {
       const s = scopeOf(transport);
       server.tasks = tasks;
-      registerTaskHandlers(server, tasks, s.guard.session, s.caller);
+      registerTaskHandlers(server, tasks, s.guard.session, s.caller, only);
       return s;
     },
   );
   const listed = listedTools(backend);
-  server.setRequestHandler('tools/list', () => ({ tools: listed }) as never);
+  if (wanted('tools/list')) server.setRequestHandler('tools/list', () => ({ tools: listed }) as never);
 
   // Replaces the SDK's own handler, whose level only its sendLoggingMessage reads; that sends without
   // relatedRequestId, off the call's HTTP stream. (2025 only: the SDK refuses it on a 2026 request.)
-  server.setRequestHandler('logging/setLevel', (request) => {
+  if (wanted('logging/setLevel')) server.setRequestHandler('logging/setLevel', (request) => {
     if (server.scope) server.scope.guard.calls.logLevel = request.params.level;
     return {};
   });
 
-  server.setRequestHandler('tools/call', (request, ctx) => {
+  if (wanted('tools/call')) server.setRequestHandler('tools/call', (request, ctx) => {
     const s = server.scope;
     if (!s) throw invalidParams('not connected');
     return handleCall(server, backend, tasks, s, request as CallToolRequest, ctx) as Promise<CallToolResult> as never;
   });
 
-  server.setRequestHandler('resources/list', () => ({ resources: [STATS_RESOURCE] }));
+  if (wanted('resources/list')) server.setRequestHandler('resources/list', () => ({ resources: [STATS_RESOURCE] }));
 
   // No templates, but a client that lists resources lists templates too (the Inspector shows an error on -32601).
-  server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+  if (wanted('resources/templates/list')) server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
 
-  server.setRequestHandler('resources/read', (request) => {
+  if (wanted('resources/read')) server.setRequestHandler('resources/read', (request) => {
     // SEP-2164: the error SHOULD name the resource in data.uri.
     if (request.params.uri !== STATS_URI) throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, { uri: request.params.uri });
     if (!server.scope) throw invalidParams('not connected');

@@ -65,17 +65,19 @@ function requireExtension(ctx: ServerContext, method: string): void {
  * Registers the tasks/* handlers on `server`: 2025 requests see the tasks
  * of `session`, 2026 requests those of `caller`. Registered with their own
  * schemas: the SDK then serves them in either era (the extension's names).
+ * With `only`, just that method's handler (a 2026 exchange answers one request).
  */
-export function registerTaskHandlers(server: Server, runner: TaskRunner, session: string, caller: string): void {
+export function registerTaskHandlers(server: Server, runner: TaskRunner, session: string, caller: string, only?: string): void {
+  const wanted = (method: string) => only === undefined || only === method;
 
-  server.setRequestHandler('tasks/get', { params: TaskIdParams }, onWire(async (params, ctx) => {
+  if (wanted('tasks/get')) server.setRequestHandler('tasks/get', { params: TaskIdParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') return runner.get(session, params.taskId);
     requireExtension(ctx, 'tasks/get');
     const record = await runner.record(caller, params.taskId);
     return detailed(record, record.task.status === 'input_required' ? await runner.inputRequests(params.taskId) : undefined);
   }));
 
-  server.setRequestHandler('tasks/result', { params: TaskIdParams }, onWire(async (params, ctx) => {
+  if (wanted('tasks/result')) server.setRequestHandler('tasks/result', { params: TaskIdParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'modern') throw wireError(-32601, 'tasks/result is not part of the 2026-07-28 tasks extension: the result comes inline in tasks/get');
     const { taskId } = params;
     const { answer } = await runner.result(session, taskId, ctx.mcpReq.signal);
@@ -84,13 +86,13 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
     return { ...answer.result, _meta: { ...answer.result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
   }));
 
-  server.setRequestHandler('tasks/list', { params: ListParams }, onWire(async (params, ctx) => {
+  if (wanted('tasks/list')) server.setRequestHandler('tasks/list', { params: ListParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'modern') throw wireError(-32601, 'tasks/list is not part of the 2026-07-28 tasks extension');
     const page = await runner.list(session, params?.cursor);
     return page.nextCursor === undefined ? { tasks: page.tasks } : { tasks: page.tasks, nextCursor: page.nextCursor };
   }));
 
-  server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, onWire(async (params, ctx) => {
+  if (wanted('tasks/cancel')) server.setRequestHandler('tasks/cancel', { params: TaskIdParams }, onWire(async (params, ctx) => {
     requireExtension(ctx, 'tasks/cancel');
     if (eraOf(ctx) === 'legacy') return runner.cancelTask(session, params.taskId);
     // 2026: an empty acknowledgement, also for a task already ended (SEP-2663: -32602 only for an unknown id); ours
@@ -101,7 +103,7 @@ export function registerTaskHandlers(server: Server, runner: TaskRunner, session
     return {};
   }));
 
-  server.setRequestHandler('tasks/update', { params: UpdateParams }, onWire(async (params, ctx) => {
+  if (wanted('tasks/update')) server.setRequestHandler('tasks/update', { params: UpdateParams }, onWire(async (params, ctx) => {
     if (eraOf(ctx) === 'legacy') throw wireError(-32601, 'tasks/update is part of the 2026-07-28 tasks extension only');
     requireExtension(ctx, 'tasks/update');
     // The SDK lifts a 2026 request's inputResponses out of its params into the context, as for a retried tools/call.

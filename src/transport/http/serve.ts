@@ -186,14 +186,24 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
   const caller = options.authToken === undefined ? 'caller:anonymous' : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
   // With OAuth, the token's caller instead (the SDK's Node adapter hands the factory the gate's req.auth).
+  /** The method each 2026 exchange's request carries, by its web Request (what the SDK hands the factory). */
+  const exchangeMethods = new WeakMap<globalThis.Request, string>();
   const modern = createMcpHandler(
     (ctx) => {
       const who = requestCaller({ auth: ctx.authInfo } as AuthorizedRequest, caller);
-      return createMcpServer(backend, options.wire, options.version, (transport: Transport) => ({
-        guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller: who, inputWaits, closeReason: CLIENT_DISCONNECTED, ...(authorization && { turn: who }) }),
-        wraps: true,
-        caller: who,
-      }), tasks);
+      const method = ctx.requestInfo && exchangeMethods.get(ctx.requestInfo);
+      return createMcpServer(
+        backend,
+        options.wire,
+        options.version,
+        (transport: Transport) => ({
+          guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller: who, inputWaits, closeReason: CLIENT_DISCONNECTED, ...(authorization && { turn: who }) }),
+          wraps: true,
+          caller: who,
+        }),
+        tasks,
+        method === undefined ? {} : { method },
+      );
     },
     { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes },
   );
@@ -214,6 +224,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const sid = header(req, 'mcp-session-id');
     const web = sid ? undefined : abortableRequest(req, res);
     if (web && !(await isLegacyRequest(web, req.body))) {
+      const method = (req.body as { method?: unknown } | null)?.method;
+      if (typeof method === 'string' && !Array.isArray(req.body)) exchangeMethods.set(web, method);
       // SSE answers must reach the client as they are written, through any buffering proxy.
       res.setHeader('X-Accel-Buffering', 'no');
       return serveModern(req, res, req.body, web);
