@@ -85,6 +85,15 @@ describe('npm pack of a clean checkout', () => {
     expect(commented).toEqual([]);
     expect(readFileSync(join(checkout, 'dist/src/index.d.ts'), 'utf8')).toMatch(/\/\*\*[^]*mcp-cancel-pool/);
     expect(readFileSync(join(checkout, 'dist/src/executor/executor.d.ts'), 'utf8')).toMatch(/\/\*\*/);
+    // Only the declarations the entry points' types reach are shipped (scripts/prune-declarations.mjs), and every
+    // one they import is there.
+    const declarations = [...shipped].filter((f) => f.endsWith('.d.ts'));
+    for (const file of declarations) {
+      for (const m of readFileSync(join(checkout, file), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)["'](\.{1,2}\/[^"']+)["']/g)) {
+        expect(shipped, `${file} imports ${m[1]}`).toContain(posix.normalize(posix.join(posix.dirname(file), m[1]!.replace(/\.js$/, '.d.ts'))));
+      }
+    }
+    expect(declarations).not.toContain('dist/src/probe/types.d.ts');
   });
 
   it('is at most 400 KB packed, with the docs the README links', () => {

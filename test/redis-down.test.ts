@@ -82,7 +82,8 @@ describe('serve --redis with Redis down, over stdio', () => {
       await redis.kill();
       await until(async () => (await get(`${health}/readyz`)).status === 503, 30_000, 'not ready again');
       s.child.stdin.end();
-      expect(await s.exited).toBe(0);
+      // The server's own account when it is not 0 (once seen as 1 in a loaded full run, never alone).
+      expect(await s.exited, s.stderr.slice(-3000)).toBe(0);
       expect(s.stderr).not.toMatch(/Stream isn't writeable|\n\s+at /);
       expect(afterShutdown(s.stderr)).toEqual(['[mcp-cancel-pool] shutting down (stdin closed): cancelled 0 calls in flight and 1 working task']);
     } finally {
