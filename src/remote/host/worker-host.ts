@@ -217,7 +217,6 @@ export class WorkerHost {
         return r === 'cancelled-queued' || r === 'cancelled-running';
       },
     });
-    this.publishStats();
     const span = HostJobSpan.begin(data.tc, data.tool, jobId, this.hostId);
     if (this.executor.tools.has(data.tool)) {
       const start = () => local.start({
@@ -233,6 +232,7 @@ export class WorkerHost {
     } else {
       local.abandon();
     }
+    this.publishStats(); // after the job is on its thread: the counters' write is not on its way there
     const outcome: Promise<JobOutcome> = this.executor.tools.has(data.tool)
       ? local.outcome
       : Promise.resolve({ kind: 'failed', code: 'crash', message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)` });
@@ -243,8 +243,12 @@ export class WorkerHost {
         if (this.jobs.get(jobId) === job) this.jobs.delete(jobId);
         this.asks.ended(jobId);
         this.stats.stopped++;
-        this.publishStats();
-        void this.cmd.publish(this.states.keys.frontChannel(job.front), this.sign({ j: jobId, t: 's', k: o.hardKilled })).catch(() => undefined);
+        // The counters (read the moment a stop is counted) and the front end's word in one write: this runs while
+        // the host fetches and takes its next job, on the same connection.
+        const pipe = this.cmd.pipeline();
+        void this.liveness.writeValue(pipe);
+        pipe.publish(this.states.keys.frontChannel(job.front), this.sign({ j: jobId, t: 's', k: o.hardKilled }));
+        void pipe.exec().catch(() => undefined);
         span?.end(o);
         return;
       }
@@ -258,9 +262,24 @@ export class WorkerHost {
     });
   }
 
-  /** The counters in the liveness key are rewritten as jobs start and end, so readers see them current. */
+  /** A write of the counters is due at the end of this turn of the event loop. */
+  private statsDue = false;
+
+  /**
+   * The counters in the liveness key are rewritten as jobs start and end, so
+   * readers see them current: once per turn of the event loop, after what
+   * the turn sent for its jobs (a take, an outcome), and without the
+   * live-hosts beat, which its timer keeps. Each command is a socket write
+   * (a syscall) on the host's main thread: three per job event before, on
+   * the path from a cancel to the next job running.
+   */
   private publishStats(): void {
-    void this.liveness.refresh().catch(() => undefined);
+    if (this.statsDue) return;
+    this.statsDue = true;
+    setImmediate(() => {
+      this.statsDue = false;
+      void this.liveness.writeValue().catch(() => undefined);
+    });
   }
 
   private report(job: HostJob, message: FrontMessage): void {
