@@ -105,7 +105,7 @@ export const crossHost: Scenario = {
           const a = conn.callSpin({ ms: A_MS, stageMs: STAGE_MS }, { signal: controller.signal }).catch(() => undefined);
           await sleep(LEAD_MS + random() * 2);
           // On a busy machine A may still wait in the queue after the lead: cancel it only once a worker side runs it.
-          await poll(() => runningOn(server), 'A running');
+          await poll(() => runningOn(server), `A running on ${server}`);
           let b: Promise<unknown> | undefined;
           if (mode === 'reused') {
             b = conn.callSpin({ ms: 0 });
@@ -114,7 +114,7 @@ export const crossHost: Scenario = {
           const t0 = performance.now();
           controller.abort();
           if (b) await b;
-          else await poll(async () => (await stoppedOf(server)) > before, 'A stopped');
+          else await poll(async () => (await stoppedOf(server)) > before, `A stopped on ${server}`);
           samples.push({ server, mode, ms: us(performance.now() - t0) });
           await a;
           ctx.progress.tick(100);
