@@ -13,13 +13,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { CLI, stdioClient, stopChild, until, type WiredClient } from './helpers.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CLI, startHttpServer, stdioClient, stopChild, until, type HttpServerProcess, type WiredClient } from './helpers.js';
 import { childrenOf, one, render, type SeenSpan } from './otel-helpers.js';
 import { otlpEnv, startReceiver, type Receiver } from './otlp-receiver.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { startHost, type HostProcess } from './remote-helpers.js';
 import { LineServer } from './line-client.js';
-import { modernRequest } from './modern-helpers.js';
+import { modernHeaders, modernRequest } from './modern-helpers.js';
+import { messagesIn } from './http-helpers.js';
 
 const KEYS = ['gen_ai.tool.name', 'mcp_cancel_pool.cancel.source', 'mcp_cancel_pool.cancel.winner', 'mcp_cancel_pool.hard_stop', 'mcp_cancel_pool.outcome', 'thread.id'];
 const traceparent = (traceId: string) => `00-${traceId}-00f067aa0ba902b7-01`;
@@ -212,6 +216,48 @@ describe('across hosts (a real redis-server)', () => {
     expect(hostCancel.attributes, render(spans, one(spans, 'tools/call spin'), KEYS)).toMatchObject({ 'mcp_cancel_pool.cancel.source': 'front_end', 'mcp_cancel_pool.cancel.winner': 'cancel' });
     expect(one(spans, 'host.job spin').attributes['mcp_cancel_pool.outcome']).toBe('cancelled');
   });
+
+  it("a 2026 call parked on one front end and retried on another: the retry's span is in the first round's trace, its child", async () => {
+    const queue = `otel-fronts-${Date.now()}`;
+    const key = join(mkdtempSync(join(tmpdir(), 'otel-fronts-')), 'cluster.key');
+    writeFileSync(key, `${'c7'.repeat(32)}\n`, { mode: 0o600 });
+    const tools = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
+    const saved = { ...process.env };
+    const started: (HostProcess | HttpServerProcess)[] = [];
+    try {
+      Object.assign(process.env, otlpEnv(receiver, 'host'));
+      started.push(await startHost(redis.url, queue, ['--threads', '1', '--cluster-key-file', key, '--tools', tools]));
+      for (const name of ['front-a', 'front-b']) {
+        Object.assign(process.env, otlpEnv(receiver, name));
+        started.push(await startHttpServer(['--redis', redis.url, '--queue', queue, '--cluster-key-file', key, '--tools', tools]));
+      }
+    } finally {
+      for (const k of Object.keys(process.env)) if (saved[k] === undefined) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+    for (const p of started) cleanup.push(() => p.stop());
+    const [, a, b] = started as [HostProcess, HttpServerProcess, HttpServerProcess];
+    let n = 0;
+    const post = async (url: URL, params: Record<string, unknown>) => {
+      const body = modernRequest(`x${n++}`, 'tools/call', params, {}, { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } });
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body) }, body: JSON.stringify(body) });
+      return messagesIn(await res.text()).find((m) => m.id === body.id)?.result as Record<string, unknown> | undefined;
+    };
+    for (const f of [a, b]) await until(async () => { const r = await post(f.url, { name: 'spin', arguments: { ms: 0 } }); return r !== undefined && r.isError !== true; }, 60_000, 'the front end on Redis');
+
+    const traceId = newTraceId();
+    const first = await post(a.url, { name: 'greet_user', arguments: {}, _meta: { traceparent: traceparent(traceId) } });
+    expect(first?.resultType).toBe('input_required');
+    const [question] = Object.keys(first!.inputRequests as object) as [string];
+    // The retry on the other front end, without a traceparent of its own.
+    const done = await post(b.url, { name: 'greet_user', arguments: {}, requestState: first!.requestState, inputResponses: { [question]: { action: 'accept', content: { name: 'Ada' } } } });
+    expect(done?.resultType).toBe('complete');
+    const spans = await traceOf(traceId, (s) => s.filter((x) => x.name === 'tools/call greet_user').length === 2, 'both rounds in one trace');
+    const rounds = spans.filter((x) => x.name === 'tools/call greet_user');
+    const onA = one(rounds, 'tools/call greet_user', (x) => x.service === 'front-a');
+    const onB = one(rounds, 'tools/call greet_user', (x) => x.service === 'front-b');
+    expect(onB.parentSpanId, render(spans, onA, KEYS)).toBe(onA.spanId);
+  }, 180_000);
 });
 
 describe('OTEL_TRACES_EXPORTER=console over stdio', () => {
