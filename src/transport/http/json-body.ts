@@ -73,7 +73,11 @@ function readAll(stream: Readable, req: IncomingMessage, limit: number, tooLarge
     stream.once('error', (error: Error) => reject(new BodyError(400, 'parse', `unreadable body: ${error.message}`)));
     // A client gone mid-body: nothing more comes, and nobody is left to answer. ('close' follows every 'end' too:
     // an error built there would cost its stack trace on every request.)
-    stream.once('close', () => ended || reject(new BodyError(400, 'parse', 'unreadable body: the connection closed')));
+    const gone = () => ended || reject(new BodyError(400, 'parse', 'unreadable body: the connection closed'));
+    stream.once('close', gone);
+    // A decoder piped from `req` hears nothing of the client leaving: the request's own close says it, when the body
+    // had not all arrived (its close also follows a whole body, which the decoder may still be flushing).
+    if (stream !== req) req.once('close', () => req.complete || gone());
   });
 }
 
