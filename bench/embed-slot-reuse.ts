@@ -65,7 +65,11 @@ class Line {
 
   async open(): Promise<void> {
     if (this.era === '2025') {
-      const init = this.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+      const init = this.request('initialize', {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1' },
+      });
       this.child.stdin.write(init.line);
       await this.wait((m) => m.id === init.id);
       this.child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
@@ -92,7 +96,12 @@ class Line {
     await running;
     await new Promise((r) => setTimeout(r, 20));
     const quick = this.request('tools/call', { name: 'spin', arguments: { ms: 0 } });
-    const cancel = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: long.id, reason: 'bench' } }) + '\n';
+    const cancel =
+      JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: long.id, reason: 'bench' },
+      }) + '\n';
     const answered = this.wait((m) => m.id === quick.id);
     const t0 = performance.now();
     this.child.stdin.write(quick.line + cancel);
@@ -129,7 +138,12 @@ const p50 = new Map<string, number>();
 for (const r of rows) {
   const s = summarize(times.get(r)!);
   p50.set(`${r.era} ${r.name}`, s.p50);
-  console.log(`${r.era}  ${r.name.padEnd(17)} ${fmt(s.p50).padStart(6)}  ${fmt(s.p90).padStart(6)}  ${fmt(s.max).padStart(6)}  | ${fmt(summarize(idle.get(r)!).p50).padStart(6)}`);
+  console.log(
+    `${r.era}  ${r.name.padEnd(17)} ${fmt(s.p50).padStart(6)}  ${fmt(s.p90).padStart(6)}  ${fmt(s.max).padStart(6)}  | ${fmt(summarize(idle.get(r)!).p50).padStart(6)}`,
+  );
 }
-for (const era of ['2025', '2026']) console.log(`${era}: embedded ÷ serve (p50) = ${(p50.get(`${era} embedded example`)! / p50.get(`${era} serve`)!).toFixed(2)}`);
+for (const era of ['2025', '2026'])
+  console.log(
+    `${era}: embedded ÷ serve (p50) = ${(p50.get(`${era} embedded example`)! / p50.get(`${era} serve`)!).toFixed(2)}`,
+  );
 process.exit(0);

@@ -56,7 +56,6 @@ async function randomMoment(): Promise<void> {
   }
 }
 
-
 const fmt = (x: number) => x.toFixed(3).padStart(9);
 
 function structured(outcome: JobOutcome): Record<string, unknown> {
@@ -80,7 +79,8 @@ async function oursSample(ex: Executor): Promise<number> {
   const at = structured(await follow.outcome).at as number;
   const spun = await spin.outcome;
   if (r !== 'cancelled-running') anomalies.push(`ours: cancel returned ${r}`);
-  if (spun.kind !== 'cancelled' || spun.from !== 'running' || spun.hardKilled) anomalies.push(`ours: spin ended ${JSON.stringify(spun)}`);
+  if (spun.kind !== 'cancelled' || spun.from !== 'running' || spun.hardKilled)
+    anomalies.push(`ours: spin ended ${JSON.stringify(spun)}`);
   return at - t0;
 }
 
@@ -139,11 +139,18 @@ const showBound = (c: ClockBound) => `[${c.low.toFixed(3)}, ${c.high.toFixed(3)}
 
 async function main(): Promise<void> {
   const ex = await Executor.create({ threads: 1, toolModules: [FIXTURES], graceMs: 5_000 });
-  const pool = new Piscina<BaselineTask, number>({ filename: BASELINE_WORKER, minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: 1, idleTimeout: Number.POSITIVE_INFINITY });
+  const pool = new Piscina<BaselineTask, number>({
+    filename: BASELINE_WORKER,
+    minThreads: 1,
+    maxThreads: 1,
+    concurrentTasksPerWorker: 1,
+    idleTimeout: Number.POSITIVE_INFINITY,
+  });
 
   const started = performance.now();
   const load0 = loadavg()[0]!;
-  const oursStamp = async () => structured(await ex.submit('clock', ++nextId, { tool: 'quick', args: {} }).outcome).at as number;
+  const oursStamp = async () =>
+    structured(await ex.submit('clock', ++nextId, { tool: 'quick', args: {} }).outcome).at as number;
   const clockOurs = await clockCheck(oursStamp);
   for (let i = 0; i < WARMUP; i++) {
     await oursSample(ex);
@@ -171,15 +178,28 @@ async function main(): Promise<void> {
   const o = summarize(ours);
   const b = summarize(base);
   const stats = ex.stats();
-  console.log(`cancel → next job running in the worker (ms), ${SAMPLES} samples each, 1 thread each (ours: plus its default standby thread), 1 ms cooperative stages, ${elapsed.toFixed(1)} s`);
+  console.log(
+    `cancel → next job running in the worker (ms), ${SAMPLES} samples each, 1 thread each (ours: plus its default standby thread), 1 ms cooperative stages, ${elapsed.toFixed(1)} s`,
+  );
   console.log(`                       n       min       p50       p90       p99       max      mean`);
-  for (const [name, s] of [['ours (cooperative)', o], ['piscina abort', b]] as const) {
-    console.log(`${name.padEnd(19)}${String(s.n).padStart(5)}${fmt(s.min)}${fmt(s.p50)}${fmt(s.p90)}${fmt(s.p99)}${fmt(s.max)}${fmt(s.mean)}`);
+  for (const [name, s] of [
+    ['ours (cooperative)', o],
+    ['piscina abort', b],
+  ] as const) {
+    console.log(
+      `${name.padEnd(19)}${String(s.n).padStart(5)}${fmt(s.min)}${fmt(s.p50)}${fmt(s.p90)}${fmt(s.p99)}${fmt(s.max)}${fmt(s.mean)}`,
+    );
   }
   console.log(`p50 ratio (piscina abort / ours): ${(b.p50 / o.p50).toFixed(1)}x`);
-  console.log(`clock check, worker − main offset bounds: ours ${showBound(clockOurs)} before, ${showBound(clockOursEnd)} after; a fresh baseline thread ${showBound(clockBase)}`);
-  console.log(`load average (1 min) at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}, on ${(await import('node:os')).availableParallelism()} CPUs`);
-  console.log(`executor: threads ${stats.threads}, hardKilled ${stats.hardKilled}, cancelled ${stats.cancelled}, completed ${stats.completed}, inFlight ${stats.inFlight}`);
+  console.log(
+    `clock check, worker − main offset bounds: ours ${showBound(clockOurs)} before, ${showBound(clockOursEnd)} after; a fresh baseline thread ${showBound(clockBase)}`,
+  );
+  console.log(
+    `load average (1 min) at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}, on ${(await import('node:os')).availableParallelism()} CPUs`,
+  );
+  console.log(
+    `executor: threads ${stats.threads}, hardKilled ${stats.hardKilled}, cancelled ${stats.cancelled}, completed ${stats.completed}, inFlight ${stats.inFlight}`,
+  );
   // No targets of its own: the targets for this metric are the cancel-latency scenario's, measured over
   // the real transport (BENCHMARKS.md, "cancel → slot reused"). This in-process figure isolates the executor.
   console.log(`for reference only; the cancel → slot reused targets are the cancel-latency scenario's (BENCHMARKS.md)`);

@@ -109,7 +109,12 @@ function piscinaQueueSide(): Side {
       // The executor moves a job to running as it hands it to Piscina; here Piscina's queue holds it running.
       slab.transition(ref, JobState.queued, JobState.running);
       // What the executor sends for a call nobody listens to (no port, no progress, logs off).
-      const outcome = await pool!.run({ tool: 'spin', args: ARGS, slot: packSlot(ref, slab.capacity), minLogSeverity: 1000 });
+      const outcome = await pool!.run({
+        tool: 'spin',
+        args: ARGS,
+        slot: packSlot(ref, slab.capacity),
+        minLogSeverity: 1000,
+      });
       const thread = slab.threadOf(ref);
       byThread.set(thread, (byThread.get(thread) ?? 0) + 1);
       slab.release(ref);
@@ -173,7 +178,9 @@ async function round(side: Side): Promise<Row> {
 async function main(): Promise<void> {
   if (threadId !== 0 || !process.platform.startsWith('linux')) throw new Error('run on Linux, as a main thread');
   const pinned = (await pinSelf(CPU)) !== undefined;
-  process.stdout.write(`executor-dispatch: ${JOBS} zero-work jobs per round, ${IN_FLIGHT} in flight, ${THREADS} threads, ${pinned ? `pinned to CPU ${CPU}` : 'unpinned (no taskset)'}\n`);
+  process.stdout.write(
+    `executor-dispatch: ${JOBS} zero-work jobs per round, ${IN_FLIGHT} in flight, ${THREADS} threads, ${pinned ? `pinned to CPU ${CPU}` : 'unpinned (no taskset)'}\n`,
+  );
   process.stdout.write('side            jobs/s   µs CPU per job: main  workers  other   busier worker\n');
   const rows: Row[] = [];
   for (let r = 0; r < ROUNDS; r++) {
@@ -182,10 +189,13 @@ async function main(): Promise<void> {
       const row = await round(side);
       rows.push(row);
       const share = row.busierShare === undefined ? '–' : row.busierShare.toFixed(2);
-      process.stdout.write(`${row.side.padEnd(14)} ${String(row.jobsPerSecond).padStart(7)} ${row.mainUs.toFixed(1).padStart(23)} ${row.workersUs.toFixed(1).padStart(8)} ${row.otherUs.toFixed(1).padStart(6)}   ${share}\n`);
+      process.stdout.write(
+        `${row.side.padEnd(14)} ${String(row.jobsPerSecond).padStart(7)} ${row.mainUs.toFixed(1).padStart(23)} ${row.workersUs.toFixed(1).padStart(8)} ${row.otherUs.toFixed(1).padStart(6)}   ${share}\n`,
+      );
     }
   }
-  const med = (side: string, key: 'mainUs' | 'workersUs' | 'otherUs') => median(rows.filter((x) => x.side === side).map((x) => x[key]));
+  const med = (side: string, key: 'mainUs' | 'workersUs' | 'otherUs') =>
+    median(rows.filter((x) => x.side === side).map((x) => x[key]));
   process.stdout.write(
     `medians, executor ÷ piscina-queue: main ${(med('executor', 'mainUs') / med('piscina-queue', 'mainUs')).toFixed(2)}×, workers ${(med('executor', 'workersUs') / med('piscina-queue', 'workersUs')).toFixed(2)}×\n`,
   );

@@ -28,7 +28,18 @@ import { httpOverhead } from './scenarios/http-overhead.js';
 import { httpCancel } from './scenarios/http-cancel.js';
 import { httpMemory } from './scenarios/http-memory.js';
 
-const SCENARIOS: readonly Scenario[] = [cancelLatency, overhead, overheadPaired, cancelStorm, responsiveness, tasksCancel, crossHost, httpOverhead, httpCancel, httpMemory];
+const SCENARIOS: readonly Scenario[] = [
+  cancelLatency,
+  overhead,
+  overheadPaired,
+  cancelStorm,
+  responsiveness,
+  tasksCancel,
+  crossHost,
+  httpOverhead,
+  httpCancel,
+  httpMemory,
+];
 
 interface Flags {
   quick?: boolean;
@@ -46,16 +57,28 @@ const program = new Command()
   .option('--check', 'exit 1 if any target is missed (exit 0 otherwise); the report is written either way')
   .option('--out <dir>', 'where results go (a subfolder per run kind)', 'bench/results')
   .option('--only <ids>', `comma-separated scenarios: ${SCENARIOS.map((s) => s.id).join(', ')}`)
-  .option('--unpinned', 'overhead, overhead-paired: no taskset; the client and the servers run where the OS puts them, as a deployed server does')
-  .option('--rows <keys>', 'comma-separated configuration keys: only those rows of the scenarios that have them (cancel-latency: e.g. ours-stdio-2026-1-coop,sdk2-piscina-stdio-2026-1)')
+  .option(
+    '--unpinned',
+    'overhead, overhead-paired: no taskset; the client and the servers run where the OS puts them, as a deployed server does',
+  )
+  .option(
+    '--rows <keys>',
+    'comma-separated configuration keys: only those rows of the scenarios that have them (cancel-latency: e.g. ours-stdio-2026-1-coop,sdk2-piscina-stdio-2026-1)',
+  )
   .action(async (flags: Flags) => {
     const wanted = flags.only?.split(',').map((s) => s.trim());
-    const rows = flags.rows?.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    const rows = flags.rows
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0);
     const unknown = wanted?.filter((w) => !SCENARIOS.some((s) => s.id === w));
     if (unknown?.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')}`);
     const chosen = SCENARIOS.filter((s) => !wanted || wanted.includes(s.id));
     const quick = flags.quick === true;
-    const dir = resolve(flags.out, `${quick ? 'quick' : 'full'}${wanted ? `-${wanted.join('+')}` : ''}${rows ? '-rows' : ''}${flags.unpinned ? '-unpinned' : ''}`);
+    const dir = resolve(
+      flags.out,
+      `${quick ? 'quick' : 'full'}${wanted ? `-${wanted.join('+')}` : ''}${rows ? '-rows' : ''}${flags.unpinned ? '-unpinned' : ''}`,
+    );
     await mkdir(dir, { recursive: true });
 
     const env = environment();
@@ -64,7 +87,8 @@ const program = new Command()
     process.removeAllListeners('warning');
     process.on('warning', (w) => {
       warnings[w.name] = (warnings[w.name] ?? 0) + 1;
-      if (warnings[w.name] === 1) process.stderr.write(`\r\x1b[Kwarning (shown once, counted in results.json): ${w.name}: ${w.message}\n`);
+      if (warnings[w.name] === 1)
+        process.stderr.write(`\r\x1b[Kwarning (shown once, counted in results.json): ${w.name}: ${w.message}\n`);
     });
     const progress = new Progress();
     const log = (line: string) => process.stderr.write(`\r\x1b[K${line}\n`);
@@ -75,7 +99,13 @@ const program = new Command()
       for (const scenario of chosen) {
         progress.phase(scenario.id);
         const t0 = performance.now();
-        const result = await scenario.run({ quick, progress, log, ...(rows && { rows }), ...(flags.unpinned && { unpinned: true }) });
+        const result = await scenario.run({
+          quick,
+          progress,
+          log,
+          ...(rows && { rows }),
+          ...(flags.unpinned && { unpinned: true }),
+        });
         result.durationMs = performance.now() - t0;
         results.push(result);
       }
@@ -85,20 +115,36 @@ const program = new Command()
     const totalMs = performance.now() - started;
     const loadAvgAtEnd = loadavg();
 
-    for (const r of results) for (const c of r.charts) await writeFile(join(dir, `${c.file}.svg`), await renderSvg(c.spec));
+    for (const r of results)
+      for (const c of r.charts) await writeFile(join(dir, `${c.file}.svg`), await renderSvg(c.spec));
     const command = `node dist-dev/bench/main.js ${process.argv.slice(2).join(' ')}`.trim();
-    await writeFile(join(dir, 'results.json'), JSON.stringify({ env, loadAvgAtEnd, warnings, quick, command, totalMs, scenarios: results.map(({ charts: _c, ...r }) => r) }));
+    await writeFile(
+      join(dir, 'results.json'),
+      JSON.stringify({
+        env,
+        loadAvgAtEnd,
+        warnings,
+        quick,
+        command,
+        totalMs,
+        scenarios: results.map(({ charts: _c, ...r }) => r),
+      }),
+    );
     await writeFile(join(dir, 'report.md'), markdownReport({ env, loadAvgAtEnd, quick, command, totalMs, results }));
 
     const out: string[] = [''];
     for (const r of results) if (r.headline) out.push(textTable(r.headline), '');
     const targets = results.flatMap((r) => r.targets);
     if (targets.length) out.push(textTable(targetsTable(targets)), '');
-    out.push(`${(totalMs / 1000).toFixed(1)} s. Report: ${join(dir, 'report.md')}; samples: ${join(dir, 'results.json')}`);
+    out.push(
+      `${(totalMs / 1000).toFixed(1)} s. Report: ${join(dir, 'report.md')}; samples: ${join(dir, 'results.json')}`,
+    );
     process.stderr.write(out.join('\n') + '\n');
     const missed = targets.filter((t) => !t.met);
     if (flags.check && missed.length > 0) {
-      process.stderr.write(`--check: ${missed.length} of ${targets.length} targets missed: ${missed.map((t) => t.name).join('; ')}\n`);
+      process.stderr.write(
+        `--check: ${missed.length} of ${targets.length} targets missed: ${missed.map((t) => t.name).join('; ')}\n`,
+      );
       process.exitCode = 1;
     } else if (flags.check) process.stderr.write(`--check: all ${targets.length} targets met\n`);
   });

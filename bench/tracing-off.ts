@@ -13,7 +13,12 @@ import { tracedHandler } from '#dist/src/otel/server-span.js';
 
 type Handler = Parameters<typeof tracedHandler>[1];
 const handler: Handler = (request) => Promise.resolve(request as never);
-const wrapped = tracedHandler('tools/call', handler, () => '2025-11-25', () => false);
+const wrapped = tracedHandler(
+  'tools/call',
+  handler,
+  () => '2025-11-25',
+  () => false,
+);
 const ctx = { mcpReq: { id: 1 } } as Parameters<Handler>[1];
 const request = { params: { name: 'spin', arguments: {} } };
 
@@ -35,4 +40,6 @@ for (let round = 0; round < 9; round++) {
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const [d, t] = [median(direct), median(traced)];
-process.stdout.write(`direct ${d.toFixed(1)} ns per call, through the server-span wrapper with no SDK ${t.toFixed(1)} ns: ${(t - d).toFixed(1)} ns per request\n`);
+process.stdout.write(
+  `direct ${d.toFixed(1)} ns per call, through the server-span wrapper with no SDK ${t.toFixed(1)} ns: ${(t - d).toFixed(1)} ns per request\n`,
+);

@@ -22,7 +22,9 @@ async function readStats(client) {
 
 const client = new CancelAwareClient({ name: 'cancel-demo', version: '1.0.0' });
 // One worker thread and one warm standby; the server's own log goes to this terminal's stderr.
-await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, 'serve', '--threads', '1'], stderr: 'inherit' }));
+await client.connect(
+  new StdioClientTransport({ command: process.execPath, args: [cli, 'serve', '--threads', '1'], stderr: 'inherit' }),
+);
 try {
   const before = await readStats(client);
   say(`server up with ${before.threads} worker threads (1 + 1 standby)`);
@@ -34,12 +36,17 @@ try {
   const timer = setTimeout(() => stop.abort('the demo pressed Stop'), cancelAfterS * 1000);
   const started = Date.now();
   try {
-    await client.callTool({ name: 'spin', arguments: { ms: spinMs, stageMs: 10 } }, { signal: stop.signal, timeout: spinMs * 2, onprogress: (p) => (lastProgress = p) });
+    await client.callTool(
+      { name: 'spin', arguments: { ms: spinMs, stageMs: 10 } },
+      { signal: stop.signal, timeout: spinMs * 2, onprogress: (p) => (lastProgress = p) },
+    );
     say('the call completed, which it should not have');
     process.exitCode = 1;
   } catch (error) {
     if (!(error instanceof CallAbortedError)) throw error;
-    say(`call aborted after ${((Date.now() - started) / 1000).toFixed(1)} s: ${error.name}, notifications/cancelled sent: ${error.cancelSent}`);
+    say(
+      `call aborted after ${((Date.now() - started) / 1000).toFixed(1)} s: ${error.name}, notifications/cancelled sent: ${error.cancelSent}`,
+    );
     if (lastProgress) say(`work done before the cancel: ${lastProgress.progress} of ${lastProgress.total} slices`);
   } finally {
     clearTimeout(timer);
@@ -56,7 +63,9 @@ try {
 
   stats = await readStats(client);
   const { cancelled, hardKilled, completed, running, threads } = stats;
-  say(`executor://stats: cancelled: ${cancelled}, hardKilled: ${hardKilled}, completed: ${completed}, running: ${running}, threads: ${threads}`);
+  say(
+    `executor://stats: cancelled: ${cancelled}, hardKilled: ${hardKilled}, completed: ${completed}, running: ${running}, threads: ${threads}`,
+  );
   const stopped = cancelled === 1 && hardKilled === 0 && running === 0 && threads === before.threads;
   say(
     stopped

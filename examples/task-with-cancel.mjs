@@ -9,7 +9,12 @@ setTimeout(() => stop.abort('user pressed Stop'), 1_000);
 try {
   const task = await client.callToolAsTask(
     { name: 'count_primes', arguments: { limit: 5_000_000_000 } },
-    { signal: stop.signal, ttl: 600_000, onprogress: (p) => console.log(p.progress, p.total), onstatus: (t) => console.log('status:', t.status) },
+    {
+      signal: stop.signal,
+      ttl: 600_000,
+      onprogress: (p) => console.log(p.progress, p.total),
+      onstatus: (t) => console.log('status:', t.status),
+    },
   );
   console.log('task:', task.taskId, task.task.status); // '…', 'working'
   console.log(await task.result()); // the CallToolResult, had it finished first

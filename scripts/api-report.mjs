@@ -32,7 +32,9 @@ export function entryPointsDoc(report, doc) {
   }
   const cell = (list) => (list.length > 0 ? list.map((n) => `\`${n}\``).join(', ') : '—');
   const audience = new Map([...doc.matchAll(/^\| `([^`]+)` \| ([^|]+) \| .+ \|$/gm)].map((m) => [m[1], m[2]]));
-  const rows = [...names].map(([entry, list]) => `| \`${entry}\` | ${audience.get(entry) ?? '(audience to write)'} | ${cell(list)} |`);
+  const rows = [...names].map(
+    ([entry, list]) => `| \`${entry}\` | ${audience.get(entry) ?? '(audience to write)'} | ${cell(list)} |`,
+  );
   const table = /^\| entry \| audience \| names \|\n\|---\|---\|---\|\n(?:\|.*\|\n?)*/m;
   return doc.replace(table, `| entry | audience | names |\n|---|---|---|\n${rows.join('\n')}\n`);
 }
@@ -65,7 +67,12 @@ function entries() {
 export function apiReport() {
   const list = entries();
   const files = list.flatMap((e) => (e.types ? [e.types] : []));
-  const program = ts.createProgram(files, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, skipLibCheck: true, noEmit: true });
+  const program = ts.createProgram(files, {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    skipLibCheck: true,
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const out = [
     '# Public API report',

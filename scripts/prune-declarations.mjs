@@ -38,7 +38,9 @@ function reachable(starts) {
     if (!existsSync(file)) throw new Error(`${file} is named but missing: build first (npm run build:package)`);
     seen.add(file);
     const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\/\/\/\s*<reference\s+path=)["'](\.{1,2}\/[^"']+)["']/g)) {
+    for (const m of text.matchAll(
+      /(?:\bfrom\s+|\bimport\s*\(\s*|\/\/\/\s*<reference\s+path=)["'](\.{1,2}\/[^"']+)["']/g,
+    )) {
       queue.push(normalize(join(dirname(file), m[1].replace(/\.js$/, '.d.ts'))));
     }
   }
@@ -68,4 +70,6 @@ for (const file of declarationsUnder(join(root, 'dist'))) {
 // tsc --incremental re-emits only what its build info says changed, not what went missing: forget it, so that the
 // next build writes every declaration again.
 if (removed > 0) rmSync(join(root, 'dist', 'tsconfig.tsbuildinfo'), { force: true });
-process.stderr.write(`prune-declarations: kept ${keep.size} declaration files the entry points reach, removed ${removed}\n`);
+process.stderr.write(
+  `prune-declarations: kept ${keep.size} declaration files the entry points reach, removed ${removed}\n`,
+);

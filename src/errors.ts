@@ -113,9 +113,24 @@ export class CallAbortedError extends McpCancelPoolError {
   /** Whether `notifications/cancelled` went out: false if the response had already arrived (no stale cancellation) or nothing was sent. */
   readonly cancelSent: boolean;
 
-  constructor(kind: 'AbortError' | 'TimeoutError', reason: unknown, requestId: RequestId | undefined, cancelSent: boolean) {
-    const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : reason === undefined ? undefined : String(reason);
-    super(kind === 'TimeoutError' ? 'ERR_CALL_TIMED_OUT' : 'ERR_CALL_ABORTED', `${kind === 'TimeoutError' ? 'timed out' : 'aborted'}${requestId === undefined ? '' : ` (request ${JSON.stringify(requestId)})`}: ${why ?? 'no reason given'}`);
+  constructor(
+    kind: 'AbortError' | 'TimeoutError',
+    reason: unknown,
+    requestId: RequestId | undefined,
+    cancelSent: boolean,
+  ) {
+    const why =
+      reason instanceof Error
+        ? reason.message
+        : typeof reason === 'string'
+          ? reason
+          : reason === undefined
+            ? undefined
+            : String(reason);
+    super(
+      kind === 'TimeoutError' ? 'ERR_CALL_TIMED_OUT' : 'ERR_CALL_ABORTED',
+      `${kind === 'TimeoutError' ? 'timed out' : 'aborted'}${requestId === undefined ? '' : ` (request ${JSON.stringify(requestId)})`}: ${why ?? 'no reason given'}`,
+    );
     this.name = kind;
     this.reason = reason;
     this.requestId = requestId;

@@ -35,6 +35,12 @@ export type { RequestId } from './wire/registry.js';
 export type { JobStateName } from './state/job-state.js';
 export { createToolPool, ToolPool } from './embed/pool.js';
 export type { ToolPoolOptions, RegisterOptions } from './embed/pool.js';
-export { McpCancelPoolError, DuplicateRequestError, ExecutorClosedError, InvalidOptionError, ToolModuleError } from './errors.js';
+export {
+  McpCancelPoolError,
+  DuplicateRequestError,
+  ExecutorClosedError,
+  InvalidOptionError,
+  ToolModuleError,
+} from './errors.js';
 export type { ErrorCodeName } from './errors.js';
 export { MissingPeerError } from './peers.js';

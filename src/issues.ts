@@ -15,7 +15,9 @@ const SHOWN = 5;
 /** One line, e.g. `ms: expected number, received string; name: expected string, received undefined`. */
 export function describeIssues(error: { readonly issues: readonly ValidationIssue[] }): string {
   const parts = error.issues.slice(0, SHOWN).map((issue) => {
-    const where = issue.path.map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i > 0 ? '.' : ''}${String(key)}`)).join('');
+    const where = issue.path
+      .map((key, i) => (typeof key === 'number' ? `[${key}]` : `${i > 0 ? '.' : ''}${String(key)}`))
+      .join('');
     const what = issue.message.replace(/^Invalid input: /, '');
     return where ? `${where}: ${what}` : what;
   });

@@ -19,14 +19,22 @@ export class MissingPeerError extends McpCancelPoolError {
     readonly install: string,
     what: string,
   ) {
-    super('ERR_MISSING_PEER', `${what} needs ${packages.join(' and ')} (optional, not installed with mcp-cancel-pool): ${install}`);
+    super(
+      'ERR_MISSING_PEER',
+      `${what} needs ${packages.join(' and ')} (optional, not installed with mcp-cancel-pool): ${install}`,
+    );
   }
 }
 
 /** The ranges this package declares for its peers (read once, from its own package.json). */
 let ranges: Record<string, string> | undefined;
 function rangeOf(name: string): string | undefined {
-  ranges ??= (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { peerDependencies?: Record<string, string> }).peerDependencies ?? {};
+  ranges ??=
+    (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        peerDependencies?: Record<string, string>;
+      }
+    ).peerDependencies ?? {};
   return ranges[name];
 }
 

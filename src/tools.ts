@@ -3,5 +3,14 @@
  * Workers import tool modules, so this keeps the server, HTTP and SDK code out of every worker.
  */
 export { defineTool, stage, StopError } from './stages/tool.js';
-export type { ToolDefinition, StageContext, StageFn, NamedStage, StageLike, ClientRequestMethod, ToolModule, LoggingLevel } from './stages/tool.js';
+export type {
+  ToolDefinition,
+  StageContext,
+  StageFn,
+  NamedStage,
+  StageLike,
+  ClientRequestMethod,
+  ToolModule,
+  LoggingLevel,
+} from './stages/tool.js';
 export { z } from 'zod';

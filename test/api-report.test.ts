@@ -17,7 +17,10 @@ describe('public API report', () => {
 
   it('lists every entry point of package.json with at least one name', () => {
     const report = apiReport();
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { name: string; exports: Record<string, unknown> };
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+      name: string;
+      exports: Record<string, unknown>;
+    };
     for (const sub of Object.keys(pkg.exports)) {
       const name = sub === '.' ? pkg.name : `${pkg.name}/${sub.slice(2)}`;
       expect(report).toContain(`## \`${name}\``);
@@ -28,7 +31,8 @@ describe('public API report', () => {
 
   it('exports each name from one entry only, but for a type two audiences need (docs/entry-points.md)', () => {
     const where = new Map<string, string[]>();
-    for (const [entry, names] of sections(apiReport())) for (const [name, kind] of names) where.set(name, [...(where.get(name) ?? []), `${entry} (${kind})`]);
+    for (const [entry, names] of sections(apiReport()))
+      for (const [name, kind] of names) where.set(name, [...(where.get(name) ?? []), `${entry} (${kind})`]);
     const shared = [...where].filter(([, entries]) => entries.length > 1);
     expect(shared.filter(([, entries]) => !entries.every((e) => / \((type|interface)\)$/.test(e)))).toEqual([]);
     expect(shared.map(([name]) => name)).toEqual(['RequestId']);
@@ -36,7 +40,12 @@ describe('public API report', () => {
 
   it('docs/entry-points.md has one row per entry point naming exactly what it exports (npm run api:report rewrites the names)', () => {
     const doc = readFileSync(new URL('../docs/entry-points.md', import.meta.url), 'utf8');
-    const rows = new Map([...doc.matchAll(/^\| `([^`]+)` \| [^|]+ \| (.+) \|$/gm)].map((m) => [m[1]!, m[2] === '—' ? [] : [...m[2]!.matchAll(/`(\w+)`/g)].map((n) => n[1]!)]));
+    const rows = new Map(
+      [...doc.matchAll(/^\| `([^`]+)` \| [^|]+ \| (.+) \|$/gm)].map((m) => [
+        m[1]!,
+        m[2] === '—' ? [] : [...m[2]!.matchAll(/`(\w+)`/g)].map((n) => n[1]!),
+      ]),
+    );
     const report = sections(apiReport());
     expect([...rows.keys()]).toEqual([...report.keys()]);
     for (const [entry, names] of report) expect(rows.get(entry), entry).toEqual(names.map(([name]) => name));

@@ -21,7 +21,9 @@ async function serve(routes: (origin: string) => Record<string, unknown>): Promi
   let table: Record<string, unknown> = {};
   const server = createServer((req, res) => {
     const body = table[req.url ?? ''];
-    res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' }).end(body === undefined ? '{}' : JSON.stringify(body));
+    res
+      .writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json' })
+      .end(body === undefined ? '{}' : JSON.stringify(body));
   });
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -37,7 +39,10 @@ describe('issuer discovery', () => {
       'https://kc.example.com/.well-known/openid-configuration/realms/mcp',
       'https://kc.example.com/realms/mcp/.well-known/openid-configuration',
     ]);
-    expect(metadataUrls('https://tenant.auth0.com/').map((u) => u.href)).toEqual(['https://tenant.auth0.com/.well-known/oauth-authorization-server', 'https://tenant.auth0.com/.well-known/openid-configuration']);
+    expect(metadataUrls('https://tenant.auth0.com/').map((u) => u.href)).toEqual([
+      'https://tenant.auth0.com/.well-known/oauth-authorization-server',
+      'https://tenant.auth0.com/.well-known/openid-configuration',
+    ]);
   });
 
   it('an issuer with a path (Keycloak style) is found at its path-appended OpenID document, and its keys are fetched: ready', async () => {
@@ -52,12 +57,19 @@ describe('issuer discovery', () => {
     discovery.close();
     expect(discovery.readiness()).toEqual({ ready: true });
     expect(discovery.metadata().jwks_uri).toBe(`${origin}/realms/mcp/certs`);
-    expect(discovery.keys().jwks()?.keys.map((k) => k.kid)).toEqual(['k1']);
+    expect(
+      discovery
+        .keys()
+        .jwks()
+        ?.keys.map((k) => k.kid),
+    ).toEqual(['k1']);
   });
 
   it('a document naming another issuer is refused (its keys would verify tokens of that issuer): not ready, and why', async () => {
     const failures: string[] = [];
-    const origin = await serve((o) => ({ '/.well-known/oauth-authorization-server': { issuer: `${o}/elsewhere`, jwks_uri: `${o}/jwks` } }));
+    const origin = await serve((o) => ({
+      '/.well-known/oauth-authorization-server': { issuer: `${o}/elsewhere`, jwks_uri: `${o}/jwks` },
+    }));
     const discovery = new IssuerDiscovery(origin, { onFailure: (why) => failures.push(why) });
     await discovery.start();
     discovery.close();
@@ -69,7 +81,9 @@ describe('issuer discovery', () => {
   });
 
   it('a jwks_uri that cannot be fetched keeps it not ready, naming the key set', async () => {
-    const origin = await serve((o) => ({ '/.well-known/openid-configuration': { issuer: o, jwks_uri: `${o}/missing-jwks` } }));
+    const origin = await serve((o) => ({
+      '/.well-known/openid-configuration': { issuer: o, jwks_uri: `${o}/missing-jwks` },
+    }));
     const discovery = new IssuerDiscovery(origin);
     await discovery.start();
     discovery.close();

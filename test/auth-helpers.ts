@@ -49,13 +49,37 @@ export function credentialsFile(): string {
 }
 
 /** Starts `serve --transport http` on a fresh port with `--auth-issuer issuer --auth-resource <its /mcp URL>` and `args`. */
-export async function startAuthServer(issuer: string, args: string[] = [], env: Record<string, string> = {}): Promise<AuthServer> {
+export async function startAuthServer(
+  issuer: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<AuthServer> {
   const port = await freePort();
   const url = new URL(`http://127.0.0.1:${port}/mcp`);
-  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', String(port), '--threads', '1', '--tools', SCOPED_TOOLS, '--auth-issuer', issuer, '--auth-resource', url.href, ...args], {
-    stdio: 'pipe',
-    env: { ...process.env, ...env },
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'serve',
+      '--transport',
+      'http',
+      '--port',
+      String(port),
+      '--threads',
+      '1',
+      '--tools',
+      SCOPED_TOOLS,
+      '--auth-issuer',
+      issuer,
+      '--auth-resource',
+      url.href,
+      ...args,
+    ],
+    {
+      stdio: 'pipe',
+      env: { ...process.env, ...env },
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   await new Promise<void>((resolve, reject) => {
@@ -89,17 +113,31 @@ export interface Answer {
 }
 
 /** POSTs `body` (a 2026 request when its `_meta` carries the envelope) with `token`. */
-export async function postAs(url: URL, token: string | undefined, body: { method?: string; params?: Record<string, unknown> } & Record<string, unknown>, headers: Record<string, string> = {}): Promise<Answer> {
-  const modern = (body.params?._meta as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/protocolVersion'] === MODERN;
+export async function postAs(
+  url: URL,
+  token: string | undefined,
+  body: { method?: string; params?: Record<string, unknown> } & Record<string, unknown>,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const modern =
+    (body.params?._meta as Record<string, unknown> | undefined)?.['io.modelcontextprotocol/protocolVersion'] === MODERN;
   const r = await fetch(url, {
     method: 'POST',
-    headers: { ...MCP_HEADERS, ...(modern && modernHeaders(body as { method: string; params?: Record<string, unknown> })), ...(token !== undefined && { authorization: `Bearer ${token}` }), ...headers },
+    headers: {
+      ...MCP_HEADERS,
+      ...(modern && modernHeaders(body as { method: string; params?: Record<string, unknown> })),
+      ...(token !== undefined && { authorization: `Bearer ${token}` }),
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
   const text = await r.text();
   let messages: Msg[] = [];
   try {
-    messages = r.headers.get('content-type')?.includes('json') || r.headers.get('content-type')?.includes('event-stream') ? messagesIn(text) : [];
+    messages =
+      r.headers.get('content-type')?.includes('json') || r.headers.get('content-type')?.includes('event-stream')
+        ? messagesIn(text)
+        : [];
   } catch {
     messages = [];
   }
@@ -116,7 +154,12 @@ export async function openSession(url: URL, token: string): Promise<string> {
   const init = await postAs(url, token, initializeBody());
   if (init.status !== 200) throw new Error(`initialize: HTTP ${init.status} ${init.text}`);
   const sid = init.headers.get('mcp-session-id')!;
-  await postAs(url, token, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  await postAs(
+    url,
+    token,
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
   return sid;
 }
 
@@ -126,11 +169,24 @@ export function inSession(url: URL, token: string, sid: string, body: Record<str
 }
 
 /** An SDK 2.x client in `era` that gets its token itself: 401 → metadata → client credentials at the issuer → retry. */
-export async function oauthClient(url: URL, issuer: string, name: ClientName, era: 'legacy' | 'modern', scope?: string): Promise<{ client: Client; close: () => Promise<void> }> {
+export async function oauthClient(
+  url: URL,
+  issuer: string,
+  name: ClientName,
+  era: 'legacy' | 'modern',
+  scope?: string,
+): Promise<{ client: Client; close: () => Promise<void> }> {
   const c = CLIENTS[name];
-  const authProvider = new ClientCredentialsProvider({ clientId: c.id, clientSecret: c.secret, expectedIssuer: issuer, ...(scope !== undefined && { scope }) });
+  const authProvider = new ClientCredentialsProvider({
+    clientId: c.id,
+    clientSecret: c.secret,
+    expectedIssuer: issuer,
+    ...(scope !== undefined && { scope }),
+  });
   const transport = new StreamableHTTPClientTransport(url, { authProvider });
-  const client = new Client({ name: `oauth-${name}`, version: '1.0.0' }, { versionNegotiation: { mode: era === 'legacy' ? 'legacy' : { pin: MODERN } } } as never);
+  const client = new Client({ name: `oauth-${name}`, version: '1.0.0' }, {
+    versionNegotiation: { mode: era === 'legacy' ? 'legacy' : { pin: MODERN } },
+  } as never);
   await client.connect(transport);
   return { client, close: () => client.close() };
 }

@@ -7,7 +7,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, importJWK, type JWK } from 'jose';
-import { commandLine, credentialsFile, listTools2026, oauthClient, postAs, startAuthServer, type AuthServer } from './auth-helpers.js';
+import {
+  commandLine,
+  credentialsFile,
+  listTools2026,
+  oauthClient,
+  postAs,
+  startAuthServer,
+  type AuthServer,
+} from './auth-helpers.js';
 import { modernRequest } from './modern-helpers.js';
 import { ADMIN_SCOPE, CLIENTS, MCP_SCOPE, signingKey, startIssuer, type TestIssuer } from './oidc-helpers.js';
 
@@ -17,7 +25,12 @@ const issued: string[] = [];
 
 beforeAll(async () => {
   idp = await startIssuer();
-  server = await startAuthServer(idp.issuer, ['--auth-scopes', MCP_SCOPE, '--auth-client-credentials-file', credentialsFile()]);
+  server = await startAuthServer(idp.issuer, [
+    '--auth-scopes',
+    MCP_SCOPE,
+    '--auth-client-credentials-file',
+    credentialsFile(),
+  ]);
 });
 afterAll(async () => {
   await server?.stop();
@@ -32,10 +45,25 @@ async function token(...args: Parameters<TestIssuer['token']>): Promise<string> 
 }
 
 /** A JWT signed with `key`, as the issuer would mint it, with `claims` and `header` overriding. */
-async function mint(key: JWK, claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}): Promise<string> {
+async function mint(
+  key: JWK,
+  claims: Record<string, unknown> = {},
+  header: Record<string, unknown> = {},
+): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const payload = { iss: idp.issuer, sub: CLIENTS.alice.id, aud: server.url.href, iat: now - 10, exp: now + 300, client_id: CLIENTS.alice.id, scope: MCP_SCOPE, ...claims };
-  return new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: key.kid!, typ: 'at+jwt', ...header }).sign(await importJWK(key, 'RS256'));
+  const payload = {
+    iss: idp.issuer,
+    sub: CLIENTS.alice.id,
+    aud: server.url.href,
+    iat: now - 10,
+    exp: now + 300,
+    client_id: CLIENTS.alice.id,
+    scope: MCP_SCOPE,
+    ...claims,
+  };
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: 'RS256', kid: key.kid!, typ: 'at+jwt', ...header })
+    .sign(await importJWK(key, 'RS256'));
 }
 
 describe('Protected Resource Metadata and the challenge', () => {
@@ -55,7 +83,15 @@ describe('Protected Resource Metadata and the challenge', () => {
 
   it('no token: 401 with WWW-Authenticate naming the metadata and the scope, in both eras; no session opens', async () => {
     const metadata = new URL('/.well-known/oauth-protected-resource/mcp', server.url).href;
-    for (const body of [modernRequest('l', 'tools/list'), { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }]) {
+    for (const body of [
+      modernRequest('l', 'tools/list'),
+      {
+        jsonrpc: '2.0',
+        id: 'i',
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      },
+    ]) {
       const r = await postAs(server.url, undefined, body);
       expect(r.status).toBe(401);
       expect(r.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadata}", scope="${MCP_SCOPE}"`);
@@ -66,7 +102,10 @@ describe('Protected Resource Metadata and the challenge', () => {
     const query = new URL(server.url);
     query.searchParams.set('access_token', t);
     expect((await listTools2026(query, undefined)).status).toBe(401);
-    expect((await postAs(server.url, undefined, modernRequest('l', 'tools/list'), { authorization: `Bearer ${t} more` })).status).toBe(400);
+    expect(
+      (await postAs(server.url, undefined, modernRequest('l', 'tools/list'), { authorization: `Bearer ${t} more` }))
+        .status,
+    ).toBe(400);
   });
 });
 
@@ -118,7 +157,13 @@ describe('tokens that must be refused (401 invalid_token), next to one that must
     await refused(await mint(idp.key, { iss: 'http://127.0.0.1:1' }), /another issuer/);
     await refused(await mint(idp.key, {}, { typ: 'JWT' }), /at\+jwt/);
     await refused(await mint(await signingKey('unknown-key')), /key the issuer does not publish/);
-    const hs = await new SignJWT({ scope: MCP_SCOPE }).setProtectedHeader({ alg: 'HS256', kid: idp.key.kid!, typ: 'at+jwt' }).setIssuer(idp.issuer).setAudience(server.url.href).setSubject('x').setExpirationTime('5m').sign(new TextEncoder().encode('a shared secret of at least 32 bytes!!'));
+    const hs = await new SignJWT({ scope: MCP_SCOPE })
+      .setProtectedHeader({ alg: 'HS256', kid: idp.key.kid!, typ: 'at+jwt' })
+      .setIssuer(idp.issuer)
+      .setAudience(server.url.href)
+      .setSubject('x')
+      .setExpirationTime('5m')
+      .sign(new TextEncoder().encode('a shared secret of at least 32 bytes!!'));
     await refused(hs, /algorithm/);
     const [h, p] = (await mint(idp.key)).split('.');
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url')}.${p}.`;
@@ -129,30 +174,50 @@ describe('tokens that must be refused (401 invalid_token), next to one that must
   it('a token short of the scopes every request needs: 403 insufficient_scope', async () => {
     const r = await listTools2026(server.url, await mint(idp.key, { scope: ADMIN_SCOPE }));
     expect(r.status).toBe(403);
-    expect(r.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer error="insufficient_scope".*scope="${MCP_SCOPE}"`));
+    expect(r.headers.get('www-authenticate')).toMatch(
+      new RegExp(`^Bearer error="insufficient_scope".*scope="${MCP_SCOPE}"`),
+    );
   });
 });
 
 describe('tool scopes', () => {
   it('a tool that declares a scope, called with a token without it: 403 insufficient_scope naming every scope the call needs, in both eras', async () => {
     const limited = await token('limited', server.url.href);
-    const modern = await postAs(server.url, limited, modernRequest('c', 'tools/call', { name: 'admin_spin', arguments: { ms: 1 } }));
+    const modern = await postAs(
+      server.url,
+      limited,
+      modernRequest('c', 'tools/call', { name: 'admin_spin', arguments: { ms: 1 } }),
+    );
     expect(modern.status).toBe(403);
     const challenge = modern.headers.get('www-authenticate')!;
     expect(challenge).toMatch(/^Bearer error="insufficient_scope"/);
     expect(challenge).toContain(`scope="${MCP_SCOPE} ${ADMIN_SCOPE}"`);
-    expect(challenge).toContain(`resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', server.url).href}"`);
+    expect(challenge).toContain(
+      `resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', server.url).href}"`,
+    );
     // Other tools are open to it.
-    expect((await postAs(server.url, limited, modernRequest('s', 'tools/call', { name: 'spin', arguments: { ms: 1 } }))).status).toBe(200);
+    expect(
+      (await postAs(server.url, limited, modernRequest('s', 'tools/call', { name: 'spin', arguments: { ms: 1 } })))
+        .status,
+    ).toBe(200);
     // 2025, inside a session.
     const { openSession, inSession } = await import('./auth-helpers.js');
     const sid = await openSession(server.url, limited);
-    const legacy = await inSession(server.url, limited, sid, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'admin_spin', arguments: { ms: 1 } } });
+    const legacy = await inSession(server.url, limited, sid, {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'admin_spin', arguments: { ms: 1 } },
+    });
     expect(legacy.status).toBe(403);
     expect(legacy.headers.get('www-authenticate')).toContain(`scope="${MCP_SCOPE} ${ADMIN_SCOPE}"`);
     // With the scope, the same call runs.
     const full = await token('alice', server.url.href);
-    const ok = await postAs(server.url, full, modernRequest('c', 'tools/call', { name: 'admin_spin', arguments: { ms: 1 } }));
+    const ok = await postAs(
+      server.url,
+      full,
+      modernRequest('c', 'tools/call', { name: 'admin_spin', arguments: { ms: 1 } }),
+    );
     expect(ok.status).toBe(200);
     expect(JSON.stringify(ok.messages)).toContain('admin_spin spun 1 ms');
   });
@@ -176,7 +241,12 @@ describe('a rotated key', () => {
     const after = await token('alice', server.url.href);
     // The server fetches the key set again for a key it does not know, at most every few seconds: ask until it has.
     let status = 0;
-    for (const end = Date.now() + 30_000; Date.now() < end && status !== 200; await new Promise((r) => setTimeout(r, 250))) status = (await listTools2026(server.url, after)).status;
+    for (
+      const end = Date.now() + 30_000;
+      Date.now() < end && status !== 200;
+      await new Promise((r) => setTimeout(r, 250))
+    )
+      status = (await listTools2026(server.url, after)).status;
     expect(status).toBe(200);
     const old = await listTools2026(server.url, before);
     expect(old.status).toBe(401);

@@ -26,9 +26,15 @@ interface Scenario {
 }
 
 it('bench --quick --only http-overhead,http-cancel,http-memory: every server, era and load measured, successes counted, targets reported', () => {
-  const run = spawnSync(process.execPath, [BENCH, '--quick', '--only', 'http-overhead,http-cancel,http-memory', '--out', out], { encoding: 'utf8', timeout: 400_000 });
+  const run = spawnSync(
+    process.execPath,
+    [BENCH, '--quick', '--only', 'http-overhead,http-cancel,http-memory', '--out', out],
+    { encoding: 'utf8', timeout: 400_000 },
+  );
   expect(run.status, run.stderr.slice(-1500)).toBe(0);
-  const { scenarios } = JSON.parse(readFileSync(join(out, 'quick-http-overhead+http-cancel+http-memory', 'results.json'), 'utf8')) as { scenarios: Scenario[] };
+  const { scenarios } = JSON.parse(
+    readFileSync(join(out, 'quick-http-overhead+http-cancel+http-memory', 'results.json'), 'utf8'),
+  ) as { scenarios: Scenario[] };
   const of = (id: string) => scenarios.find((s) => s.id === id)!;
 
   // 8: ours, (f), (g) in 2026 at 1, 32, 256 clients; those and fastmcp in 2025 at 1 and 32 (quick).
@@ -42,14 +48,23 @@ it('bench --quick --only http-overhead,http-cancel,http-memory: every server, er
     if (w.clients === 1) expect(w.p50Ms, key(w)).toBeGreaterThan(0);
   }
   expect(of('http-overhead').targets.map((t) => t.name)).toContain('HTTP 2026 zero-work calls/s vs (f), 256 clients');
-  expect(of('http-overhead').targets.map((t) => t.name)).toContain('HTTP 2025 server CPU per call vs (h) fastmcp, 32 clients');
+  expect(of('http-overhead').targets.map((t) => t.name)).toContain(
+    'HTTP 2025 server CPU per call vs (h) fastmcp, 32 clients',
+  );
 
   // 9: every row has both modes, and none was left out for an unanswered B or a call never stopped.
   const cancel = of('http-cancel').samples as { samples: HttpCancelSample[]; misses: Record<string, unknown> };
   expect(cancel.misses).toEqual({});
   const rows = ['ours-2026', 'f-2026', 'g-2026', 'ours-2025', 'f-2025', 'g-2025', 'h-2025'];
-  for (const row of rows) for (const mode of ['reused', 'stopped', 'idle']) expect(cancel.samples.some((s) => s.row === row && s.mode === mode), `${row} ${mode}`).toBe(true);
-  expect(of('http-cancel').targets.map((t) => t.name)).toEqual(['Cancel → slot reused over HTTP, 2026 closed stream: p50 vs (f)']);
+  for (const row of rows)
+    for (const mode of ['reused', 'stopped', 'idle'])
+      expect(
+        cancel.samples.some((s) => s.row === row && s.mode === mode),
+        `${row} ${mode}`,
+      ).toBe(true);
+  expect(of('http-cancel').targets.map((t) => t.name)).toEqual([
+    'Cancel → slot reused over HTTP, 2026 closed stream: p50 vs (f)',
+  ]);
 
   // 10: each server's sessions and calls in flight, read from /proc.
   const figures = (of('http-memory').samples as { figures: MemoryFigures[] }).figures;

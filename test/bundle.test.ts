@@ -26,7 +26,10 @@ let unpacked: string;
 let manifest: Manifest;
 
 beforeAll(async () => {
-  const made = await run(process.execPath, [join(ROOT, 'scripts/bundle.mjs'), '--out', work], { ms: 500_000, env: { npm_config_cache: join(work, 'npm-cache'), npm_config_update_notifier: 'false' } });
+  const made = await run(process.execPath, [join(ROOT, 'scripts/bundle.mjs'), '--out', work], {
+    ms: 500_000,
+    env: { npm_config_cache: join(work, 'npm-cache'), npm_config_update_notifier: 'false' },
+  });
   expect(made.code, made.stderr).toBe(0);
   bundle = lines(made.stdout).at(-1)!;
   unpacked = join(work, 'unpacked');
@@ -41,16 +44,28 @@ describe('the MCP Bundle', () => {
   it('is valid, carries the package version, and has the root and the thread count as user settings', async () => {
     const validate = await run(process.execPath, [MCPB, 'validate', join(unpacked, 'manifest.json')], { ms: 60_000 });
     expect(validate.code, validate.stdout + validate.stderr).toBe(0);
-    expect(manifest.version).toBe((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(manifest.version).toBe(
+      (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    );
     expect(manifest.user_config.root).toMatchObject({ type: 'directory', required: true });
     expect(manifest.user_config.threads).toMatchObject({ type: 'number' });
-    expect(manifest.server.mcp_config.args).toEqual(expect.arrayContaining(['--root', '${user_config.root}', '--threads', '${user_config.threads}']));
+    expect(manifest.server.mcp_config.args).toEqual(
+      expect.arrayContaining(['--root', '${user_config.root}', '--threads', '${user_config.threads}']),
+    );
   });
 
   it('holds the production dependencies only: the SDK server, no dev dependency, no optional peer', () => {
     expect(existsSync(join(unpacked, manifest.server.entry_point))).toBe(true);
     expect(existsSync(join(unpacked, 'node_modules/@modelcontextprotocol/server/package.json'))).toBe(true);
-    for (const absent of ['typescript', 'vitest', 'bullmq', 'vega', '@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@anthropic-ai/mcpb']) {
+    for (const absent of [
+      'typescript',
+      'vitest',
+      'bullmq',
+      'vega',
+      '@modelcontextprotocol/sdk',
+      '@modelcontextprotocol/client',
+      '@anthropic-ai/mcpb',
+    ]) {
       expect(existsSync(join(unpacked, 'node_modules', absent)), absent).toBe(false);
     }
   });
@@ -59,11 +74,22 @@ describe('the MCP Bundle', () => {
     const root = join(work, 'root');
     mkdirSync(root);
     writeFileSync(join(root, 'notes.txt'), 'bundled\n');
-    const settings: Record<string, string> = { '${__dirname}': unpacked, '${user_config.root}': root, '${user_config.threads}': '1' };
+    const settings: Record<string, string> = {
+      '${__dirname}': unpacked,
+      '${user_config.root}': root,
+      '${user_config.threads}': '1',
+    };
     const args = manifest.server.mcp_config.args.map((a) => a.replace(/\$\{[^}]+\}/g, (v) => settings[v] ?? v));
     expect(args.join(' ')).not.toContain('${');
     const client = new Client({ name: 'bundle-test', version: '1.0.0' });
-    await client.connect(new StdioClientTransport({ command: manifest.server.mcp_config.command === 'node' ? process.execPath : manifest.server.mcp_config.command, args, cwd: work, stderr: 'pipe' }));
+    await client.connect(
+      new StdioClientTransport({
+        command: manifest.server.mcp_config.command === 'node' ? process.execPath : manifest.server.mcp_config.command,
+        args,
+        cwd: work,
+        stderr: 'pipe',
+      }),
+    );
     try {
       expect(client.getServerVersion()?.name).toBe('mcp-cancel-pool');
       const hashed = await client.callTool({ name: 'hash_file', arguments: { path: 'notes.txt' } });

@@ -14,9 +14,15 @@ export interface Ran {
  * Runs `command args` to its end with stdin left open (a server must end by itself), killing it after `ms`.
  * npm's per-script variables of the outer `npm test` are dropped, so a nested npm behaves as in a fresh shell.
  */
-export function run(command: string, args: string[], options: { cwd?: string; ms?: number; shell?: boolean; env?: Record<string, string> } = {}): Promise<Ran> {
+export function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; ms?: number; shell?: boolean; env?: Record<string, string> } = {},
+): Promise<Ran> {
   const env = {
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_(lifecycle|package)_/.test(k) && k !== 'npm_config_loglevel')),
+    ...Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !/^npm_(lifecycle|package)_/.test(k) && k !== 'npm_config_loglevel'),
+    ),
     ...options.env,
   };
   const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env, stdio: 'pipe', shell: options.shell ?? false });
@@ -28,7 +34,11 @@ export function run(command: string, args: string[], options: { cwd?: string; ms
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${command} ${args.join(' ')} did not end within ${ms} ms; stdout: ${stdout.slice(-500)}; stderr: ${stderr.slice(-500)}`));
+      reject(
+        new Error(
+          `${command} ${args.join(' ')} did not end within ${ms} ms; stdout: ${stdout.slice(-500)}; stderr: ${stderr.slice(-500)}`,
+        ),
+      );
     }, ms);
     child.once('error', reject);
     child.once('close', (code) => {

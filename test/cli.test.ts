@@ -30,8 +30,9 @@ describe('help', () => {
   });
 
   it('names only docs sections that exist, and never the README (which no longer holds them)', async () => {
-    const text = [['--help'], ['serve', '--help'], ['worker', '--help']]
-      .map(async (args) => (await run(process.execPath, [CLI, ...args])).stdout);
+    const text = [['--help'], ['serve', '--help'], ['worker', '--help']].map(
+      async (args) => (await run(process.execPath, [CLI, ...args])).stdout,
+    );
     const help = (await Promise.all(text)).join(' ').replace(/\s+/g, ' ');
     const refs = [...help.matchAll(/(docs\/[a-z-]+\.md) "([^"]+)"/g)].map((m) => [m[1]!, m[2]!] as const);
     expect(refs.length).toBeGreaterThan(0);
@@ -41,9 +42,13 @@ describe('help', () => {
 
   it('--worker-memory-mb says it caps only the V8 heap, in the help and in docs/serving.md', async () => {
     const serve = (await run(process.execPath, [CLI, 'serve', '--help'])).stdout.replace(/\s+/g, ' ');
-    expect(serve).toMatch(/--worker-memory-mb <n> V8 old-generation heap limit .* Buffers, ArrayBuffers and native memory are not counted/);
+    expect(serve).toMatch(
+      /--worker-memory-mb <n> V8 old-generation heap limit .* Buffers, ArrayBuffers and native memory are not counted/,
+    );
     const serving = readFileSync(join(ROOT, 'docs/serving.md'), 'utf8');
-    expect(serving.replace(/\s+/g, ' ')).toMatch(/--worker-memory-mb <n> +V8 old-generation heap limit[^|]*not counted/);
+    expect(serving.replace(/\s+/g, ' ')).toMatch(
+      /--worker-memory-mb <n> +V8 old-generation heap limit[^|]*not counted/,
+    );
   });
 });
 
@@ -73,18 +78,39 @@ describe('a mistake in --tools prints one clear line and exits non-zero', () => 
   const esm = join(dir, 'esm-bare');
   mkdirSync(esm);
   writeFileSync(join(esm, 'package.json'), '{ "name": "esm-bare", "type": "module" }\n');
-  writeFileSync(join(esm, 'my-tools.js'), "import { defineTool, z } from 'mcp-cancel-pool/tools';\nexport default [defineTool({ name: 'e', input: z.object({}), stages: [() => 'x'] })];\n");
+  writeFileSync(
+    join(esm, 'my-tools.js'),
+    "import { defineTool, z } from 'mcp-cancel-pool/tools';\nexport default [defineTool({ name: 'e', input: z.object({}), stages: [() => 'x'] })];\n",
+  );
   writeFileSync(join(esm, 'my-tools.ts'), '');
   // A bug in the module's own code: the line says where.
   writeFileSync(join(esm, 'broken.js'), 'const x = 1;\nundefinedThing(x);\nexport default [];\n');
 
   const cases: [string, string, RegExp][] = [
     ['a missing file', join(dir, 'missing.js'), /no such file/],
-    ['a CommonJS module that loads', join(installed, 'my-tools.js'), /CommonJS module; tools modules must be ES modules: compile with "module": "nodenext" and put "type": "module"/],
-    ['a CommonJS module whose require fails', join(bare, 'my-tools.js'), /CommonJS module; tools modules must be ES modules/],
-    ['an ES module whose project lacks mcp-cancel-pool', join(esm, 'my-tools.js'), new RegExp(`imports mcp-cancel-pool, which is not installed in its own project: run "npm install ${realpathSync(ROOT).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" there \\(a global install is not visible`)], // from a checkout: the checkout itself
+    [
+      'a CommonJS module that loads',
+      join(installed, 'my-tools.js'),
+      /CommonJS module; tools modules must be ES modules: compile with "module": "nodenext" and put "type": "module"/,
+    ],
+    [
+      'a CommonJS module whose require fails',
+      join(bare, 'my-tools.js'),
+      /CommonJS module; tools modules must be ES modules/,
+    ],
+    [
+      'an ES module whose project lacks mcp-cancel-pool',
+      join(esm, 'my-tools.js'),
+      new RegExp(
+        `imports mcp-cancel-pool, which is not installed in its own project: run "npm install ${realpathSync(ROOT).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" there \\(a global install is not visible`,
+      ),
+    ], // from a checkout: the checkout itself
     ['a TypeScript file', join(esm, 'my-tools.ts'), /TypeScript; compile it/],
-    ['a module that throws while loading', join(esm, 'broken.js'), /cannot load it: undefinedThing is not defined \(file:\/\/.*broken\.js:2:1\)/],
+    [
+      'a module that throws while loading',
+      join(esm, 'broken.js'),
+      /cannot load it: undefinedThing is not defined \(file:\/\/.*broken\.js:2:1\)/,
+    ],
   ];
   for (const [what, file, fix] of cases) {
     it(what, async () => {
@@ -105,20 +131,31 @@ describe('quick start', () => {
     // The install half (npm ci) is what a fresh clone needs once; the serve half is what a client would spawn.
     expect(first.startsWith('npm ci && ')).toBe(true);
     const command = first.slice('npm ci && '.length);
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_(lifecycle|package)_/.test(k) && k !== 'npm_config_loglevel'));
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => !/^npm_(lifecycle|package)_/.test(k) && k !== 'npm_config_loglevel'),
+    );
     const child = spawn(command, { cwd: ROOT, shell: true, stdio: 'pipe', env });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     const firstLine = new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve));
     child.stdin.write(
-      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'quick-start', version: '1' } } }) + '\n',
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'quick-start', version: '1' } },
+      }) + '\n',
     );
     const line = await Promise.race([firstLine, exited.then(() => `exited early: ${stderr}`)]);
     child.stdin.end();
     expect(await exited).toBe(0);
     expect(() => JSON.parse(line), `first stdout line: ${JSON.stringify(line)}`).not.toThrow();
-    expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0', id: 1, result: { serverInfo: { name: 'mcp-cancel-pool' } } });
+    expect(JSON.parse(line)).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { serverInfo: { name: 'mcp-cancel-pool' } },
+    });
   }, 90_000);
 });
 

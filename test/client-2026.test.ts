@@ -35,17 +35,28 @@ afterEach(async () => {
 });
 
 /** Our server (or `command`) as a subprocess, a default (auto-negotiating) client on an SDK 2.x transport, tapped. */
-async function start(kind: Kind, serverArgs: string[], options: { ttlMs?: number; command?: string[] } = {}): Promise<Session> {
+async function start(
+  kind: Kind,
+  serverArgs: string[],
+  options: { ttlMs?: number; command?: string[] } = {},
+): Promise<Session> {
   let inner;
   if (kind === 'stdio') {
-    inner = new StdioClientTransport({ command: process.execPath, args: options.command ?? [CLI, 'serve', ...serverArgs], stderr: 'pipe' });
+    inner = new StdioClientTransport({
+      command: process.execPath,
+      args: options.command ?? [CLI, 'serve', ...serverArgs],
+      stderr: 'pipe',
+    });
   } else {
     const server: HttpServerProcess = await startHttpServer(serverArgs);
     cleanup.push(() => server.stop());
     inner = new StreamableHTTPClientTransport(server.url);
   }
   const tap = new Tap(inner as never);
-  const client = new CancelAwareClient({ name: 'client-2026', version: '1.0.0' }, options.ttlMs === undefined ? {} : { cancelledTtlMs: options.ttlMs });
+  const client = new CancelAwareClient(
+    { name: 'client-2026', version: '1.0.0' },
+    options.ttlMs === undefined ? {} : { cancelledTtlMs: options.ttlMs },
+  );
   const errors: Error[] = [];
   client.sdk.onerror = (e) => errors.push(e);
   await client.connect(tap as never);
@@ -57,7 +68,10 @@ const serverStats = async (s: Session) => {
   const r = await s.client.sdk.readResource({ uri: 'executor://stats' });
   return JSON.parse((r.contents[0] as { text: string }).text) as Record<string, number>;
 };
-const spin = (ms: number, tag?: string) => ({ name: 'spin', arguments: { ms, stageMs: 1, ...(tag !== undefined && { tag }) } });
+const spin = (ms: number, tag?: string) => ({
+  name: 'spin',
+  arguments: { ms, stageMs: 1, ...(tag !== undefined && { tag }) },
+});
 const CALL_TOOLS = ['--threads', '2', '--tools', CLIENT_TOOLS];
 
 describe('era negotiation (auto, the default)', () => {
@@ -78,12 +92,14 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026-07-28 over
   /** The cancellations that left, in the form this transport uses. */
   const cancelsOnWire = (s: Session) => s.tap.cancelsSent();
 
-  it('abort while pending: cancelled once the era\'s way (stdio: notifications/cancelled with the envelope; HTTP: the stream closed), caller rejected at once', async () => {
+  it("abort while pending: cancelled once the era's way (stdio: notifications/cancelled with the envelope; HTTP: the stream closed), caller rejected at once", async () => {
     const s = await start(kind, CALL_TOOLS);
     expect(s.client.era).toBe('modern');
     const controller = new AbortController();
     let progress = 0;
-    const call = s.client.callTool(spin(20_000, 'long'), { signal: controller.signal, onprogress: () => progress++ }).catch((e: unknown) => e);
+    const call = s.client
+      .callTool(spin(20_000, 'long'), { signal: controller.signal, onprogress: () => progress++ })
+      .catch((e: unknown) => e);
     await until(() => progress > 0, 20_000, 'first progress');
     controller.abort('user pressed stop');
     controller.abort('again');
@@ -95,7 +111,11 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026-07-28 over
     const cancels = cancelsOnWire(s);
     if (kind === 'stdio') {
       expect(cancels).toHaveLength(1);
-      expect(cancels[0]!.params).toMatchObject({ requestId: id, reason: 'user pressed stop', _meta: { [PROTOCOL_VERSION]: MODERN } });
+      expect(cancels[0]!.params).toMatchObject({
+        requestId: id,
+        reason: 'user pressed stop',
+        _meta: { [PROTOCOL_VERSION]: MODERN },
+      });
     } else {
       expect(cancels).toEqual([]); // 2026 HTTP: closing the stream is the cancellation
     }
@@ -107,7 +127,9 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026-07-28 over
 
   it('timeout while pending: cancelled the same way, rejected with a TimeoutError', async () => {
     const s = await start(kind, CALL_TOOLS);
-    const error = (await s.client.callTool(spin(20_000), { timeout: 300 }).catch((e: unknown) => e)) as CallAbortedError;
+    const error = (await s.client
+      .callTool(spin(20_000), { timeout: 300 })
+      .catch((e: unknown) => e)) as CallAbortedError;
     expect(error).toBeInstanceOf(CallAbortedError);
     expect(error).toMatchObject({ name: 'TimeoutError', cancelSent: true });
     expect(cancelsOnWire(s)).toHaveLength(kind === 'stdio' ? 1 : 0);
@@ -146,7 +168,9 @@ describe.each(['stdio', 'http'] as Kind[])('cancel-aware client, 2026-07-28 over
   it('entries of cancelled requests are dropped after the TTL, so memory stays flat', async () => {
     const s = await start(kind, CALL_TOOLS, { ttlMs: 150 });
     for (let round = 0; round < 3; round++) {
-      const calls = Array.from({ length: 20 }, (_, i) => s.client.callTool(spin(10_000, `${round}-${i}`), { timeout: 200 }).catch((e: unknown) => e));
+      const calls = Array.from({ length: 20 }, (_, i) =>
+        s.client.callTool(spin(10_000, `${round}-${i}`), { timeout: 200 }).catch((e: unknown) => e),
+      );
       const errors = await Promise.all(calls);
       expect(errors.every((e) => e instanceof CallAbortedError && e.name === 'TimeoutError')).toBe(true);
       await until(() => s.client.registry.size === 0, 5000, 'cancelled entries to expire');
@@ -164,10 +188,15 @@ describe.each(['stdio', 'http'] as Kind[])('callToolAsTask, 2026-07-28 tasks ext
     const s = await start(kind, TASK_ARGS);
     const stop = new AbortController();
     const statuses: Task['status'][] = [];
-    const handle = await s.client.callToolAsTask({ name: 'only_task', arguments: { ms: 60_000 } }, { signal: stop.signal, onstatus: (t) => statuses.push(t.status) });
+    const handle = await s.client.callToolAsTask(
+      { name: 'only_task', arguments: { ms: 60_000 } },
+      { signal: stop.signal, onstatus: (t) => statuses.push(t.status) },
+    );
     expect(handle.task.status).toBe('working');
     const call = s.tap.sent.find((m) => m.method === 'tools/call');
-    expect((call?.params?._meta as Record<string, unknown>)['io.modelcontextprotocol/clientCapabilities']).toMatchObject({ extensions: { 'io.modelcontextprotocol/tasks': {} } });
+    expect(
+      (call?.params?._meta as Record<string, unknown>)['io.modelcontextprotocol/clientCapabilities'],
+    ).toMatchObject({ extensions: { 'io.modelcontextprotocol/tasks': {} } });
     const result = handle.result().catch((e: unknown) => e);
     await until(async () => (await serverStats(s)).inFlight === 1, 20_000, 'the task to run');
     stop.abort('user pressed Stop');
@@ -191,7 +220,10 @@ describe.each(['stdio', 'http'] as Kind[])('callToolAsTask, 2026-07-28 tasks ext
     const s = await start(kind, TASK_ARGS);
     const stop = new AbortController();
     const statuses: Task['status'][] = [];
-    const handle = await s.client.callToolAsTask({ name: 'only_task', arguments: { ms: 50 } }, { signal: stop.signal, onstatus: (t) => statuses.push(t.status) });
+    const handle = await s.client.callToolAsTask(
+      { name: 'only_task', arguments: { ms: 50 } },
+      { signal: stop.signal, onstatus: (t) => statuses.push(t.status) },
+    );
     expect(await handle.result()).toMatchObject({ content: [{ type: 'text', text: 'only_task spun 50 ms' }] });
     expect(statuses.filter((x) => x === 'completed')).toHaveLength(1);
     expect(handle.task.status).toBe('completed');

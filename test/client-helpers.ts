@@ -20,7 +20,13 @@ export type Kind = 'memory' | 'stdio' | 'http';
 export const KINDS: Kind[] = ['memory', 'stdio'];
 
 /** A JSON-RPC message with every field optional, for filtering. */
-export type Msg = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; message: string } };
+export type Msg = {
+  id?: unknown;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+};
 
 /** Sits between the client (or its guard) and the real transport. */
 export class Tap implements Transport {
@@ -113,7 +119,9 @@ export class Tap implements Transport {
 
   /** The id of the first `tools/call` the client sent whose arguments match. */
   toolCallId(pick: (args: Record<string, unknown>) => boolean): unknown {
-    return this.sent.find((m) => m.method === 'tools/call' && pick((m.params?.arguments ?? {}) as Record<string, unknown>))?.id;
+    return this.sent.find(
+      (m) => m.method === 'tools/call' && pick((m.params?.arguments ?? {}) as Record<string, unknown>),
+    )?.id;
   }
 }
 
@@ -168,7 +176,13 @@ export async function openConnection(kind: Kind, setup: ServerSetup = {}): Promi
   const executor = await Executor.create({ threads, toolModules: [CLIENT_TOOLS] });
   const wire: WireStats = newWireStats();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const guard = new GuardedTransport(serverSide, 'memory', executor, wire, setup.cancelledTtlMs === undefined ? {} : { cancelledTtlMs: setup.cancelledTtlMs });
+  const guard = new GuardedTransport(
+    serverSide,
+    'memory',
+    executor,
+    wire,
+    setup.cancelledTtlMs === undefined ? {} : { cancelledTtlMs: setup.cancelledTtlMs },
+  );
   const server = createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }));
   const errors: Error[] = [];
   server.onerror = (e) => errors.push(e);

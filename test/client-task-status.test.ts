@@ -18,10 +18,21 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close().catch(() => undefined)));
 });
 
-async function ours(): Promise<{ client: CancelAwareClient; received: JSONRPCMessage[]; transport: StdioClientTransport }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', '--tools', TASK_TOOLS], stderr: 'pipe' });
+async function ours(): Promise<{
+  client: CancelAwareClient;
+  received: JSONRPCMessage[];
+  transport: StdioClientTransport;
+}> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'serve', '--tools', TASK_TOOLS],
+    stderr: 'pipe',
+  });
   // The 2025-11-25 era, where cancelled arrives twice; client-2026.test.ts has the extension's.
-  const client = new CancelAwareClient({ name: 'task-status', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+  const client = new CancelAwareClient(
+    { name: 'task-status', version: '1.0.0' },
+    { versionNegotiation: { mode: 'legacy' } },
+  );
   await client.connect(transport);
   open.push(client);
   const received: JSONRPCMessage[] = [];
@@ -38,7 +49,10 @@ describe('callToolAsTask onstatus', () => {
     const { client, received } = await ours();
     const stop = new AbortController();
     const statuses: Task['status'][] = [];
-    const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 60_000, stageMs: 10 } }, { signal: stop.signal, onstatus: (t) => statuses.push(t.status) });
+    const handle = await client.callToolAsTask(
+      { name: 'spin', arguments: { ms: 60_000, stageMs: 10 } },
+      { signal: stop.signal, onstatus: (t) => statuses.push(t.status) },
+    );
     const result = handle.result();
     await sleep(200);
     await handle.status(); // learns 'working' again: not a change
@@ -47,7 +61,10 @@ describe('callToolAsTask onstatus', () => {
     const cancelledOnWire = () =>
       received.filter((m) => {
         const x = m as { method?: string; params?: { status?: string; taskId?: string }; result?: { status?: string } };
-        return (x.method === 'notifications/tasks/status' && x.params?.status === 'cancelled') || x.result?.status === 'cancelled';
+        return (
+          (x.method === 'notifications/tasks/status' && x.params?.status === 'cancelled') ||
+          x.result?.status === 'cancelled'
+        );
       }).length;
     await until(() => cancelledOnWire() >= 2, 30_000, 'the cancelled status notification and the tasks/cancel answer');
     await sleep(100);
@@ -62,7 +79,10 @@ describe('callToolAsTask onstatus', () => {
   it('a completed task reports completed once', async () => {
     const { client } = await ours();
     const statuses: Task['status'][] = [];
-    const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 5 } }, { onstatus: (t) => statuses.push(t.status) });
+    const handle = await client.callToolAsTask(
+      { name: 'spin', arguments: { ms: 5 } },
+      { onstatus: (t) => statuses.push(t.status) },
+    );
     await handle.result();
     await until(() => statuses.includes('completed'), 30_000, 'completed');
     await handle.status();
@@ -93,7 +113,10 @@ describe('callToolAsTask onstatus', () => {
       for (const message of [answer, ...held]) onmessage(message);
     };
     const statuses: Task['status'][] = [];
-    const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 5 } }, { onstatus: (t) => statuses.push(t.status) });
+    const handle = await client.callToolAsTask(
+      { name: 'spin', arguments: { ms: 5 } },
+      { onstatus: (t) => statuses.push(t.status) },
+    );
     expect(released).toBe(true);
     expect(held.length).toBeGreaterThan(0);
     expect(handle.task.status).toBe('completed');

@@ -11,13 +11,22 @@ import { readFileSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateMessageRequestSchema, ErrorCode, McpError, type CreateMessageResult, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ErrorCode,
+  McpError,
+  type CreateMessageResult,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { CallAbortedError, CancelAwareClient, ClientGuard } from '../dist/src/client/index.js';
 import { KINDS, openConnection, serverStats, type Connection, type Kind } from './client-helpers.js';
 import { sleep, until } from './helpers.js';
 
 const info = { name: 'test', version: '1.0.0' };
-const spin = (ms: number, tag?: unknown) => ({ name: 'spin', arguments: { ms, stageMs: 1, ...(tag !== undefined && { tag }) } });
+const spin = (ms: number, tag?: unknown) => ({
+  name: 'spin',
+  arguments: { ms, stageMs: 1, ...(tag !== undefined && { tag }) },
+});
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -32,7 +41,11 @@ async function connection(kind: Kind): Promise<Connection> {
 }
 
 /** A plain SDK client on a tapped connection, recording what it reports through onerror. */
-async function plain(kind: Kind, capabilities: Record<string, unknown> = {}, setup?: (c: Client) => void): Promise<{ client: Client; conn: Connection; errors: Error[] }> {
+async function plain(
+  kind: Kind,
+  capabilities: Record<string, unknown> = {},
+  setup?: (c: Client) => void,
+): Promise<{ client: Client; conn: Connection; errors: Error[] }> {
   const conn = await connection(kind);
   const client = new Client(info, { capabilities });
   setup?.(client);
@@ -43,10 +56,17 @@ async function plain(kind: Kind, capabilities: Record<string, unknown> = {}, set
   return { client, conn, errors };
 }
 
-async function ours(kind: Kind, setup?: (c: CancelAwareClient) => void, ttlMs?: number): Promise<{ client: CancelAwareClient; conn: Connection; errors: Error[] }> {
+async function ours(
+  kind: Kind,
+  setup?: (c: CancelAwareClient) => void,
+  ttlMs?: number,
+): Promise<{ client: CancelAwareClient; conn: Connection; errors: Error[] }> {
   const conn = await connection(kind);
   // The 2025-11-25 era, the one SDK 1.32 speaks (our server speaks both).
-  const client = new CancelAwareClient(info, { versionNegotiation: { mode: 'legacy' }, ...(ttlMs !== undefined && { cancelledTtlMs: ttlMs }) });
+  const client = new CancelAwareClient(info, {
+    versionNegotiation: { mode: 'legacy' },
+    ...(ttlMs !== undefined && { cancelledTtlMs: ttlMs }),
+  });
   setup?.(client);
   const errors: Error[] = [];
   client.sdk.onerror = (e) => errors.push(e);
@@ -58,7 +78,9 @@ async function ours(kind: Kind, setup?: (c: CancelAwareClient) => void, ttlMs?: 
 const isToolResult = (m: { result?: Record<string, unknown> }) => m.result !== undefined && 'content' in m.result;
 
 it('characterises @modelcontextprotocol/sdk 1.32: the version these plain-SDK rows describe', () => {
-  const sdk = JSON.parse(readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8')) as { version: string };
+  const sdk = JSON.parse(
+    readFileSync(new URL('../node_modules/@modelcontextprotocol/sdk/package.json', import.meta.url), 'utf8'),
+  ) as { version: string };
   expect(sdk.version).toMatch(/^1\.32\./);
 });
 
@@ -70,7 +92,9 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     const id = sdk.conn.tap.toolCallId(() => true);
     expect(getEventListeners(a.signal, 'abort')).toHaveLength(1); // the SDK never removes its listener
     a.abort('after the fact');
-    expect(sdk.conn.tap.cancelsSent()).toEqual([{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'after the fact' } }]);
+    expect(sdk.conn.tap.cancelsSent()).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'after the fact' } },
+    ]);
 
     const mine = await ours(kind);
     const b = new AbortController();
@@ -91,7 +115,9 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     await call;
     sdk.conn.tap.release();
     await until(() => sdk.errors.length > 0, 2000, 'SDK error');
-    expect(sdk.errors.map((e) => e.message)).toEqual([expect.stringMatching(/^Received a response for an unknown message ID/)]);
+    expect(sdk.errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/^Received a response for an unknown message ID/),
+    ]);
 
     const mine = await ours(kind);
     mine.conn.tap.hold(isToolResult);
@@ -116,7 +142,9 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     a.abort('gave up');
     expect(await connecting).toBeInstanceOf(McpError);
     const initId = sdkConn.tap.sent.find((m) => m.method === 'initialize')!.id;
-    expect(sdkConn.tap.cancelsSent()).toEqual([{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: initId, reason: 'gave up' } }]);
+    expect(sdkConn.tap.cancelsSent()).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: initId, reason: 'gave up' } },
+    ]);
 
     const conn = await connection(kind);
     const client = new CancelAwareClient(info, { versionNegotiation: { mode: 'legacy' } });
@@ -149,7 +177,9 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     const error = (await call2) as CallAbortedError;
     expect(error).toBeInstanceOf(CallAbortedError);
     expect(error).toMatchObject({ name: 'AbortError', reason: 'user stop', cancelSent: true });
-    const timedOut = (await mine.client.callTool(spin(20_000), { timeout: 50 }).catch((e: unknown) => e)) as CallAbortedError;
+    const timedOut = (await mine.client
+      .callTool(spin(20_000), { timeout: 50 })
+      .catch((e: unknown) => e)) as CallAbortedError;
     expect(timedOut.name).toBe('TimeoutError');
   });
 
@@ -166,9 +196,20 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     const app2 = new AbortController();
     for (let i = 0; i < n; i++) await mine.client.callTool(spin(1, i), { signal: app2.signal });
     expect(getEventListeners(app2.signal, 'abort')).toHaveLength(0);
-    const pending = Array.from({ length: n }, (_, i) => mine.client.callTool(spin(20_000, `long-${i}`), { signal: app2.signal }).catch((e: unknown) => e));
+    const pending = Array.from({ length: n }, (_, i) =>
+      mine.client.callTool(spin(20_000, `long-${i}`), { signal: app2.signal }).catch((e: unknown) => e),
+    );
     // SDK 2.x awaits before it sends: abort once all n are on the wire (one aborted earlier never leaves at all).
-    await until(() => mine.conn.tap.sent.filter((m) => m.method === 'tools/call' && String((m.params?.arguments as { tag?: unknown } | undefined)?.tag).startsWith('long-')).length === n, 5000, 'the calls to leave');
+    await until(
+      () =>
+        mine.conn.tap.sent.filter(
+          (m) =>
+            m.method === 'tools/call' &&
+            String((m.params?.arguments as { tag?: unknown } | undefined)?.tag).startsWith('long-'),
+        ).length === n,
+      5000,
+      'the calls to leave',
+    );
     app2.abort('shutting down');
     await Promise.all(pending);
     expect(mine.conn.tap.cancelsSent()).toHaveLength(n); // one per pending request, none for the finished ones
@@ -181,10 +222,16 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     const seen: { id: RequestId; signal: AbortSignal; answer: (r: CreateMessageResult) => void }[] = [];
     const answer: CreateMessageResult = { model: 'm', role: 'assistant', content: { type: 'text', text: 'hi' } };
     const sdk = await plain(kind, { sampling: {} }, (c) =>
-      c.setRequestHandler(CreateMessageRequestSchema, (_req, extra) => new Promise((resolve) => seen.push({ id: extra.requestId, signal: extra.signal, answer: resolve }))),
+      c.setRequestHandler(
+        CreateMessageRequestSchema,
+        (_req, extra) =>
+          new Promise((resolve) => seen.push({ id: extra.requestId, signal: extra.signal, answer: resolve })),
+      ),
     );
     const a = new AbortController();
-    const call = sdk.client.callTool({ name: 'ask_model', arguments: {} }, undefined, { signal: a.signal }).catch((e: unknown) => e);
+    const call = sdk.client
+      .callTool({ name: 'ask_model', arguments: {} }, undefined, { signal: a.signal })
+      .catch((e: unknown) => e);
     await until(() => seen.length === 1, 10_000, 'sampling request');
     expect(seen[0]!.id).toBe(0);
     a.abort('stop');
@@ -195,7 +242,11 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     expect(seen[0]!.signal.aborted).toBe(false); // the SDK's `if (!requestId) return` skips id 0
     seen[0]!.answer(answer);
     await until(() => sdk.conn.tap.sent.some((m) => m.id === 0 && m.method === undefined), 2000, 'the SDK to answer');
-    await until(async () => (await serverStats(sdk.client)).lateClientResponsesIgnored === 1, 5000, 'the server to absorb it');
+    await until(
+      async () => (await serverStats(sdk.client)).lateClientResponsesIgnored === 1,
+      5000,
+      'the server to absorb it',
+    );
 
     let signal: AbortSignal | undefined;
     const mine = await ours(kind, (c) =>
@@ -208,7 +259,9 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
       ),
     );
     const b = new AbortController();
-    const call2 = mine.client.callTool({ name: 'ask_model', arguments: {} }, { signal: b.signal }).catch((e: unknown) => e);
+    const call2 = mine.client
+      .callTool({ name: 'ask_model', arguments: {} }, { signal: b.signal })
+      .catch((e: unknown) => e);
     await until(() => signal !== undefined, 10_000, 'sampling request');
     b.abort('stop');
     await call2;
@@ -217,7 +270,10 @@ describe.each(KINDS)('plain SDK Client (characterisation of SDK 1.32) vs CancelA
     expect(mine.conn.tap.sent.filter((m) => m.id === 0 && m.method === undefined)).toEqual([]);
     // SDK 2.x under our client no longer skips id 0 either, so it drops the answer itself; the guard would have (responsesDropped).
     expect(mine.client.stats()).toMatchObject({ serverCancelsApplied: 1 });
-    expect(await serverStats(mine.client.sdk)).toMatchObject({ lateClientResponsesIgnored: 0, clientRequestsCancelled: 1 });
+    expect(await serverStats(mine.client.sdk)).toMatchObject({
+      lateClientResponsesIgnored: 0,
+      clientRequestsCancelled: 1,
+    });
   });
 
   it('ClientGuard alone under a plain SDK Client removes the stale cancellation and the late-response error', async () => {

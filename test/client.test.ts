@@ -10,7 +10,15 @@ import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CreateMessageResult, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { CallAbortedError, CancelAwareClient, type ServerRequestContext } from '../dist/src/client/index.js';
-import { KINDS, openConnection, serverStats, type Connection, type Kind, type Msg, type ServerSetup } from './client-helpers.js';
+import {
+  KINDS,
+  openConnection,
+  serverStats,
+  type Connection,
+  type Kind,
+  type Msg,
+  type ServerSetup,
+} from './client-helpers.js';
 import { sleep, until } from './helpers.js';
 
 const LEGACY = { versionNegotiation: { mode: 'legacy' as const } };
@@ -31,7 +39,11 @@ interface Session {
   readonly errors: Error[];
 }
 
-const modelSays = (text: string): CreateMessageResult => ({ model: 'test-model', role: 'assistant', content: { type: 'text', text } });
+const modelSays = (text: string): CreateMessageResult => ({
+  model: 'test-model',
+  role: 'assistant',
+  content: { type: 'text', text },
+});
 
 let open: Session[] = [];
 afterEach(async () => {
@@ -45,17 +57,29 @@ afterEach(async () => {
 async function start(kind: Kind, options: { clientTtlMs?: number; server?: ServerSetup } = {}): Promise<Session> {
   const conn = await openConnection(kind, options.server);
   // This file is the 2025-11-25 era (our server speaks both; client-2026.test.ts has the other).
-  const client = new CancelAwareClient({ name: 'test', version: '1.0.0' }, { ...LEGACY, ...(options.clientTtlMs !== undefined && { cancelledTtlMs: options.clientTtlMs }) });
+  const client = new CancelAwareClient(
+    { name: 'test', version: '1.0.0' },
+    { ...LEGACY, ...(options.clientTtlMs !== undefined && { cancelledTtlMs: options.clientTtlMs }) },
+  );
   const sampling: Pending<CreateMessageResult>[] = [];
   const elicitation: Pending<ElicitResult>[] = [];
-  const waitFor = <T>(list: Pending<T>[], params: Record<string, unknown> | undefined, ctx: ServerRequestContext, onCancel: T) =>
+  const waitFor = <T>(
+    list: Pending<T>[],
+    params: Record<string, unknown> | undefined,
+    ctx: ServerRequestContext,
+    onCancel: T,
+  ) =>
     new Promise<T>((resolve) => {
       list.push({ params, ctx, answer: resolve });
       // A cancelled handler still returns something; the client must not send it.
       ctx.signal.addEventListener('abort', () => resolve(onCancel), { once: true });
     });
-  client.onSampling((params, ctx) => waitFor(sampling, params as Record<string, unknown>, ctx, modelSays('answer after the cancel')));
-  client.onElicitation((params, ctx) => waitFor(elicitation, params as Record<string, unknown>, ctx, { action: 'accept', content: { name: 'too late' } }));
+  client.onSampling((params, ctx) =>
+    waitFor(sampling, params as Record<string, unknown>, ctx, modelSays('answer after the cancel')),
+  );
+  client.onElicitation((params, ctx) =>
+    waitFor(elicitation, params as Record<string, unknown>, ctx, { action: 'accept', content: { name: 'too late' } }),
+  );
   client.onRoots(() => ({ roots: [{ uri: 'file:///data', name: 'data' }] }));
   const errors: Error[] = [];
   client.sdk.onerror = (e) => errors.push(e);
@@ -72,7 +96,10 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     const s = await start(kind);
     const controller = new AbortController();
     let progress = 0;
-    const call = s.client.callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1 } }, { signal: controller.signal, onprogress: () => progress++ });
+    const call = s.client.callTool(
+      { name: 'spin', arguments: { ms: 20_000, stageMs: 1 } },
+      { signal: controller.signal, onprogress: () => progress++ },
+    );
     const outcome = call.then(
       () => undefined,
       (e: unknown) => ({ e }),
@@ -94,7 +121,11 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     expect(error.requestId).toBe(id);
     const cancels = s.conn.tap.cancelsSent();
     expect(cancels).toHaveLength(1);
-    expect(cancels[0]).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'user pressed stop' } });
+    expect(cancels[0]).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: 'user pressed stop' },
+    });
     await until(async () => (await stats(s)).cancelled === 1, 5000, 'server cancelled the job');
     expect(s.client.stats()).toMatchObject({ cancelsSent: 1, staleCancelsSuppressed: 0, pending: 0 });
     expect(s.conn.tap.responsesFor(id)).toHaveLength(0);
@@ -103,7 +134,9 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
 
   it('timeout while pending: cancelled the same way, rejected with a TimeoutError', async () => {
     const s = await start(kind);
-    const error = (await s.client.callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1 } }, { timeout: 150 }).catch((e: unknown) => e)) as CallAbortedError;
+    const error = (await s.client
+      .callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1 } }, { timeout: 150 })
+      .catch((e: unknown) => e)) as CallAbortedError;
     expect(error).toBeInstanceOf(CallAbortedError);
     expect(error.name).toBe('TimeoutError');
     const cancels = s.conn.tap.cancelsSent();
@@ -127,7 +160,12 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     await sleep(100);
     expect(s.conn.tap.cancelsSent()).toEqual([]);
     expect(s.client.stats()).toMatchObject({ cancelsSent: 0 });
-    expect(await stats(s)).toMatchObject({ completed: 2, cancelled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0 });
+    expect(await stats(s)).toMatchObject({
+      completed: 2,
+      cancelled: 0,
+      lateCancelsIgnored: 0,
+      unknownCancelsIgnored: 0,
+    });
   });
 
   it('a response that arrives after the cancel is accepted and discarded: no error, the connection keeps working', async () => {
@@ -155,7 +193,11 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
   it('entries of cancelled requests are dropped after the TTL, so memory stays flat', async () => {
     const s = await start(kind, { clientTtlMs: 150 });
     for (let round = 0; round < 3; round++) {
-      const calls = Array.from({ length: 20 }, (_, i) => s.client.callTool({ name: 'spin', arguments: { ms: 10_000, stageMs: 1, tag: `${round}-${i}` } }, { timeout: 20 }).catch((e: unknown) => e));
+      const calls = Array.from({ length: 20 }, (_, i) =>
+        s.client
+          .callTool({ name: 'spin', arguments: { ms: 10_000, stageMs: 1, tag: `${round}-${i}` } }, { timeout: 20 })
+          .catch((e: unknown) => e),
+      );
       const errors = await Promise.all(calls);
       expect(errors.every((e) => e instanceof CallAbortedError && e.cancelSent)).toBe(true);
       expect(s.client.stats().cancelling).toBe(20);
@@ -184,22 +226,34 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
   it("a late answer to the server's cancelled request is absorbed by the server", async () => {
     const s = await start(kind);
     const controller = new AbortController();
-    const call = s.client.callTool({ name: 'ask_model', arguments: {} }, { signal: controller.signal }).catch((e: unknown) => e);
+    const call = s.client
+      .callTool({ name: 'ask_model', arguments: {} }, { signal: controller.signal })
+      .catch((e: unknown) => e);
     await until(() => s.sampling.length === 1, 10_000, 'sampling request');
     const samplingId = s.sampling[0]!.ctx.requestId;
     controller.abort('stop');
     await call;
     await until(() => s.conn.tap.cancelsReceived().length === 1, 5000, 'server cancellation');
-    if (s.conn.memory) expect(s.conn.memory.guard.clientRequests.get(samplingId)).toMatchObject({ state: 'cancellationRequested', method: 'sampling/createMessage' });
+    if (s.conn.memory)
+      expect(s.conn.memory.guard.clientRequests.get(samplingId)).toMatchObject({
+        state: 'cancellationRequested',
+        method: 'sampling/createMessage',
+      });
     // A client that answers anyway (our client would not): the answer crossed the cancellation on the wire.
     await s.conn.tap.sendRaw({ jsonrpc: '2.0', id: samplingId, result: modelSays('late') } as Msg);
     await until(async () => (await stats(s)).lateClientResponsesIgnored === 1, 5000, 'late answer absorbed');
     if (s.conn.memory) {
       expect(s.conn.memory.errors).toEqual([]); // the SDK server never saw it, so no "unknown message ID"
-      await until(() => s.conn.memory!.executor.registry.size + s.conn.memory!.guard.clientRequests.entries().length === 0, 5000, `registry to empty: ${JSON.stringify([...s.conn.memory.executor.registry.all(), ...s.conn.memory.guard.clientRequests.entries()].map((e) => [e.direction, e.id, e.state]))}`);
+      await until(
+        () => s.conn.memory!.executor.registry.size + s.conn.memory!.guard.clientRequests.entries().length === 0,
+        5000,
+        `registry to empty: ${JSON.stringify([...s.conn.memory.executor.registry.all(), ...s.conn.memory.guard.clientRequests.entries()].map((e) => [e.direction, e.id, e.state]))}`,
+      );
     }
     // The connection keeps working.
-    expect((await s.client.callTool({ name: 'ask_roots', arguments: {} })).content).toEqual([{ type: 'text', text: 'client has 1 roots' }]);
+    expect((await s.client.callTool({ name: 'ask_roots', arguments: {} })).content).toEqual([
+      { type: 'text', text: 'client has 1 roots' },
+    ]);
   });
 
   it('a server cancellation naming one of our own request ids is ignored', async () => {
@@ -207,15 +261,28 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     const call = s.client.callTool({ name: 'spin', arguments: { ms: 300 } });
     await until(() => s.conn.tap.toolCallId((a) => a.ms === 300) !== undefined, 5000, 'the call to leave'); // the SDK awaits before it sends
     const id = s.conn.tap.toolCallId((a) => a.ms === 300);
-    s.conn.tap.deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'wrong direction' } } as Msg);
+    s.conn.tap.deliver({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: 'wrong direction' },
+    } as Msg);
     expect((await call).isError).toBeFalsy();
     expect(s.client.stats()).toMatchObject({ serverCancelsIgnored: 1, serverCancelsApplied: 0, cancelsSent: 0 });
   });
 
   it('ids collide across directions: each cancellation reaches only its own request, in both orders', async () => {
     const s = await start(kind);
-    const nextClientId = () => Math.max(...s.conn.tap.sent.filter((m) => typeof m.id === 'number' && m.method !== undefined).map((m) => m.id as number)) + 1;
-    const nextServerId = () => Math.max(-1, ...s.conn.tap.received.filter((m) => m.method !== undefined && typeof m.id === 'number').map((m) => m.id as number)) + 1;
+    const nextClientId = () =>
+      Math.max(
+        ...s.conn.tap.sent.filter((m) => typeof m.id === 'number' && m.method !== undefined).map((m) => m.id as number),
+      ) + 1;
+    const nextServerId = () =>
+      Math.max(
+        -1,
+        ...s.conn.tap.received
+          .filter((m) => m.method !== undefined && typeof m.id === 'number')
+          .map((m) => m.id as number),
+      ) + 1;
     // Brings both sides' next request id to the same number: roots/list requests move the server's, pings the client's.
     const align = async () => {
       const gap = nextClientId() - nextServerId();
@@ -228,7 +295,9 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     // Round 1: the client cancels its request N; the server's request N stays pending and is answered.
     let n = await align();
     const spin = new AbortController();
-    const spinCall = s.client.callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1, round: 1 } }, { signal: spin.signal }).catch((e: unknown) => e);
+    const spinCall = s.client
+      .callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1, round: 1 } }, { signal: spin.signal })
+      .catch((e: unknown) => e);
     const ask = s.client.callTool({ name: 'ask_model', arguments: { prompt: 'round 1' } });
     await until(() => s.sampling.length === 1, 10_000, 'sampling request');
     expect(s.conn.tap.toolCallId((a) => a.round === 1)).toBe(n);
@@ -244,7 +313,9 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     n = await align();
     const model = new AbortController();
     const spinCall2 = s.client.callTool({ name: 'spin', arguments: { ms: 400, stageMs: 1, round: 2 } });
-    const ask2 = s.client.callTool({ name: 'ask_model', arguments: { prompt: 'round 2' } }, { signal: model.signal }).catch((e: unknown) => e);
+    const ask2 = s.client
+      .callTool({ name: 'ask_model', arguments: { prompt: 'round 2' } }, { signal: model.signal })
+      .catch((e: unknown) => e);
     await until(() => s.sampling.length === 2, 10_000, 'second sampling request');
     expect(s.conn.tap.toolCallId((a) => a.round === 2)).toBe(n);
     expect(s.sampling[1]!.ctx.requestId).toBe(n);
@@ -255,8 +326,15 @@ describe.each(KINDS)('cancel-aware client over %s', (kind) => {
     expect((await spinCall2).isError).toBeFalsy(); // our request N was not touched
 
     const sentCancels = s.conn.tap.cancelsSent().map((m) => m.params?.requestId);
-    expect(sentCancels).toEqual([s.conn.tap.toolCallId((a) => a.round === 1), s.conn.tap.toolCallId((a) => a.prompt === 'round 2')]);
-    expect(s.client.stats()).toMatchObject({ serverCancelsApplied: 1, serverCancelsIgnored: 0, lateResponsesIgnored: 0 });
+    expect(sentCancels).toEqual([
+      s.conn.tap.toolCallId((a) => a.round === 1),
+      s.conn.tap.toolCallId((a) => a.prompt === 'round 2'),
+    ]);
+    expect(s.client.stats()).toMatchObject({
+      serverCancelsApplied: 1,
+      serverCancelsIgnored: 0,
+      lateResponsesIgnored: 0,
+    });
     expect(await stats(s)).toMatchObject({ cancelled: 2, clientRequestsCancelled: 1 });
     expect(s.errors).toEqual([]);
   });
@@ -280,7 +358,9 @@ describe("the server's outbound requests, in memory", () => {
   it('a cancelled request to the client is dropped after the TTL when no late answer comes', async () => {
     const s = await start('memory', { server: { cancelledTtlMs: 100 } });
     const controller = new AbortController();
-    const call = s.client.callTool({ name: 'ask_model', arguments: {} }, { signal: controller.signal }).catch((e: unknown) => e);
+    const call = s.client
+      .callTool({ name: 'ask_model', arguments: {} }, { signal: controller.signal })
+      .catch((e: unknown) => e);
     await until(() => s.sampling.length === 1, 10_000, 'sampling request');
     controller.abort();
     await call;
@@ -294,7 +374,9 @@ describe("the server's outbound requests, in memory", () => {
     const s = await start('memory');
     const { server, executor, guard } = s.conn.memory!;
     // A request the server sends on its own, not from a tool: no job, no signal.
-    const asked = server.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 }).catch((e: unknown) => e);
+    const asked = server
+      .createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 })
+      .catch((e: unknown) => e);
     await until(() => s.sampling.length === 1, 5000, 'sampling request');
     const entry = guard.clientRequests.entries()[0]!;
     expect(entry).toMatchObject({ method: 'sampling/createMessage', relatedRequestId: undefined, state: 'pending' });
@@ -336,16 +418,25 @@ describe.each([...KINDS, 'http'] as Kind[])('requests from tools over %s', (kind
     s.elicitation[0]!.answer({ action: 'accept', content: { name: 'Ada' } });
     expect((await name).content).toEqual([{ type: 'text', text: 'hello, Ada' }]);
 
-    expect((await s.client.callTool({ name: 'ask_roots', arguments: { times: 2 } })).content).toEqual([{ type: 'text', text: 'client has 1 roots' }]);
+    expect((await s.client.callTool({ name: 'ask_roots', arguments: { times: 2 } })).content).toEqual([
+      { type: 'text', text: 'client has 1 roots' },
+    ]);
     // Answered requests left nothing to cancel: the finished tool calls sent no stale cancellations.
     expect(s.conn.tap.cancelsReceived()).toEqual([]);
-    expect(await stats(s)).toMatchObject({ completed: 3, clientRequestsCancelled: 0, staleClientCancelsSuppressed: 0, inFlight: 0 });
+    expect(await stats(s)).toMatchObject({
+      completed: 3,
+      clientRequestsCancelled: 0,
+      staleClientCancelsSuppressed: 0,
+      inFlight: 0,
+    });
   });
 
   it('cascade: cancelling a tool call cancels its pending sampling request, seen by the client as notifications/cancelled for that id', async () => {
     const s = await start(kind);
     const controller = new AbortController();
-    const call = s.client.callTool({ name: 'ask_model', arguments: {} }, { signal: controller.signal }).catch((e: unknown) => e);
+    const call = s.client
+      .callTool({ name: 'ask_model', arguments: {} }, { signal: controller.signal })
+      .catch((e: unknown) => e);
     await until(() => s.sampling.length === 1, 10_000, 'sampling request');
     const pending = s.sampling[0]!;
     const samplingId = pending.ctx.requestId;
@@ -358,7 +449,10 @@ describe.each([...KINDS, 'http'] as Kind[])('requests from tools over %s', (kind
     await until(() => pending.ctx.signal.aborted, 5000, 'the handler to see the cancellation');
     const cancels = s.conn.tap.cancelsReceived();
     expect(cancels).toHaveLength(1);
-    expect(cancels[0]!.params).toEqual({ requestId: samplingId, reason: `tool call ${JSON.stringify(callId)} stopped` });
+    expect(cancels[0]!.params).toEqual({
+      requestId: samplingId,
+      reason: `tool call ${JSON.stringify(callId)} stopped`,
+    });
     expect(pending.ctx.signal.reason).toBe(`tool call ${JSON.stringify(callId)} stopped`);
 
     // The handler returned after the cancel: its answer never went out.

@@ -13,10 +13,22 @@ const noPrompts = { why: 'the server has no prompts (no prompts capability)', ev
 
 /** By scenario name. */
 export const NOT_APPLICABLE_2026: Record<string, NotApplicable> = {
-  'completion-complete': { why: 'no prompts or resource templates, so nothing to complete (no completions capability)', evidence: /Method not found/ },
-  'resources-read-text': { why: 'needs test://static-text; the resource list is fixed (executor://stats) and tool modules cannot add resources', evidence: /unknown resource test:\/\/static-text/ },
-  'resources-read-binary': { why: 'needs test://static-binary; the resource list is fixed', evidence: /unknown resource test:\/\/static-binary/ },
-  'resources-templates-read': { why: 'needs the template test://template/{id}/data; the server has no resource templates', evidence: /unknown resource test:\/\/template\/123\/data/ },
+  'completion-complete': {
+    why: 'no prompts or resource templates, so nothing to complete (no completions capability)',
+    evidence: /Method not found/,
+  },
+  'resources-read-text': {
+    why: 'needs test://static-text; the resource list is fixed (executor://stats) and tool modules cannot add resources',
+    evidence: /unknown resource test:\/\/static-text/,
+  },
+  'resources-read-binary': {
+    why: 'needs test://static-binary; the resource list is fixed',
+    evidence: /unknown resource test:\/\/static-binary/,
+  },
+  'resources-templates-read': {
+    why: 'needs the template test://template/{id}/data; the server has no resource templates',
+    evidence: /unknown resource test:\/\/template\/123\/data/,
+  },
   'prompts-list': noPrompts,
   'prompts-get-simple': noPrompts,
   'prompts-get-with-args': noPrompts,
@@ -30,19 +42,46 @@ export const NOT_APPLICABLE_2026: Record<string, NotApplicable> = {
     why: 'needs test_input_required_result_elicitation, whose inputRequests key must be "user_name"; a stage asks with ctx.requestClient and the server mints the keys, so no stages tool can be it',
     evidence: /unknown tool 'test_input_required_result_elicitation'/,
   },
-  'input-required-result-basic-sampling': { why: 'needs the key "capital_question"; the server mints inputRequests keys', evidence: /unknown tool 'test_input_required_result_sampling'/ },
-  'input-required-result-basic-list-roots': { why: 'needs the key "client_roots"; the server mints inputRequests keys', evidence: /unknown tool 'test_input_required_result_list_roots'/ },
-  'input-required-result-request-state': { why: 'needs the key "confirm" and a "state-ok" text; the server mints keys and requestState', evidence: /unknown tool 'test_input_required_result_request_state'/ },
-  'input-required-result-multiple-input-requests': { why: 'needs the keys user_name, greeting, client_roots; the server mints keys', evidence: /unknown tool 'test_input_required_result_multiple_inputs'/ },
-  'input-required-result-multi-round': { why: 'needs the keys step1, step2; the server mints keys', evidence: /Expected InputRequiredResult with inputRequests and requestState/ },
+  'input-required-result-basic-sampling': {
+    why: 'needs the key "capital_question"; the server mints inputRequests keys',
+    evidence: /unknown tool 'test_input_required_result_sampling'/,
+  },
+  'input-required-result-basic-list-roots': {
+    why: 'needs the key "client_roots"; the server mints inputRequests keys',
+    evidence: /unknown tool 'test_input_required_result_list_roots'/,
+  },
+  'input-required-result-request-state': {
+    why: 'needs the key "confirm" and a "state-ok" text; the server mints keys and requestState',
+    evidence: /unknown tool 'test_input_required_result_request_state'/,
+  },
+  'input-required-result-multiple-input-requests': {
+    why: 'needs the keys user_name, greeting, client_roots; the server mints keys',
+    evidence: /unknown tool 'test_input_required_result_multiple_inputs'/,
+  },
+  'input-required-result-multi-round': {
+    why: 'needs the keys step1, step2; the server mints keys',
+    evidence: /Expected InputRequiredResult with inputRequests and requestState/,
+  },
   'input-required-result-missing-input-response': {
     why: 'a warning only (a SHOULD), on the same missing tool test_input_required_result_elicitation',
     evidence: /^WARNING sep-2322-missing-response-rerequests: Server returned JSON-RPC error instead of re-requesting/m,
   },
-  'input-required-result-non-tool-request': { why: 'an InputRequiredResult from prompts/get: the server has no prompts', evidence: /sep-2322-non-tool-incomplete: JSON-RPC error: Method not found/ },
-  'input-required-result-result-type': { why: 'on the missing tool test_input_required_result_elicitation (fixed keys)', evidence: /unknown tool 'test_input_required_result_elicitation'/ },
-  'input-required-result-tampered-state': { why: 'needs test_input_required_result_tampered_state (fixed keys); the server does sign requestState (HMAC)', evidence: /could not get initial InputRequiredResult with requestState/ },
-  'input-required-result-capability-check': { why: 'needs test_input_required_result_capabilities (fixed keys)', evidence: /unknown tool 'test_input_required_result_capabilities'/ },
+  'input-required-result-non-tool-request': {
+    why: 'an InputRequiredResult from prompts/get: the server has no prompts',
+    evidence: /sep-2322-non-tool-incomplete: JSON-RPC error: Method not found/,
+  },
+  'input-required-result-result-type': {
+    why: 'on the missing tool test_input_required_result_elicitation (fixed keys)',
+    evidence: /unknown tool 'test_input_required_result_elicitation'/,
+  },
+  'input-required-result-tampered-state': {
+    why: 'needs test_input_required_result_tampered_state (fixed keys); the server does sign requestState (HMAC)',
+    evidence: /could not get initial InputRequiredResult with requestState/,
+  },
+  'input-required-result-capability-check': {
+    why: 'needs test_input_required_result_capabilities (fixed keys)',
+    evidence: /unknown tool 'test_input_required_result_capabilities'/,
+  },
   'input-required-result-ignore-extra-params': {
     why: 'a warning only (a SHOULD), on the missing tool test_input_required_result_elicitation',
     evidence: /^WARNING sep-2322-ignore-unexpected-params: .*unknown tool 'test_input_required_result_elicitation'/m,
@@ -57,7 +96,8 @@ export const NOT_APPLICABLE_2026: Record<string, NotApplicable> = {
   },
   'tasks-status-notifications': {
     why: 'skipped by the suite itself: its harness does not yet read notifications/tasks from the subscriptions/listen stream',
-    evidence: /^SKIPPED tasks-status-notifications: Skipped: SEP-2663 delivers notifications\/tasks via the SEP-2575 subscriptions\/listen stream/m,
+    evidence:
+      /^SKIPPED tasks-status-notifications: Skipped: SEP-2663 delivers notifications\/tasks via the SEP-2575 subscriptions\/listen stream/m,
   },
   'http-custom-header-server-validation': {
     why: 'pending in the suite (unscored): needs a tool whose inputSchema maps params to Mcp-Param-* headers (x-mcp-header) and a server that validates them; the server has no such feature',

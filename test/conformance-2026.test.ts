@@ -15,7 +15,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
-import { classifiedScenarioTests, node22Path, resultsIn, runSuite, suitePackage, type Check, type Run } from './conformance-helpers.js';
+import {
+  classifiedScenarioTests,
+  node22Path,
+  resultsIn,
+  runSuite,
+  suitePackage,
+  type Check,
+  type Run,
+} from './conformance-helpers.js';
 import { startHttpServer, type HttpServerProcess } from './helpers.js';
 import { NOT_APPLICABLE_2026 } from './conformance-2026-classes.js';
 
@@ -68,7 +76,16 @@ beforeAll(async () => {
   await node22Path(); // the suite needs Node 22 (fs.globSync); fetched before the server starts
   // --task-after-ms 0: a call of an optional task tool from a client with the extension is always a task, so which
   // scenario sees a task does not depend on timing (the suite's 1 s slow_compute would race the default 1 s window).
-  server = await startHttpServer(['--task-after-ms', '0', '--tools', fixture('conformance-tools'), '--tools', fixture('conformance-task-tools'), '--tools', fixture('conformance-stateless-tools')]);
+  server = await startHttpServer([
+    '--task-after-ms',
+    '0',
+    '--tools',
+    fixture('conformance-tools'),
+    '--tools',
+    fixture('conformance-task-tools'),
+    '--tools',
+    fixture('conformance-stateless-tools'),
+  ]);
   outDir = await mkdtemp(join(tmpdir(), 'mcp-conformance-2026-'));
   allRun = await suite(['server', '--url', server.url.href, '--requirements', REVISION, '-o', outDir], 150_000);
   results = await resultsIn(outDir);

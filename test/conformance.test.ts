@@ -11,7 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifiedScenarioTests, listedScenarios, node22Path, resultsIn, runSuite, suitePackage, verdict, type Check, type NotApplicable, type Run } from './conformance-helpers.js';
+import {
+  classifiedScenarioTests,
+  listedScenarios,
+  node22Path,
+  resultsIn,
+  runSuite,
+  suitePackage,
+  verdict,
+  type Check,
+  type NotApplicable,
+  type Run,
+} from './conformance-helpers.js';
 import { startHttpServer, type HttpServerProcess } from './helpers.js';
 
 const { version: SUITE_VERSION, cli: SUITE_CLI } = suitePackage('@modelcontextprotocol/conformance');
@@ -48,16 +59,31 @@ const APPLICABLE = [
  * mistaken for "not applicable", and a scenario that starts passing is moved up).
  */
 const NOT_APPLICABLE: Record<string, NotApplicable> = {
-  'completion-complete': { why: 'no prompts or resource templates, so nothing to complete (no completions capability)', evidence: /-32601|Method not found/ },
+  'completion-complete': {
+    why: 'no prompts or resource templates, so nothing to complete (no completions capability)',
+    evidence: /-32601|Method not found/,
+  },
   'prompts-list': { why: 'the server has no prompts (no prompts capability)', evidence: /-32601|Method not found/ },
   'prompts-get-simple': { why: 'the server has no prompts', evidence: /-32601|Method not found/ },
   'prompts-get-with-args': { why: 'the server has no prompts', evidence: /-32601|Method not found/ },
   'prompts-get-embedded-resource': { why: 'the server has no prompts', evidence: /-32601|Method not found/ },
   'prompts-get-with-image': { why: 'the server has no prompts', evidence: /-32601|Method not found/ },
-  'resources-read-text': { why: 'needs test://static-text; the resource list is fixed (executor://stats) and tool modules cannot add resources', evidence: /unknown resource test:\/\/static-text/ },
-  'resources-read-binary': { why: 'needs test://static-binary; the resource list is fixed (executor://stats)', evidence: /unknown resource test:\/\/static-binary/ },
-  'resources-templates-read': { why: 'needs the template test://template/{id}/data; the server has no resource templates', evidence: /unknown resource test:\/\/template\/123\/data/ },
-  'resources-subscribe': { why: 'no resource subscriptions: the only resource is a counter snapshot read on demand (no subscribe capability)', evidence: /-32601|Method not found/ },
+  'resources-read-text': {
+    why: 'needs test://static-text; the resource list is fixed (executor://stats) and tool modules cannot add resources',
+    evidence: /unknown resource test:\/\/static-text/,
+  },
+  'resources-read-binary': {
+    why: 'needs test://static-binary; the resource list is fixed (executor://stats)',
+    evidence: /unknown resource test:\/\/static-binary/,
+  },
+  'resources-templates-read': {
+    why: 'needs the template test://template/{id}/data; the server has no resource templates',
+    evidence: /unknown resource test:\/\/template\/123\/data/,
+  },
+  'resources-subscribe': {
+    why: 'no resource subscriptions: the only resource is a counter snapshot read on demand (no subscribe capability)',
+    evidence: /-32601|Method not found/,
+  },
   'resources-unsubscribe': { why: 'no resource subscriptions', evidence: /-32601|Method not found/ },
   'server-sse-polling': {
     why: 'needs resumable SSE (event ids, Last-Event-ID replay, a test_reconnection tool that closes the stream mid-call); the server keeps no event store, and a POST stream the client drops cancels the calls in it',
@@ -104,7 +130,10 @@ describe(`MCP conformance suite ${SUITE_VERSION} over Streamable HTTP`, () => {
     const verdicts: string[] = [];
     for (let i = 0; i < runs; i++) {
       const dir = await mkdtemp(join(outDir, 'progress-'));
-      const run = await suite(['server', '--url', server.url.href, '--scenario', 'tools-call-with-progress', '-o', dir], 60_000);
+      const run = await suite(
+        ['server', '--url', server.url.href, '--scenario', 'tools-call-with-progress', '-o', dir],
+        60_000,
+      );
       const checks = (await resultsIn(dir)).get('tools-call-with-progress');
       verdicts.push(`${run.code} ${verdict(checks)}`);
     }

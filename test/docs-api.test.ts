@@ -14,7 +14,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TYPEDOC = join(ROOT, 'node_modules/typedoc/bin/typedoc');
-const CONFIG = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { entryPoints: string[] } & Record<string, unknown>;
+const CONFIG = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { entryPoints: string[] } & Record<
+  string,
+  unknown
+>;
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   exports: Record<string, { types?: string }>;
   scripts: Record<string, string>;
@@ -23,10 +26,15 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 /** Runs TypeDoc without writing anything; resolves with its exit code and output (colour off). */
 function typedoc(args: string[], cwd: string): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [TYPEDOC, ...args, '--emit', 'none'], { cwd, env: { ...process.env, NO_COLOR: '1' }, timeout: 240_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-      resolve({ code, out: (stdout + stderr).replace(/\x1b\[[0-9;]*m/g, '') });
-    });
+    execFile(
+      process.execPath,
+      [TYPEDOC, ...args, '--emit', 'none'],
+      { cwd, env: { ...process.env, NO_COLOR: '1' }, timeout: 240_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolve({ code, out: (stdout + stderr).replace(/\x1b\[[0-9;]*m/g, '') });
+      },
+    );
   });
 }
 
@@ -53,9 +61,18 @@ describe('API reference', () => {
   it('the same settings fail on an undocumented export, naming it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'typedoc-'));
     dirs.push(dir);
-    writeFileSync(join(dir, 'entry.ts'), '/** Documented. */\nexport const documented = 1;\nexport function undocumentedThing(): number {\n  return 2;\n}\n');
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', target: 'es2022' }, files: ['entry.ts'] }));
-    writeFileSync(join(dir, 'typedoc.json'), JSON.stringify({ ...CONFIG, entryPoints: ['entry.ts'], tsconfig: 'tsconfig.json' }));
+    writeFileSync(
+      join(dir, 'entry.ts'),
+      '/** Documented. */\nexport const documented = 1;\nexport function undocumentedThing(): number {\n  return 2;\n}\n',
+    );
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', target: 'es2022' }, files: ['entry.ts'] }),
+    );
+    writeFileSync(
+      join(dir, 'typedoc.json'),
+      JSON.stringify({ ...CONFIG, entryPoints: ['entry.ts'], tsconfig: 'tsconfig.json' }),
+    );
     const r = await typedoc([], dir);
     expect(r.code).not.toBe(0);
     expect(r.out).toMatch(/undocumentedThing \(\w+\).*does not have any documentation/);

@@ -25,7 +25,8 @@ const PAGES = [
 ];
 
 /** The page without its fenced code blocks (a `# comment` in a shell block is no heading, a link in code no link). */
-const prose = (text: string) => text.replace(/^(```|~~~)[^]*?^\1/gm, '').replace(/`[^`\n]*`/g, (m) => ' '.repeat(m.length));
+const prose = (text: string) =>
+  text.replace(/^(```|~~~)[^]*?^\1/gm, '').replace(/`[^`\n]*`/g, (m) => ' '.repeat(m.length));
 
 /** GitHub's heading anchors: lower case, markup and punctuation dropped, spaces to dashes, repeats numbered. */
 function anchors(file: string): Set<string> {
@@ -50,7 +51,9 @@ function anchors(file: string): Set<string> {
 /** Relative links of a page: [text](target) and ![alt](target), outside code. */
 function links(page: string): string[] {
   const text = prose(readFileSync(join(ROOT, page), 'utf8'));
-  return [...text.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?: "[^"]*")?\)/g)].map((m) => m[1]!).filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
+  return [...text.matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?: "[^"]*")?\)/g)]
+    .map((m) => m[1]!)
+    .filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t));
 }
 
 describe('links and anchors', () => {
@@ -64,8 +67,10 @@ describe('links and anchors', () => {
         continue;
       }
       if (anchor !== undefined && anchor !== '') {
-        if (!target.endsWith('.md') || statSync(target).isDirectory()) broken.push(`${link}: an anchor into a file that is not Markdown`);
-        else if (!anchors(target).has(decodeURIComponent(anchor))) broken.push(`${link}: no heading #${anchor} in ${relative(ROOT, target)}`);
+        if (!target.endsWith('.md') || statSync(target).isDirectory())
+          broken.push(`${link}: an anchor into a file that is not Markdown`);
+        else if (!anchors(target).has(decodeURIComponent(anchor)))
+          broken.push(`${link}: no heading #${anchor} in ${relative(ROOT, target)}`);
       }
     }
     expect(broken).toEqual([]);
@@ -109,12 +114,16 @@ describe('runnable blocks', () => {
     for (const [name, b] of blocks) expect(b.lang, name).toBe('sh');
   });
 
-  it.each(blocks)('%s runs from the checkout and exits 0', async (_name, b) => {
-    const result = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile('bash', ['-euo', 'pipefail', '-c', b.body], { cwd: ROOT, timeout: 60_000 }, (error, _stdout, stderr) =>
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stderr }),
-      );
-    });
-    expect(result.code, result.stderr).toBe(0);
-  }, 90_000);
+  it.each(blocks)(
+    '%s runs from the checkout and exits 0',
+    async (_name, b) => {
+      const result = await new Promise<{ code: number; stderr: string }>((resolve) => {
+        execFile('bash', ['-euo', 'pipefail', '-c', b.body], { cwd: ROOT, timeout: 60_000 }, (error, _stdout, stderr) =>
+          resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stderr }),
+        );
+      });
+      expect(result.code, result.stderr).toBe(0);
+    },
+    90_000,
+  );
 });

@@ -46,7 +46,11 @@ export interface CallOptions {
 
 /** A connected client, whatever its line and transport. */
 export interface Conn {
-  call(name: string, args: Record<string, unknown>, options?: CallOptions): Promise<{ isError?: boolean; content: unknown[]; structuredContent?: unknown }>;
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    options?: CallOptions,
+  ): Promise<{ isError?: boolean; content: unknown[]; structuredContent?: unknown }>;
   stats(): Promise<ServerStats>;
   /** Everything the server sent, in arrival order. */
   readonly received: Msg[];
@@ -99,23 +103,35 @@ export async function connect(combo: Combo, args: readonly string[], http?: Http
   let transport: Transport;
   let client: AnyClient;
   if (combo.line === '1.x') {
-    transport = combo.transport === 'stdio' ? new Stdio1({ command: process.execPath, args: [EXAMPLE, ...args], stderr: 'pipe' }) : new Http1(new URL(http!.url));
+    transport =
+      combo.transport === 'stdio'
+        ? new Stdio1({ command: process.execPath, args: [EXAMPLE, ...args], stderr: 'pipe' })
+        : new Http1(new URL(http!.url));
     client = new Client1({ name: 'embed-test-1x', version: '1.0.0' }) as unknown as AnyClient;
   } else {
-    transport = (combo.transport === 'stdio' ? new Stdio2({ command: process.execPath, args: [EXAMPLE, ...args], stderr: 'pipe' }) : new Http2(new URL(http!.url))) as unknown as Transport;
+    transport = (combo.transport === 'stdio'
+      ? new Stdio2({ command: process.execPath, args: [EXAMPLE, ...args], stderr: 'pipe' })
+      : new Http2(new URL(http!.url))) as unknown as Transport;
     // 2.x: pinned to 2026, or its default 2025 opening with `initialize`.
     const negotiation = combo.era === '2026' ? { mode: { pin: MODERN } } : { mode: 'legacy' };
-    client = new Client2({ name: 'embed-test-2x', version: '1.0.0' }, { versionNegotiation: negotiation } as never) as unknown as AnyClient;
+    client = new Client2({ name: 'embed-test-2x', version: '1.0.0' }, {
+      versionNegotiation: negotiation,
+    } as never) as unknown as AnyClient;
   }
   await client.connect(transport as never);
   const { received, sent } = recordWire(transport);
   const c = client as unknown as {
     callTool(...a: unknown[]): Promise<{ isError?: boolean; content: unknown[]; structuredContent?: unknown }>;
   };
-  const stdin = combo.transport === 'stdio' ? ((transport as unknown as { _process: ChildProcess })._process.stdin as Conn['stdin']) : undefined;
+  const stdin =
+    combo.transport === 'stdio'
+      ? ((transport as unknown as { _process: ChildProcess })._process.stdin as Conn['stdin'])
+      : undefined;
   return {
     call: (name, args2, options = {}) =>
-      combo.line === '1.x' ? c.callTool({ name, arguments: args2 }, undefined, { ...options, timeout: 120_000 }) : c.callTool({ name, arguments: args2 }, { ...options, timeout: 120_000 }),
+      combo.line === '1.x'
+        ? c.callTool({ name, arguments: args2 }, undefined, { ...options, timeout: 120_000 })
+        : c.callTool({ name, arguments: args2 }, { ...options, timeout: 120_000 }),
     stats: async () => {
       const r = await client.readResource({ uri: 'executor://stats' });
       return JSON.parse((r.contents[0] as { text: string }).text) as ServerStats;
@@ -128,8 +144,13 @@ export async function connect(combo: Combo, args: readonly string[], http?: Http
 }
 
 /** The id and progress token of the `tools/call` the client sent with these arguments. */
-export function sentCall(conn: Conn, matches: (args: Record<string, unknown>) => boolean): { id: unknown; token: unknown } {
-  const m = conn.sent.find((s) => s.method === 'tools/call' && matches((s.params?.arguments ?? {}) as Record<string, unknown>));
+export function sentCall(
+  conn: Conn,
+  matches: (args: Record<string, unknown>) => boolean,
+): { id: unknown; token: unknown } {
+  const m = conn.sent.find(
+    (s) => s.method === 'tools/call' && matches((s.params?.arguments ?? {}) as Record<string, unknown>),
+  );
   if (!m) throw new Error('no such call on the wire');
   return { id: m.id, token: (m.params?._meta as { progressToken?: unknown } | undefined)?.progressToken };
 }
@@ -140,7 +161,8 @@ export function messagesFor(conn: Conn, id: unknown, token: unknown): { response
   const progress: number[] = [];
   conn.received.forEach((m, i) => {
     if (m.method === undefined && m.id === id) responses.push(i);
-    if (m.method === 'notifications/progress' && token !== undefined && m.params?.progressToken === token) progress.push(i);
+    if (m.method === 'notifications/progress' && token !== undefined && m.params?.progressToken === token)
+      progress.push(i);
   });
   return { responses, progress };
 }

@@ -59,34 +59,42 @@ describe('pool.register(server): a server per request costs no conversion', () =
   }, SLOW);
   afterAll(() => pool?.close());
 
-  it('the JSON Schemas are computed once, with the pool: 20 servers listing and calling the tool convert nothing more', async () => {
-    // Once each, when the pool was made (the same module instance the pool loaded).
-    expect([input.count, output.count]).toEqual([1, 1]);
-    for (let i = 0; i < 20; i++) {
-      const server = new McpServer({ name: 'per-request', version: '1.0.0' });
-      pool.register(server);
-      const client = await inMemory(server);
-      const { tools } = await client.listTools();
-      const spin = tools.find((t) => t.name === 'spin')!;
-      expect(spin.inputSchema).toMatchObject({ type: 'object', properties: { ms: { type: 'number' } } });
-      expect(spin.outputSchema).toMatchObject({ type: 'object', properties: { slices: { type: 'integer' } } });
-      const r = await client.callTool({ name: 'spin', arguments: { ms: 1 } });
-      expect(r.structuredContent).toMatchObject({ slices: 1 });
-      await client.close();
-    }
-    expect([input.count, output.count]).toEqual([1, 1]);
-  }, SLOW);
+  it(
+    'the JSON Schemas are computed once, with the pool: 20 servers listing and calling the tool convert nothing more',
+    async () => {
+      // Once each, when the pool was made (the same module instance the pool loaded).
+      expect([input.count, output.count]).toEqual([1, 1]);
+      for (let i = 0; i < 20; i++) {
+        const server = new McpServer({ name: 'per-request', version: '1.0.0' });
+        pool.register(server);
+        const client = await inMemory(server);
+        const { tools } = await client.listTools();
+        const spin = tools.find((t) => t.name === 'spin')!;
+        expect(spin.inputSchema).toMatchObject({ type: 'object', properties: { ms: { type: 'number' } } });
+        expect(spin.outputSchema).toMatchObject({ type: 'object', properties: { slices: { type: 'integer' } } });
+        const r = await client.callTool({ name: 'spin', arguments: { ms: 1 } });
+        expect(r.structuredContent).toMatchObject({ slices: 1 });
+        await client.close();
+      }
+      expect([input.count, output.count]).toEqual([1, 1]);
+    },
+    SLOW,
+  );
 
-  it('the counter is real: the same zod schema registered directly is converted on every listing', async () => {
-    const before = input.count;
-    const server = new McpServer({ name: 'direct', version: '1.0.0' });
-    server.registerTool('direct', { inputSchema: spinInput as never }, (() => ({ content: [] })) as never);
-    const client = await inMemory(server);
-    await client.listTools();
-    await client.listTools();
-    await client.close();
-    expect(input.count - before).toBeGreaterThanOrEqual(2);
-  }, SLOW);
+  it(
+    'the counter is real: the same zod schema registered directly is converted on every listing',
+    async () => {
+      const before = input.count;
+      const server = new McpServer({ name: 'direct', version: '1.0.0' });
+      server.registerTool('direct', { inputSchema: spinInput as never }, (() => ({ content: [] })) as never);
+      const client = await inMemory(server);
+      await client.listTools();
+      await client.listTools();
+      await client.close();
+      expect(input.count - before).toBeGreaterThanOrEqual(2);
+    },
+    SLOW,
+  );
 
   it('every server gets the very same config and handler objects: registering allocates nothing of its own per tool', () => {
     const seen: unknown[][] = [];
@@ -108,85 +116,124 @@ describe('pool.register(server): a server per request costs no conversion', () =
   it('registers a subset by name, and refuses a name the pool does not have', () => {
     const server = new McpServer({ name: 'subset', version: '1.0.0' });
     pool.register(server, { tools: ['spin'] });
-    expect(() => pool.register(new McpServer({ name: 'x', version: '1' }), { tools: ['nope'] })).toThrow(/the pool has no tool 'nope' \(it has: spin, count_primes\)/);
+    expect(() => pool.register(new McpServer({ name: 'x', version: '1' }), { tools: ['nope'] })).toThrow(
+      /the pool has no tool 'nope' \(it has: spin, count_primes\)/,
+    );
   });
 
-  it('the Prometheus registry counts a cancel by its source, and the stats resource reads as serve\'s', async () => {
-    const server = new McpServer({ name: 'metrics', version: '1.0.0' });
-    pool.register(server);
-    pool.registerStats(server);
-    const client = await inMemory(server);
-    const stop = new AbortController();
-    let progress = 0;
-    const call = client.callTool({ name: 'spin', arguments: { ms: 60_000 } }, { signal: stop.signal, onprogress: () => progress++ }).catch(() => 'rejected');
-    await until(() => progress > 0, 20_000, 'progress');
-    stop.abort('user');
-    expect(await call).toBe('rejected');
-    await until(() => pool.stats().inFlight === 0, 20_000, 'nothing in flight');
-    const text = await pool.metrics.registry.metrics();
-    expect(text).toMatch(/mcp_cancel_pool_cancels_total\{source="notification",role="front"\} 1/);
-    expect(text).toMatch(/mcp_cancel_pool_calls_total\{tool="spin",outcome="cancelled",role="front"\} 1/);
-    const read = await client.readResource({ uri: 'executor://stats' });
-    const stats = JSON.parse((read.contents[0] as { text: string }).text) as Record<string, number>;
-    expect(stats).toMatchObject({ cancelled: 1, inFlight: 0, responsesDropped: 0, tasksCreated: 0, inputRequired: 0 });
-    const listed = await client.listResources();
-    expect(listed.resources).toEqual([expect.objectContaining({ uri: 'executor://stats', name: 'stats', mimeType: 'application/json' })]);
-    await client.close();
-  }, SLOW);
-
-  it('the connection closing cancels its running call: the work stops, counted as a session close', async () => {
-    const before = pool.stats();
-    const server = new McpServer({ name: 'closing', version: '1.0.0' });
-    pool.register(server);
-    const client = await inMemory(server);
-    let progress = 0;
-    const call = client.callTool({ name: 'spin', arguments: { ms: 60_000 } }, { onprogress: () => progress++ }).catch(() => 'rejected');
-    await until(() => progress > 0, 20_000, 'progress');
-    await client.close(); // the SDK aborts every handler of a closed connection
-    expect(await call).toBe('rejected');
-    await until(() => pool.stats().inFlight === 0 && pool.stats().stopping === 0, 20_000, 'the call stopped');
-    const after = pool.stats();
-    expect(after.cancelled - before.cancelled).toBe(1);
-    expect(after.completed - before.completed).toBe(0);
-    expect(await pool.metrics.registry.metrics()).toMatch(/mcp_cancel_pool_cancels_total\{source="session_close",role="front"\} 1/);
-  }, SLOW);
-
-  it('pool.close() under a running call: the work is cancelled and nothing is answered, until the client gives up', async () => {
-    const closing = await createToolPool({ toolModules: [HEAVY], threads: 1 });
-    const server = new McpServer({ name: 'pool-closing', version: '1.0.0' });
-    closing.register(server);
-    const client = await inMemory(server);
-    const stop = new AbortController();
-    let progress = 0;
-    let settled = false;
-    const call = client
-      .callTool({ name: 'spin', arguments: { ms: 60_000 } }, { signal: stop.signal, onprogress: () => progress++ })
-      .then(() => 'answered', () => 'rejected')
-      .finally(() => (settled = true));
-    await until(() => progress > 0, 20_000, 'progress');
-    await closing.close();
-    expect(closing.stats()).toMatchObject({ cancelled: 1, completed: 0, inFlight: 0 });
-    await new Promise((r) => setTimeout(r, 300));
-    expect(settled).toBe(false); // no result, no error
-    stop.abort('giving up');
-    expect(await call).toBe('rejected');
-    await client.close();
-  }, SLOW);
-
-  it('the fairness key is read from each request', async () => {
-    const seen: (string | undefined)[] = [];
-    const keyed = await createToolPool({ toolModules: [HEAVY], threads: 1, fairnessKey: (ctx) => (seen.push(ctx.mcpReq.method), 'tenant-a') });
-    try {
-      const server = new McpServer({ name: 'fair', version: '1.0.0' });
-      keyed.register(server);
+  it(
+    "the Prometheus registry counts a cancel by its source, and the stats resource reads as serve's",
+    async () => {
+      const server = new McpServer({ name: 'metrics', version: '1.0.0' });
+      pool.register(server);
+      pool.registerStats(server);
       const client = await inMemory(server);
-      await client.callTool({ name: 'spin', arguments: { ms: 1 } });
+      const stop = new AbortController();
+      let progress = 0;
+      const call = client
+        .callTool({ name: 'spin', arguments: { ms: 60_000 } }, { signal: stop.signal, onprogress: () => progress++ })
+        .catch(() => 'rejected');
+      await until(() => progress > 0, 20_000, 'progress');
+      stop.abort('user');
+      expect(await call).toBe('rejected');
+      await until(() => pool.stats().inFlight === 0, 20_000, 'nothing in flight');
+      const text = await pool.metrics.registry.metrics();
+      expect(text).toMatch(/mcp_cancel_pool_cancels_total\{source="notification",role="front"\} 1/);
+      expect(text).toMatch(/mcp_cancel_pool_calls_total\{tool="spin",outcome="cancelled",role="front"\} 1/);
+      const read = await client.readResource({ uri: 'executor://stats' });
+      const stats = JSON.parse((read.contents[0] as { text: string }).text) as Record<string, number>;
+      expect(stats).toMatchObject({
+        cancelled: 1,
+        inFlight: 0,
+        responsesDropped: 0,
+        tasksCreated: 0,
+        inputRequired: 0,
+      });
+      const listed = await client.listResources();
+      expect(listed.resources).toEqual([
+        expect.objectContaining({ uri: 'executor://stats', name: 'stats', mimeType: 'application/json' }),
+      ]);
       await client.close();
-      expect(seen).toEqual(['tools/call']);
-    } finally {
-      await keyed.close();
-    }
-  }, SLOW);
+    },
+    SLOW,
+  );
+
+  it(
+    'the connection closing cancels its running call: the work stops, counted as a session close',
+    async () => {
+      const before = pool.stats();
+      const server = new McpServer({ name: 'closing', version: '1.0.0' });
+      pool.register(server);
+      const client = await inMemory(server);
+      let progress = 0;
+      const call = client
+        .callTool({ name: 'spin', arguments: { ms: 60_000 } }, { onprogress: () => progress++ })
+        .catch(() => 'rejected');
+      await until(() => progress > 0, 20_000, 'progress');
+      await client.close(); // the SDK aborts every handler of a closed connection
+      expect(await call).toBe('rejected');
+      await until(() => pool.stats().inFlight === 0 && pool.stats().stopping === 0, 20_000, 'the call stopped');
+      const after = pool.stats();
+      expect(after.cancelled - before.cancelled).toBe(1);
+      expect(after.completed - before.completed).toBe(0);
+      expect(await pool.metrics.registry.metrics()).toMatch(
+        /mcp_cancel_pool_cancels_total\{source="session_close",role="front"\} 1/,
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'pool.close() under a running call: the work is cancelled and nothing is answered, until the client gives up',
+    async () => {
+      const closing = await createToolPool({ toolModules: [HEAVY], threads: 1 });
+      const server = new McpServer({ name: 'pool-closing', version: '1.0.0' });
+      closing.register(server);
+      const client = await inMemory(server);
+      const stop = new AbortController();
+      let progress = 0;
+      let settled = false;
+      const call = client
+        .callTool({ name: 'spin', arguments: { ms: 60_000 } }, { signal: stop.signal, onprogress: () => progress++ })
+        .then(
+          () => 'answered',
+          () => 'rejected',
+        )
+        .finally(() => (settled = true));
+      await until(() => progress > 0, 20_000, 'progress');
+      await closing.close();
+      expect(closing.stats()).toMatchObject({ cancelled: 1, completed: 0, inFlight: 0 });
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false); // no result, no error
+      stop.abort('giving up');
+      expect(await call).toBe('rejected');
+      await client.close();
+    },
+    SLOW,
+  );
+
+  it(
+    'the fairness key is read from each request',
+    async () => {
+      const seen: (string | undefined)[] = [];
+      const keyed = await createToolPool({
+        toolModules: [HEAVY],
+        threads: 1,
+        fairnessKey: (ctx) => (seen.push(ctx.mcpReq.method), 'tenant-a'),
+      });
+      try {
+        const server = new McpServer({ name: 'fair', version: '1.0.0' });
+        keyed.register(server);
+        const client = await inMemory(server);
+        await client.callTool({ name: 'spin', arguments: { ms: 1 } });
+        await client.close();
+        expect(seen).toEqual(['tools/call']);
+      } finally {
+        await keyed.close();
+      }
+    },
+    SLOW,
+  );
 });
 
 /** The fixture server spoken to in raw lines (2026: the per-request envelope is the test's to write). */
@@ -219,45 +266,65 @@ describe('pooled tools on an embedded server, over stdio (test/fixtures/embed-se
     await Promise.all(open.splice(0).map((c) => c.close()));
   });
 
-  it('2025 (SDK 1.x): the deadline, logs at the level the client set, ctx.requestClient reaching the client', async () => {
-    const client = new Client1({ name: 'embed-2025', version: '1.0.0' }, { capabilities: { roots: {} } });
-    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///a' }, { uri: 'file:///b' }] }));
-    const logs: { level: string; logger?: string; data: unknown }[] = [];
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE], stderr: 'pipe' }));
-    open.push(client);
+  it(
+    '2025 (SDK 1.x): the deadline, logs at the level the client set, ctx.requestClient reaching the client',
+    async () => {
+      const client = new Client1({ name: 'embed-2025', version: '1.0.0' }, { capabilities: { roots: {} } });
+      client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///a' }, { uri: 'file:///b' }] }));
+      const logs: { level: string; logger?: string; data: unknown }[] = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
+      await client.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE], stderr: 'pipe' }));
+      open.push(client);
 
-    const late = await client.callTool({ name: 'slow', arguments: { ms: 60_000 } });
-    expect(late).toMatchObject({ isError: true, content: [{ type: 'text', text: "tool 'slow' timed out after 200 ms and was stopped" }] });
+      const late = await client.callTool({ name: 'slow', arguments: { ms: 60_000 } });
+      expect(late).toMatchObject({
+        isError: true,
+        content: [{ type: 'text', text: "tool 'slow' timed out after 200 ms and was stopped" }],
+      });
 
-    await client.setLoggingLevel('info');
-    expect((await client.callTool({ name: 'chatty', arguments: {} })).content).toEqual([{ type: 'text', text: 'said three things' }]);
-    expect(logs).toEqual([
-      { level: 'info', logger: 'chatty', data: { message: 'working', data: { step: 1 } } },
-      { level: 'warning', logger: 'chatty', data: 'almost done' },
-    ]);
+      await client.setLoggingLevel('info');
+      expect((await client.callTool({ name: 'chatty', arguments: {} })).content).toEqual([
+        { type: 'text', text: 'said three things' },
+      ]);
+      expect(logs).toEqual([
+        { level: 'info', logger: 'chatty', data: { message: 'working', data: { step: 1 } } },
+        { level: 'warning', logger: 'chatty', data: 'almost done' },
+      ]);
 
-    expect((await client.callTool({ name: 'ask_roots', arguments: {} })).content).toEqual([{ type: 'text', text: 'client has 2 roots' }]);
-  }, SLOW);
+      expect((await client.callTool({ name: 'ask_roots', arguments: {} })).content).toEqual([
+        { type: 'text', text: 'client has 2 roots' },
+      ]);
+    },
+    SLOW,
+  );
 
-  it('2026: logs only with the level the request carries; ctx.requestClient is refused with a clear tool error', async () => {
-    const s = new Lines();
-    open.push(s);
-    s.send(modernRequest(1, 'tools/call', { name: 'chatty', arguments: {} }));
-    expect((await s.answer(1)).result).toMatchObject({ content: [{ type: 'text', text: 'said three things' }] });
-    expect(s.lines.filter((l) => l.method === 'notifications/message')).toEqual([]);
+  it(
+    '2026: logs only with the level the request carries; ctx.requestClient is refused with a clear tool error',
+    async () => {
+      const s = new Lines();
+      open.push(s);
+      s.send(modernRequest(1, 'tools/call', { name: 'chatty', arguments: {} }));
+      expect((await s.answer(1)).result).toMatchObject({ content: [{ type: 'text', text: 'said three things' }] });
+      expect(s.lines.filter((l) => l.method === 'notifications/message')).toEqual([]);
 
-    s.send(modernRequest(2, 'tools/call', { name: 'chatty', arguments: {} }, { logLevel: 'warning' }));
-    await s.answer(2);
-    const logs = s.lines.filter((l) => l.method === 'notifications/message').map((l) => l.params);
-    expect(logs).toEqual([{ level: 'warning', logger: 'chatty', data: 'almost done' }]);
+      s.send(modernRequest(2, 'tools/call', { name: 'chatty', arguments: {} }, { logLevel: 'warning' }));
+      await s.answer(2);
+      const logs = s.lines.filter((l) => l.method === 'notifications/message').map((l) => l.params);
+      expect(logs).toEqual([{ level: 'warning', logger: 'chatty', data: 'almost done' }]);
 
-    s.send(modernRequest(3, 'tools/call', { name: 'ask_roots', arguments: {} }));
-    const refused = (await s.answer(3)).result as { isError?: boolean; content: { text: string }[] };
-    expect(refused.isError).toBe(true);
-    expect(refused.content[0]!.text).toMatch(/ctx\.requestClient\('roots\/list'\) is not available to a 2026-07-28 request of a pooled tool on an embedded server/);
+      s.send(modernRequest(3, 'tools/call', { name: 'ask_roots', arguments: {} }));
+      const refused = (await s.answer(3)).result as { isError?: boolean; content: { text: string }[] };
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0]!.text).toMatch(
+        /ctx\.requestClient\('roots\/list'\) is not available to a 2026-07-28 request of a pooled tool on an embedded server/,
+      );
 
-    s.send(modernRequest(4, 'tools/call', { name: 'slow', arguments: { ms: 60_000 } }));
-    expect((await s.answer(4)).result).toMatchObject({ isError: true, content: [{ text: "tool 'slow' timed out after 200 ms and was stopped" }] });
-  }, SLOW);
+      s.send(modernRequest(4, 'tools/call', { name: 'slow', arguments: { ms: 60_000 } }));
+      expect((await s.answer(4)).result).toMatchObject({
+        isError: true,
+        content: [{ text: "tool 'slow' timed out after 200 ms and was stopped" }],
+      });
+    },
+    SLOW,
+  );
 });

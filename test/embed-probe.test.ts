@@ -22,18 +22,26 @@ interface Report {
 
 function probe(args: string[]): Promise<Report> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [CLI, 'probe', '--no-progress', '--format', 'json', ...FAST, ...TOOLS, ...args], { timeout: SLOW - 10_000 }, (_error, stdout, stderr) => {
-      try {
-        resolve(JSON.parse(stdout) as Report);
-      } catch {
-        reject(new Error(`probe gave no report: ${stderr}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      [CLI, 'probe', '--no-progress', '--format', 'json', ...FAST, ...TOOLS, ...args],
+      { timeout: SLOW - 10_000 },
+      (_error, stdout, stderr) => {
+        try {
+          resolve(JSON.parse(stdout) as Report);
+        } catch {
+          reject(new Error(`probe gave no report: ${stderr}`));
+        }
+      },
+    );
   });
 }
 
 /** Every rule that did not pass, as `era rule: evidence`. */
-const notPassed = (r: Report) => r.servers.flatMap((s) => s.verdicts.filter((v) => v.outcome !== 'pass').map((v) => `${s.era} ${v.rule} ${v.outcome}: ${v.evidence}`));
+const notPassed = (r: Report) =>
+  r.servers.flatMap((s) =>
+    s.verdicts.filter((v) => v.outcome !== 'pass').map((v) => `${s.era} ${v.rule} ${v.outcome}: ${v.evidence}`),
+  );
 
 let running: HttpExample[] = [];
 afterEach(async () => {
@@ -42,30 +50,44 @@ afterEach(async () => {
 });
 
 describe('the probe on the embed example', () => {
-  it('stdio: every rule PASSes, in both eras', async () => {
-    const report = await probe(['--stdio', `${process.execPath} ${EXAMPLE} --threads 1`]);
-    expect(report.servers.map((s) => s.era)).toEqual(['2025', '2026']);
-    expect(notPassed(report)).toEqual([]);
-    expect(report.result).toBe('pass');
-  }, SLOW);
+  it(
+    'stdio: every rule PASSes, in both eras',
+    async () => {
+      const report = await probe(['--stdio', `${process.execPath} ${EXAMPLE} --threads 1`]);
+      expect(report.servers.map((s) => s.era)).toEqual(['2025', '2026']);
+      expect(notPassed(report)).toEqual([]);
+      expect(report.result).toBe('pass');
+    },
+    SLOW,
+  );
 
-  it('HTTP: every rule PASSes, in both eras (the 2025 dropped stream and the 2026 closed stream included)', async () => {
-    const http = await startHttpExample(['--threads', '1']);
-    running.push(http);
-    const report = await probe(['--url', http.url, '--pid', String(http.child.pid)]);
-    expect(report.servers.map((s) => s.era)).toEqual(['2025', '2026']);
-    expect(notPassed(report)).toEqual([]);
-    const rules = report.servers.flatMap((s) => s.verdicts.map((v) => `${s.era} ${v.rule}`));
-    expect(rules).toEqual(expect.arrayContaining(['2025 http.dropped-stream', '2026 http.closed-stream-cancels']));
-  }, SLOW);
+  it(
+    'HTTP: every rule PASSes, in both eras (the 2025 dropped stream and the 2026 closed stream included)',
+    async () => {
+      const http = await startHttpExample(['--threads', '1']);
+      running.push(http);
+      const report = await probe(['--url', http.url, '--pid', String(http.child.pid)]);
+      expect(report.servers.map((s) => s.era)).toEqual(['2025', '2026']);
+      expect(notPassed(report)).toEqual([]);
+      const rules = report.servers.flatMap((s) => s.verdicts.map((v) => `${s.era} ${v.rule}`));
+      expect(rules).toEqual(expect.arrayContaining(['2025 http.dropped-stream', '2026 http.closed-stream-cancels']));
+    },
+    SLOW,
+  );
 
-  it('the plain SDK + Piscina variant over HTTP: 2025 cancels are lost (answered anyway, the work runs on); 2026 passes', async () => {
-    const http = await startHttpExample(['--threads', '1'], PLAIN_EXAMPLE);
-    running.push(http);
-    const report = await probe(['--url', http.url, '--pid', String(http.child.pid)]);
-    const failed = report.servers.flatMap((s) => s.verdicts.filter((v) => v.outcome === 'fail').map((v) => `${s.era} ${v.rule}`));
-    expect(failed).toEqual(expect.arrayContaining(['2025 cancel.no-answer', '2025 cancel.work-stops']));
-    expect(failed.filter((f) => f.startsWith('2026'))).toEqual([]);
-    expect(report.result).toBe('fail');
-  }, SLOW);
+  it(
+    'the plain SDK + Piscina variant over HTTP: 2025 cancels are lost (answered anyway, the work runs on); 2026 passes',
+    async () => {
+      const http = await startHttpExample(['--threads', '1'], PLAIN_EXAMPLE);
+      running.push(http);
+      const report = await probe(['--url', http.url, '--pid', String(http.child.pid)]);
+      const failed = report.servers.flatMap((s) =>
+        s.verdicts.filter((v) => v.outcome === 'fail').map((v) => `${s.era} ${v.rule}`),
+      );
+      expect(failed).toEqual(expect.arrayContaining(['2025 cancel.no-answer', '2025 cancel.work-stops']));
+      expect(failed.filter((f) => f.startsWith('2026'))).toEqual([]);
+      expect(report.result).toBe('fail');
+    },
+    SLOW,
+  );
 });

@@ -18,9 +18,30 @@ afterAll(async () => {
 });
 
 type Body = ReturnType<typeof modernRequest>;
-type Stats = Record<'completed' | 'cancelled' | 'queued' | 'stopping' | 'inFlight' | 'running' | 'hardKilled' | 'responsesDropped' | 'progressDropped' | 'lateCancelsIgnored', number>;
+type Stats = Record<
+  | 'completed'
+  | 'cancelled'
+  | 'queued'
+  | 'stopping'
+  | 'inFlight'
+  | 'running'
+  | 'hardKilled'
+  | 'responsesDropped'
+  | 'progressDropped'
+  | 'lateCancelsIgnored',
+  number
+>;
 function post(body: Body, signal?: AbortSignal): Promise<Response> {
-  return fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body) }, body: JSON.stringify(body), ...(signal && { signal }) });
+  return fetch(server.url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...modernHeaders(body),
+    },
+    body: JSON.stringify(body),
+    ...(signal && { signal }),
+  });
 }
 let n = 0;
 async function stats(): Promise<Stats> {
@@ -50,14 +71,22 @@ describe('2026-07-28 HTTP: a queued call cancelled by closing its stream', () =>
     const ranBefore = await metric('mcp_cancel_pool_queue_wait_seconds_count');
     const cancelsBefore = await metric('mcp_cancel_pool_cancels_total');
     // The one thread, busy: its first progress says it runs.
-    const busyBody = modernRequest('busy', 'tools/call', { name: 'spin', arguments: { ms: 2500 }, _meta: { progressToken: 'busy' } });
+    const busyBody = modernRequest('busy', 'tools/call', {
+      name: 'spin',
+      arguments: { ms: 2500 },
+      _meta: { progressToken: 'busy' },
+    });
     const busy = sseMessages(await post(busyBody));
     const end = Date.now() + 30_000;
     while (busy.messages.length === 0 && Date.now() < end) await sleep(10);
     expect(busy.messages[0]?.method).toBe('notifications/progress');
     // Behind it, in the queue.
     const controller = new AbortController();
-    const queuedBody = modernRequest('queued', 'tools/call', { name: 'spin', arguments: { ms: 1000 }, _meta: { progressToken: 'queued' } });
+    const queuedBody = modernRequest('queued', 'tools/call', {
+      name: 'spin',
+      arguments: { ms: 1000 },
+      _meta: { progressToken: 'queued' },
+    });
     const queued = post(queuedBody, controller.signal).then(
       async (r) => {
         const seen = sseMessages(r);
@@ -77,12 +106,19 @@ describe('2026-07-28 HTTP: a queued call cancelled by closing its stream', () =>
     const after = await until((s) => s.inFlight === 0 && s.running === 0, 'the server to settle');
     expect(after.completed - before.completed).toBe(1);
     expect(after.cancelled - before.cancelled).toBe(1);
-    expect(after).toMatchObject({ hardKilled: 0, responsesDropped: before.responsesDropped, progressDropped: before.progressDropped, lateCancelsIgnored: before.lateCancelsIgnored });
+    expect(after).toMatchObject({
+      hardKilled: 0,
+      responsesDropped: before.responsesDropped,
+      progressDropped: before.progressDropped,
+      lateCancelsIgnored: before.lateCancelsIgnored,
+    });
     // It never ran: only the busy call ever reached a thread (a job is timed in the queue when a thread takes it); one cancel won.
     expect((await metric('mcp_cancel_pool_queue_wait_seconds_count')) - ranBefore).toBe(1);
     expect((await metric('mcp_cancel_pool_cancels_total')) - cancelsBefore).toBe(1);
     // The thread is free for the next call.
     const next = modernRequest('next', 'tools/call', { name: 'spin', arguments: { ms: 1 } });
-    expect(messagesIn(await (await post(next)).text()).find((m) => m.id === 'next')).toMatchObject({ result: { resultType: 'complete' } });
+    expect(messagesIn(await (await post(next)).text()).find((m) => m.id === 'next')).toMatchObject({
+      result: { resultType: 'complete' },
+    });
   });
 });

@@ -86,7 +86,16 @@ describe('2026-07-28 over stdio', () => {
   });
 
   it('a 2.x SDK client in modern mode: cancel stops the work, the slot is reused, hardKilled 0, nothing more is sent for the request', async () => {
-    const m = await modernStdio(['--threads', '1', '--spare-threads', '0', '--grace-ms', '10000', '--tools', REPORT_TOOLS]);
+    const m = await modernStdio([
+      '--threads',
+      '1',
+      '--spare-threads',
+      '0',
+      '--grace-ms',
+      '10000',
+      '--tools',
+      REPORT_TOOLS,
+    ]);
     open.push(m);
     const received: Wire[] = [];
     const onmessage = m.transport.onmessage!;
@@ -96,7 +105,10 @@ describe('2026-07-28 over stdio', () => {
     };
     const controller = new AbortController();
     let progress = 0;
-    const call = m.client.callTool({ name: 'log_until_cancelled', arguments: { ms: 20_000, everyMs: 2 } }, { signal: controller.signal, onprogress: () => progress++ } as never);
+    const call = m.client.callTool({ name: 'log_until_cancelled', arguments: { ms: 20_000, everyMs: 2 } }, {
+      signal: controller.signal,
+      onprogress: () => progress++,
+    } as never);
     await until(() => progress > 0, 30_000, 'the first progress report'); // a bound on a hang, loose for a busy machine
     controller.abort('user stopped it');
     await expect(call).rejects.toThrow();
@@ -107,23 +119,45 @@ describe('2026-07-28 over stdio', () => {
     const idOfCall = received.find((x) => x.method === 'notifications/progress')?.params as { progressToken: unknown };
     const seen = received.length;
     await sleep(300);
-    const late = received.slice(seen).filter((x) => (x.params as { progressToken?: unknown } | undefined)?.progressToken === idOfCall.progressToken || x.method === 'notifications/message');
+    const late = received
+      .slice(seen)
+      .filter(
+        (x) =>
+          (x.params as { progressToken?: unknown } | undefined)?.progressToken === idOfCall.progressToken ||
+          x.method === 'notifications/message',
+      );
     expect(late).toEqual([]);
-    expect(await modernStats(m.client)).toMatchObject({ cancelled: 1, completed: 1, hardKilled: 0, running: 0, inFlight: 0 });
+    expect(await modernStats(m.client)).toMatchObject({
+      cancelled: 1,
+      completed: 1,
+      hardKilled: 0,
+      running: 0,
+      inFlight: 0,
+    });
   });
 
   it('storm: 2,000 randomized complete-vs-cancel races; each call ends exactly one way and the counters add up', async () => {
     const s = server(['--threads', '2', '--queue-limit', '5000']);
     const n = 2000;
     let seed = 0x2026;
-    const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const cancelled = new Set<number>();
     for (let i = 0; i < n; i++) {
-      s.send(modernRequest(i, 'tools/call', { name: 'spin', arguments: { ms: Math.floor(random() * 4), stageMs: 0.5 }, _meta: { progressToken: `p${i}` } }));
+      s.send(
+        modernRequest(i, 'tools/call', {
+          name: 'spin',
+          arguments: { ms: Math.floor(random() * 4), stageMs: 0.5 },
+          _meta: { progressToken: `p${i}` },
+        }),
+      );
       if (random() < 0.75) {
         cancelled.add(i);
         const delay = Math.floor(random() * 12);
-        setTimeout(() => s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: i, reason: 'storm' } }), delay);
+        setTimeout(
+          () =>
+            s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: i, reason: 'storm' } }),
+          delay,
+        );
       }
       if (i % 100 === 99) await sleep(5);
     }

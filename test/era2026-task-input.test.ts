@@ -53,7 +53,11 @@ async function http(args: string[] = []): Promise<{ ask: Ask }> {
       const body = modernRequest(`h${n++}`, method, params, {}, ASKING);
       const res = await fetch(srv.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...modernHeaders(body),
+        },
         body: JSON.stringify(body),
       });
       return messagesIn(await res.text()).find((m) => m.id === body.id) as Wire;
@@ -63,7 +67,10 @@ async function http(args: string[] = []): Promise<{ ask: Ask }> {
 
 const result = (m: Wire) => m.result as Record<string, unknown>;
 const accept = (name: string) => ({ action: 'accept', content: { name } });
-const stats = async (ask: Ask): Promise<Stats> => JSON.parse((result(await ask('resources/read', { uri: 'executor://stats' })).contents as { text: string }[])[0]!.text) as Stats;
+const stats = async (ask: Ask): Promise<Stats> =>
+  JSON.parse(
+    (result(await ask('resources/read', { uri: 'executor://stats' })).contents as { text: string }[])[0]!.text,
+  ) as Stats;
 /** Polls until `check` holds (the server decides; this only waits for it). */
 async function until<T>(read: () => Promise<T>, check: (v: T) => boolean, what: string): Promise<T> {
   const end = Date.now() + SLOW_MS;
@@ -81,12 +88,23 @@ async function waitingTask(ask: Ask, ms = 5): Promise<{ taskId: string; key: str
   const created = result(await ask('tools/call', { name: 'greet_user', arguments: { ms } }));
   expect(created).toMatchObject({ resultType: 'task', status: 'working' });
   const taskId = created.taskId as string;
-  const waiting = await until(() => task(ask, taskId), (t) => t.status !== 'working', 'the task asking');
-  expect(waiting).toMatchObject({ resultType: 'complete', status: 'input_required', statusMessage: expect.stringContaining('tasks/update') });
+  const waiting = await until(
+    () => task(ask, taskId),
+    (t) => t.status !== 'working',
+    'the task asking',
+  );
+  expect(waiting).toMatchObject({
+    resultType: 'complete',
+    status: 'input_required',
+    statusMessage: expect.stringContaining('tasks/update'),
+  });
   const requests = waiting.inputRequests as Record<string, unknown>;
   const keys = Object.keys(requests);
   expect(keys).toHaveLength(1);
-  expect(requests[keys[0]!]).toMatchObject({ method: 'elicitation/create', params: { message: 'What is your name?', requestedSchema: { type: 'object' } } });
+  expect(requests[keys[0]!]).toMatchObject({
+    method: 'elicitation/create',
+    params: { message: 'What is your name?', requestedSchema: { type: 'object' } },
+  });
   return { taskId, key: keys[0]! };
 }
 
@@ -95,11 +113,17 @@ async function answered(ask: Ask): Promise<void> {
   const { taskId, key } = await waitingTask(ask);
   // A snapshot: asked again, the same question under the same key.
   expect((await task(ask, taskId)).inputRequests).toHaveProperty(key);
-  const refused = async (params: Record<string, unknown>, message: RegExp) => expect((await ask('tasks/update', params)).error).toMatchObject({ code: -32602, message: expect.stringMatching(message) });
+  const refused = async (params: Record<string, unknown>, message: RegExp) =>
+    expect((await ask('tasks/update', params)).error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(message),
+    });
   await refused({ taskId: 'no-such-task', inputResponses: { [key]: accept('x') } }, /not found/i);
   await refused({ taskId }, /needs inputResponses/);
   // Keys it does not wait for are ignored (the extension): acknowledged, and nothing changes.
-  expect(result(await ask('tasks/update', { taskId, inputResponses: { 'not-a-key': accept('x') } })).resultType).toBe('complete');
+  expect(result(await ask('tasks/update', { taskId, inputResponses: { 'not-a-key': accept('x') } })).resultType).toBe(
+    'complete',
+  );
   await refused({ taskId, inputResponses: { [key]: { action: 'maybe' } } }, /is not a ElicitResult/);
   expect(await task(ask, taskId)).toMatchObject({ status: 'input_required' });
   expect((await stats(ask)).tasksInputRequired).toBe(1);
@@ -108,12 +132,30 @@ async function answered(ask: Ask): Promise<void> {
   const ack = await ask('tasks/update', { taskId, inputResponses: { [key]: accept('octocat'), stale: accept('x') } });
   expect(ack.error).toBeUndefined();
   expect(result(ack).resultType).toBe('complete');
-  const done = await until(() => task(ask, taskId), (t) => t.status !== 'input_required' && t.status !== 'working', 'the task finishing');
-  expect(done).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'hello, octocat; prepared 1 time(s) in this thread' }] } });
+  const done = await until(
+    () => task(ask, taskId),
+    (t) => t.status !== 'input_required' && t.status !== 'working',
+    'the task finishing',
+  );
+  expect(done).toMatchObject({
+    status: 'completed',
+    result: { content: [{ type: 'text', text: 'hello, octocat; prepared 1 time(s) in this thread' }] },
+  });
   expect(done).not.toHaveProperty('inputRequests');
   await refused({ taskId, inputResponses: { [key]: accept('again') } }, /not waiting for input \(status 'completed'\)/);
-  const st = await until(() => stats(ask), (x) => x.inFlight === 0, 'the job settled');
-  expect(st).toMatchObject({ tasksCompleted: 1, tasksInputRequired: 0, taskUpdates: 1, taskInputWaitsExpired: 0, cancelled: 0, hardKilled: 0 });
+  const st = await until(
+    () => stats(ask),
+    (x) => x.inFlight === 0,
+    'the job settled',
+  );
+  expect(st).toMatchObject({
+    tasksCompleted: 1,
+    tasksInputRequired: 0,
+    taskUpdates: 1,
+    taskInputWaitsExpired: 0,
+    cancelled: 0,
+    hardKilled: 0,
+  });
 }
 
 /** tasks/cancel while it waits: acked once decided, final at once, the slot reused by the next task. */
@@ -122,8 +164,14 @@ async function cancelledWhileWaiting(ask: Ask): Promise<void> {
   const ack = await ask('tasks/cancel', { taskId });
   expect(result(ack)).toMatchObject({ resultType: 'complete' });
   expect(await task(ask, taskId)).toMatchObject({ status: 'cancelled' });
-  expect((await ask('tasks/update', { taskId, inputResponses: { [key]: accept('late') } })).error).toMatchObject({ code: -32602 });
-  const st = await until(() => stats(ask), (x) => x.inFlight === 0, 'the job stopped');
+  expect((await ask('tasks/update', { taskId, inputResponses: { [key]: accept('late') } })).error).toMatchObject({
+    code: -32602,
+  });
+  const st = await until(
+    () => stats(ask),
+    (x) => x.inFlight === 0,
+    'the job stopped',
+  );
   expect(st).toMatchObject({ tasksCancelled: 1, cancelled: 1, hardKilled: 0, tasksInputRequired: 0, taskUpdates: 0 });
   // One thread: the next task runs on the freed slot, and asks in turn.
   const next = await waitingTask(ask);
@@ -147,11 +195,28 @@ describe('2026 tasks that ask the client, over stdio', () => {
   it('no answer within --input-wait-ms: the task is cancelled through the CAS (counted, slot freed), a late update refused', async () => {
     const { ask } = stdio(['--input-wait-ms', '300']);
     const { taskId, key } = await waitingTask(ask);
-    const final = await until(() => task(ask, taskId), (t) => t.status !== 'input_required', 'the wait to end');
+    const final = await until(
+      () => task(ask, taskId),
+      (t) => t.status !== 'input_required',
+      'the wait to end',
+    );
     expect(final).toMatchObject({ status: 'cancelled', statusMessage: expect.stringContaining('--input-wait-ms') });
-    expect((await ask('tasks/update', { taskId, inputResponses: { [key]: accept('late') } })).error).toMatchObject({ code: -32602, message: expect.stringContaining('not waiting for input') });
-    const st = await until(() => stats(ask), (x) => x.inFlight === 0, 'the job stopped');
-    expect(st).toMatchObject({ taskInputWaitsExpired: 1, tasksCancelled: 1, cancelled: 1, hardKilled: 0, tasksInputRequired: 0 });
+    expect((await ask('tasks/update', { taskId, inputResponses: { [key]: accept('late') } })).error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('not waiting for input'),
+    });
+    const st = await until(
+      () => stats(ask),
+      (x) => x.inFlight === 0,
+      'the job stopped',
+    );
+    expect(st).toMatchObject({
+      taskInputWaitsExpired: 1,
+      tasksCancelled: 1,
+      cancelled: 1,
+      hardKilled: 0,
+      tasksInputRequired: 0,
+    });
   });
 
   it('a task whose request did not declare elicitation is never asked: its question fails in the tool, which ends with a tool error', async () => {
@@ -164,7 +229,11 @@ describe('2026 tasks that ask the client, over stdio', () => {
       s.send(modernRequest(id, method, params, { tasks: true }));
       return s.answer(id, SLOW_MS);
     };
-    const final = await until(() => task(ask, created.taskId as string), (t) => t.status !== 'working', 'the task ending');
+    const final = await until(
+      () => task(ask, created.taskId as string),
+      (t) => t.status !== 'working',
+      'the task ending',
+    );
     // The extension: a tool result, isError or not, makes the task completed.
     expect(final).toMatchObject({ status: 'completed', result: { isError: true } });
     expect(JSON.stringify(final)).toContain("did not declare the 'elicitation' capability");

@@ -12,7 +12,8 @@ import { sleep, startHttpServer, type HttpServerProcess } from './helpers.js';
 import { messagesIn, sseMessages } from './http-helpers.js';
 import { modernHeaders, modernRequest } from './modern-helpers.js';
 
-type Stats = Record<string, number> & Record<"completed" | "tasksAnsweredDirectly" | "tasksCreated" | "tasksCompleted", number>;
+type Stats = Record<string, number> &
+  Record<'completed' | 'tasksAnsweredDirectly' | 'tasksCreated' | 'tasksCompleted', number>;
 const result = (m: Wire | undefined) => (m?.result ?? {}) as Record<string, unknown>;
 
 /** Answers by id, read incrementally off a line server (a storm has thousands). */
@@ -54,7 +55,12 @@ afterEach(async () => {
   httpServers = [];
 });
 
-function stdio(args: string[]): { s: LineServer; answers: Answers; ask: (method: string, params: Record<string, unknown>, tasks?: boolean) => Promise<Wire>; stats: () => Promise<Stats> } {
+function stdio(args: string[]): {
+  s: LineServer;
+  answers: Answers;
+  ask: (method: string, params: Record<string, unknown>, tasks?: boolean) => Promise<Wire>;
+  stats: () => Promise<Stats>;
+} {
   const s = new LineServer(['--spare-threads', '0', ...args]);
   lineServers.push(s);
   const answers = new Answers(s);
@@ -64,11 +70,17 @@ function stdio(args: string[]): { s: LineServer; answers: Answers; ask: (method:
     s.send(modernRequest(id, method, params, { tasks }));
     return answers.of(id);
   };
-  const stats = async () => JSON.parse((result(await ask('resources/read', { uri: 'executor://stats' })).contents as { text: string }[])[0]!.text) as Stats;
+  const stats = async () =>
+    JSON.parse(
+      (result(await ask('resources/read', { uri: 'executor://stats' })).contents as { text: string }[])[0]!.text,
+    ) as Stats;
   return { s, answers, ask, stats };
 }
 
-async function pollDone(ask: (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>, taskId: string): Promise<Record<string, unknown>> {
+async function pollDone(
+  ask: (method: string, params: Record<string, unknown>) => Promise<Record<string, unknown>>,
+  taskId: string,
+): Promise<Record<string, unknown>> {
   const end = Date.now() + 60_000;
   for (;;) {
     const r = await ask('tasks/get', { taskId });
@@ -79,7 +91,7 @@ async function pollDone(ask: (method: string, params: Record<string, unknown>) =
 
 /** A seeded generator: the storms are the same every run. */
 function rng(seed: number): () => number {
-  return () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  return () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
 }
 
 const SPUN = /^spun \d+ slices in [\d.]+ ms$/;
@@ -88,31 +100,62 @@ describe('--task-after-ms over 2026 stdio', () => {
   it('default window (1000 ms): a quick call is answered directly, a slow one becomes a task whose tasks/get later has the result; without the extension, never a task', async () => {
     const { ask, stats } = stdio(['--threads', '1']);
     const quick = result(await ask('tools/call', { name: 'spin', arguments: { ms: 1 } }));
-    expect(quick).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: expect.stringMatching(SPUN) }] });
+    expect(quick).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: expect.stringMatching(SPUN) }],
+    });
     expect(quick).not.toHaveProperty('taskId');
     const slow = result(await ask('tools/call', { name: 'spin', arguments: { ms: 3000 } }));
     expect(slow).toMatchObject({ resultType: 'task', status: 'working' });
     const final = await pollDone((m, p) => ask(m, p).then(result), slow.taskId as string);
-    expect(final).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: expect.stringMatching(SPUN) }] } });
+    expect(final).toMatchObject({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: expect.stringMatching(SPUN) }] },
+    });
     const plain = result(await ask('tools/call', { name: 'spin', arguments: { ms: 1500 } }, false));
     expect(plain).toMatchObject({ resultType: 'complete' });
-    expect(await stats()).toMatchObject({ tasksAnsweredDirectly: 1, tasksCreated: 1, tasksCompleted: 1, completed: 3, failed: 0, responsesDropped: 0 });
+    expect(await stats()).toMatchObject({
+      tasksAnsweredDirectly: 1,
+      tasksCreated: 1,
+      tasksCompleted: 1,
+      completed: 3,
+      failed: 0,
+      responsesDropped: 0,
+    });
   });
 
   it('--task-after-ms 0: always a task, however quick', async () => {
     const { ask, stats } = stdio(['--threads', '1', '--task-after-ms', '0']);
     const created = result(await ask('tools/call', { name: 'spin', arguments: { ms: 0 } }));
     expect(created).toMatchObject({ resultType: 'task' });
-    expect(await pollDone((m, p) => ask(m, p).then(result), created.taskId as string)).toMatchObject({ status: 'completed' });
+    expect(await pollDone((m, p) => ask(m, p).then(result), created.taskId as string)).toMatchObject({
+      status: 'completed',
+    });
     expect(await stats()).toMatchObject({ tasksAnsweredDirectly: 0, tasksCreated: 1 });
   });
 
   it('cancelled in its window (notifications/cancelled), running or not begun yet: nothing is ever sent for it, it never becomes a task, the slot is reused', async () => {
     const { s, answers, ask, stats } = stdio(['--threads', '1', '--task-after-ms', '800']);
     await stats(); // the server is up: what follows is decided in the window, not at start-up
-    s.send(modernRequest('w', 'tools/call', { name: 'spin', arguments: { ms: 30_000 }, _meta: { progressToken: 'w' } }, { tasks: true }));
-    await s.until(() => s.lines.some((m) => m.method === 'notifications/progress' && (m.params as { progressToken?: unknown }).progressToken === 'w'), 30_000, 'progress of w');
-    const cancel = (requestId: string) => s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'changed my mind' } });
+    s.send(
+      modernRequest(
+        'w',
+        'tools/call',
+        { name: 'spin', arguments: { ms: 30_000 }, _meta: { progressToken: 'w' } },
+        { tasks: true },
+      ),
+    );
+    await s.until(
+      () =>
+        s.lines.some(
+          (m) =>
+            m.method === 'notifications/progress' && (m.params as { progressToken?: unknown }).progressToken === 'w',
+        ),
+      30_000,
+      'progress of w',
+    );
+    const cancel = (requestId: string) =>
+      s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'changed my mind' } });
     cancel('w');
     // Right behind its call, in the same read: the cancel comes before the handler has begun the job.
     s.send(modernRequest('e', 'tools/call', { name: 'spin', arguments: { ms: 30_000 } }, { tasks: true }));
@@ -123,7 +166,14 @@ describe('--task-after-ms over 2026 stdio', () => {
     expect(next).toMatchObject({ resultType: 'complete' }); // one thread: the cancelled calls gave it back
     expect(answers.count('w')).toBe(0);
     expect(answers.count('e')).toBe(0);
-    expect(await stats()).toMatchObject({ cancelled: 2, tasksCreated: 0, tasksAnsweredDirectly: 1, hardKilled: 0, responsesDropped: 0, unknownCancelsIgnored: 0 });
+    expect(await stats()).toMatchObject({
+      cancelled: 2,
+      tasksCreated: 0,
+      tasksAnsweredDirectly: 1,
+      hardKilled: 0,
+      responsesDropped: 0,
+      unknownCancelsIgnored: 0,
+    });
   });
 
   it('storm: 500 calls with durations around a 40 ms window; each gets exactly one answer, direct or a task, and the counters add up', async () => {
@@ -146,16 +196,24 @@ describe('--task-after-ms over 2026 stdio', () => {
         taskIds.push(answer.taskId as string);
         // A lane waits for its task before the next call, so the queue stays short and every decision is near the window.
         const final = await pollDone((m, p) => ask(m, p).then(result), answer.taskId as string);
-        expect(final).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: expect.stringMatching(SPUN) }] } });
+        expect(final).toMatchObject({
+          status: 'completed',
+          result: { content: [{ type: 'text', text: expect.stringMatching(SPUN) }] },
+        });
       } else {
-        expect(answer).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: expect.stringMatching(SPUN) }] });
+        expect(answer).toMatchObject({
+          resultType: 'complete',
+          content: [{ type: 'text', text: expect.stringMatching(SPUN) }],
+        });
         kinds.set(id, 'direct');
       }
     };
     // 4 calls in flight at a time over 2 threads: some wait in the queue, and the window counts that wait too.
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < n) await one(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < n) await one(next++);
+      }),
+    );
     await sleep(200); // a second answer for any id would have arrived by now
     for (let i = 0; i < n; i++) expect(answers.count(`storm-${i}`)).toBe(1);
     const direct = [...kinds.values()].filter((k) => k === 'direct').length;
@@ -179,14 +237,26 @@ describe('--task-after-ms over 2026 Streamable HTTP', () => {
     httpServers.push(server);
     let n = 0;
     const post = (body: ReturnType<typeof modernRequest>, signal?: AbortSignal) =>
-      fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body) }, body: JSON.stringify(body), ...(signal && { signal }) });
+      fetch(server.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...modernHeaders(body),
+        },
+        body: JSON.stringify(body),
+        ...(signal && { signal }),
+      });
     const ask = async (method: string, params: Record<string, unknown>, tasks = true) => {
       const body = modernRequest(`h${n++}`, method, params, { tasks });
       const messages = messagesIn(await (await post(body)).text()).filter((m) => m.id === body.id);
       expect(messages).toHaveLength(1);
       return result(messages[0] as Wire);
     };
-    const stats = async () => JSON.parse((((await ask('resources/read', { uri: 'executor://stats' })).contents as { text: string }[])[0]!).text) as Stats;
+    const stats = async () =>
+      JSON.parse(
+        ((await ask('resources/read', { uri: 'executor://stats' })).contents as { text: string }[])[0]!.text,
+      ) as Stats;
     return { server, post, ask, stats };
   }
 
@@ -195,10 +265,21 @@ describe('--task-after-ms over 2026 Streamable HTTP', () => {
     expect(await ask('tools/call', { name: 'spin', arguments: { ms: 1 } })).toMatchObject({ resultType: 'complete' });
     const slow = await ask('tools/call', { name: 'spin', arguments: { ms: 2500 } });
     expect(slow).toMatchObject({ resultType: 'task', status: 'working' });
-    expect(await pollDone(ask, slow.taskId as string)).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: expect.stringMatching(SPUN) }] } });
+    expect(await pollDone(ask, slow.taskId as string)).toMatchObject({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: expect.stringMatching(SPUN) }] },
+    });
     // Closed in its window: the close is the cancel.
     const controller = new AbortController();
-    const r = await post(modernRequest('closed', 'tools/call', { name: 'spin', arguments: { ms: 30_000 }, _meta: { progressToken: 'closed' } }, { tasks: true }), controller.signal);
+    const r = await post(
+      modernRequest(
+        'closed',
+        'tools/call',
+        { name: 'spin', arguments: { ms: 30_000 }, _meta: { progressToken: 'closed' } },
+        { tasks: true },
+      ),
+      controller.signal,
+    );
     const { messages, ended } = sseMessages(r);
     const end = Date.now() + 10_000;
     while (messages.length === 0 && Date.now() < end) await sleep(10);
@@ -208,7 +289,14 @@ describe('--task-after-ms over 2026 Streamable HTTP', () => {
     await sleep(1200); // past the window
     expect(await ask('tools/call', { name: 'spin', arguments: { ms: 1 } })).toMatchObject({ resultType: 'complete' }); // one thread: given back
     expect(messages.filter((m) => m.id === 'closed')).toHaveLength(0);
-    expect(await stats()).toMatchObject({ cancelled: 1, tasksCreated: 1, tasksCompleted: 1, tasksAnsweredDirectly: 2, hardKilled: 0, responsesDropped: 0 });
+    expect(await stats()).toMatchObject({
+      cancelled: 1,
+      tasksCreated: 1,
+      tasksCompleted: 1,
+      tasksAnsweredDirectly: 2,
+      hardKilled: 0,
+      responsesDropped: 0,
+    });
   });
 
   it('storm: 500 POSTs with durations around a 40 ms window; each gets exactly one answer, direct or a task, and the counters add up', async () => {
@@ -229,16 +317,23 @@ describe('--task-after-ms over 2026 Streamable HTTP', () => {
       if (answer.resultType === 'task') {
         taskIds.push(answer.taskId as string);
         // As over stdio: a lane waits for its task, so the queue stays short and every decision is near the window.
-        expect(await pollDone(ask, answer.taskId as string)).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: expect.stringMatching(SPUN) }] } });
-      }
-      else {
-        expect(answer).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: expect.stringMatching(SPUN) }] });
+        expect(await pollDone(ask, answer.taskId as string)).toMatchObject({
+          status: 'completed',
+          result: { content: [{ type: 'text', text: expect.stringMatching(SPUN) }] },
+        });
+      } else {
+        expect(answer).toMatchObject({
+          resultType: 'complete',
+          content: [{ type: 'text', text: expect.stringMatching(SPUN) }],
+        });
         direct++;
       }
     };
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < n) await one(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < n) await one(next++);
+      }),
+    );
     expect(direct + taskIds.length).toBe(n);
     expect(direct).toBeGreaterThan(0);
     expect(taskIds.length).toBeGreaterThan(0);

@@ -30,7 +30,11 @@ async function ask(s: LineServer, method: string, params: Record<string, unknown
   s.send(modernRequest(id, method, params, { tasks }));
   return s.answer(id, STARTUP_MS);
 }
-async function poll(s: LineServer, taskId: string, done: (status: string) => boolean): Promise<Record<string, unknown>> {
+async function poll(
+  s: LineServer,
+  taskId: string,
+  done: (status: string) => boolean,
+): Promise<Record<string, unknown>> {
   const end = Date.now() + 30_000;
   for (;;) {
     const r = result(await ask(s, 'tasks/get', { taskId }));
@@ -43,7 +47,10 @@ describe('tasks extension, 2026-07-28', () => {
   it('a required tool without the extension declared gets -32021 naming it; with it, a flat CreateTaskResult, then tasks/get with the result inline', async () => {
     const s = server();
     const refused = await ask(s, 'tools/call', { name: 'only_task', arguments: { ms: 1 } }, false);
-    expect(refused.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } });
+    expect(refused.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { extensions: { [TASKS]: {} } } },
+    });
     const created = result(await ask(s, 'tools/call', { name: 'only_task', arguments: { ms: 50 } }));
     expect(created).toMatchObject({ resultType: 'task', status: 'working' });
     expect(created).not.toHaveProperty('task'); // flat, not the 2025 { task }
@@ -51,7 +58,11 @@ describe('tasks extension, 2026-07-28', () => {
     expect(typeof created.ttlMs).toBe('number');
     expect(created).not.toHaveProperty('ttl');
     const final = await poll(s, created.taskId as string, (st) => st !== 'working');
-    expect(final).toMatchObject({ status: 'completed', resultType: 'complete', result: { content: [{ type: 'text', text: 'only_task spun 50 ms' }] } });
+    expect(final).toMatchObject({
+      status: 'completed',
+      resultType: 'complete',
+      result: { content: [{ type: 'text', text: 'only_task spun 50 ms' }] },
+    });
   });
 
   it('an optional tool that ends within --task-after-ms is answered directly, not as a task, even with the extension declared', async () => {
@@ -74,13 +85,17 @@ describe('tasks extension, 2026-07-28', () => {
     // One thread, no standby: this runs only because the cancelled job gave its thread back.
     const next = result(await ask(s, 'tools/call', { name: 'never_task', arguments: { ms: 1 } }));
     expect(next).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'never_task spun 1 ms' }] });
-    const stats = JSON.parse((result(await ask(s, 'resources/read', { uri: 'executor://stats' })).contents as { text: string }[])[0]!.text) as Record<string, number>;
+    const stats = JSON.parse(
+      (result(await ask(s, 'resources/read', { uri: 'executor://stats' })).contents as { text: string }[])[0]!.text,
+    ) as Record<string, number>;
     expect(stats).toMatchObject({ tasksCancelled: 1, hardKilled: 0, running: 0 });
   });
 
   it('tasks/update and tasks/get of an unknown task get -32602; 2025-only tasks/result and tasks/list are not served to 2026 requests', async () => {
     const s = server();
-    expect((await ask(s, 'tasks/update', { taskId: 'nope', inputResponses: {} })).error).toMatchObject({ code: -32602 });
+    expect((await ask(s, 'tasks/update', { taskId: 'nope', inputResponses: {} })).error).toMatchObject({
+      code: -32602,
+    });
     expect((await ask(s, 'tasks/get', { taskId: 'nope' })).error).toMatchObject({ code: -32602 });
     expect((await ask(s, 'tasks/result', { taskId: 'nope' })).error).toMatchObject({ code: -32601 });
     expect((await ask(s, 'tasks/list', {})).error).toMatchObject({ code: -32601 });
@@ -94,21 +109,45 @@ describe('tasks extension over Streamable HTTP', () => {
     try {
       const auth = { authorization: `Bearer ${TOKEN}` };
       const post = async (body: ReturnType<typeof modernRequest>) => {
-        const r = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body), ...auth }, body: JSON.stringify(body) });
+        const r = await fetch(server.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...modernHeaders(body),
+            ...auth,
+          },
+          body: JSON.stringify(body),
+        });
         return messagesIn(await r.text()).find((m) => m.id === body.id)!;
       };
-      const created = (await post(modernRequest('c', 'tools/call', { name: 'only_task', arguments: { ms: 1 } }, { tasks: true }))).result as Record<string, unknown>;
+      const created = (
+        await post(modernRequest('c', 'tools/call', { name: 'only_task', arguments: { ms: 1 } }, { tasks: true }))
+      ).result as Record<string, unknown>;
       expect(created).toMatchObject({ resultType: 'task', status: 'working' });
       let task: Record<string, unknown> = {};
       const end = Date.now() + 30_000;
-      do task = (await post(modernRequest(`g${Date.now()}`, 'tasks/get', { taskId: created.taskId }, { tasks: true }))).result as Record<string, unknown>;
+      do
+        task = (await post(modernRequest(`g${Date.now()}`, 'tasks/get', { taskId: created.taskId }, { tasks: true })))
+          .result as Record<string, unknown>;
       while (task.status === 'working' && Date.now() < end);
-      expect(task).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'only_task spun 1 ms' }] } });
+      expect(task).toMatchObject({
+        status: 'completed',
+        result: { content: [{ type: 'text', text: 'only_task spun 1 ms' }] },
+      });
       // The same token over 2025: a session of its own, which owns none of the caller's 2026 tasks.
       const init = await post2025(server.url, initializeBody(), auth);
       const sid = init.headers['mcp-session-id'] as string;
-      await post2025(server.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, 'mcp-session-id': sid });
-      const legacy = await post2025(server.url, { jsonrpc: '2.0', id: 'g25', method: 'tasks/get', params: { taskId: created.taskId } }, { ...auth, 'mcp-session-id': sid });
+      await post2025(
+        server.url,
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { ...auth, 'mcp-session-id': sid },
+      );
+      const legacy = await post2025(
+        server.url,
+        { jsonrpc: '2.0', id: 'g25', method: 'tasks/get', params: { taskId: created.taskId } },
+        { ...auth, 'mcp-session-id': sid },
+      );
       expect(messagesIn(legacy.text)[0]!.error).toMatchObject({ code: -32602 });
     } finally {
       await server.stop();

@@ -65,10 +65,18 @@ describe('failures are owed as errors, and the pool survives them', () => {
   it('an unclonable result fails with a clear message', async () => {
     const ex = await make({ threads: 1 });
     const before = await quick(ex);
-    const fn = await within(ex.submit('s', 1, { tool: 'unclonable', args: { kind: 'function' } }).outcome, 10_000, 'unclonable function');
+    const fn = await within(
+      ex.submit('s', 1, { tool: 'unclonable', args: { kind: 'function' } }).outcome,
+      10_000,
+      'unclonable function',
+    );
     expect(fn).toMatchObject({ kind: 'failed', code: 'stage' });
     expect((fn as { message: string }).message).toMatch(/callback is a function/);
-    const inst = await within(ex.submit('s', 2, { tool: 'unclonable', args: { kind: 'instance' } }).outcome, 10_000, 'unclonable instance');
+    const inst = await within(
+      ex.submit('s', 2, { tool: 'unclonable', args: { kind: 'instance' } }).outcome,
+      10_000,
+      'unclonable instance',
+    );
     expect(inst).toMatchObject({ kind: 'failed', code: 'stage' });
     expect((inst as { message: string }).message).toMatch(/Widget/);
     // Refused before posting: the same thread is still there.
@@ -88,7 +96,10 @@ describe('failures are owed as errors, and the pool survives them', () => {
       expect(o).toMatchObject({ kind: 'failed', code: 'invalid_arguments' });
       expect((o as { message: string }).message).toMatch(/invalid arguments for tool '(spin|crash)'/);
     }
-    expect(await ex.submit('s', 5, { tool: 'no_such_tool', args: {} }).outcome).toMatchObject({ kind: 'failed', code: 'unknown_tool' });
+    expect(await ex.submit('s', 5, { tool: 'no_such_tool', args: {} }).outcome).toMatchObject({
+      kind: 'failed',
+      code: 'unknown_tool',
+    });
     expect(ex.stats().inFlight).toBe(0);
     expect(ex.stats().failed).toBe(5);
     // Validation is on the main thread: the crash tool never ran, the thread is intact.

@@ -69,12 +69,21 @@ export async function quick(ex: Executor, session = 'probe'): Promise<QuickInfo 
  * the pool, so a cold worker's boot time would otherwise count against them.
  */
 export async function warm(ex: Executor): Promise<void> {
-  const jobs = Array.from({ length: ex.threads }, (_, i) => ex.submit('warm', `w${freshId()}-${i}`, { tool: 'sleep', args: { ms: 30 } }));
+  const jobs = Array.from({ length: ex.threads }, (_, i) =>
+    ex.submit('warm', `w${freshId()}-${i}`, { tool: 'sleep', args: { ms: 30 } }),
+  );
   for (const j of jobs) expect((await within(j.outcome, 10_000, 'warm-up')).kind).toBe('completed');
 }
 
 /** Submits a job whose tool reports progress once it is really executing in a worker; resolves when it does. */
-export async function submitRunning(ex: Executor, session: string, id: string | number, tool: string, args: Record<string, unknown>, extra: { timeoutMs?: number } = {}) {
+export async function submitRunning(
+  ex: Executor,
+  session: string,
+  id: string | number,
+  tool: string,
+  args: Record<string, unknown>,
+  extra: { timeoutMs?: number } = {},
+) {
   let reports = 0;
   let first!: () => void;
   const started = new Promise<void>((resolve) => (first = resolve));

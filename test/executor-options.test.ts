@@ -29,7 +29,9 @@ const bad: [ExecutorOptions, string, RegExp][] = [
 
 describe('Executor.create options', () => {
   it.each(bad)('%j is refused, naming %s', async (options, name, detail) => {
-    const error = (await Executor.create({ builtins: false, ...options }).catch((e: unknown) => e)) as InvalidOptionError;
+    const error = (await Executor.create({ builtins: false, ...options }).catch(
+      (e: unknown) => e,
+    )) as InvalidOptionError;
     expect(error).toBeInstanceOf(InvalidOptionError);
     expect(error).toBeInstanceOf(McpCancelPoolError);
     expect(error.code).toBe('ERR_INVALID_OPTION');
@@ -41,7 +43,9 @@ describe('Executor.create options', () => {
 
   it('a tool defined twice is a ToolModuleError', async () => {
     const builtins = new URL('../dist/workers/tools/index.js', import.meta.url).href;
-    const error = (await Executor.create({ threads: 1, toolModules: [builtins] }).catch((e: unknown) => e)) as ToolModuleError;
+    const error = (await Executor.create({ threads: 1, toolModules: [builtins] }).catch(
+      (e: unknown) => e,
+    )) as ToolModuleError;
     expect(error).toBeInstanceOf(ToolModuleError);
     expect(error.code).toBe('ERR_TOOL_MODULE');
     expect(error.message).toMatch(/is defined twice/);
@@ -59,11 +63,18 @@ describe('Executor.create options', () => {
         }
       })() as DuplicateRequestError;
       expect(duplicate).toBeInstanceOf(DuplicateRequestError);
-      expect(duplicate).toMatchObject({ code: 'ERR_DUPLICATE_REQUEST', session: 's', id: 1, name: 'DuplicateRequestError' });
+      expect(duplicate).toMatchObject({
+        code: 'ERR_DUPLICATE_REQUEST',
+        session: 's',
+        id: 1,
+        name: 'DuplicateRequestError',
+      });
     } finally {
       await ex.close();
     }
     expect(() => ex.reserve('s', 2)).toThrow(ExecutorClosedError);
-    expect(() => ex.reserve('s', 2)).toThrow(expect.objectContaining({ code: 'ERR_EXECUTOR_CLOSED', message: 'executor is closed' }));
+    expect(() => ex.reserve('s', 2)).toThrow(
+      expect.objectContaining({ code: 'ERR_EXECUTOR_CLOSED', message: 'executor is closed' }),
+    );
   });
 });

@@ -8,7 +8,17 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Executor, type Job } from '../dist/src/index.js';
-import { closeExecutorsAfterEach, make, within, quick, submitRunning, cancelledRunning, cancelledQueued, scratch, FIXTURES } from './executor-helpers.js';
+import {
+  closeExecutorsAfterEach,
+  make,
+  within,
+  quick,
+  submitRunning,
+  cancelledRunning,
+  cancelledQueued,
+  scratch,
+  FIXTURES,
+} from './executor-helpers.js';
 
 closeExecutorsAfterEach();
 
@@ -18,8 +28,17 @@ describe('close', () => {
     let outboundStops = 0;
     try {
       const { job: running } = await submitRunning(ex, 's', 'r', 'spin', { ms: 30_000 });
-      const queued = [ex.submit('s', 'q1', { tool: 'quick', args: {} }), ex.submit('t', 'q2', { tool: 'quick', args: {} })];
-      ex.registry.add({ direction: 'outbound', session: 's', id: 'out', state: 'pending', stop: () => (outboundStops++, true) });
+      const queued = [
+        ex.submit('s', 'q1', { tool: 'quick', args: {} }),
+        ex.submit('t', 'q2', { tool: 'quick', args: {} }),
+      ];
+      ex.registry.add({
+        direction: 'outbound',
+        session: 's',
+        id: 'out',
+        state: 'pending',
+        stop: () => (outboundStops++, true),
+      });
       const t0 = performance.now();
       await within(ex.close(), 10_000, 'close');
       expect(performance.now() - t0).toBeLessThan(3_000);
@@ -62,7 +81,9 @@ describe('queue', () => {
 
     expect(ex.tryCancel('s', 'victim')).toBe('cancelled-queued');
     // Settled at once: it never needed a worker.
-    expect(await Promise.race([victim.outcome, new Promise((resolve) => setImmediate(() => resolve('pending')))])).toEqual(cancelledQueued);
+    expect(
+      await Promise.race([victim.outcome, new Promise((resolve) => setImmediate(() => resolve('pending')))]),
+    ).toEqual(cancelledQueued);
     expect(ex.stats().queued).toBe(1);
     expect(ex.registry.get('inbound', 's', 'victim')).toBeUndefined();
 
@@ -78,11 +99,17 @@ describe('queue', () => {
   it('a full queue fails the next call at once with queue_full', async () => {
     const ex = await make({ threads: 1, queueLimit: 2, graceMs: 5000 });
     const { job: blocker } = await submitRunning(ex, 's', 'blocker', 'spin', { ms: 30_000 });
-    const waiting = [ex.submit('s', 'w1', { tool: 'quick', args: { tag: 'w1' } }), ex.submit('s', 'w2', { tool: 'quick', args: { tag: 'w2' } })];
+    const waiting = [
+      ex.submit('s', 'w1', { tool: 'quick', args: { tag: 'w1' } }),
+      ex.submit('s', 'w2', { tool: 'quick', args: { tag: 'w2' } }),
+    ];
     expect(ex.stats().queued).toBe(2);
 
     const rejected = ex.submit('s', 'w3', { tool: 'quick', args: { tag: 'w3' } });
-    const outcome = await Promise.race([rejected.outcome, new Promise((resolve) => setImmediate(() => resolve('pending')))]);
+    const outcome = await Promise.race([
+      rejected.outcome,
+      new Promise((resolve) => setImmediate(() => resolve('pending'))),
+    ]);
     // Decided before the next turn of the event loop: no worker, no wait.
     expect(outcome).toMatchObject({ kind: 'failed', code: 'queue_full' });
     expect(ex.registry.get('inbound', 's', 'w3')).toBeUndefined();
@@ -96,14 +123,19 @@ describe('queue', () => {
     expect(admitted.state).toBe('queued');
     expect(ex.tryCancel('s', 'blocker')).toBe('cancelled-running');
     await within(blocker.outcome, 10_000, 'blocker');
-    for (const j of [waiting[1]!, admitted]) expect((await within(j.outcome, 10_000, 'queued quick')).kind).toBe('completed');
+    for (const j of [waiting[1]!, admitted])
+      expect((await within(j.outcome, 10_000, 'queued quick')).kind).toBe('completed');
     expect(ex.stats().inFlight).toBe(0);
   }, 30_000);
 
   it('a call submitted right after the previous one settled is not refused: the freed thread counts as free', async () => {
     const ex = await make({ threads: 1, queueLimit: 1 });
     for (let i = 0; i < 5; i++) {
-      const outcome = await within(ex.submit('s', `seq${i}`, { tool: 'quick', args: {} }).outcome, 10_000, 'sequential quick job');
+      const outcome = await within(
+        ex.submit('s', `seq${i}`, { tool: 'quick', args: {} }).outcome,
+        10_000,
+        'sequential quick job',
+      );
       expect(outcome.kind).toBe('completed');
     }
   });

@@ -7,7 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DuplicateRequestError, type CancelResult, type Job, type JobOutcome } from '../dist/src/index.js';
 import { inspectExecutor } from '../dist/src/executor/executor.js';
-import { closeExecutorsAfterEach, make, within, quick, submitRunning, spinUntil, cancelledRunning, cancelledQueued, type QuickInfo } from './executor-helpers.js';
+import {
+  closeExecutorsAfterEach,
+  make,
+  within,
+  quick,
+  submitRunning,
+  spinUntil,
+  cancelledRunning,
+  cancelledQueued,
+  type QuickInfo,
+} from './executor-helpers.js';
 
 closeExecutorsAfterEach();
 
@@ -41,7 +51,8 @@ describe('cancellation races (docs/guarantees.md)', () => {
     // The job queued behind it ran next on the same, still living thread.
     const next = await within(late.outcome, 10_000, 'job queued behind the cancelled one');
     expect(next.kind).toBe('completed');
-    const nextInfo = (next as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    const nextInfo = (next as Extract<JobOutcome, { kind: 'completed' }>).result
+      .structuredContent as unknown as QuickInfo;
     expect(nextInfo.threadId).toBe(before.threadId);
     expect(nextInfo.at - (performance.timeOrigin + t0)).toBeLessThan(1500);
 
@@ -99,7 +110,9 @@ describe('cancellation races (docs/guarantees.md)', () => {
     expect(job.stopSignal().aborted).toBe(false);
     const second = await within(job.outcome, 10_000, 'spin job');
     expect(second.kind).toBe('completed');
-    expect((second as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent).toMatchObject({ sliceCount: 200 });
+    expect((second as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent).toMatchObject({
+      sliceCount: 200,
+    });
 
     const stats = ex.stats();
     expect(stats.lateCancelsIgnored).toBe(2);
@@ -121,7 +134,13 @@ describe('cancellation races (docs/guarantees.md)', () => {
 
     // An outbound request of ours in the same session, with ids the peer also uses.
     let outboundStops = 0;
-    const outbound = { direction: 'outbound' as const, session: 'S', id: 99, state: 'pending', stop: () => (outboundStops++, true) };
+    const outbound = {
+      direction: 'outbound' as const,
+      session: 'S',
+      id: 99,
+      state: 'pending',
+      stop: () => (outboundStops++, true),
+    };
     expect(ex.registry.add(outbound)).toBe(true);
     const outbound7 = { ...outbound, id: 7 };
     expect(ex.registry.add(outbound7)).toBe(true);
@@ -171,7 +190,13 @@ describe('cancellation races (docs/guarantees.md)', () => {
     let stops = 0;
     ex.registry.add({ direction: 'outbound', session: 'X', id: 0, state: 'pending', stop: () => (stops++, true) });
     let otherStops = 0;
-    const otherOutbound = { direction: 'outbound' as const, session: 'Y', id: 0, state: 'pending', stop: () => (otherStops++, true) };
+    const otherOutbound = {
+      direction: 'outbound' as const,
+      session: 'Y',
+      id: 0,
+      state: 'pending',
+      stop: () => (otherStops++, true),
+    };
     ex.registry.add(otherOutbound);
     expect(ex.cancelSession('X')).toBe(3);
     expect(stops).toBe(1);
@@ -187,7 +212,17 @@ describe('cancellation races (docs/guarantees.md)', () => {
     const ex = await make({ threads: 2, graceMs: 5_000, queueLimit: 256 });
     const sessions = ['s0', 's1', 's2', 's3'];
     type Strategy = 'sync' | 'microtasks' | 'immediate' | 'timer' | 'busy' | 'when-started' | 'after-outcome' | 'never';
-    const strategies: Strategy[] = ['sync', 'microtasks', 'immediate', 'timer', 'busy', 'busy', 'when-started', 'after-outcome', 'never'];
+    const strategies: Strategy[] = [
+      'sync',
+      'microtasks',
+      'immediate',
+      'timer',
+      'busy',
+      'busy',
+      'when-started',
+      'after-outcome',
+      'never',
+    ];
     interface Rec {
       i: number;
       tool: 'quick' | 'spin';
@@ -270,7 +305,10 @@ describe('cancellation races (docs/guarantees.md)', () => {
       } else {
         // 'too-late', 'unknown' or no cancel at all: the response is owed, and it is this job's own.
         expect(o.kind, `job ${r.i} (${r.cancel}, ${r.strategy})`).toBe('completed');
-        const sc = (o as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as Record<string, unknown>;
+        const sc = (o as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as Record<
+          string,
+          unknown
+        >;
         if (r.tool === 'quick') {
           expect((sc as unknown as QuickInfo).echo.tag).toBe(r.i);
           threadIds.add((sc as unknown as QuickInfo).threadId);
@@ -310,6 +348,8 @@ describe('cancellation races (docs/guarantees.md)', () => {
     expect(ex.registry.size).toBe(0);
     expect(inspectExecutor(ex).slotsFree).toBe(inspectExecutor(ex).slotCapacity);
     expect(stats.threads).toBe(ex.threads + ex.spareThreads);
-    console.log(`storm: ${N} jobs in ${(elapsed / 1000).toFixed(1)} s; cancel results ${JSON.stringify(tally)}; completed ${completed}, cancelled ${cancelled}`);
+    console.log(
+      `storm: ${N} jobs in ${(elapsed / 1000).toFixed(1)} s; cancel results ${JSON.stringify(tally)}; completed ${completed}, cancelled ${cancelled}`,
+    );
   }, 120_000);
 });

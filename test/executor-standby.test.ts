@@ -7,14 +7,26 @@
 import { describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Executor, type Job, type JobOutcome } from '../dist/src/index.js';
-import { closeExecutorsAfterEach, make, within, quick, submitRunning, cancelledRunning, type QuickInfo } from './executor-helpers.js';
+import {
+  closeExecutorsAfterEach,
+  make,
+  within,
+  quick,
+  submitRunning,
+  cancelledRunning,
+  type QuickInfo,
+} from './executor-helpers.js';
 
 closeExecutorsAfterEach();
 
 /** Submits `tight` (it never checks) with its announcement, and waits for that: the thread it loops on, and since when. */
 async function submitAnnounced(ex: Executor, id: string, ms: number): Promise<{ job: Job; announced: string }> {
   let announced: string | undefined;
-  const job = ex.submit('s', id, { tool: 'tight', args: { ms, announce: true }, onProgress: (r) => (announced ??= r.message) });
+  const job = ex.submit('s', id, {
+    tool: 'tight',
+    args: { ms, announce: true },
+    onProgress: (r) => (announced ??= r.message),
+  });
   await within(
     new Promise<void>((resolve) => {
       const poll = setInterval(() => announced !== undefined && (clearInterval(poll), resolve()), 2);
@@ -41,11 +53,15 @@ describe('the standby thread takes the slot of a stopped job', () => {
     const next = await within(behind.outcome, 10_000, 'job behind the cancelled one');
     expect(next.kind).toBe('completed');
     expect(stuckSettled).toBe(false);
-    const { threadId } = (next as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    const { threadId } = (next as Extract<JobOutcome, { kind: 'completed' }>).result
+      .structuredContent as unknown as QuickInfo;
 
     expect(await within(stuck.outcome, 10_000, 'the stopped job')).toEqual(cancelledRunning);
     // Once the stopped job is back, only `threads` jobs run again: two more queue one behind the other.
-    const [a, b] = [ex.submit('s', 'a', { tool: 'tight', args: { ms: 200 } }), ex.submit('s', 'b', { tool: 'quick', args: {} })];
+    const [a, b] = [
+      ex.submit('s', 'a', { tool: 'tight', args: { ms: 200 } }),
+      ex.submit('s', 'b', { tool: 'quick', args: {} }),
+    ];
     expect(a.state).toBe('running');
     expect(b.state).toBe('queued');
     await within(b.outcome, 10_000, 'b');
@@ -69,7 +85,8 @@ describe('the standby thread takes the slot of a stopped job', () => {
     expect(behind.state).toBe('queued'); // no hand-off: the only core is still the stopper's
     const outcome = await within(behind.outcome, 10_000, 'job behind');
     expect(outcome.kind).toBe('completed');
-    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result
+      .structuredContent as unknown as QuickInfo;
     // It waited for the stopper's thread (one job per thread: it started once the stopper's worker had returned),
     // not for the standby. It may start before the stopper's outcome settles: a freed slot is handed on first.
     expect(info.threadId).toBe(mainThread);
@@ -87,7 +104,8 @@ describe('the standby thread takes the slot of a stopped job', () => {
     expect(ex.tryCancel('s', 'tight')).toBe('cancelled-running');
     expect(behind.state).toBe('queued');
     const outcome = await within(behind.outcome, 10_000, 'job behind');
-    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result
+      .structuredContent as unknown as QuickInfo;
     // Not before the delay (timers never fire early; 5 ms for clock granularity), and while the stuck job still runs.
     expect(info.at - cancelledAt).toBeGreaterThanOrEqual(195);
     expect(stuckSettled).toBe(false);
@@ -123,7 +141,8 @@ describe('the standby thread takes the slot of a stopped job', () => {
     const next = ex.submit('s', 'next', { tool: 'quick', args: {} });
     ex.tryCancel('s', 'busy');
     const outcome = await within(next.outcome, 10_000, 'job on the replacement thread');
-    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result
+      .structuredContent as unknown as QuickInfo;
     expect(info.loadedAt).toBeLessThan(submittedAt);
     await within(busy.outcome, 10_000, 'second hard stop');
   }, 30_000);
@@ -134,7 +153,12 @@ describe('the standby thread takes the slot of a stopped job', () => {
     const second = ex.submit('s', 'second', { tool: 'tight', args: { ms: 800 } });
     const third = ex.submit('s', 'third', { tool: 'quick', args: {} });
     const order: string[] = [];
-    for (const [name, job] of [['first', first], ['second', second], ['third', third]] as const) void job.outcome.then(() => order.push(name));
+    for (const [name, job] of [
+      ['first', first],
+      ['second', second],
+      ['third', third],
+    ] as const)
+      void job.outcome.then(() => order.push(name));
     expect(ex.tryCancel('s', 'first')).toBe('cancelled-running');
     expect(second.state).toBe('running'); // on the standby thread
     expect(ex.tryCancel('s', 'second')).toBe('cancelled-running');

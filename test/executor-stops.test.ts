@@ -7,7 +7,16 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type JobOutcome } from '../dist/src/index.js';
-import { closeExecutorsAfterEach, make, within, quick, warm, submitRunning, cancelledRunning, scratch } from './executor-helpers.js';
+import {
+  closeExecutorsAfterEach,
+  make,
+  within,
+  quick,
+  warm,
+  submitRunning,
+  cancelledRunning,
+  scratch,
+} from './executor-helpers.js';
 
 closeExecutorsAfterEach();
 
@@ -39,7 +48,10 @@ describe('hard stop, deadlines, ctx.signal', () => {
     // Same for the built-in spin with cooperative: false (its one progress report says the uncheckable part began).
     const { job: second } = await submitRunning(ex, 's', 'spin-nc', 'spin', { ms: 60_000, cooperative: false });
     expect(ex.tryCancel('s', 'spin-nc')).toBe('cancelled-running');
-    expect(await within(second.outcome, 10_000, 'second hard kill')).toMatchObject({ kind: 'cancelled', hardKilled: true });
+    expect(await within(second.outcome, 10_000, 'second hard kill')).toMatchObject({
+      kind: 'cancelled',
+      hardKilled: true,
+    });
     expect(ex.stats().hardKilled).toBe(2);
     await quick(ex);
   }, 90_000);
@@ -72,7 +84,11 @@ describe('hard stop, deadlines, ctx.signal', () => {
     // Cancel once its one progress report says it is past the last checkpoint, however long a busy machine took.
     const { job, reports } = await submitRunning(ex, 's', 'nc', 'spin', { ms: 60_000, cooperative: false });
     expect(ex.tryCancel('s', 'nc')).toBe('cancelled-running');
-    expect(await within(job.outcome, 10_000, 'non-cooperative spin')).toEqual({ kind: 'cancelled', from: 'running', hardKilled: true });
+    expect(await within(job.outcome, 10_000, 'non-cooperative spin')).toEqual({
+      kind: 'cancelled',
+      from: 'running',
+      hardKilled: true,
+    });
     expect(reports()).toBe(1); // never checks, so never reports again
     expect(ex.stats().hardKilled).toBe(1);
     await quick(ex);
@@ -89,7 +105,11 @@ describe('hard stop, deadlines, ctx.signal', () => {
     expect(took).toBeLessThan(3_000);
 
     t0 = performance.now();
-    const overridden = await within(ex.submit('s', 2, { tool: 'spin', args: { ms: 30_000 }, timeoutMs: 150 }).outcome, 10_000, 'spin with timeoutMs');
+    const overridden = await within(
+      ex.submit('s', 2, { tool: 'spin', args: { ms: 30_000 }, timeoutMs: 150 }).outcome,
+      10_000,
+      'spin with timeoutMs',
+    );
     took = performance.now() - t0;
     expect(overridden).toEqual({ kind: 'timedOut', timeoutMs: 150, hardKilled: false });
     expect(took).toBeGreaterThanOrEqual(140);
@@ -97,12 +117,20 @@ describe('hard stop, deadlines, ctx.signal', () => {
 
     // The override also loosens: slow_timeout with a longer deadline is still cut, later.
     t0 = performance.now();
-    const longer = await within(ex.submit('s', 3, { tool: 'slow_timeout', args: {}, timeoutMs: 600 }).outcome, 10_000, 'slow_timeout 600');
+    const longer = await within(
+      ex.submit('s', 3, { tool: 'slow_timeout', args: {}, timeoutMs: 600 }).outcome,
+      10_000,
+      'slow_timeout 600',
+    );
     expect(longer).toEqual({ kind: 'timedOut', timeoutMs: 600, hardKilled: false });
     expect(performance.now() - t0).toBeGreaterThanOrEqual(590);
 
     // A deadline on a stage that never checks: timed out, then hard-killed after the grace.
-    const nc = await within(ex.submit('s', 4, { tool: 'tight', args: { ms: 60_000 }, timeoutMs: 100 }).outcome, 10_000, 'tight with timeoutMs');
+    const nc = await within(
+      ex.submit('s', 4, { tool: 'tight', args: { ms: 60_000 }, timeoutMs: 100 }).outcome,
+      10_000,
+      'tight with timeoutMs',
+    );
     expect(nc).toEqual({ kind: 'timedOut', timeoutMs: 100, hardKilled: true });
 
     // A cancel after the deadline won is ignored.
@@ -144,9 +172,15 @@ describe('hard stop, deadlines, ctx.signal', () => {
     expect(ex.stats().hardKilled).toBe(0);
 
     // Control: uncancelled, the same stage sleeps to the end and reports no abort.
-    const plain = await within(ex.submit('s', 'zz2', { tool: 'sleep', args: { ms: 20 } }).outcome, 10_000, 'short sleep');
+    const plain = await within(
+      ex.submit('s', 'zz2', { tool: 'sleep', args: { ms: 20 } }).outcome,
+      10_000,
+      'short sleep',
+    );
     expect(plain.kind).toBe('completed');
     expect((plain as Extract<JobOutcome, { kind: 'completed' }>).result.content[0]).toMatchObject({ type: 'text' });
-    expect(JSON.parse((plain as { result: { content: { text: string }[] } }).result.content[0]!.text)).toMatchObject({ aborted: false });
+    expect(JSON.parse((plain as { result: { content: { text: string }[] } }).result.content[0]!.text)).toMatchObject({
+      aborted: false,
+    });
   }, 30_000);
 });

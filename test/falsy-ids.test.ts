@@ -8,7 +8,12 @@ import { RawServer, stats, until } from './helpers.js';
 import { httpClient, listening, MCP_HEADERS, sseMessages, within, type Started } from './http-helpers.js';
 
 const FALSY_IDS = [0, ''] as const;
-const longCall = (id: number | string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 30_000 } } });
+const longCall = (id: number | string) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'spin', arguments: { ms: 30_000 } },
+});
 
 describe('over Streamable HTTP', () => {
   let server: Extract<Started, { kind: 'listening' }>;
@@ -30,7 +35,10 @@ describe('over Streamable HTTP', () => {
         expect(res.status).toBe(200);
         const stream = sseMessages(res);
         await until(async () => (await stats(client)).running === 1, 10_000, 'the call running');
-        await client.notification({ method: 'notifications/cancelled', params: { requestId: id, reason: 'falsy id test' } });
+        await client.notification({
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: 'falsy id test' },
+        });
         await within(stream.ended, 10_000, 'the POST stream of the cancelled call did not end');
         expect(stream.messages).toEqual([]);
         await until(async () => (await stats(client)).running === 0, 10_000, 'worker released');
@@ -56,9 +64,16 @@ describe('over stdio', () => {
         server.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
         await until(async () => (await server.stats()).running === 0, 10_000, 'worker released');
       }
-      server.send({ jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } });
+      server.send({
+        jsonrpc: '2.0',
+        id: 'after',
+        method: 'tools/call',
+        params: { name: 'spin', arguments: { ms: 1 } },
+      });
       expect(await server.next((m) => m.id === 'after', 10_000)).toHaveProperty('result');
-      expect(server.lines.filter((m) => (m as { id?: unknown }).id === 0 || (m as { id?: unknown }).id === '')).toEqual([]);
+      expect(server.lines.filter((m) => (m as { id?: unknown }).id === 0 || (m as { id?: unknown }).id === '')).toEqual(
+        [],
+      );
       expect((await server.stats()).cancelled).toBe(2);
     } finally {
       server.kill();

@@ -27,7 +27,10 @@ console.log(JSON.stringify({
 }));`;
 
 function probe(first: string): { compiled: boolean; same: boolean; issues: unknown } {
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', first + PROBE], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', first + PROBE], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return JSON.parse(out) as { compiled: boolean; same: boolean; issues: unknown };
 }
 

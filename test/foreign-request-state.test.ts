@@ -33,7 +33,8 @@ function server(args: string[]): LineServer {
   open.push(s);
   return s;
 }
-const call = (id: string, extra: Record<string, unknown> = {}) => modernRequest(id, 'tools/call', { name: 'greet_user', arguments: {}, ...extra }, {}, ASKABLE);
+const call = (id: string, extra: Record<string, unknown> = {}) =>
+  modernRequest(id, 'tools/call', { name: 'greet_user', arguments: {}, ...extra }, {}, ASKABLE);
 const resultOf = (m: Wire) => m.result as Record<string, unknown>;
 /** Parks a call on `s`: its question's key and the requestState. */
 async function park(s: LineServer, id: string): Promise<{ key: string; state: string }> {
@@ -42,7 +43,8 @@ async function park(s: LineServer, id: string): Promise<{ key: string; state: st
   expect(r.resultType).toBe('input_required');
   return { key: Object.keys(r.inputRequests as object)[0]!, state: r.requestState as string };
 }
-const retry = (id: string, p: { key: string; state: string }, name: string) => call(id, { requestState: p.state, inputResponses: { [p.key]: { action: 'accept', content: { name } } } });
+const retry = (id: string, p: { key: string; state: string }, name: string) =>
+  call(id, { requestState: p.state, inputResponses: { [p.key]: { action: 'accept', content: { name } } } });
 
 describe('a foreign requestState', () => {
   it('two servers with the same --mrtr-key-file: the other refuses it as foreign (not used); the issuer still resumes it', async () => {
@@ -52,7 +54,9 @@ describe('a foreign requestState', () => {
     b.send(retry('at-b', p, 'elsewhere'));
     const refused = await b.answer('at-b', 60_000);
     expect(refused.error).toMatchObject({ code: -32602, data: { reason: 'foreign' } });
-    expect((refused.error as { message: string }).message).toMatch(/^requestState was issued by another server process with the same key, not here: its call is parked there/);
+    expect((refused.error as { message: string }).message).toMatch(
+      /^requestState was issued by another server process with the same key, not here: its call is parked there/,
+    );
     a.send(retry('at-a', p, 'home'));
     expect(JSON.stringify(resultOf(await a.answer('at-a', 60_000)))).toMatch(/hello, home/);
     // And a real replay at the issuer is still `used`.
@@ -65,7 +69,14 @@ describe('a foreign requestState', () => {
     let host: HostProcess;
     beforeAll(async () => {
       redis = await startRedis();
-      host = await startHost(redis.url, 'foreign-1', ['--threads', '1', '--cluster-key-file', KEY, '--tools', MRTR_TOOLS]);
+      host = await startHost(redis.url, 'foreign-1', [
+        '--threads',
+        '1',
+        '--cluster-key-file',
+        KEY,
+        '--tools',
+        MRTR_TOOLS,
+      ]);
     }, 90_000);
     afterAll(async () => {
       await host?.kill();
@@ -81,7 +92,9 @@ describe('a foreign requestState', () => {
       stranger.send(retry('other-queue', p, 'elsewhere'));
       const refused = await stranger.answer('other-queue', 60_000);
       expect(refused.error).toMatchObject({ code: -32602, data: { reason: 'foreign' } });
-      expect((refused.error as { message: string }).message).toMatch(/issued by the front ends of another cluster \(queue 'foreign-1'\)/);
+      expect((refused.error as { message: string }).message).toMatch(
+        /issued by the front ends of another cluster \(queue 'foreign-1'\)/,
+      );
       sibling.send(retry('same-queue', p, 'sibling'));
       expect(JSON.stringify(resultOf(await sibling.answer('same-queue', 60_000)))).toMatch(/hello, sibling/);
     }, 120_000);

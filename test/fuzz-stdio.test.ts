@@ -38,19 +38,56 @@ class Gen {
 
 // No digits (a mutation must not turn `ms: 5` into an hour of work) and no newline (one line stays one line).
 const CHARS = [...'{}[]":,\\ ab-_.eE+ntrufl\t\r\u00e9\u2028\ud800', '\\ud800', '\\u0000'];
-const SWAPS: unknown[] = [null, true, false, 0, -1, 1.5, 1e308, -1e308, '', 'x', [], {}, [1, 'a', null], { a: { b: [] } }, 'spin', 'ping'];
-const KEYS = ['id', 'method', 'params', 'jsonrpc', 'result', 'error', '_meta', 'x', 'progressToken', 'name', 'arguments', 'requestId'];
+const SWAPS: unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  1e308,
+  -1e308,
+  '',
+  'x',
+  [],
+  {},
+  [1, 'a', null],
+  { a: { b: [] } },
+  'spin',
+  'ping',
+];
+const KEYS = [
+  'id',
+  'method',
+  'params',
+  'jsonrpc',
+  'result',
+  'error',
+  '_meta',
+  'x',
+  'progressToken',
+  'name',
+  'arguments',
+  'requestId',
+];
 const DEEP = '"@@DEEP@@"';
 
 function nestedText(g: Gen): string {
   const depth = g.chance(0.25) ? 1 + g.int(MAX_DEPTH - 10) : MAX_DEPTH + 1 + g.int(8000);
-  return g.chance(0.5) ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
+  return g.chance(0.5)
+    ? '['.repeat(depth) + ']'.repeat(depth)
+    : '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
 }
 
 /** A valid message to start from; ids are unique per line and shaped so that one mutation rarely makes another line's id. */
 function template(g: Gen, i: number): Record<string, unknown> {
   const id = g.chance(0.5) ? `q${i}z${i}` : 1_000_000 + i * 13;
-  const req = (method: string, params?: unknown) => ({ jsonrpc: '2.0', id, method, ...(params !== undefined && { params }) });
+  const req = (method: string, params?: unknown) => ({
+    jsonrpc: '2.0',
+    id,
+    method,
+    ...(params !== undefined && { params }),
+  });
   switch (g.int(12)) {
     case 0:
     case 1:
@@ -66,11 +103,23 @@ function template(g: Gen, i: number): Record<string, unknown> {
     case 6:
       return req('resources/read', { uri: 'executor://stats' });
     case 7:
-      return req('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } });
+      return req('initialize', {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'fuzz', version: '1' },
+      });
     case 8:
       return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: `x${i}`, reason: 'fuzz' } };
     case 9:
-      return { jsonrpc: '2.0', method: g.pick(['notifications/initialized', 'notifications/roots/list_changed', 'notifications/progress', 'notifications/whatever']) };
+      return {
+        jsonrpc: '2.0',
+        method: g.pick([
+          'notifications/initialized',
+          'notifications/roots/list_changed',
+          'notifications/progress',
+          'notifications/whatever',
+        ]),
+      };
     case 10:
       return { jsonrpc: '2.0', id: g.chance(0.5) ? `r${i}` : i, result: { x: 1 } };
     default:
@@ -79,7 +128,8 @@ function template(g: Gen, i: number): Record<string, unknown> {
 }
 
 function structural(g: Gen, m: Record<string, unknown>, i: number): Record<string, unknown> {
-  const target = g.chance(0.5) && typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : m;
+  const target =
+    g.chance(0.5) && typeof m.params === 'object' && m.params !== null ? (m.params as Record<string, unknown>) : m;
   const keys = Object.keys(target);
   switch (g.int(4)) {
     case 0:
@@ -109,9 +159,15 @@ function textual(g: Gen, text: string, i: number): string {
     case 3:
       return text.slice(0, at); // truncated
     case 4: // duplicate keys: JSON.parse keeps the last
-      return text.replace(/}$/, g.pick([`,"id":"dup${i}"`, ',"method":"ping"', ',"jsonrpc":"1.0"', ',"params":null', ',"id":1e400']) + '}');
+      return text.replace(
+        /}$/,
+        g.pick([`,"id":"dup${i}"`, ',"method":"ping"', ',"jsonrpc":"1.0"', ',"params":null', ',"id":1e400']) + '}',
+      );
     case 5: // huge and odd numbers
-      return text.replace(/("id":)(-?\d+)/, `$1${g.pick(['1e400', '-0', '123456789012345678901234567890', '0.1e-400', '1.5', '9007199254740993'])}`);
+      return text.replace(
+        /("id":)(-?\d+)/,
+        `$1${g.pick(['1e400', '-0', '123456789012345678901234567890', '0.1e-400', '1.5', '9007199254740993'])}`,
+      );
     case 6: // a batch
       return g.pick([`[${text}]`, `[${text},${text}]`, '[]', `[${text},1]`]);
     case 7:
@@ -153,7 +209,8 @@ function classify(line: string, into: Expected): void {
     into.nullAnswers++;
     return;
   }
-  const object = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
+  const object =
+    typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : undefined;
   if (object && typeof object.method === 'string') {
     if (!('id' in object)) {
       const requestId = (object.params as { requestId?: unknown } | undefined)?.requestId;
@@ -179,10 +236,18 @@ function fuzzLines(g: Gen, count: number): { lines: string[]; longIds: string[] 
       // A real long call, and (mostly) a cancel for it a few lines later, while it runs or waits.
       const id = `L${i}`;
       longIds.push(id);
-      lines.push(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 150 + g.int(250) } } }));
+      lines.push(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'spin', arguments: { ms: 150 + g.int(250) } },
+        }),
+      );
       if (g.chance(0.8)) pendingCancels.push([i + 1 + g.int(60), id]);
     }
-    for (const [when, id] of pendingCancels.filter(([w]) => w === i)) lines.push(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } }));
+    for (const [when, id] of pendingCancels.filter(([w]) => w === i))
+      lines.push(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } }));
     let m = template(g, i);
     if (g.chance(0.25)) m = structural(g, m, i);
     let text = JSON.stringify(m);
@@ -199,69 +264,85 @@ let server: LineServer | undefined;
 afterEach(() => server?.kill());
 
 describe('stdio fuzz', () => {
-  it(`survives ${LINES} mutated lines (seed ${SEED}) and answers exactly what JSON-RPC says it owes`, { timeout: 120_000 }, async () => {
-    const g = new Gen(rng(SEED));
-    const generated = fuzzLines(g, LINES);
-    // As the server reads them: a lone surrogate goes out as U+FFFD.
-    const lines = generated.lines.map((l) => Buffer.from(l, 'utf8').toString('utf8'));
-    const longIds = generated.longIds;
-    const expected: Expected = { requests: new Map(), cancelNamed: new Set(), nullAnswers: 0 };
-    for (const line of lines) classify(line, expected);
-    for (const id of longIds) expect(expected.requests.get(id), `long call ${id} is a request`).toBe(1);
+  it(
+    `survives ${LINES} mutated lines (seed ${SEED}) and answers exactly what JSON-RPC says it owes`,
+    { timeout: 120_000 },
+    async () => {
+      const g = new Gen(rng(SEED));
+      const generated = fuzzLines(g, LINES);
+      // As the server reads them: a lone surrogate goes out as U+FFFD.
+      const lines = generated.lines.map((l) => Buffer.from(l, 'utf8').toString('utf8'));
+      const longIds = generated.longIds;
+      const expected: Expected = { requests: new Map(), cancelNamed: new Set(), nullAnswers: 0 };
+      for (const line of lines) classify(line, expected);
+      for (const id of longIds) expect(expected.requests.get(id), `long call ${id} is a request`).toBe(1);
 
-    const s = (server = new LineServer(['--threads', '2', '--queue-limit', '4096']));
-    await s.initialize();
-    const from = s.lines.length;
-    for (let i = 0; i < lines.length; i += 50) {
-      s.child.stdin.write(lines.slice(i, i + 50).join('\n') + '\n');
-      await sleep(5); // let cancels meet their calls while they run
-    }
-    const owed = [...expected.requests].filter(([id]) => !expected.cancelNamed.has(id));
-    const answered = () => answerCounts(s.lines.slice(from));
-    const settled = s.until(
-      () => {
-        const counts = answered();
-        return (counts.get(null) ?? 0) >= expected.nullAnswers && owed.every(([id, n]) => (counts.get(id) ?? 0) >= n);
-      },
-      45_000,
-      `every owed answer (seed ${SEED})`,
-    ).then(() => true, () => false); // if not, the checks below say what is missing
-    await settled;
-    // The cancelled calls leave the executor; then anything extra would have arrived too.
-    s.send({ jsonrpc: '2.0', id: 'final', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } });
-    expect(await s.answer('final', 20_000, from)).toHaveProperty('result');
-    let stats: Record<string, number> = {};
-    for (let tries = 0; ; tries++) {
-      s.send({ jsonrpc: '2.0', id: `stats${tries}`, method: 'resources/read', params: { uri: 'executor://stats' } });
-      const m = (await s.answer(`stats${tries}`, 10_000, from)) as { result: { contents: { text: string }[] } };
-      stats = JSON.parse(m.result.contents[0]!.text) as Record<string, number>;
-      if (stats.inFlight === 0 || tries > 100) break;
-      await sleep(100);
-    }
-    await sleep(300);
-    const out = s.lines.slice(from);
-    expect(out.filter((m) => 'unparsed' in m)).toEqual([]);
-    const counts = answered();
-    const ours = new Set(['final', ...Array.from({ length: 200 }, (_, k) => `stats${k}`)]);
-    // Nothing answered that was not a request, with an id, and nothing twice.
-    const strangers = [...counts].filter(([id]) => id !== null && !expected.requests.has(id) && !ours.has(id as string));
-    expect(strangers, `answers to ids that no request carried (seed ${SEED})`).toEqual([]);
-    expect(counts.get(null) ?? 0, `id-null refusals (seed ${SEED})`).toBe(expected.nullAnswers);
-    const wrong: [unknown, number, number][] = [];
-    let unanswered = 0;
-    for (const [id, n] of expected.requests) {
-      const got = counts.get(id) ?? 0;
-      if (expected.cancelNamed.has(id)) {
-        if (got > n) wrong.push([id, n, got]);
-        if (got === 0) unanswered++;
-      } else if (got !== n) wrong.push([id, n, got]);
-    }
-    const show = (id: unknown) => lines.filter((l) => l.includes(JSON.stringify(id))).map((l) => l.slice(0, 300));
-    expect(wrong.map(([id, n, got]) => ({ id, n, got, lines: show(id) })), `requests answered other than once (seed ${SEED})`).toEqual([]);
-    // Each unanswered call is one the server accepted a cancel for, and nothing is left running.
-    expect(stats.cancelled).toBe(unanswered);
-    expect(stats.inFlight).toBe(0);
-    expect(unanswered).toBeGreaterThan(0); // the cancels did meet running or queued calls
-    expect(s.child.exitCode).toBeNull();
-  });
+      const s = (server = new LineServer(['--threads', '2', '--queue-limit', '4096']));
+      await s.initialize();
+      const from = s.lines.length;
+      for (let i = 0; i < lines.length; i += 50) {
+        s.child.stdin.write(lines.slice(i, i + 50).join('\n') + '\n');
+        await sleep(5); // let cancels meet their calls while they run
+      }
+      const owed = [...expected.requests].filter(([id]) => !expected.cancelNamed.has(id));
+      const answered = () => answerCounts(s.lines.slice(from));
+      const settled = s
+        .until(
+          () => {
+            const counts = answered();
+            return (
+              (counts.get(null) ?? 0) >= expected.nullAnswers && owed.every(([id, n]) => (counts.get(id) ?? 0) >= n)
+            );
+          },
+          45_000,
+          `every owed answer (seed ${SEED})`,
+        )
+        .then(
+          () => true,
+          () => false,
+        ); // if not, the checks below say what is missing
+      await settled;
+      // The cancelled calls leave the executor; then anything extra would have arrived too.
+      s.send({ jsonrpc: '2.0', id: 'final', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } });
+      expect(await s.answer('final', 20_000, from)).toHaveProperty('result');
+      let stats: Record<string, number> = {};
+      for (let tries = 0; ; tries++) {
+        s.send({ jsonrpc: '2.0', id: `stats${tries}`, method: 'resources/read', params: { uri: 'executor://stats' } });
+        const m = (await s.answer(`stats${tries}`, 10_000, from)) as { result: { contents: { text: string }[] } };
+        stats = JSON.parse(m.result.contents[0]!.text) as Record<string, number>;
+        if (stats.inFlight === 0 || tries > 100) break;
+        await sleep(100);
+      }
+      await sleep(300);
+      const out = s.lines.slice(from);
+      expect(out.filter((m) => 'unparsed' in m)).toEqual([]);
+      const counts = answered();
+      const ours = new Set(['final', ...Array.from({ length: 200 }, (_, k) => `stats${k}`)]);
+      // Nothing answered that was not a request, with an id, and nothing twice.
+      const strangers = [...counts].filter(
+        ([id]) => id !== null && !expected.requests.has(id) && !ours.has(id as string),
+      );
+      expect(strangers, `answers to ids that no request carried (seed ${SEED})`).toEqual([]);
+      expect(counts.get(null) ?? 0, `id-null refusals (seed ${SEED})`).toBe(expected.nullAnswers);
+      const wrong: [unknown, number, number][] = [];
+      let unanswered = 0;
+      for (const [id, n] of expected.requests) {
+        const got = counts.get(id) ?? 0;
+        if (expected.cancelNamed.has(id)) {
+          if (got > n) wrong.push([id, n, got]);
+          if (got === 0) unanswered++;
+        } else if (got !== n) wrong.push([id, n, got]);
+      }
+      const show = (id: unknown) => lines.filter((l) => l.includes(JSON.stringify(id))).map((l) => l.slice(0, 300));
+      expect(
+        wrong.map(([id, n, got]) => ({ id, n, got, lines: show(id) })),
+        `requests answered other than once (seed ${SEED})`,
+      ).toEqual([]);
+      // Each unanswered call is one the server accepted a cancel for, and nothing is left running.
+      expect(stats.cancelled).toBe(unanswered);
+      expect(stats.inFlight).toBe(0);
+      expect(unanswered).toBeGreaterThan(0); // the cancels did meet running or queued calls
+      expect(s.child.exitCode).toBeNull();
+    },
+  );
 });

@@ -35,8 +35,17 @@ export interface WiredClient {
 }
 
 /** `env` is laid over the SDK's default environment for the server. */
-export async function stdioClient(args: string[] = [], capabilities: Record<string, unknown> = {}, env?: Record<string, string>): Promise<WiredClient> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', ...args], stderr: 'pipe', ...(env && { env: { ...getDefaultEnvironment(), ...env } }) });
+export async function stdioClient(
+  args: string[] = [],
+  capabilities: Record<string, unknown> = {},
+  env?: Record<string, string>,
+): Promise<WiredClient> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'serve', ...args],
+    stderr: 'pipe',
+    ...(env && { env: { ...getDefaultEnvironment(), ...env } }),
+  });
   const client = new Client({ name: 'test', version: '1.0.0' }, { capabilities });
   const errors: Error[] = [];
   client.onerror = (e) => errors.push(e);
@@ -46,7 +55,9 @@ export async function stdioClient(args: string[] = [], capabilities: Record<stri
 }
 
 /** The one stats helper of the tests: reads `executor://stats` through any SDK client. */
-export async function stats(client: { readResource(p: { uri: string }): Promise<{ contents: unknown[] }> }): Promise<ServerStats> {
+export async function stats(client: {
+  readResource(p: { uri: string }): Promise<{ contents: unknown[] }>;
+}): Promise<ServerStats> {
   const r = await client.readResource({ uri: 'executor://stats' });
   const first = r.contents[0] as { text: string };
   return JSON.parse(first.text) as ServerStats;
@@ -90,7 +101,10 @@ export class RawServer {
       const found = this.lines.slice(from).find((m) => match(m as Record<string, unknown>));
       if (found) return found as Record<string, unknown>;
       const left = end - Date.now();
-      if (left <= 0) throw new Error(`no matching message within ${ms} ms; got ${JSON.stringify(this.lines.slice(from)).slice(0, 500)}; stderr: ${this.stderr.slice(-500)}`);
+      if (left <= 0)
+        throw new Error(
+          `no matching message within ${ms} ms; got ${JSON.stringify(this.lines.slice(from)).slice(0, 500)}; stderr: ${this.stderr.slice(-500)}`,
+        );
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left);
         this.waiters.push(() => {
@@ -103,7 +117,12 @@ export class RawServer {
 
   /** Performs the initialize handshake. */
   async initialize(capabilities: Record<string, unknown> = {}): Promise<void> {
-    this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'raw', version: '1' } } });
+    this.send({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'raw', version: '1' } },
+    });
     // Start-up (a Node process, its worker pool, the tool modules) is what a loaded machine slows most: a bound on a hang, not a speed target.
     await this.next((m) => m.id === 'init', 60_000);
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -139,7 +158,9 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 }
 
 export async function startHttpServer(args: string[] = []): Promise<HttpServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...args], { stdio: 'pipe' });
+  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...args], {
+    stdio: 'pipe',
+  });
   let stderr = '';
   const url = await new Promise<URL>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 60_000); // a bound on a hang (start-up on a loaded machine)

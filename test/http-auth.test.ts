@@ -41,7 +41,9 @@ describe('bearer token from --auth-token-file (loopback bind)', () => {
       expect(r.headers['www-authenticate']).toMatch(/^Bearer realm="mcp-cancel-pool", error="invalid_token"/);
       expect(messagesIn(r.text)[0]).toMatchObject({ error: { code: -32000, message: 'invalid bearer token' } });
     }
-    const basic = await post(server.url, initializeBody(), { authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}` });
+    const basic = await post(server.url, initializeBody(), {
+      authorization: `Basic ${Buffer.from(`u:${TOKEN}`).toString('base64')}`,
+    });
     expect(basic.status).toBe(401);
     const malformed = await post(server.url, initializeBody(), { authorization: `Bearer ${TOKEN} extra` });
     expect(malformed.status).toBe(400);
@@ -60,7 +62,11 @@ describe('bearer token from --auth-token-file (loopback bind)', () => {
       const sessionHeaders = { 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18' };
       const noToken = await post(server.url, { jsonrpc: '2.0', id: 'list', method: 'tools/list' }, sessionHeaders);
       expect(noToken.status).toBe(401);
-      const withToken = await post(server.url, { jsonrpc: '2.0', id: 'list', method: 'tools/list' }, { ...sessionHeaders, ...bearer(TOKEN) });
+      const withToken = await post(
+        server.url,
+        { jsonrpc: '2.0', id: 'list', method: 'tools/list' },
+        { ...sessionHeaders, ...bearer(TOKEN) },
+      );
       expect(withToken.status).toBe(200);
       expect(messagesIn(withToken.text)[0]).toHaveProperty('result.tools');
       const del = await fetch(server.url, { method: 'DELETE', headers: sessionHeaders });
@@ -91,7 +97,10 @@ describe('bearer token from MCP_CANCEL_POOL_AUTH_TOKEN, bound to 0.0.0.0', () =>
   });
 
   it('keeps the Host check on: Host evil.example is refused even with the right token', async () => {
-    const evil = await post(server.url, initializeBody(), { ...bearer(TOKEN), host: `evil.example:${server.url.port}` });
+    const evil = await post(server.url, initializeBody(), {
+      ...bearer(TOKEN),
+      host: `evil.example:${server.url.port}`,
+    });
     expect(evil.status).toBe(403);
     expect(evil.headers['mcp-session-id']).toBeUndefined();
     const local = await post(server.url, initializeBody(), { ...bearer(TOKEN), host: `127.0.0.1:${server.url.port}` });
@@ -108,14 +117,19 @@ describe('non-loopback bind', () => {
     expect(started.code).not.toBe(0);
     const lines = started.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/refusing to serve HTTP on 0\.0\.0\.0 without authentication.*--auth-token-file.*--allow-unauthenticated/);
+    expect(lines[0]).toMatch(
+      /refusing to serve HTTP on 0\.0\.0\.0 without authentication.*--auth-token-file.*--allow-unauthenticated/,
+    );
   });
 
   it('a token that is too short, or an unreadable token file: refuses to start', async () => {
     const shortFile = join(dir, 'short');
     writeFileSync(shortFile, 'abc\n');
     const cases = [
-      { args: ['--auth-token-file', shortFile], says: /--auth-token-file .*short: the token must be at least 16 characters/ },
+      {
+        args: ['--auth-token-file', shortFile],
+        says: /--auth-token-file .*short: the token must be at least 16 characters/,
+      },
       { args: ['--auth-token-file', join(dir, 'missing')], says: /cannot read --auth-token-file .*missing: ENOENT/ },
     ];
     for (const { args, says } of cases) {
@@ -130,7 +144,9 @@ describe('non-loopback bind', () => {
   });
 
   it('with --allow-unauthenticated: starts, warns, and still refuses a foreign Host', async () => {
-    const server = await listening(['--threads', '1', '--host', '0.0.0.0', '--allow-unauthenticated'], { MCP_CANCEL_POOL_AUTH_TOKEN: '' });
+    const server = await listening(['--threads', '1', '--host', '0.0.0.0', '--allow-unauthenticated'], {
+      MCP_CANCEL_POOL_AUTH_TOKEN: '',
+    });
     try {
       expect(server.stderr()).toMatch(/warning: HTTP on 0\.0\.0\.0 with no authentication/);
       const evil = await post(server.url, initializeBody(), { host: `evil.example:${server.url.port}` });

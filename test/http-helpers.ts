@@ -6,7 +6,13 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, stopChild } from './helpers.js';
 
-export type Msg = JSONRPCMessage & { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown; error?: { code: number; message: string } };
+export type Msg = JSONRPCMessage & {
+  id?: unknown;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: { code: number; message: string };
+};
 
 /** How a server subprocess went: it listened (traffic goes to 127.0.0.1 whatever it bound), or it exited. */
 export type Started =
@@ -15,7 +21,10 @@ export type Started =
 
 /** Starts `serve --transport http --port 0 …args` with `env` added to this process's environment. */
 export function spawnHttp(args: string[], env: Record<string, string> = {}): Promise<Started> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...args], { stdio: 'pipe', env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', ...args], {
+    stdio: 'pipe',
+    env: { ...process.env, ...env },
+  });
   let stderr = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server neither listened nor exited: ${stderr}`)), 60_000); // a bound on a hang
@@ -41,7 +50,10 @@ export function spawnHttp(args: string[], env: Record<string, string> = {}): Pro
 }
 
 /** Starts a server that must listen. */
-export async function listening(args: string[], env: Record<string, string> = {}): Promise<Extract<Started, { kind: 'listening' }>> {
+export async function listening(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Extract<Started, { kind: 'listening' }>> {
   const s = await spawnHttp(args, env);
   if (s.kind !== 'listening') throw new Error(`server exited with ${s.code}: ${s.stderr}`);
   return s;
@@ -57,14 +69,27 @@ export const initializeBody = (id: string | number = 'init') => ({
 export const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 /** A POST through node:http, which (unlike fetch) may set any Host header; resolves with the whole response. */
-export function post(url: URL, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
+export function post(
+  url: URL,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: url.port, path: url.pathname + url.search, method: 'POST', headers: { ...MCP_HEADERS, ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: url.port,
+        path: url.pathname + url.search,
+        method: 'POST',
+        headers: { ...MCP_HEADERS, ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
@@ -75,13 +100,22 @@ export function messagesIn(text: string): Msg[] {
   if (text.trimStart().startsWith('{') || text.trimStart().startsWith('[')) return [JSON.parse(text) as Msg].flat();
   return text
     .split('\n\n')
-    .map((event) => event.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).join(''))
+    .map((event) =>
+      event
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5))
+        .join(''),
+    )
     .filter((data) => data.trim())
     .map((data) => JSON.parse(data) as Msg);
 }
 
 /** An SDK client over Streamable HTTP, with extra headers on every request (e.g. the bearer token). */
-export async function httpClient(url: URL, headers: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+export async function httpClient(
+  url: URL,
+  headers: Record<string, string> = {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers } });
   const client = new Client({ name: 'http-hardening-test', version: '1.0.0' });
   await client.connect(transport);
@@ -97,7 +131,12 @@ export function sseMessages(res: globalThis.Response): { messages: Msg[]; ended:
       buffer += chunk;
       let cut: number;
       while ((cut = buffer.indexOf('\n\n')) >= 0) {
-        const data = buffer.slice(0, cut).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5)).join('');
+        const data = buffer
+          .slice(0, cut)
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5))
+          .join('');
         buffer = buffer.slice(cut + 2);
         if (data.trim()) messages.push(JSON.parse(data) as Msg);
       }
@@ -109,5 +148,8 @@ export function sseMessages(res: globalThis.Response): { messages: Msg[]; ended:
 /** Rejects after `ms`, naming what did not happen in time. */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }

@@ -61,7 +61,9 @@ describe('--max-sessions under concurrent initializes', () => {
   it('admits exactly the limit when many arrive at once', async () => {
     const server = await listening(['--threads', '1', '--max-sessions', '3']);
     try {
-      const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => post(server.url, initializeBody(`c${i}`))));
+      const replies = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => post(server.url, initializeBody(`c${i}`))),
+      );
       const statuses = replies.map((r) => r.status).sort();
       expect(statuses).toEqual([200, 200, 200, ...Array<number>(9).fill(503)]);
       expect(new Set(replies.map((r) => r.headers['mcp-session-id']).filter(Boolean)).size).toBe(3);

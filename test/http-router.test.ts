@@ -11,14 +11,25 @@ import { initializeBody, listening, MCP_HEADERS, messagesIn, type Started } from
 type Listening = Extract<Started, { kind: 'listening' }>;
 
 /** One raw request; resolves with the whole response. */
-function raw(url: URL, method: string, path: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<{ status: number; type: string; text: string }> {
+function raw(
+  url: URL,
+  method: string,
+  path: string,
+  body?: Buffer | string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: url.port, path, method, headers: { ...MCP_HEADERS, ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), text }));
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port: url.port, path, method, headers: { ...MCP_HEADERS, ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), text }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -32,16 +43,26 @@ describe('the HTTP endpoint on node:http', () => {
   afterAll(() => server.stop());
 
   it('answers an unknown path or method with a JSON-RPC error as JSON (404), not a page', async () => {
-    for (const [method, path] of [['GET', '/nope'], ['PUT', '/mcp'], ['POST', '/mcp/extra']] as const) {
+    for (const [method, path] of [
+      ['GET', '/nope'],
+      ['PUT', '/mcp'],
+      ['POST', '/mcp/extra'],
+    ] as const) {
       const r = await raw(server.url, method, path, method === 'GET' ? undefined : '{}');
       expect(r.status, `${method} ${path}`).toBe(404);
       expect(r.type).toMatch(/^application\/json/);
-      expect(JSON.parse(r.text)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/not found/) as unknown } });
+      expect(JSON.parse(r.text)).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: expect.stringMatching(/not found/) as unknown },
+      });
     }
   });
 
   it('serves /MCP/ as /mcp, and reads a gzip body', async () => {
-    const r = await raw(server.url, 'POST', '/MCP/', gzipSync(JSON.stringify(initializeBody('zipped'))), { 'content-encoding': 'gzip' });
+    const r = await raw(server.url, 'POST', '/MCP/', gzipSync(JSON.stringify(initializeBody('zipped'))), {
+      'content-encoding': 'gzip',
+    });
     expect(r.status).toBe(200);
     expect(messagesIn(r.text)[0]).toMatchObject({ id: 'zipped', result: { serverInfo: { name: 'mcp-cancel-pool' } } });
   });
@@ -49,7 +70,9 @@ describe('the HTTP endpoint on node:http', () => {
   it('refuses an unknown content encoding (415), a bare JSON value (400, -32700) and a gzip bomb past the limit (413)', async () => {
     const encoding = await raw(server.url, 'POST', '/mcp', 'x', { 'content-encoding': 'zstd' });
     expect(encoding.status).toBe(415);
-    expect(JSON.parse(encoding.text)).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/unsupported content encoding "zstd"/) as unknown } });
+    expect(JSON.parse(encoding.text)).toMatchObject({
+      error: { code: -32600, message: expect.stringMatching(/unsupported content encoding "zstd"/) as unknown },
+    });
     const bare = await raw(server.url, 'POST', '/mcp', '"just a string"');
     expect(bare.status).toBe(400);
     expect(JSON.parse(bare.text)).toMatchObject({ error: { code: -32700 } });

@@ -21,7 +21,12 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function connect(): Promise<{ client: Client; transport: StreamableHTTPClientTransport; received: Msg[]; sent: Msg[] }> {
+async function connect(): Promise<{
+  client: Client;
+  transport: StreamableHTTPClientTransport;
+  received: Msg[];
+  sent: Msg[];
+}> {
   const transport = new StreamableHTTPClientTransport(server.url);
   const client = new Client({ name: 'http-test', version: '1.0.0' });
   await client.connect(transport);
@@ -64,7 +69,10 @@ describe('over Streamable HTTP', () => {
     const { change } = await delta(client, async () => {
       const controller = new AbortController();
       let progress = 0;
-      const call = client.callTool({ name: 'spin', arguments: { ms: 20_000 } }, undefined, { signal: controller.signal, onprogress: () => progress++ });
+      const call = client.callTool({ name: 'spin', arguments: { ms: 20_000 } }, undefined, {
+        signal: controller.signal,
+        onprogress: () => progress++,
+      });
       await until(() => progress > 0, 10_000, 'progress');
       controller.abort('stop');
       await expect(call).rejects.toThrow();
@@ -110,7 +118,12 @@ describe('over Streamable HTTP', () => {
   it('a client that drops the response stream of a pending POST has cancelled it', async () => {
     const { client, transport } = await connect();
     const { change } = await delta(client, async () => {
-      const { res, abort } = await rawPost(transport.sessionId!, { jsonrpc: '2.0', id: 'dropped', method: 'tools/call', params: { name: 'spin', arguments: { ms: 20_000 } } });
+      const { res, abort } = await rawPost(transport.sessionId!, {
+        jsonrpc: '2.0',
+        id: 'dropped',
+        method: 'tools/call',
+        params: { name: 'spin', arguments: { ms: 20_000 } },
+      });
       expect(res.status).toBe(200);
       await sleep(100);
       abort();
@@ -121,14 +134,25 @@ describe('over Streamable HTTP', () => {
 
   it('a batch POST with a call cancelled mid-run: the others are answered, then the stream ends; the cancelled call gets nothing', async () => {
     const { client, transport } = await connect();
-    const call = (id: string, ms: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms } } });
+    const call = (id: string, ms: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'spin', arguments: { ms } },
+    });
     const { change } = await delta(client, async () => {
       // The cancel wins while the batch's other call still runs…
-      const first = await rawPost(transport.sessionId!, [call('b1-cancel', 20_000), call('b1-ok', 400), { jsonrpc: '2.0', id: 'b1-ping', method: 'ping' }]);
+      const first = await rawPost(transport.sessionId!, [
+        call('b1-cancel', 20_000),
+        call('b1-ok', 400),
+        { jsonrpc: '2.0', id: 'b1-ping', method: 'ping' },
+      ]);
       const one = sseMessages(first.res);
       await until(async () => (await stats(client)).running === 2, 5_000, 'both calls running');
       await client.notification({ method: 'notifications/cancelled', params: { requestId: 'b1-cancel' } });
-      await expect(Promise.race([one.ended, sleep(10_000).then(() => Promise.reject(new Error('stream never ended')))])).resolves.toBeUndefined();
+      await expect(
+        Promise.race([one.ended, sleep(10_000).then(() => Promise.reject(new Error('stream never ended')))]),
+      ).resolves.toBeUndefined();
       expect(one.messages.map((m) => m.id).sort()).toEqual(['b1-ok', 'b1-ping']);
       expect(one.messages.find((m) => m.id === 'b1-ok')).toHaveProperty('result.structuredContent.sliceCount', 400);
 
@@ -138,7 +162,9 @@ describe('over Streamable HTTP', () => {
       await until(() => two.messages.length === 1, 5_000, 'the short call answered');
       await until(async () => (await stats(client)).running === 1, 5_000, 'the long call running alone');
       await client.notification({ method: 'notifications/cancelled', params: { requestId: 'b2-cancel' } });
-      await expect(Promise.race([two.ended, sleep(10_000).then(() => Promise.reject(new Error('stream never ended')))])).resolves.toBeUndefined();
+      await expect(
+        Promise.race([two.ended, sleep(10_000).then(() => Promise.reject(new Error('stream never ended')))]),
+      ).resolves.toBeUndefined();
       expect(two.messages.map((m) => m.id)).toEqual(['b2-ok']);
       await until(async () => (await stats(client)).running === 0, 5_000, 'workers released');
     });
@@ -168,7 +194,17 @@ describe('over Streamable HTTP', () => {
     await goodOrigin.res.text();
     const status = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(
-        { host: '127.0.0.1', port: server.url.port, path: server.url.pathname, method: 'POST', headers: { host: `evil.example:${server.url.port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } },
+        {
+          host: '127.0.0.1',
+          port: server.url.port,
+          path: server.url.pathname,
+          method: 'POST',
+          headers: {
+            host: `evil.example:${server.url.port}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
@@ -185,7 +221,12 @@ describe('over Streamable HTTP', () => {
     const bad = await rawPost(transport.sessionId!, '{ nope');
     expect(bad.res.status).toBe(400);
     expect(((await bad.res.json()) as { error: { code: number } }).error.code).toBe(-32700);
-    const big = await rawPost(transport.sessionId!, { jsonrpc: '2.0', id: 'big', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1, pad: 'x'.repeat(5 * 1024 * 1024) } } });
+    const big = await rawPost(transport.sessionId!, {
+      jsonrpc: '2.0',
+      id: 'big',
+      method: 'tools/call',
+      params: { name: 'spin', arguments: { ms: 1, pad: 'x'.repeat(5 * 1024 * 1024) } },
+    });
     expect(big.res.status).toBe(413);
     expect(((await big.res.json()) as { error: { code: number } }).error.code).toBe(-32600);
     const unknown = await client.callTool({ name: 'spin', arguments: { ms: 1 } });
@@ -200,7 +241,9 @@ describe('over Streamable HTTP', () => {
       await Promise.all(
         Array.from({ length: n }, (_, i) => {
           const controller = new AbortController();
-          const p = client.callTool({ name: 'spin', arguments: { ms: i % 3, stageMs: 0.5, tag: i } }, undefined, { signal: controller.signal });
+          const p = client.callTool({ name: 'spin', arguments: { ms: i % 3, stageMs: 0.5, tag: i } }, undefined, {
+            signal: controller.signal,
+          });
           if (i % 4 !== 0) setTimeout(() => controller.abort('storm'), (i * 7) % 15);
           return p.catch(() => undefined);
         }),
@@ -232,7 +275,12 @@ describe('session expiry', () => {
       const post = () =>
         fetch(short.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': sessionId,
+            'mcp-protocol-version': '2025-06-18',
+          },
           body: JSON.stringify({ jsonrpc: '2.0', id: 'late', method: 'tools/list' }),
         });
       // Every request refreshes the session, so stay away for a while, then ask once.

@@ -24,7 +24,9 @@ function graph(): Map<string, string[]> {
   for (const file of sources(SRC)) {
     const text = readFileSync(file, 'utf8');
     const deps = new Set<string>();
-    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)|(?:^|\n)\s*import\s+'(\.[^']+)'/g)) {
+    for (const m of text.matchAll(
+      /(?:^|\n)\s*(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)|(?:^|\n)\s*import\s+'(\.[^']+)'/g,
+    )) {
       const spec = m[1] ?? m[2] ?? m[3]!;
       deps.add(relative(SRC, resolve(dirname(file), spec)).replace(/\.js$/, '.ts'));
     }
@@ -70,7 +72,21 @@ function cycles(g: Map<string, string[]>): string[][] {
 
 /** Each layer (a folder of src/) and the folders it must never import. */
 const FORBIDDEN: Record<string, readonly string[]> = {
-  state: ['stages', 'backend', 'executor', 'pool', 'remote', 'server', 'transport', 'tasks', 'client', 'cli', 'wire', 'admission', 'probe'],
+  state: [
+    'stages',
+    'backend',
+    'executor',
+    'pool',
+    'remote',
+    'server',
+    'transport',
+    'tasks',
+    'client',
+    'cli',
+    'wire',
+    'admission',
+    'probe',
+  ],
   stages: ['tasks', 'backend', 'executor', 'pool', 'remote', 'server', 'transport', 'client', 'cli', 'probe'],
   backend: ['executor', 'pool', 'remote', 'server', 'transport', 'tasks', 'client', 'cli', 'probe'],
   remote: ['server', 'transport', 'tasks', 'client', 'cli', 'probe'],

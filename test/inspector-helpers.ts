@@ -13,10 +13,17 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sleep, stopChild } from './helpers.js';
 
-const LAUNCHER = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url));
+const LAUNCHER = fileURLToPath(
+  new URL('../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js', import.meta.url),
+);
 /** The Inspector's package version, as its footer shows it. */
 export const INSPECTOR_VERSION: string = (
-  JSON.parse(await readFile(fileURLToPath(new URL('../node_modules/@modelcontextprotocol/inspector/package.json', import.meta.url)), 'utf8')) as { version: string }
+  JSON.parse(
+    await readFile(
+      fileURLToPath(new URL('../node_modules/@modelcontextprotocol/inspector/package.json', import.meta.url)),
+      'utf8',
+    ),
+  ) as { version: string }
 ).version;
 
 /** The Inspector's name for a protocol era (`--protocol-era`), and the revision it then negotiates with us. */
@@ -53,7 +60,13 @@ export async function freePort(): Promise<number> {
 function cleanEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || /^(MCP_PROXY_AUTH_TOKEN|MCP_INSPECTOR_API_TOKEN|DANGEROUSLY_OMIT_AUTH|DANGEROUSLY_BIND_ALL_INTERFACES|HOST|CLIENT_PORT|SERVER_PORT)$/.test(k)) continue;
+    if (
+      v === undefined ||
+      /^(MCP_PROXY_AUTH_TOKEN|MCP_INSPECTOR_API_TOKEN|DANGEROUSLY_OMIT_AUTH|DANGEROUSLY_BIND_ALL_INTERFACES|HOST|CLIENT_PORT|SERVER_PORT)$/.test(
+        k,
+      )
+    )
+      continue;
     env[k] = v;
   }
   return env;
@@ -86,13 +99,19 @@ export async function startInspector(node22: string, target: Target, era: Era): 
       MCP_STORAGE_DIR: storage,
       MCP_INSPECTOR_SECRET_STORE: 'memory',
     };
-    const child = spawn(node22, [LAUNCHER, '--web', '--protocol-era', era, ...targetArgs], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node22, [LAUNCHER, '--web', '--protocol-era', era, ...targetArgs], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const output = () => out.replaceAll(token, '<token>');
     const up = await new Promise<boolean>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Inspector neither started nor exited in 60 s:\n${output()}`)), 60_000); // a bound on a hang
+      const timer = setTimeout(
+        () => reject(new Error(`Inspector neither started nor exited in 60 s:\n${output()}`)),
+        60_000,
+      ); // a bound on a hang
       const onData = () => {
         if (!/is up and running at/.test(out)) return;
         clearTimeout(timer);
@@ -180,17 +199,34 @@ export async function recordingProxy(target: URL): Promise<{ url: URL; events: W
       const messages: WireEvent['messages'] = [];
       try {
         const parsed = JSON.parse(body.toString('utf8')) as unknown;
-        for (const m of (Array.isArray(parsed) ? parsed : [parsed]) as { method?: string; id?: unknown; params?: { requestId?: unknown } }[]) {
-          messages.push({ method: m.method ?? 'response', ...(m.id !== undefined && { id: m.id }), ...(m.params?.requestId !== undefined && { requestId: m.params.requestId }) });
+        for (const m of (Array.isArray(parsed) ? parsed : [parsed]) as {
+          method?: string;
+          id?: unknown;
+          params?: { requestId?: unknown };
+        }[]) {
+          messages.push({
+            method: m.method ?? 'response',
+            ...(m.id !== undefined && { id: m.id }),
+            ...(m.params?.requestId !== undefined && { requestId: m.params.requestId }),
+          });
         }
       } catch {
         // not JSON (a GET or DELETE): recorded with no messages
       }
       if (req.method === 'POST') events.push({ kind: 'request', messages });
-      const upstream = httpRequest({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: req.url,
+          method: req.method,
+          headers: { ...req.headers, host: target.host },
+        },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on('error', () => res.destroy());
       res.on('close', () => {
         if (req.method === 'POST') events.push({ kind: res.writableFinished ? 'answered' : 'dropped', messages });
@@ -205,9 +241,10 @@ export async function recordingProxy(target: URL): Promise<{ url: URL; events: W
   return {
     url: new URL(`http://127.0.0.1:${port}${target.pathname}`),
     events,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -22,9 +22,14 @@ export interface Counters {
 }
 
 /** Opens the Inspector's page in a fresh context; anything not on 127.0.0.1 (fonts, links) is refused. */
-export async function openInspector(browser: Browser, inspector: Inspector): Promise<{ context: BrowserContext; page: Page }> {
+export async function openInspector(
+  browser: Browser,
+  inspector: Inspector,
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1300 } });
-  await context.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort()));
+  await context.route('**/*', (route) =>
+    new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort(),
+  );
   const page = await context.newPage();
   page.setDefaultTimeout(60_000); // a bound on a hang; every wait below is on a state of the page
   await page.goto(inspector.url);
@@ -39,7 +44,8 @@ export async function connect(page: Page, era: Era): Promise<string> {
   const revision = page.getByText(/^MCP \d{4}-\d\d-\d\d$/);
   await revision.waitFor();
   const shown = (await revision.innerText()).replace(/^MCP /, '');
-  if (shown !== ERAS[era]) throw new Error(`the Inspector's ${era} era connected with revision ${shown}, not ${ERAS[era]}`);
+  if (shown !== ERAS[era])
+    throw new Error(`the Inspector's ${era} era connected with revision ${shown}, not ${ERAS[era]}`);
   return shown;
 }
 
@@ -136,7 +142,10 @@ export async function statsUntil(page: Page, settled: (c: Counters) => boolean, 
   for (let refresh = false; ; refresh = true) {
     last = await readCounters(page, refresh).catch((e: Error) => e);
     if (!(last instanceof Error) && settled(last)) return last;
-    if (Date.now() > end) throw new Error(`executor://stats never settled within ${boundMs} ms; last read: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
+    if (Date.now() > end)
+      throw new Error(
+        `executor://stats never settled within ${boundMs} ms; last read: ${last instanceof Error ? last.message : JSON.stringify(last)}`,
+      );
     await page.waitForTimeout(250); // the refresh cadence, not an assertion
   }
 }

@@ -21,7 +21,12 @@ describe('lazy imports', () => {
     s.send({ jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } });
     expect(await s.answer('call')).toHaveProperty('result');
     // A task-augmented call goes through the task runner, whose store serve-tasks.ts picks by backend.
-    s.send({ jsonrpc: '2.0', id: 'task', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 }, task: { ttl: 60_000 } } });
+    s.send({
+      jsonrpc: '2.0',
+      id: 'task',
+      method: 'tools/call',
+      params: { name: 'spin', arguments: { ms: 1 }, task: { ttl: 60_000 } },
+    });
     expect(await s.answer('task')).toHaveProperty('result.task.taskId');
     const urls = resolved(s.stderr);
     // The hook saw the server's own dependencies, so an absent module is absent, not unseen.
@@ -42,11 +47,13 @@ function modulesOf(entry: string, then = ''): string[] {
   expect(r.status, r.stderr).toBe(0);
   return [...new Set(resolved(r.stderr))];
 }
-const own = (urls: string[]) => urls.flatMap((u) => (/\/dist\/(src|workers)\//.test(u) ? [u.slice(u.indexOf('/dist/') + 1)] : []));
-const packagesOf = (urls: string[]) => [...new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []))].sort();
+const own = (urls: string[]) =>
+  urls.flatMap((u) => (/\/dist\/(src|workers)\//.test(u) ? [u.slice(u.indexOf('/dist/') + 1)] : []));
+const packagesOf = (urls: string[]) =>
+  [...new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []))].sort();
 
 describe('cold start of the entry points', () => {
-  it("mcp-cancel-pool/tools loads zod and the stage code, nothing else (every worker imports the tool modules)", () => {
+  it('mcp-cancel-pool/tools loads zod and the stage code, nothing else (every worker imports the tool modules)', () => {
     const urls = modulesOf('mcp-cancel-pool/tools');
     expect(own(urls).sort()).toEqual(['dist/src/errors.js', 'dist/src/stages/tool.js', 'dist/src/tools.js']);
     expect(packagesOf(urls)).toEqual(['zod']);
@@ -59,7 +66,22 @@ describe('cold start of the entry points', () => {
     expect(urls.filter((u) => u === 'node:http' || u === 'node:https')).toEqual([]);
     // prom-client: the pool's Prometheus registry (an embedder's /metrics); @opentelemetry/api: the no-op tracer until
     // the application registers an SDK. Both are required dependencies; no optional peer may appear.
-    expect(packagesOf(urls).filter((p) => !['@modelcontextprotocol/core', '@modelcontextprotocol/server', '@opentelemetry/api', 'eventemitter3', 'p-queue', 'p-timeout', 'piscina', 'prom-client', 'zod'].includes(p))).toEqual([]);
+    expect(
+      packagesOf(urls).filter(
+        (p) =>
+          ![
+            '@modelcontextprotocol/core',
+            '@modelcontextprotocol/server',
+            '@opentelemetry/api',
+            'eventemitter3',
+            'p-queue',
+            'p-timeout',
+            'piscina',
+            'prom-client',
+            'zod',
+          ].includes(p),
+      ),
+    ).toEqual([]);
   });
 
   it('mcp-cancel-pool/server loads the HTTP code on the first serveHttp, not before', () => {

@@ -19,7 +19,10 @@ export class LineServer {
 
   /** `nodeArgs` go to node itself, before the CLI (a heap cap, say); `env` is added to this process's environment. */
   constructor(args: string[] = [], nodeArgs: string[] = [], env?: Record<string, string>) {
-    this.child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...args], { stdio: 'pipe', ...(env && { env: { ...process.env, ...env } }) });
+    this.child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', ...args], {
+      stdio: 'pipe',
+      ...(env && { env: { ...process.env, ...env } }),
+    });
     this.child.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
     this.child.stdout.on('data', (d: Buffer) => this.onData(d));
     this.child.stdin.on('error', () => undefined); // the server may be gone when a test writes
@@ -93,8 +96,14 @@ export class LineServer {
   async until(check: () => boolean, ms: number, what: string): Promise<void> {
     const end = Date.now() + ms;
     while (!check()) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last lines ${JSON.stringify(this.lines.slice(-3)).slice(0, 400)}; stderr ${this.stderr.slice(-600)}`);
-      if (this.child.exitCode !== null) throw new Error(`server exited with ${this.child.exitCode} while waiting for ${what}; stderr ${this.stderr.slice(-600)}`);
+      if (Date.now() > end)
+        throw new Error(
+          `timed out waiting for ${what}; last lines ${JSON.stringify(this.lines.slice(-3)).slice(0, 400)}; stderr ${this.stderr.slice(-600)}`,
+        );
+      if (this.child.exitCode !== null)
+        throw new Error(
+          `server exited with ${this.child.exitCode} while waiting for ${what}; stderr ${this.stderr.slice(-600)}`,
+        );
       await sleep(10);
     }
   }
@@ -102,12 +111,21 @@ export class LineServer {
   /** The first line with this id (from `from` on), waiting for it. */
   async answer(id: unknown, ms = 10_000, from = 0): Promise<Wire> {
     let found: Wire | undefined;
-    await this.until(() => (found = this.lines.slice(from).find((m) => m.id === id && !('method' in m))) !== undefined, ms, `the answer to ${JSON.stringify(id)}`);
+    await this.until(
+      () => (found = this.lines.slice(from).find((m) => m.id === id && !('method' in m))) !== undefined,
+      ms,
+      `the answer to ${JSON.stringify(id)}`,
+    );
     return found!;
   }
 
   async initialize(): Promise<void> {
-    this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'line', version: '1' } } });
+    this.send({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'line', version: '1' } },
+    });
     // Start-up on a loaded machine: a bound on a hang, not a speed target (as RawServer.initialize).
     await this.answer('init', 60_000);
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });

@@ -50,7 +50,11 @@ describe('LineTransport output: batched while answers are owed, at once for the 
     expect(t.writes).toEqual([]); // still this turn
     await nextTurn();
     expect(t.writes).toHaveLength(1);
-    expect(t.writes[0]!.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { id: number }).id)).toEqual([1, 2]);
+    expect(
+      t.writes[0]!.split('\n')
+        .filter(Boolean)
+        .map((l) => (JSON.parse(l) as { id: number }).id),
+    ).toEqual([1, 2]);
   });
 
   it('the answer to the only request owed leaves at once, before the turn ends', async () => {
@@ -62,7 +66,9 @@ describe('LineTransport output: batched while answers are owed, at once for the 
 
   it('a request the peer cancelled is no longer owed, so the other answer leaves at once', async () => {
     const t = await wired();
-    const cancel = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'test' } }) + '\n';
+    const cancel =
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 'test' } }) +
+      '\n';
     await feed(t, [request(1), request(2), cancel]);
     void t.transport.send(answer(1));
     expect(t.writes).toHaveLength(1);
@@ -71,7 +77,11 @@ describe('LineTransport output: batched while answers are owed, at once for the 
   it('a notification sent while an answer is owed waits for the turn, and leaves with that answer', async () => {
     const t = await wired();
     await feed(t, [request(3)]);
-    void t.transport.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1 } });
+    void t.transport.send({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 't', progress: 1 },
+    });
     expect(t.writes).toEqual([]);
     void t.transport.send(answer(3));
     await nextTurn();

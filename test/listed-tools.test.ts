@@ -20,7 +20,13 @@ function counted<T extends object>(schema: T, reads: { n: number }): T {
 describe('tools/list entries', () => {
   it('converts each schema once per backend, however many servers are built on it', () => {
     const reads = { n: 0 };
-    const tool = { name: 'spin', description: 'spins', input: counted(z.object({ ms: z.number() }), reads), output: counted(z.object({ spun: z.number() }), reads), stages: [] };
+    const tool = {
+      name: 'spin',
+      description: 'spins',
+      input: counted(z.object({ ms: z.number() }), reads),
+      output: counted(z.object({ spun: z.number() }), reads),
+      stages: [],
+    };
     const backend = { tools: new Map([['spin', tool]]) } as unknown as CallBackend;
     const first = listedTools(backend);
     expect(first[0]?.inputSchema).toMatchObject({ type: 'object', properties: { ms: { type: 'number' } } });
@@ -32,8 +38,12 @@ describe('tools/list entries', () => {
   });
 
   it('keeps backends apart', () => {
-    const a = { tools: new Map([['a', { name: 'a', description: 'a', input: z.object({}), stages: [] }]]) } as unknown as CallBackend;
-    const b = { tools: new Map([['b', { name: 'b', description: 'b', input: z.object({ x: z.string() }), stages: [] }]]) } as unknown as CallBackend;
+    const a = {
+      tools: new Map([['a', { name: 'a', description: 'a', input: z.object({}), stages: [] }]]),
+    } as unknown as CallBackend;
+    const b = {
+      tools: new Map([['b', { name: 'b', description: 'b', input: z.object({ x: z.string() }), stages: [] }]]),
+    } as unknown as CallBackend;
     expect(listedTools(a).map((t) => t.name)).toEqual(['a']);
     expect(listedTools(b).map((t) => t.name)).toEqual(['b']);
   });

@@ -12,7 +12,10 @@ export const MODERN = '2026-07-28';
 export const TASKS = 'io.modelcontextprotocol/tasks';
 
 /** The per-request `_meta` envelope: version, capabilities (the tasks extension when `tasks`), client info, and extra keys. */
-export function envelope(options: { tasks?: boolean; logLevel?: string; version?: string } = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function envelope(
+  options: { tasks?: boolean; logLevel?: string; version?: string } = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     'io.modelcontextprotocol/protocolVersion': options.version ?? MODERN,
     'io.modelcontextprotocol/clientCapabilities': options.tasks ? { extensions: { [TASKS]: {} } } : {},
@@ -23,32 +26,56 @@ export function envelope(options: { tasks?: boolean; logLevel?: string; version?
 }
 
 /** A 2026 request: `params._meta` carries the envelope. */
-export function modernRequest(id: string | number, method: string, params: Record<string, unknown> = {}, options: Parameters<typeof envelope>[0] = {}, extraMeta: Record<string, unknown> = {}) {
+export function modernRequest(
+  id: string | number,
+  method: string,
+  params: Record<string, unknown> = {},
+  options: Parameters<typeof envelope>[0] = {},
+  extraMeta: Record<string, unknown> = {},
+) {
   const meta = { ...((params._meta as Record<string, unknown> | undefined) ?? {}), ...envelope(options, extraMeta) };
   return { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } };
 }
 
 /** The HTTP headers a 2026 POST must carry for this request. */
-export function modernHeaders(body: { method: string; params?: Record<string, unknown> }, version = MODERN): Record<string, string> {
+export function modernHeaders(
+  body: { method: string; params?: Record<string, unknown> },
+  version = MODERN,
+): Record<string, string> {
   const name = (body.params?.name ?? body.params?.uri ?? body.params?.taskId) as string | undefined;
-  return { 'mcp-protocol-version': version, 'mcp-method': body.method, ...(name !== undefined && { 'mcp-name': name }) };
+  return {
+    'mcp-protocol-version': version,
+    'mcp-method': body.method,
+    ...(name !== undefined && { 'mcp-name': name }),
+  };
 }
 
 /** A 2.x SDK client pinned to 2026-07-28. */
 export function modernClient(): Client {
-  return new Client({ name: 'modern-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } } as never);
+  return new Client({ name: 'modern-test', version: '1.0.0' }, {
+    versionNegotiation: { mode: { pin: MODERN } },
+  } as never);
 }
 
 /** A modern client connected over stdio to the server as a subprocess. */
-export async function modernStdio(args: string[]): Promise<{ client: Client; transport: StdioClientTransport; close: () => Promise<void> }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', ...args], stderr: 'pipe' });
+export async function modernStdio(
+  args: string[],
+): Promise<{ client: Client; transport: StdioClientTransport; close: () => Promise<void> }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'serve', ...args],
+    stderr: 'pipe',
+  });
   const client = modernClient();
   await client.connect(transport);
   return { client, transport, close: () => client.close() };
 }
 
 /** A modern client connected over Streamable HTTP. */
-export async function modernHttp(url: URL | string, headers: Record<string, string> = {}): Promise<{ client: Client; close: () => Promise<void> }> {
+export async function modernHttp(
+  url: URL | string,
+  headers: Record<string, string> = {},
+): Promise<{ client: Client; close: () => Promise<void> }> {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   const client = modernClient();
   await client.connect(transport);

@@ -20,9 +20,18 @@ const DEEP = '"@@DEEP@@"';
 /** A message whose deepest point is `levels` deep: the value sits at depth 3 (message, params, arguments or capabilities). */
 const deepText = (message: unknown, levels: number) => JSON.stringify(message).replace(DEEP, arrays(levels - 3));
 
-const legacyCall = (id: string, levels: number) => deepText({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { x: '@@DEEP@@' } } }, levels);
-const modernCall = (id: string, levels: number) => deepText(modernRequest(id, 'tools/call', { name: 'spin', arguments: { x: '@@DEEP@@' } }), levels);
-const legacyInit = (id: string, levels: number) => deepText({ ...initializeBody(id), params: { ...initializeBody(id).params, capabilities: { x: '@@DEEP@@' } } }, levels);
+const legacyCall = (id: string, levels: number) =>
+  deepText(
+    { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { x: '@@DEEP@@' } } },
+    levels,
+  );
+const modernCall = (id: string, levels: number) =>
+  deepText(modernRequest(id, 'tools/call', { name: 'spin', arguments: { x: '@@DEEP@@' } }), levels);
+const legacyInit = (id: string, levels: number) =>
+  deepText(
+    { ...initializeBody(id), params: { ...initializeBody(id).params, capabilities: { x: '@@DEEP@@' } } },
+    levels,
+  );
 
 /** Whether a response body shows anything of the server's insides. */
 const leaks = (text: string) => /<html|<!DOCTYPE|RangeError|\bat [\w.<>]+ \(|\/src\/|\/dist\/|node_modules/i.test(text);
@@ -40,13 +49,19 @@ describe('nesting over HTTP', () => {
 
   /** POSTs a raw text body (the helpers' `post` stringifies). */
   const postText = async (text: string, headers: Record<string, string>) => {
-    const r = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: text });
+    const r = await fetch(server.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: text,
+    });
     return { status: r.status, type: r.headers.get('content-type') ?? '', text: await r.text() };
   };
   const cases = {
-    '2026, no session': (id: string, n: number) => postText(modernCall(id, n), modernHeaders({ method: 'tools/call', params: { name: 'spin' } })),
+    '2026, no session': (id: string, n: number) =>
+      postText(modernCall(id, n), modernHeaders({ method: 'tools/call', params: { name: 'spin' } })),
     '2025 initialize, no session': (id: string, n: number) => postText(legacyInit(id, n), {}),
-    '2025 in a session': (id: string, n: number) => postText(legacyCall(id, n), { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }),
+    '2025 in a session': (id: string, n: number) =>
+      postText(legacyCall(id, n), { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }),
   };
 
   for (const [name, send] of Object.entries(cases)) {
@@ -60,13 +75,21 @@ describe('nesting over HTTP', () => {
         expect(r.status, `${n} levels`).toBe(400);
         expect(r.type).toMatch(/^application\/json/);
         expect(leaks(r.text)).toBe(false);
-        expect(JSON.parse(r.text)).toEqual({ jsonrpc: '2.0', id: `at-${n}`, error: { code: -32600, message: 'message nested deeper than 128 levels' } });
+        expect(JSON.parse(r.text)).toEqual({
+          jsonrpc: '2.0',
+          id: `at-${n}`,
+          error: { code: -32600, message: 'message nested deeper than 128 levels' },
+        });
       }
     });
   }
 
   it('the server still serves after them, and the session is intact', async () => {
-    const r = await post(server.url, { jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const r = await post(
+      server.url,
+      { jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(r.status).toBe(200);
     expect(messagesIn(r.text)[0]).toMatchObject({ id: 'after', result: { structuredContent: { sliceCount: 1 } } });
   });
@@ -85,8 +108,16 @@ describe('nesting over HTTP', () => {
       expect(leaks(a.text)).toBe(false);
       expect(JSON.parse(a.text)).toMatchObject({ jsonrpc: '2.0', error: { code: expect.any(Number) } });
     }
-    for (const [method, path] of [['GET', '/elsewhere'], ['POST', '/elsewhere'], ['PUT', '/mcp']] as const) {
-      const r = await fetch(new URL(path, server.url), { method, headers: { 'content-type': 'application/json' }, ...(method !== 'GET' && { body: '{}' }) });
+    for (const [method, path] of [
+      ['GET', '/elsewhere'],
+      ['POST', '/elsewhere'],
+      ['PUT', '/mcp'],
+    ] as const) {
+      const r = await fetch(new URL(path, server.url), {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(method !== 'GET' && { body: '{}' }),
+      });
       expect(r.status).toBe(404);
       expect(r.headers.get('content-type')).toMatch(/^application\/json/);
       const text = await r.text();
@@ -101,12 +132,19 @@ describe('nesting over stdio', () => {
     const s = new LineServer(['--threads', '1']);
     try {
       await s.initialize();
-      for (const [era, build] of [['2025', legacyCall], ['2026', modernCall]] as const) {
+      for (const [era, build] of [
+        ['2025', legacyCall],
+        ['2026', modernCall],
+      ] as const) {
         s.send(build(`${era}-128`, 128));
         expect(JSON.stringify(await s.answer(`${era}-128`, 30_000))).not.toMatch(/nested deeper/);
         for (const n of LEVELS) {
           s.send(build(`${era}-${n}`, n));
-          expect(await s.answer(`${era}-${n}`, 30_000)).toEqual({ jsonrpc: '2.0', id: `${era}-${n}`, error: { code: -32600, message: 'message nested deeper than 128 levels' } });
+          expect(await s.answer(`${era}-${n}`, 30_000)).toEqual({
+            jsonrpc: '2.0',
+            id: `${era}-${n}`,
+            error: { code: -32600, message: 'message nested deeper than 128 levels' },
+          });
         }
       }
     } finally {

@@ -62,7 +62,8 @@ ${names.map((n) => `    "~^${n}\\." mcp_${n};`).join('\n')}
 
 /** Starts nginx on a free 127.0.0.1 port in front of `fronts` (prefix → `host:port`). */
 export async function startNginx(fronts: Record<string, string>): Promise<NginxProcess> {
-  if (spawnSync('nginx', ['-v']).error) throw new Error(`nginx is not installed; the load-balancer test needs it: ${INSTALL_NGINX}`);
+  if (spawnSync('nginx', ['-v']).error)
+    throw new Error(`nginx is not installed; the load-balancer test needs it: ${INSTALL_NGINX}`);
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'mcp-nginx-'));
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
@@ -112,10 +113,13 @@ ${mcpNginxConfig(fronts, `127.0.0.1:${port}`)}
       } catch {
         // nothing proxied yet
       }
-      return text.split('\n').filter(Boolean).map((line) => {
-        const [rpc = '-', upstream = '-'] = line.split(' ');
-        return { rpc, upstream };
-      });
+      return text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => {
+          const [rpc = '-', upstream = '-'] = line.split(' ');
+          return { rpc, upstream };
+        });
     },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {

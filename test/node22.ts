@@ -10,10 +10,12 @@ let node22: Promise<string> | undefined;
 
 /** The path of a Node 22 binary (`npx -y node@22`), fetched once and cached by npx. */
 export function node22Path(): Promise<string> {
-  node22 ??= promisify(execFile)('npx', ['-y', 'node@22', '-p', 'process.execPath'], { timeout: 180_000 }).then(({ stdout }) => {
-    const path = stdout.trim().split('\n').pop()!;
-    if (!path.startsWith('/')) throw new Error(`npx -y node@22 gave no path: ${stdout}`);
-    return path;
-  });
+  node22 ??= promisify(execFile)('npx', ['-y', 'node@22', '-p', 'process.execPath'], { timeout: 180_000 }).then(
+    ({ stdout }) => {
+      const path = stdout.trim().split('\n').pop()!;
+      if (!path.startsWith('/')) throw new Error(`npx -y node@22 gave no path: ${stdout}`);
+      return path;
+    },
+  );
   return node22;
 }

@@ -120,7 +120,15 @@ export async function startIssuer(port = 0, initialKey?: JWK): Promise<TestIssue
     async token(name, resource, scope) {
       const c = CLIENTS[name];
       const body = new URLSearchParams({ grant_type: 'client_credentials', resource, scope: scope ?? c.scope });
-      const ask = () => fetch(`${issuer}/token`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from(`${c.id}:${c.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' }, body });
+      const ask = () =>
+        fetch(`${issuer}/token`, {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from(`${c.id}:${c.secret}`).toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body,
+        });
       // After a restart the first request may go out on a kept-alive socket of the old listener: once more on a new one.
       const r = await ask().catch(ask);
       const json = (await r.json()) as { access_token?: string; error?: string; error_description?: string };

@@ -18,7 +18,10 @@ import { modernHttp } from './modern-helpers.js';
 
 type Listening = Extract<Started, { kind: 'listening' }>;
 
-async function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; type: string }> {
+async function get(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; type: string }> {
   const r = await fetch(url, { headers });
   return { status: r.status, text: await r.text(), type: r.headers.get('content-type') ?? '' };
 }
@@ -43,7 +46,9 @@ async function freePort(): Promise<number> {
 }
 
 /** Waits for one progress report, then aborts the call (it has reached its worker). */
-function cancelOnFirstProgress(run: (signal: AbortSignal, onprogress: () => void) => Promise<unknown>): Promise<unknown> {
+function cancelOnFirstProgress(
+  run: (signal: AbortSignal, onprogress: () => void) => Promise<unknown>,
+): Promise<unknown> {
   const controller = new AbortController();
   return run(controller.signal, () => controller.abort('test cancels')).catch((e: unknown) => e);
 }
@@ -65,17 +70,32 @@ describe('HTTP serve: /healthz, /readyz, /metrics and a real Prometheus', () => 
     expect(await get(`${base}/healthz`)).toMatchObject({ status: 200, text: 'ok\n' });
     expect(await get(`${base}/readyz`)).toMatchObject({ status: 200, text: 'ready\n' });
     const { client } = await httpClient(server.url);
-    for (let i = 0; i < 3; i++) expect((await client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
+    for (let i = 0; i < 3; i++)
+      expect((await client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
     // A cooperative spin cancelled by notifications/cancelled once it reports progress: stopped at a checkpoint.
-    await cancelOnFirstProgress((signal, onprogress) => client.callTool({ name: 'spin', arguments: { ms: 30_000 } }, undefined, { signal, onprogress }));
+    await cancelOnFirstProgress((signal, onprogress) =>
+      client.callTool({ name: 'spin', arguments: { ms: 30_000 } }, undefined, { signal, onprogress }),
+    );
     // One that never checks: the cancel ends in a hard stop after --grace-ms.
-    await cancelOnFirstProgress((signal, onprogress) => client.callTool({ name: 'spin', arguments: { ms: 30_000, cooperative: false } }, undefined, { signal, onprogress }));
+    await cancelOnFirstProgress((signal, onprogress) =>
+      client.callTool({ name: 'spin', arguments: { ms: 30_000, cooperative: false } }, undefined, {
+        signal,
+        onprogress,
+      }),
+    );
 
     let text = '';
-    await until(async () => {
-      text = (await get(`${base}/metrics`)).text;
-      return sample(text, 'mcp_cancel_pool_hard_stops_total', { role: 'front' }) === 1 && sample(text, 'mcp_cancel_pool_cancel_to_stopped_seconds_count', {}) === 2;
-    }, 30_000, 'the hard stop and both stops in the metrics');
+    await until(
+      async () => {
+        text = (await get(`${base}/metrics`)).text;
+        return (
+          sample(text, 'mcp_cancel_pool_hard_stops_total', { role: 'front' }) === 1 &&
+          sample(text, 'mcp_cancel_pool_cancel_to_stopped_seconds_count', {}) === 2
+        );
+      },
+      30_000,
+      'the hard stop and both stops in the metrics',
+    );
     expect(sample(text, 'mcp_cancel_pool_calls_total', { role: 'front', tool: 'spin', outcome: 'completed' })).toBe(3);
     expect(sample(text, 'mcp_cancel_pool_calls_total', { tool: 'spin', outcome: 'cancelled' })).toBe(2);
     expect(sample(text, 'mcp_cancel_pool_cancels_total', { source: 'notification' })).toBe(2);
@@ -97,23 +117,44 @@ describe('HTTP serve: /healthz, /readyz, /metrics and a real Prometheus', () => 
       join(dir, 'prometheus.yml'),
       `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: mcp\n    static_configs:\n      - targets: ['127.0.0.1:${server.url.port}']\n`,
     );
-    prometheus = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
+    prometheus = spawn(
+      'prometheus',
+      [
+        `--config.file=${join(dir, 'prometheus.yml')}`,
+        `--storage.tsdb.path=${join(dir, 'data')}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+      ],
+      { stdio: 'ignore' },
+    );
     const query = async (q: string) => {
-      const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`).catch(() => undefined);
-      return r?.ok ? ((await r.json()) as { status: string; data: { result: { metric: Record<string, string>; value: [number, string] }[] } }) : undefined;
+      const r = await fetch(`http://127.0.0.1:${port}/api/v1/query?query=${encodeURIComponent(q)}`).catch(
+        () => undefined,
+      );
+      return r?.ok
+        ? ((await r.json()) as {
+            status: string;
+            data: { result: { metric: Record<string, string>; value: [number, string] }[] };
+          })
+        : undefined;
     };
     let completed: string | undefined;
-    await until(async () => {
-      const r = await query('mcp_cancel_pool_calls_total{tool="spin",outcome="completed"}');
-      completed = r?.data.result[0]?.value[1];
-      return completed !== undefined;
-    }, 60_000, 'Prometheus to scrape the server');
+    await until(
+      async () => {
+        const r = await query('mcp_cancel_pool_calls_total{tool="spin",outcome="completed"}');
+        completed = r?.data.result[0]?.value[1];
+        return completed !== undefined;
+      },
+      60_000,
+      'Prometheus to scrape the server',
+    );
     expect(completed).toBe('3');
     const hard = await query('sum(mcp_cancel_pool_hard_stops_total)');
     expect(hard?.data.result[0]?.value[1]).toBe('1');
     // The queries docs/operations.md shows (its promql block, comments aside) must at least parse and run.
     const page = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
-    const shown = (/```promql\n([^`]*)```/.exec(page)?.[1] ?? '').split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+    const shown = (/```promql\n([^`]*)```/.exec(page)?.[1] ?? '')
+      .split('\n')
+      .filter((l) => l.trim() !== '' && !l.startsWith('#'));
     expect(shown).toHaveLength(2);
     for (const q of shown) {
       expect((await query(q))?.status, q).toBe('success');
@@ -190,7 +231,8 @@ describe('--health-port: stdio serve, and a worker host and its front end on Red
     clients.push(w);
     expect((await w.client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
     const pid = w.transport.pid!;
-    const wakeUps = () => Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))![1]);
+    const wakeUps = () =>
+      Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))![1]);
     // A loaded machine only delays timers, so it can only lower this count, never raise it.
     const before = wakeUps();
     await new Promise((r) => setTimeout(r, 2000));
@@ -206,7 +248,11 @@ describe('--health-port: stdio serve, and a worker host and its front end on Red
     await until(() => healthUrl(err) !== undefined, 60_000, 'the front end health line');
     const front = healthUrl(err)!;
     let r = await get(`${front}/readyz`);
-    await until(async () => !(r = await get(`${front}/readyz`)).text.startsWith('not ready: Redis is not connected'), 60_000, 'Redis connected');
+    await until(
+      async () => !(r = await get(`${front}/readyz`)).text.startsWith('not ready: Redis is not connected'),
+      60_000,
+      'Redis connected',
+    );
     expect(r).toMatchObject({ status: 503, text: 'not ready: no worker host is alive on the queue\n' });
 
     host = await startHost(redis.url, Q, ['--threads', '1', '--health-port', '0']);
@@ -218,7 +264,16 @@ describe('--health-port: stdio serve, and a worker host and its front end on Red
     const f = await frontEnd(redis.url, Q, []); // a second front end, to carry traffic through the host
     clients.push(f);
     expect((await f.client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
-    await until(async () => (sample((await get(`${hostUrl}/metrics`)).text, 'mcp_cancel_pool_calls_total', { role: 'worker', tool: 'spin', outcome: 'completed' }) ?? 0) >= 2, 60_000, 'the host counting the calls');
+    await until(
+      async () =>
+        (sample((await get(`${hostUrl}/metrics`)).text, 'mcp_cancel_pool_calls_total', {
+          role: 'worker',
+          tool: 'spin',
+          outcome: 'completed',
+        }) ?? 0) >= 2,
+      60_000,
+      'the host counting the calls',
+    );
     const text = (await get(`${front}/metrics`)).text;
     expect(sample(text, 'mcp_cancel_pool_worker_hosts', { role: 'front' })).toBe(1);
     expect((await get(`${hostUrl}/metrics`)).text).toContain('mcp_cancel_pool_queue_wait_seconds_count{role="worker"}');
@@ -236,23 +291,31 @@ describe('cancel sources: how each era and transport ends a call is counted by w
 
   it('a 2026 closed response stream counts closed_stream; a 2025 session ended with a call running counts session_close', async () => {
     const modern = await modernHttp(server.url);
-    await cancelOnFirstProgress((signal, onprogress) => modern.client.callTool({ name: 'spin', arguments: { ms: 30_000 } }, { signal, onprogress }));
+    await cancelOnFirstProgress((signal, onprogress) =>
+      modern.client.callTool({ name: 'spin', arguments: { ms: 30_000 } }, { signal, onprogress }),
+    );
     await modern.close();
 
     const { client, transport } = await httpClient(server.url);
     let running!: () => void;
     const started = new Promise<void>((r) => (running = r));
-    const call = client.callTool({ name: 'spin', arguments: { ms: 30_000 } }, undefined, { onprogress: () => running() }).catch((e: unknown) => e);
+    const call = client
+      .callTool({ name: 'spin', arguments: { ms: 30_000 } }, undefined, { onprogress: () => running() })
+      .catch((e: unknown) => e);
     await started;
     await transport.terminateSession(); // DELETE: the session ends with the call in it
     await client.close();
     await call;
 
     let text = '';
-    await until(async () => {
-      text = (await get(`${server.url.origin}/metrics`)).text;
-      return sample(text, 'mcp_cancel_pool_calls_total', { tool: 'spin', outcome: 'cancelled' }) === 2;
-    }, 60_000, 'both calls counted cancelled');
+    await until(
+      async () => {
+        text = (await get(`${server.url.origin}/metrics`)).text;
+        return sample(text, 'mcp_cancel_pool_calls_total', { tool: 'spin', outcome: 'cancelled' }) === 2;
+      },
+      60_000,
+      'both calls counted cancelled',
+    );
     expect(sample(text, 'mcp_cancel_pool_cancels_total', { source: 'closed_stream' })).toBe(1);
     expect(sample(text, 'mcp_cancel_pool_cancels_total', { source: 'session_close' })).toBe(1);
     expect(sample(text, 'mcp_cancel_pool_cancels_total', { source: 'notification' }) ?? 0).toBe(0);

@@ -21,9 +21,16 @@ export function childrenOf(spans: readonly SeenSpan[], parent: SeenSpan): SeenSp
 }
 
 /** The one span named `name` (optionally also matching `where`); throws listing the names seen if there is not exactly one. */
-export function one(spans: readonly SeenSpan[], name: string | RegExp, where: (s: SeenSpan) => boolean = () => true): SeenSpan {
+export function one(
+  spans: readonly SeenSpan[],
+  name: string | RegExp,
+  where: (s: SeenSpan) => boolean = () => true,
+): SeenSpan {
   const found = spans.filter((s) => (typeof name === 'string' ? s.name === name : name.test(s.name)) && where(s));
-  if (found.length !== 1) throw new Error(`expected one span ${String(name)}, found ${found.length} among: ${spans.map((s) => s.name).join(', ')}`);
+  if (found.length !== 1)
+    throw new Error(
+      `expected one span ${String(name)}, found ${found.length} among: ${spans.map((s) => s.name).join(', ')}`,
+    );
   return found[0]!;
 }
 

@@ -11,7 +11,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -40,7 +45,11 @@ const PARENT = '00f067aa0ba902b7';
 /** The links of the finished span `spanId`: the span id each names, and why. */
 function linksOf(spanId: string): { traceId: string; spanId: string; reason: unknown }[] {
   const span = exporter.getFinishedSpans().find((x) => x.spanContext().spanId === spanId);
-  return (span?.links ?? []).map((l) => ({ traceId: l.context.traceId, spanId: l.context.spanId, reason: l.attributes?.['mcp_cancel_pool.link.reason'] }));
+  return (span?.links ?? []).map((l) => ({
+    traceId: l.context.traceId,
+    spanId: l.context.spanId,
+    reason: l.attributes?.['mcp_cancel_pool.link.reason'],
+  }));
 }
 
 const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
@@ -52,9 +61,15 @@ async function connect2026() {
   const wire = newWireStats();
   const [clientSide, serverSide] = InMemory2.createLinkedPair();
   const inputWaits = new InputWaits(executor);
-  const guard = new GuardedTransport(serverSide as never, 'memory', executor, wire, { inputWaits, abortMeansCancel: false });
+  const guard = new GuardedTransport(serverSide as never, 'memory', executor, wire, {
+    inputWaits,
+    abortMeansCancel: false,
+  });
   const tasks = new TaskRunner(executor);
-  const handle = sdkServeStdio(() => createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }), tasks), { transport: guard as never, onerror: () => undefined });
+  const handle = sdkServeStdio(
+    () => createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }), tasks),
+    { transport: guard as never, onerror: () => undefined },
+  );
   const got: Record<string, unknown>[] = [];
   clientSide.onmessage = (m) => void got.push(m as Record<string, unknown>);
   await clientSide.start();
@@ -120,7 +135,9 @@ beforeAll(() => {
   provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   trace.setGlobalTracerProvider(provider);
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
+  propagation.setGlobalPropagator(
+    new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+  );
 });
 afterEach(async () => {
   for (const close of open.splice(0)) await close();
@@ -133,26 +150,51 @@ afterAll(async () => {
   propagation.disable();
 });
 
-const KEYS = ['mcp.method.name', 'gen_ai.tool.name', 'mcp_cancel_pool.cancel.source', 'mcp_cancel_pool.cancel.winner', 'mcp_cancel_pool.hard_stop', 'mcp_cancel_pool.outcome', 'thread.id'];
+const KEYS = [
+  'mcp.method.name',
+  'gen_ai.tool.name',
+  'mcp_cancel_pool.cancel.source',
+  'mcp_cancel_pool.cancel.winner',
+  'mcp_cancel_pool.hard_stop',
+  'mcp_cancel_pool.outcome',
+  'thread.id',
+];
 
 describe('spans of a tools/call', () => {
   it('a plain call: the server span under the _meta parent, then the wait, the run on its thread and each stage', async () => {
     const c = await connect();
     open.push(c.close);
-    const result = await c.client.callTool({ name: 'spin', arguments: { ms: 5 }, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01`, baggage: 'tenant=a' } });
+    const result = await c.client.callTool({
+      name: 'spin',
+      arguments: { ms: 5 },
+      _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01`, baggage: 'tenant=a' },
+    });
     expect(result.isError).toBeFalsy();
     await until(() => seen().some((s) => s.name === 'tools/call spin'), 5000, 'the server span');
     const spans = seen();
     const call = one(spans, 'tools/call spin');
     expect(call).toMatchObject({ traceId: TRACE_ID, parentSpanId: PARENT, kind: SpanKind.SERVER });
-    expect(call.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'spin', 'gen_ai.operation.name': 'execute_tool', 'network.transport': 'pipe', 'mcp.protocol.version': '2025-11-25', 'mcp_cancel_pool.outcome': 'completed' });
+    expect(call.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'spin',
+      'gen_ai.operation.name': 'execute_tool',
+      'network.transport': 'pipe',
+      'mcp.protocol.version': '2025-11-25',
+      'mcp_cancel_pool.outcome': 'completed',
+    });
     expect(typeof call.attributes['jsonrpc.request.id']).toBe('string');
     expect(call.attributes['error.type']).toBeUndefined();
     const tree = render(spans, call, KEYS);
-    expect(childrenOf(spans, call).map((s) => s.name), tree).toEqual(['pool.wait', 'pool.run spin']);
+    expect(
+      childrenOf(spans, call).map((s) => s.name),
+      tree,
+    ).toEqual(['pool.wait', 'pool.run spin']);
     const run = one(spans, 'pool.run spin');
     expect(run.attributes['thread.id'], tree).toEqual(expect.any(Number));
-    expect(childrenOf(spans, run).map((s) => s.name), tree).toEqual(['stage burn', 'stage report']);
+    expect(
+      childrenOf(spans, run).map((s) => s.name),
+      tree,
+    ).toEqual(['stage burn', 'stage report']);
     for (const stage of childrenOf(spans, run)) {
       expect(stage.attributes['thread.id']).toBe(run.attributes['thread.id']);
       expect(stage.start).toBeGreaterThanOrEqual(run.start - 1); // the worker's clock and ours agree to well under a millisecond
@@ -178,7 +220,11 @@ describe('spans of a tools/call', () => {
     const c = await connect();
     open.push(c.close);
     const abort = new AbortController();
-    const call = c.client.callTool({ name: 'spin', arguments: { ms: 10_000 }, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } }, CallToolResultSchema, { signal: abort.signal, onprogress: () => abort.abort('changed my mind') });
+    const call = c.client.callTool(
+      { name: 'spin', arguments: { ms: 10_000 }, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } },
+      CallToolResultSchema,
+      { signal: abort.signal, onprogress: () => abort.abort('changed my mind') },
+    );
     await expect(call).rejects.toThrow();
     await until(() => seen().some((s) => s.name === 'tools/call spin'), 10_000, 'the server span');
     const spans = seen();
@@ -187,11 +233,21 @@ describe('spans of a tools/call', () => {
     expect(server.attributes['mcp_cancel_pool.outcome'], tree).toBe('cancelled');
     const cancel = one(spans, 'cancel');
     expect(cancel.parentSpanId, tree).toBe(server.spanId);
-    expect(cancel.attributes, tree).toMatchObject({ 'mcp_cancel_pool.cancel.source': 'notification', 'mcp_cancel_pool.cancel.winner': 'cancel', 'mcp_cancel_pool.cancel.from': 'running' });
+    expect(cancel.attributes, tree).toMatchObject({
+      'mcp_cancel_pool.cancel.source': 'notification',
+      'mcp_cancel_pool.cancel.winner': 'cancel',
+      'mcp_cancel_pool.cancel.from': 'running',
+    });
     expect(cancel.attributes['mcp_cancel_pool.hard_stop']).toBeUndefined();
     const run = one(spans, 'pool.run spin');
-    expect(run.attributes, tree).toMatchObject({ 'mcp_cancel_pool.outcome': 'cancelled', 'mcp_cancel_pool.hard_stop': false });
-    expect(run.events.map((e) => e.name), tree).toEqual(expect.arrayContaining(['cancel', 'stop noticed']));
+    expect(run.attributes, tree).toMatchObject({
+      'mcp_cancel_pool.outcome': 'cancelled',
+      'mcp_cancel_pool.hard_stop': false,
+    });
+    expect(
+      run.events.map((e) => e.name),
+      tree,
+    ).toEqual(expect.arrayContaining(['cancel', 'stop noticed']));
     // The stopped stage is a span of its own, timed by the worker, ending when the worker noticed the stop.
     expect(childrenOf(spans, run).map((s) => s.name)).toEqual(['stage burn']);
     expect(cancel.end).toBeLessThanOrEqual(run.end + 1);
@@ -201,15 +257,28 @@ describe('spans of a tools/call', () => {
     const c = await connect({ graceMs: 50 });
     open.push(c.close);
     const abort = new AbortController();
-    const call = c.client.callTool({ name: 'spin', arguments: { ms: 60_000, cooperative: false } }, CallToolResultSchema, { signal: abort.signal, onprogress: () => abort.abort('stop') });
+    const call = c.client.callTool(
+      { name: 'spin', arguments: { ms: 60_000, cooperative: false } },
+      CallToolResultSchema,
+      { signal: abort.signal, onprogress: () => abort.abort('stop') },
+    );
     await expect(call).rejects.toThrow();
     await until(() => seen().some((s) => s.name === 'pool.run spin'), 20_000, 'the run span');
     const spans = seen();
     const tree = render(spans, one(spans, 'tools/call spin'), KEYS);
-    expect(one(spans, 'cancel').attributes, tree).toMatchObject({ 'mcp_cancel_pool.cancel.winner': 'cancel', 'mcp_cancel_pool.hard_stop': true });
+    expect(one(spans, 'cancel').attributes, tree).toMatchObject({
+      'mcp_cancel_pool.cancel.winner': 'cancel',
+      'mcp_cancel_pool.hard_stop': true,
+    });
     const run = one(spans, 'pool.run spin');
-    expect(run.attributes, tree).toMatchObject({ 'mcp_cancel_pool.outcome': 'cancelled', 'mcp_cancel_pool.hard_stop': true });
-    expect(run.events.map((e) => e.name), tree).toContain('hard_stop');
+    expect(run.attributes, tree).toMatchObject({
+      'mcp_cancel_pool.outcome': 'cancelled',
+      'mcp_cancel_pool.hard_stop': true,
+    });
+    expect(
+      run.events.map((e) => e.name),
+      tree,
+    ).toContain('hard_stop');
   });
 
   it("a tool's request to the client is a CLIENT span under the run, and carries the trace in its _meta", async () => {
@@ -227,45 +296,97 @@ describe('spans of a tools/call', () => {
 });
 
 describe('spans of a task', () => {
-  it('tasks/cancel: the task job\'s cancel, under the call that created the task, names tasks_cancel', async () => {
+  it("tasks/cancel: the task job's cancel, under the call that created the task, names tasks_cancel", async () => {
     const c = await connect();
     open.push(c.close);
-    const created = await c.client.request({ method: 'tools/call', params: { name: 'spin', arguments: { ms: 20_000 }, task: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } } }, z.object({ task: z.object({ taskId: z.string() }) }).passthrough());
+    const created = await c.client.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'spin',
+          arguments: { ms: 20_000 },
+          task: {},
+          _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` },
+        },
+      },
+      z.object({ task: z.object({ taskId: z.string() }) }).passthrough(),
+    );
     await until(() => seen().some((s) => s.name === 'tools/call spin'), 5000, 'the creating call');
     await new Promise((r) => setTimeout(r, 50)); // let it reach its thread
-    await c.client.request({ method: 'tasks/cancel', params: { taskId: created.task.taskId } }, z.object({}).passthrough());
-    await until(() => seen().some((s) => s.name === 'cancel') && seen().some((s) => s.name === 'pool.run spin' || s.name === 'pool.wait'), 10_000, 'the cancel');
+    await c.client.request(
+      { method: 'tasks/cancel', params: { taskId: created.task.taskId } },
+      z.object({}).passthrough(),
+    );
+    await until(
+      () =>
+        seen().some((s) => s.name === 'cancel') &&
+        seen().some((s) => s.name === 'pool.run spin' || s.name === 'pool.wait'),
+      10_000,
+      'the cancel',
+    );
     const spans = seen();
     const call = one(spans, 'tools/call spin');
     const tree = render(spans, call, KEYS);
-    expect(call.attributes, tree).toMatchObject({ 'mcp_cancel_pool.outcome': 'task', 'mcp_cancel_pool.task.id': created.task.taskId });
+    expect(call.attributes, tree).toMatchObject({
+      'mcp_cancel_pool.outcome': 'task',
+      'mcp_cancel_pool.task.id': created.task.taskId,
+    });
     const cancel = one(spans, 'cancel');
     expect(cancel.parentSpanId, tree).toBe(call.spanId);
-    expect(cancel.attributes, tree).toMatchObject({ 'mcp_cancel_pool.cancel.source': 'tasks_cancel', 'mcp_cancel_pool.cancel.winner': 'cancel' });
+    expect(cancel.attributes, tree).toMatchObject({
+      'mcp_cancel_pool.cancel.source': 'tasks_cancel',
+      'mcp_cancel_pool.cancel.winner': 'cancel',
+    });
     expect(one(spans, 'tasks/cancel').kind).toBe(SpanKind.SERVER);
   });
 });
 
-describe('every round of a 2026 call is in its first round\'s trace', () => {
+describe("every round of a 2026 call is in its first round's trace", () => {
   const OTHER_TRACE = '0af7651916cd43dd8448eb211c80319c';
   const OTHER_PARENT = 'b7ad6b7169203331';
   /** Round 1 with the client's traceparent, then its retry with `retryMeta`: the two server spans. */
   async function twoRounds(retryMeta: Record<string, unknown>) {
     const c = await connect2026();
     open.push(c.close);
-    c.send(modernRequest(1, 'tools/call', { name: 'greet_user', arguments: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } }, {}, ASKABLE));
+    c.send(
+      modernRequest(
+        1,
+        'tools/call',
+        { name: 'greet_user', arguments: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } },
+        {},
+        ASKABLE,
+      ),
+    );
     const first = await c.answer(1);
     expect(first.resultType).toBe('input_required');
     const [key] = Object.keys(first.inputRequests as object) as [string];
-    c.send(modernRequest(2, 'tools/call', { name: 'greet_user', arguments: {}, requestState: first.requestState, inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } }, _meta: retryMeta }, {}, ASKABLE));
+    c.send(
+      modernRequest(
+        2,
+        'tools/call',
+        {
+          name: 'greet_user',
+          arguments: {},
+          requestState: first.requestState,
+          inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } },
+          _meta: retryMeta,
+        },
+        {},
+        ASKABLE,
+      ),
+    );
     expect(((await c.answer(2)).content as { text: string }[])[0]!.text).toMatch(/^hello, Ada/);
-    await until(() => seen().filter((x) => x.name === 'tools/call greet_user').length === 2, 5000, 'both rounds\' spans');
+    await until(
+      () => seen().filter((x) => x.name === 'tools/call greet_user').length === 2,
+      5000,
+      "both rounds' spans",
+    );
     const spans = seen();
     const round = (id: string) => one(spans, 'tools/call greet_user', (x) => x.attributes['jsonrpc.request.id'] === id);
     return { spans, first: round('1'), retry: round('2') };
   }
 
-  it('a retry without a traceparent: its span is a child of the first round\'s, and the job stays under the first round', async () => {
+  it("a retry without a traceparent: its span is a child of the first round's, and the job stays under the first round", async () => {
     const { spans, first, retry } = await twoRounds({});
     expect(first).toMatchObject({ traceId: TRACE_ID, parentSpanId: PARENT });
     expect(first.attributes['mcp_cancel_pool.outcome']).toBe('input_required');
@@ -275,13 +396,13 @@ describe('every round of a 2026 call is in its first round\'s trace', () => {
     expect(one(spans, 'pool.run greet_user').parentSpanId).toBe(first.spanId);
   });
 
-  it('a retry with a traceparent of another trace: the client\'s parent, and a Link to the first round', async () => {
+  it("a retry with a traceparent of another trace: the client's parent, and a Link to the first round", async () => {
     const { first, retry } = await twoRounds({ traceparent: `00-${OTHER_TRACE}-${OTHER_PARENT}-01` });
     expect(retry).toMatchObject({ traceId: OTHER_TRACE, parentSpanId: OTHER_PARENT });
     expect(linksOf(retry.spanId)).toEqual([{ traceId: TRACE_ID, spanId: first.spanId, reason: 'first_round' }]);
   });
 
-  it('a retry that resends the first round\'s traceparent: the client\'s parent, already the same trace, no link', async () => {
+  it("a retry that resends the first round's traceparent: the client's parent, already the same trace, no link", async () => {
     const { retry } = await twoRounds({ traceparent: `00-${TRACE_ID}-${PARENT}-01` });
     expect(retry).toMatchObject({ traceId: TRACE_ID, parentSpanId: PARENT });
     expect(linksOf(retry.spanId)).toEqual([]);
@@ -293,7 +414,18 @@ describe('tasks/* requests join the trace of the call that created the task', ()
     const c = await connect();
     open.push(c.close);
     const OTHER = `00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01`;
-    const created = await c.client.request({ method: 'tools/call', params: { name: 'spin', arguments: { ms: 20_000 }, task: {}, _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` } } }, z.object({ task: z.object({ taskId: z.string() }) }).passthrough());
+    const created = await c.client.request(
+      {
+        method: 'tools/call',
+        params: {
+          name: 'spin',
+          arguments: { ms: 20_000 },
+          task: {},
+          _meta: { traceparent: `00-${TRACE_ID}-${PARENT}-01` },
+        },
+      },
+      z.object({ task: z.object({ taskId: z.string() }) }).passthrough(),
+    );
     const { taskId } = created.task;
     const any = z.object({}).passthrough();
     await c.client.request({ method: 'tasks/get', params: { taskId } }, any);
@@ -314,10 +446,12 @@ describe('tasks/* requests join the trace of the call that created the task', ()
     expect(one(spans, 'tasks/result'), tree).toMatchObject({ traceId: TRACE_ID, parentSpanId: call.spanId });
   });
 
-  it('a task id of no task (or another owner\'s) joins nothing: a root span', async () => {
+  it("a task id of no task (or another owner's) joins nothing: a root span", async () => {
     const c = await connect();
     open.push(c.close);
-    await c.client.request({ method: 'tasks/get', params: { taskId: 'no-such-task' } }, z.object({}).passthrough()).catch(() => undefined);
+    await c.client
+      .request({ method: 'tasks/get', params: { taskId: 'no-such-task' } }, z.object({}).passthrough())
+      .catch(() => undefined);
     await until(() => seen().some((x) => x.name === 'tasks/get'), 5000, 'the tasks/get span');
     expect(one(seen(), 'tasks/get').parentSpanId).toBeUndefined();
   });
@@ -346,7 +480,12 @@ describe('with no SDK registered', () => {
     observer.observe({ entryTypes: ['gc'] });
     try {
       const answer = Promise.resolve({ content: [] });
-      const handler = tracedHandler('tools/call', () => answer, () => '2025-11-25', () => false);
+      const handler = tracedHandler(
+        'tools/call',
+        () => answer,
+        () => '2025-11-25',
+        () => false,
+      );
       const request = { params: { name: 'spin' } };
       const ctx = { mcpReq: { id: 1 } } as never;
       for (let i = 0; i < 1000; i++) handler(request, ctx); // warm: compiled before the measured loop
@@ -354,7 +493,8 @@ describe('with no SDK registered', () => {
       let same = 0;
       for (let i = 0; i < 1_000_000; i++) {
         if (handler(request, ctx) === answer) same++;
-        if (JobTrace.begin('spin') !== undefined || liveMeter() !== undefined || activeCarrier() !== undefined) throw new Error('traced with no SDK');
+        if (JobTrace.begin('spin') !== undefined || liveMeter() !== undefined || activeCarrier() !== undefined)
+          throw new Error('traced with no SDK');
       }
       const to = performance.now();
       await new Promise((r) => setTimeout(r, 50)); // the observer hears of GCs asynchronously

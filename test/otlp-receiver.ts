@@ -45,7 +45,11 @@ export interface Receiver {
   readonly url: string;
   readonly spans: SeenSpan[];
   /** Names of the metrics received, with the service that sent each. */
-  readonly metrics: { readonly service: string | undefined; readonly name: string; readonly attributes: Record<string, unknown>[] }[];
+  readonly metrics: {
+    readonly service: string | undefined;
+    readonly name: string;
+    readonly attributes: Record<string, unknown>[];
+  }[];
   /** Bodies that were not OTLP JSON (there should be none). */
   readonly rejected: string[];
   close(): Promise<void>;
@@ -61,10 +65,16 @@ export async function startReceiver(): Promise<Receiver> {
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       try {
-        if (!String(req.headers['content-type']).includes('application/json')) throw new Error(`content-type ${req.headers['content-type']}`);
+        if (!String(req.headers['content-type']).includes('application/json'))
+          throw new Error(`content-type ${req.headers['content-type']}`);
         const body = JSON.parse(text) as {
           resourceSpans?: { resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[];
-          resourceMetrics?: { resource?: { attributes?: OtlpAttribute[] }; scopeMetrics?: { metrics?: { name: string; histogram?: { dataPoints?: { attributes?: OtlpAttribute[] }[] } }[] }[] }[];
+          resourceMetrics?: {
+            resource?: { attributes?: OtlpAttribute[] };
+            scopeMetrics?: {
+              metrics?: { name: string; histogram?: { dataPoints?: { attributes?: OtlpAttribute[] }[] } }[];
+            }[];
+          }[];
         };
         if (req.url === '/v1/traces') {
           for (const rs of body.resourceSpans ?? []) {
@@ -89,7 +99,13 @@ export async function startReceiver(): Promise<Receiver> {
         } else if (req.url === '/v1/metrics') {
           for (const rm of body.resourceMetrics ?? []) {
             const service = attributesOf(rm.resource?.attributes)['service.name'] as string | undefined;
-            for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metrics.push({ service, name: m.name, attributes: (m.histogram?.dataPoints ?? []).map((d) => attributesOf(d.attributes)) });
+            for (const sm of rm.scopeMetrics ?? [])
+              for (const m of sm.metrics ?? [])
+                metrics.push({
+                  service,
+                  name: m.name,
+                  attributes: (m.histogram?.dataPoints ?? []).map((d) => attributesOf(d.attributes)),
+                });
           }
         } else throw new Error(`path ${req.url}`);
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');

@@ -45,21 +45,38 @@ function stalled(url: URL, body: unknown, headers: Record<string, string>): Sock
   const text = JSON.stringify(body);
   const s = connect(Number(url.port), '127.0.0.1');
   s.on('error', () => undefined);
-  const head = Object.entries({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-  s.write(`POST ${url.pathname} HTTP/1.1\r\nhost: 127.0.0.1:${url.port}\r\n${head}content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+  const head = Object.entries({
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...headers,
+  })
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
+  s.write(
+    `POST ${url.pathname} HTTP/1.1\r\nhost: 127.0.0.1:${url.port}\r\n${head}content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+  );
   s.pause();
   sockets.push(s);
   return s;
 }
 
 /** `executor://stats` over a 2026 POST of its own (read by a reader). */
-async function stats(url: URL): Promise<Record<'completed' | 'cancelled' | 'running' | 'outputStreamsClosed' | 'unreadOutputBytes', number>> {
+async function stats(
+  url: URL,
+): Promise<Record<'completed' | 'cancelled' | 'running' | 'outputStreamsClosed' | 'unreadOutputBytes', number>> {
   const body = modernRequest(`stats-${Math.random()}`, 'resources/read', { uri: 'executor://stats' });
   const r = await post(url, body, modernHeaders(body));
-  return JSON.parse((messagesIn(r.text)[0]!.result as { contents: { text: string }[] }).contents[0]!.text) as Awaited<ReturnType<typeof stats>>;
+  return JSON.parse((messagesIn(r.text)[0]!.result as { contents: { text: string }[] }).contents[0]!.text) as Awaited<
+    ReturnType<typeof stats>
+  >;
 }
 
-const bigCall = (id: string | number, args: Record<string, unknown>, meta: Record<string, unknown> = {}) => modernRequest(id, 'tools/call', { name: 'big_text', arguments: args, ...(Object.keys(meta).length > 0 && { _meta: meta }) });
+const bigCall = (id: string | number, args: Record<string, unknown>, meta: Record<string, unknown> = {}) =>
+  modernRequest(id, 'tools/call', {
+    name: 'big_text',
+    arguments: args,
+    ...(Object.keys(meta).length > 0 && { _meta: meta }),
+  });
 
 describe('over HTTP', () => {
   it('100 stalled 2026 clients of ~1 MB: every call answered, the bytes held stay within the total bound, RSS returns near its start once they go; a reader gets 3 MB', async () => {
@@ -73,12 +90,18 @@ describe('over HTTP', () => {
     // A client that reads, meanwhile: more than the per-stream bound (1 MiB), all of it.
     const reader = bigCall('reader', { bytes: 3 * MiB });
     const read = await post(s.url, reader, modernHeaders(reader));
-    expect((messagesIn(read.text)[0]!.result as { content: { text: string }[] }).content[0]!.text).toHaveLength(3 * MiB);
+    expect((messagesIn(read.text)[0]!.result as { content: { text: string }[] }).content[0]!.text).toHaveLength(
+      3 * MiB,
+    );
     let st = await stats(s.url);
-    await until(async () => {
-      peak = Math.max(peak, rssMb(pid));
-      return (st = await stats(s.url)).completed >= 101;
-    }, 120_000, 'all 101 calls completed');
+    await until(
+      async () => {
+        peak = Math.max(peak, rssMb(pid));
+        return (st = await stats(s.url)).completed >= 101;
+      },
+      120_000,
+      'all 101 calls completed',
+    );
     for (let i = 0; i < 8; i++) {
       await sleep(500);
       peak = Math.max(peak, rssMb(pid));
@@ -88,7 +111,11 @@ describe('over HTTP', () => {
     expect(peak - start).toBeLessThan(600); // levels off: 100 answers of 1 MB, generously
     for (const sock of sockets) sock.destroy();
     // Gone: what their answers left behind is collected, and the process gives it back.
-    await until(() => rssMb(pid) < start + 35, 30_000, `RSS back within 35 MB of its start (${start.toFixed(0)} MB; peak ${peak.toFixed(0)} MB)`);
+    await until(
+      () => rssMb(pid) < start + 35,
+      30_000,
+      `RSS back within 35 MB of its start (${start.toFixed(0)} MB; peak ${peak.toFixed(0)} MB)`,
+    );
   }, 240_000);
 
   it('a 2026 call whose progress nobody reads: its stream is closed past the unread timeout, the call cancelled through the compare-exchange', async () => {
@@ -97,16 +124,24 @@ describe('over HTTP', () => {
     const body = bigCall('p', { bytes: 1, ms: 120_000, progressBytes: 256 * 1024 }, { progressToken: 'p' });
     const sock = stalled(s.url, body, modernHeaders(body));
     const closed = new Promise<void>((resolve) => sock.once('close', () => resolve()));
-    await until(async () => (await stats(s.url)).outputStreamsClosed === before.outputStreamsClosed + 1, 60_000, 'the stalled stream closed');
+    await until(
+      async () => (await stats(s.url)).outputStreamsClosed === before.outputStreamsClosed + 1,
+      60_000,
+      'the stalled stream closed',
+    );
     sock.resume(); // what the kernel still holds is read, then the server's close
     await closed;
-    await until(async () => {
-      const st = await stats(s.url);
-      return st.cancelled === before.cancelled + 1 && st.running === 0;
-    }, 30_000, 'the call cancelled, its work stopped');
+    await until(
+      async () => {
+        const st = await stats(s.url);
+        return st.cancelled === before.cancelled + 1 && st.running === 0;
+      },
+      30_000,
+      'the call cancelled, its work stopped',
+    );
   }, 120_000);
 
-  it('a 2025 session\'s GET stream that nobody reads is closed; the session goes on', async () => {
+  it("a 2025 session's GET stream that nobody reads is closed; the session goes on", async () => {
     const s = await server([]);
     const opened = await post(s.url, initializeBody('open'));
     const sid = opened.headers['mcp-session-id'] as string;
@@ -116,19 +151,41 @@ describe('over HTTP', () => {
     const get = connect(Number(s.url.port), '127.0.0.1');
     get.on('error', () => undefined);
     sockets.push(get);
-    get.write(`GET ${s.url.pathname} HTTP/1.1\r\nhost: 127.0.0.1:${s.url.port}\r\naccept: text/event-stream\r\nmcp-session-id: ${sid}\r\nmcp-protocol-version: 2025-06-18\r\n\r\n`);
+    get.write(
+      `GET ${s.url.pathname} HTTP/1.1\r\nhost: 127.0.0.1:${s.url.port}\r\naccept: text/event-stream\r\nmcp-session-id: ${sid}\r\nmcp-protocol-version: 2025-06-18\r\n\r\n`,
+    );
     get.pause();
     const getClosed = new Promise<void>((resolve) => get.once('close', () => resolve()));
     await sleep(300);
     const before = await stats(s.url);
-    const created = await post(s.url, { jsonrpc: '2.0', id: 't', method: 'tools/call', params: { name: 'big_text', arguments: { bytes: 1, ms: 60_000, progressBytes: 256 * 1024 }, task: { ttl: 60_000 }, _meta: { progressToken: 'tp' } } }, session);
+    const created = await post(
+      s.url,
+      {
+        jsonrpc: '2.0',
+        id: 't',
+        method: 'tools/call',
+        params: {
+          name: 'big_text',
+          arguments: { bytes: 1, ms: 60_000, progressBytes: 256 * 1024 },
+          task: { ttl: 60_000 },
+          _meta: { progressToken: 'tp' },
+        },
+      },
+      session,
+    );
     expect(messagesIn(created.text)[0]!.result).toMatchObject({ task: { status: 'working' } });
-    await until(async () => (await stats(s.url)).outputStreamsClosed === before.outputStreamsClosed + 1, 60_000, 'the GET stream closed');
+    await until(
+      async () => (await stats(s.url)).outputStreamsClosed === before.outputStreamsClosed + 1,
+      60_000,
+      'the GET stream closed',
+    );
     get.resume();
     await getClosed;
     // The session itself is not gone: it still answers.
     const listed = await post(s.url, { jsonrpc: '2.0', id: 'l', method: 'tasks/list' }, session);
-    expect(messagesIn(listed.text)[0]!.result).toMatchObject({ tasks: [expect.objectContaining({ status: 'working' })] });
+    expect(messagesIn(listed.text)[0]!.result).toMatchObject({
+      tasks: [expect.objectContaining({ status: 'working' })],
+    });
   }, 120_000);
 });
 
@@ -153,7 +210,9 @@ describe('over stdio', () => {
       await sleep(100);
     }
     expect(await exited).toBe(0);
-    expect(s.stderr).toMatch(/shutting down \(output not read: all streams together held more than 16777216 bytes of unread output, this one unread\)/);
+    expect(s.stderr).toMatch(
+      /shutting down \(output not read: all streams together held more than 16777216 bytes of unread output, this one unread\)/,
+    );
     expect(peak - start).toBeLessThan(500); // 20 × 4 MB, generously: it stopped well short of holding them all
   }, 120_000);
 
@@ -163,12 +222,28 @@ describe('over stdio', () => {
     await s.initialize();
     await s.until(() => /health and metrics on (http:\/\/\S+)\/healthz/.test(s.stderr), 30_000, 'the health line');
     const metrics = /health and metrics on (http:\/\/\S+)\/healthz/.exec(s.stderr)![1]! + '/metrics';
-    const spins = async () => Number(/^mcp_cancel_pool_calls_total\{[^}]*tool="spin"[^}]*outcome="completed"[^}]*\} (\d+)/m.exec(await (await fetch(metrics)).text())?.[1] ?? 0);
+    const spins = async () =>
+      Number(
+        /^mcp_cancel_pool_calls_total\{[^}]*tool="spin"[^}]*outcome="completed"[^}]*\} (\d+)/m.exec(
+          await (await fetch(metrics)).text(),
+        )?.[1] ?? 0,
+      );
     s.stopReading();
     s.send(bigCall('big', { bytes: 8 * MiB }));
     await sleep(1500); // the answer is written and backs up
     // Five more in one write: none of them may be taken in while the answer above is unread.
-    s.child.stdin.write(Array.from({ length: 5 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: `after-${i}`, method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } }) + '\n').join(''));
+    s.child.stdin.write(
+      Array.from(
+        { length: 5 },
+        (_, i) =>
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: `after-${i}`,
+            method: 'tools/call',
+            params: { name: 'spin', arguments: { ms: 1 } },
+          }) + '\n',
+      ).join(''),
+    );
     await sleep(1500);
     expect(await spins()).toBe(0);
     s.resumeReading();

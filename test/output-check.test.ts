@@ -10,7 +10,13 @@ import { checkOutput } from '../workers/output-check.js';
 import { defineTool, stage } from '../dist/src/stages/tool.js';
 
 function toolWith(output: z.ZodObject) {
-  return defineTool({ name: 'shaped', description: 'test', input: z.object({}), output, stages: [stage('s', () => 'x')] });
+  return defineTool({
+    name: 'shaped',
+    description: 'test',
+    input: z.object({}),
+    output,
+    stages: [stage('s', () => 'x')],
+  });
 }
 
 const schema = () => z.strictObject({ count: z.number().int().min(1), label: z.string().optional() });
@@ -35,8 +41,10 @@ describe.each([
     expect(check({ count: 1 })).not.toThrow();
   });
 
-  it('refuses what does not match, naming the field in zod\'s words', () => {
-    expect(check({ count: 0 })).toThrow(/^tool 'shaped' returned structuredContent that does not match its outputSchema: count: Too small/);
+  it("refuses what does not match, naming the field in zod's words", () => {
+    expect(check({ count: 0 })).toThrow(
+      /^tool 'shaped' returned structuredContent that does not match its outputSchema: count: Too small/,
+    );
     expect(check({ count: 1.5 })).toThrow(/count: /);
     expect(check({ count: 1, extra: true })).toThrow(/Unrecognized key/);
     expect(check({ count: 1, label: 7 })).toThrow(/label: /);
@@ -44,7 +52,9 @@ describe.each([
   });
 
   it('names at most five mismatches, and counts the rest', () => {
-    const many = toolWith(z.strictObject(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, z.number()]))));
+    const many = toolWith(
+      z.strictObject(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}`, z.number()]))),
+    );
     const thrown = (() => {
       try {
         checkOutput(many, { content: [], structuredContent: {} });
@@ -52,11 +62,15 @@ describe.each([
         return (error as Error).message;
       }
     })();
-    expect(thrown).toMatch(/^tool 'shaped' returned structuredContent that does not match its outputSchema: f0: expected number, received undefined; .*f4: .* \(and 35 more\)$/);
+    expect(thrown).toMatch(
+      /^tool 'shaped' returned structuredContent that does not match its outputSchema: f0: expected number, received undefined; .*f4: .* \(and 35 more\)$/,
+    );
     expect(thrown!.split(';')).toHaveLength(5);
   });
 
   it('refuses a result without structuredContent', () => {
-    expect(() => checkOutput(tool, { content: [] })).toThrow("tool 'shaped' declares an outputSchema but returned no structuredContent");
+    expect(() => checkOutput(tool, { content: [] })).toThrow(
+      "tool 'shaped' declares an outputSchema but returned no structuredContent",
+    );
   });
 });

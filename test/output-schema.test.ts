@@ -23,7 +23,11 @@ let client: Client;
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'output-schema-'));
   writeFileSync(join(root, 'a.txt'), 'hello outputSchema\n'.repeat(100));
-  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'serve', '--threads', '2', '--root', root, '--tools', OUTPUT_TOOLS], stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, 'serve', '--threads', '2', '--root', root, '--tools', OUTPUT_TOOLS],
+    stderr: 'pipe',
+  });
   client = new Client({ name: 'output-schema-test', version: '1.0.0' });
   await client.connect(transport);
 }, 60_000);
@@ -33,7 +37,11 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-const textOf = (r: { content?: unknown }) => ((r.content ?? []) as { type: string; text?: string }[]).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+const textOf = (r: { content?: unknown }) =>
+  ((r.content ?? []) as { type: string; text?: string }[])
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text)
+    .join('\n');
 
 describe('outputSchema', () => {
   it('every built-in tool lists a strict object outputSchema', async () => {
@@ -45,7 +53,7 @@ describe('outputSchema', () => {
     }
   });
 
-  it('each built-in\'s structuredContent passes the SDK client\'s validation against it', async () => {
+  it("each built-in's structuredContent passes the SDK client's validation against it", async () => {
     await client.listTools(); // the client validates against the schemas it listed
     const calls: [string, Record<string, unknown>, Record<string, unknown>][] = [
       ['spin', { ms: 5 }, { sliceCount: 5 }],
@@ -64,16 +72,27 @@ describe('outputSchema', () => {
   it('the client does reject a result that breaks the schema it holds (so the check above can fail)', async () => {
     const { tools } = await client.listTools();
     const spin = tools.find((t) => t.name === 'spin')!;
-    const stricter = { ...spin, outputSchema: { type: 'object' as const, properties: { sliceCount: { type: 'string' } }, required: ['sliceCount'] } };
-    await expect(client.callTool({ name: 'spin', arguments: { ms: 1 } }, { toolDefinition: stricter })).rejects.toThrow(/structured content does not match the tool's output schema|sliceCount/i);
+    const stricter = {
+      ...spin,
+      outputSchema: {
+        type: 'object' as const,
+        properties: { sliceCount: { type: 'string' } },
+        required: ['sliceCount'],
+      },
+    };
+    await expect(client.callTool({ name: 'spin', arguments: { ms: 1 } }, { toolDefinition: stricter })).rejects.toThrow(
+      /structured content does not match the tool's output schema|sliceCount/i,
+    );
   });
 
-  it('a result that breaks its tool\'s outputSchema becomes a tool error naming the mismatch; a matching one goes through', async () => {
+  it("a result that breaks its tool's outputSchema becomes a tool error naming the mismatch; a matching one goes through", async () => {
     await client.listTools();
     const wrong = await client.callTool({ name: 'wrong_output', arguments: {} });
     expect(wrong.isError).toBe(true);
     expect(wrong.structuredContent).toBeUndefined();
-    expect(textOf(wrong)).toMatch(/tool 'wrong_output' returned structuredContent that does not match its outputSchema: n: .+/);
+    expect(textOf(wrong)).toMatch(
+      /tool 'wrong_output' returned structuredContent that does not match its outputSchema: n: .+/,
+    );
     const extra = await client.callTool({ name: 'extra_output', arguments: {} });
     expect(extra.isError).toBe(true);
     expect(textOf(extra)).toMatch(/does not match its outputSchema: .*extra/);

@@ -8,7 +8,18 @@
  * global prefix of this run's own (never the machine's), shared by every
  * install here: the registry is fetched from once per run.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -28,9 +39,16 @@ interface Packed {
 const work = mkdtempSync(join(tmpdir(), 'mcp-pack-'));
 const checkout = join(work, 'checkout');
 /** This run's npm cache and global prefix. */
-const NPM_ENV = { npm_config_cache: join(work, 'npm-cache'), npm_config_prefix: join(work, 'prefix'), npm_config_update_notifier: 'false', npm_config_audit: 'false', npm_config_fund: 'false' };
+const NPM_ENV = {
+  npm_config_cache: join(work, 'npm-cache'),
+  npm_config_prefix: join(work, 'prefix'),
+  npm_config_update_notifier: 'false',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+};
 /** npm with this run's cache and prefix. */
-const npm = (args: string[], cwd: string, ms = 180_000, env: Record<string, string> = {}) => run('npm', args, { cwd, ms, env: { ...NPM_ENV, ...env } });
+const npm = (args: string[], cwd: string, ms = 180_000, env: Record<string, string> = {}) =>
+  run('npm', args, { cwd, ms, env: { ...NPM_ENV, ...env } });
 let packed: Packed;
 let shipped: Set<string>;
 
@@ -56,14 +74,25 @@ afterAll(() => rmSync(work, { recursive: true, force: true }), 180_000); // seve
 
 describe('npm pack of a clean checkout', () => {
   it('builds and ships dist/src and dist/workers, and every entry point the manifest names', () => {
-    for (const file of ['dist/src/cli/main.js', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/tools.js', 'dist/src/client/index.js', 'dist/workers/runtime.js', 'dist/workers/tools/index.js']) {
+    for (const file of [
+      'dist/src/cli/main.js',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
+      'dist/src/tools.js',
+      'dist/src/client/index.js',
+      'dist/workers/runtime.js',
+      'dist/workers/tools/index.js',
+    ]) {
       expect(shipped, file).toContain(file);
     }
     const manifest = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as {
       bin: Record<string, string>;
       exports: Record<string, Record<string, string>>;
     };
-    const targets = [...Object.values(manifest.bin), ...Object.values(manifest.exports).flatMap((e) => Object.values(e))];
+    const targets = [
+      ...Object.values(manifest.bin),
+      ...Object.values(manifest.exports).flatMap((e) => Object.values(e)),
+    ];
     for (const target of targets) expect(shipped, target).toContain(posix.normalize(target));
   });
 
@@ -71,7 +100,10 @@ describe('npm pack of a clean checkout', () => {
     expect(shipped).toContain('LICENSE');
     const license = readFileSync(join(checkout, 'LICENSE'), 'utf8');
     expect(license).toMatch(/^MIT License\n\nCopyright \(c\) 2026 the mcp-cancel-pool authors\n/);
-    const manifest = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { license: string; repository?: { url: string } };
+    const manifest = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as {
+      license: string;
+      repository?: { url: string };
+    };
     expect(manifest.license).toBe('MIT');
     expect(manifest.repository?.url).toBe('git+https://github.com/mcp-cancel-pool/mcp-cancel-pool.git');
   });
@@ -79,7 +111,9 @@ describe('npm pack of a clean checkout', () => {
   it('ships no source maps, JS without comments, declarations with their TSDoc, and no benchmark or test output', () => {
     // Maps whose sources are not shipped point nowhere, and inlined sources doubled the package: none at all.
     expect([...shipped].filter((f) => f.endsWith('.map'))).toEqual([]);
-    expect([...shipped].filter((f) => /^(dist-dev|bench|test)\//.test(f) || /^dist\/(bench|test)\//.test(f))).toEqual([]);
+    expect([...shipped].filter((f) => /^(dist-dev|bench|test)\//.test(f) || /^dist\/(bench|test)\//.test(f))).toEqual(
+      [],
+    );
     const js = [...shipped].filter((f) => f.endsWith('.js') && f.startsWith('dist/'));
     const commented = js.filter((f) => /^\s*(\/\*\*|\/\/ )/m.test(readFileSync(join(checkout, f), 'utf8')));
     expect(commented).toEqual([]);
@@ -89,8 +123,12 @@ describe('npm pack of a clean checkout', () => {
     // one they import is there.
     const declarations = [...shipped].filter((f) => f.endsWith('.d.ts'));
     for (const file of declarations) {
-      for (const m of readFileSync(join(checkout, file), 'utf8').matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*)["'](\.{1,2}\/[^"']+)["']/g)) {
-        expect(shipped, `${file} imports ${m[1]}`).toContain(posix.normalize(posix.join(posix.dirname(file), m[1]!.replace(/\.js$/, '.d.ts'))));
+      for (const m of readFileSync(join(checkout, file), 'utf8').matchAll(
+        /(?:\bfrom\s+|\bimport\s*\(\s*)["'](\.{1,2}\/[^"']+)["']/g,
+      )) {
+        expect(shipped, `${file} imports ${m[1]}`).toContain(
+          posix.normalize(posix.join(posix.dirname(file), m[1]!.replace(/\.js$/, '.d.ts'))),
+        );
       }
     }
     expect(declarations).not.toContain('dist/src/probe/types.d.ts');
@@ -106,8 +144,11 @@ describe('npm pack of a clean checkout', () => {
   });
 
   it('publishes no install-time script: it builds on prepack, and npm test builds before it runs', () => {
-    const manifest = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    for (const hook of ['prepare', 'preinstall', 'install', 'postinstall']) expect(manifest.scripts, hook).not.toHaveProperty(hook);
+    const manifest = JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    for (const hook of ['prepare', 'preinstall', 'install', 'postinstall'])
+      expect(manifest.scripts, hook).not.toHaveProperty(hook);
     expect(manifest.scripts.prepack).toMatch(/npm run build/);
     expect(manifest.scripts.test).toMatch(/^npm run build && /);
     // CI's clean install is followed by the build (npm ci runs no build of its own any more).
@@ -115,7 +156,13 @@ describe('npm pack of a clean checkout', () => {
   });
 
   it('ships the tools-project template and the cancel demo', () => {
-    for (const file of ['templates/tools-project/package.json', 'templates/tools-project/tsconfig.json', 'templates/tools-project/src/my-tools.ts', 'templates/tools-project/test/my-tools.test.ts', 'examples/cancel-demo.mjs']) {
+    for (const file of [
+      'templates/tools-project/package.json',
+      'templates/tools-project/tsconfig.json',
+      'templates/tools-project/src/my-tools.ts',
+      'templates/tools-project/test/my-tools.test.ts',
+      'examples/cancel-demo.mjs',
+    ]) {
       expect(shipped, file).toContain(file);
     }
   });
@@ -128,9 +175,17 @@ describe('init-tools', () => {
     const init = await run(process.execPath, [cli, 'init-tools', project]);
     expect(init.code, init.stderr).toBe(0);
     expect(init.stdout).toBe('');
-    const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { name: string; type: string; dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as {
+      name: string;
+      type: string;
+      dependencies: Record<string, string>;
+    };
     // Run from a checkout, it depends on that checkout (the package is not on the registry).
-    expect(manifest).toMatchObject({ name: 'my-tools', type: 'module', dependencies: { 'mcp-cancel-pool': `file:${realpathSync(checkout)}` } });
+    expect(manifest).toMatchObject({
+      name: 'my-tools',
+      type: 'module',
+      dependencies: { 'mcp-cancel-pool': `file:${realpathSync(checkout)}` },
+    });
 
     // The package itself from the local tarball; its dependencies from npm's cache.
     const install = await npm(['install', '--prefer-offline', join(work, packed.filename)], project);
@@ -145,7 +200,14 @@ describe('init-tools', () => {
     await client.connect(
       new StdioClientTransport({
         command: process.execPath,
-        args: [join(project, 'node_modules/mcp-cancel-pool/dist/src/cli/main.js'), 'serve', '--threads', '1', '--tools', join(project, 'dist/src/my-tools.js')],
+        args: [
+          join(project, 'node_modules/mcp-cancel-pool/dist/src/cli/main.js'),
+          'serve',
+          '--threads',
+          '1',
+          '--tools',
+          join(project, 'dist/src/my-tools.js'),
+        ],
         cwd: project,
         stderr: 'pipe',
       }),
@@ -169,7 +231,9 @@ describe('init-tools', () => {
     const init = await run(join(user, 'node_modules/.bin/mcp-cancel-pool'), ['init-tools', 'tools'], { cwd: user });
     expect(init.code, init.stderr).toBe(0);
     expect(init.stderr).toContain(`it depends on mcp-cancel-pool file:${tarball}`);
-    const manifest = JSON.parse(readFileSync(join(user, 'tools/package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(join(user, 'tools/package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     expect(manifest.dependencies['mcp-cancel-pool']).toBe(`file:${tarball}`);
     // The project's own plain npm install finds mcp-cancel-pool where it came from, not on the registry.
     const own = await npm(['install', '--prefer-offline'], join(user, 'tools'));
@@ -195,15 +259,29 @@ describe('init-tools', () => {
     const r = await run(process.execPath, [join(checkout, 'dist/src/cli/main.js'), 'init-tools', target]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(lines(r.stderr)).toEqual([`[mcp-cancel-pool] init-tools: ${target} is not empty; give a new or empty directory (nothing was written)`]);
+    expect(lines(r.stderr)).toEqual([
+      `[mcp-cancel-pool] init-tools: ${target} is not empty; give a new or empty directory (nothing was written)`,
+    ]);
     expect(readdirSync(target)).toEqual(['notes.txt']);
   });
 });
 
 /** A real SDK client on `command args` over stdio: the tool names, and one spin call's text. */
-async function servedOverStdio(command: string, args: string[], cwd: string): Promise<{ tools: string[]; spin: unknown }> {
+async function servedOverStdio(
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<{ tools: string[]; spin: unknown }> {
   const client = new Client({ name: 'packaging-test', version: '1.0.0' });
-  await client.connect(new StdioClientTransport({ command, args, cwd, stderr: 'pipe', env: { ...(process.env as Record<string, string>), ...NPM_ENV } }));
+  await client.connect(
+    new StdioClientTransport({
+      command,
+      args,
+      cwd,
+      stderr: 'pipe',
+      env: { ...(process.env as Record<string, string>), ...NPM_ENV },
+    }),
+  );
   try {
     const tools = (await client.listTools()).tools.map((t) => t.name);
     const spin = (await client.callTool({ name: 'spin', arguments: { ms: 1 } })).content;
@@ -222,23 +300,43 @@ describe('npm install <tarball> into an empty project (the default install)', ()
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'empty', private: true, type: 'module' }));
     const install = await npm(['install', '--prefer-offline', join(work, packed.filename)], project, 300_000);
     expect(install.code, install.stderr).toBe(0);
-    peers = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies;
+    peers = (
+      JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }
+    ).peerDependencies;
   }, 320_000);
 
   it('is at most 30 packages and 30 MB (du of node_modules), none of them an optional peer', async () => {
-    const lock = JSON.parse(readFileSync(join(project, 'node_modules/.package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+    const lock = JSON.parse(readFileSync(join(project, 'node_modules/.package-lock.json'), 'utf8')) as {
+      packages: Record<string, unknown>;
+    };
     const packages = Object.keys(lock.packages).filter((k) => k.startsWith('node_modules/'));
     expect(packages.length, packages.join(' ')).toBeLessThanOrEqual(30);
     const du = await run('du', ['-sk', 'node_modules'], { cwd: project });
     expect(Number(du.stdout.split('\t')[0])).toBeLessThanOrEqual(30 * 1024);
-    for (const absent of ['express', 'hono', 'bullmq', 'ioredis', 'vega', 'vega-lite', '@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@modelcontextprotocol/node']) {
+    for (const absent of [
+      'express',
+      'hono',
+      'bullmq',
+      'ioredis',
+      'vega',
+      'vega-lite',
+      '@modelcontextprotocol/sdk',
+      '@modelcontextprotocol/client',
+      '@modelcontextprotocol/node',
+    ]) {
       expect(existsSync(join(project, 'node_modules', absent)), absent).toBe(false);
     }
   });
 
   it('serves over stdio and over Streamable HTTP', async () => {
-    expect(await servedOverStdio(bin(), ['serve', '--threads', '1'], project)).toMatchObject({ tools: expect.arrayContaining(['spin']) as unknown, spin: [{ type: 'text' }] });
-    const server = spawn(bin(), ['serve', '--transport', 'http', '--port', '0', '--threads', '1'], { cwd: project, stdio: ['ignore', 'ignore', 'pipe'] });
+    expect(await servedOverStdio(bin(), ['serve', '--threads', '1'], project)).toMatchObject({
+      tools: expect.arrayContaining(['spin']) as unknown,
+      spin: [{ type: 'text' }],
+    });
+    const server = spawn(bin(), ['serve', '--transport', 'http', '--port', '0', '--threads', '1'], {
+      cwd: project,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     try {
       let stderr = '';
       const url = await new Promise<string>((resolve, reject) => {
@@ -277,15 +375,28 @@ describe('npm install <tarball> into an empty project (the default install)', ()
     }
     const imports: [string, string][] = [
       ['mcp-cancel-pool/remote', `mcp-cancel-pool/remote ${redis}`],
-      ['mcp-cancel-pool/client', `mcp-cancel-pool/client needs @modelcontextprotocol/client (optional, not installed with mcp-cancel-pool): ${install('@modelcontextprotocol/client')}`],
+      [
+        'mcp-cancel-pool/client',
+        `mcp-cancel-pool/client needs @modelcontextprotocol/client (optional, not installed with mcp-cancel-pool): ${install('@modelcontextprotocol/client')}`,
+      ],
     ];
     for (const [entry, message] of imports) {
-      const r = await run(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(entry)})`], { cwd: project });
+      const r = await run(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(entry)})`], {
+        cwd: project,
+      });
       expect(r.code, entry).toBe(1);
       expect(r.stderr).toContain(`MissingPeerError: ${message}\n`);
     }
     // The entries that need no optional peer load.
-    const r = await run(process.execPath, ['--input-type=module', '-e', "for (const e of ['', '/tools', '/server', '/tasks', '/ops']) await import('mcp-cancel-pool' + e)"], { cwd: project });
+    const r = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "for (const e of ['', '/tools', '/server', '/tasks', '/ops']) await import('mcp-cancel-pool' + e)",
+      ],
+      { cwd: project },
+    );
     expect(r.code, r.stderr).toBe(0);
   }, 60_000);
 
@@ -293,7 +404,15 @@ describe('npm install <tarball> into an empty project (the default install)', ()
     const embedder = join(work, 'embedder');
     mkdirSync(embedder);
     writeFileSync(join(embedder, 'package.json'), JSON.stringify({ name: 'embedder', private: true, type: 'module' }));
-    const install = await npm(['install', '--prefer-offline', `@modelcontextprotocol/server@${peers['@modelcontextprotocol/server']}`, join(work, packed.filename)], embedder);
+    const install = await npm(
+      [
+        'install',
+        '--prefer-offline',
+        `@modelcontextprotocol/server@${peers['@modelcontextprotocol/server']}`,
+        join(work, packed.filename),
+      ],
+      embedder,
+    );
     expect(install.code, install.stderr).toBe(0);
     const ls = await npm(['ls', '@modelcontextprotocol/core', '--all', '--parseable'], embedder, 60_000);
     expect(ls.code, ls.stderr).toBe(0);
@@ -303,8 +422,27 @@ describe('npm install <tarball> into an empty project (the default install)', ()
 
 /** A short probe of our own server (`serve` run by `cli`), in both eras, over stdio. */
 const probeArgs = (cli: string[]) => [
-  'probe', '--stdio', [process.execPath, ...cli, 'serve', '--threads', '1'].join(' '), '--tool', 'spin', '--args', '{"ms":5000}', '--quick-tool', 'spin', '--quick-args', '{"ms":3}',
-  '--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8',
+  'probe',
+  '--stdio',
+  [process.execPath, ...cli, 'serve', '--threads', '1'].join(' '),
+  '--tool',
+  'spin',
+  '--args',
+  '{"ms":5000}',
+  '--quick-tool',
+  'spin',
+  '--quick-args',
+  '{"ms":3}',
+  '--samples',
+  '2',
+  '--cancel-after-ms',
+  '150',
+  '--settle-ms',
+  '600',
+  '--quiet-ms',
+  '150',
+  '--storm',
+  '8',
 ];
 
 describe('the probe with the default install', () => {
@@ -315,27 +453,42 @@ describe('the probe with the default install', () => {
     expect(text.code, text.stdout + text.stderr).toBe(0);
     expect(text.stdout).toMatch(/PASS\s+cancel\.no-answer/);
     const out = join(work, 'probe-out');
-    const json = await run(process.execPath, [cli, ...probeArgs([cli]), '--format', 'json', '--no-progress', '--out', out], { cwd: project, ms: 120_000 });
+    const json = await run(
+      process.execPath,
+      [cli, ...probeArgs([cli]), '--format', 'json', '--no-progress', '--out', out],
+      { cwd: project, ms: 120_000 },
+    );
     expect(json.code, json.stderr).toBe(0);
     expect((JSON.parse(json.stdout) as { result: string }).result).toBe('pass');
     expect(readdirSync(out).sort()).toEqual(['probe.json', 'report.md']);
-    const peers = (JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }).peerDependencies;
-    expect(lines(json.stderr)).toContain(`[probe] no charts: they need vega and vega-lite (optional, not installed with mcp-cancel-pool): npm install vega@${peers.vega} vega-lite@${peers['vega-lite']}`);
+    const peers = (
+      JSON.parse(readFileSync(join(checkout, 'package.json'), 'utf8')) as { peerDependencies: Record<string, string> }
+    ).peerDependencies;
+    expect(lines(json.stderr)).toContain(
+      `[probe] no charts: they need vega and vega-lite (optional, not installed with mcp-cancel-pool): npm install vega@${peers.vega} vega-lite@${peers['vega-lite']}`,
+    );
   }, 300_000);
 });
 
 describe('global installs, each in a temporary prefix', () => {
   it('from the tarball: the command runs, and init-tools depends on the installed copy (a global prefix keeps no record of the tarball)', async () => {
     const prefix = join(work, 'prefix-tarball');
-    const g = await npm(['install', '-g', '--prefer-offline', join(work, packed.filename)], work, 300_000, { npm_config_prefix: prefix });
+    const g = await npm(['install', '-g', '--prefer-offline', join(work, packed.filename)], work, 300_000, {
+      npm_config_prefix: prefix,
+    });
     expect(g.code, g.stderr).toBe(0);
     const bin = join(prefix, 'bin/mcp-cancel-pool');
-    expect(await servedOverStdio(bin, ['serve', '--threads', '1'], work)).toMatchObject({ tools: expect.arrayContaining(['spin']) as unknown });
+    expect(await servedOverStdio(bin, ['serve', '--threads', '1'], work)).toMatchObject({
+      tools: expect.arrayContaining(['spin']) as unknown,
+    });
     const project = join(work, 'global-tools');
     const init = await run(bin, ['init-tools', project]);
     expect(init.code, init.stderr).toBe(0);
     const spec = `file:${realpathSync(join(prefix, 'lib/node_modules/mcp-cancel-pool'))}`;
-    expect((JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['mcp-cancel-pool']).toBe(spec);
+    expect(
+      (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
+        .dependencies['mcp-cancel-pool'],
+    ).toBe(spec);
     const own = await npm(['install', '--prefer-offline'], project);
     expect(own.code, own.stderr).toBe(0);
     const test = await npm(['test'], project, 120_000);
@@ -355,7 +508,10 @@ describe('global installs, each in a temporary prefix', () => {
     const project = join(work, 'clone-tools');
     const init = await run(bin, ['init-tools', project]);
     expect(init.code, init.stderr).toBe(0);
-    expect((JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies['mcp-cancel-pool']).toBe(`file:${realpathSync(checkout)}`);
+    expect(
+      (JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')) as { dependencies: Record<string, string> })
+        .dependencies['mcp-cancel-pool'],
+    ).toBe(`file:${realpathSync(checkout)}`);
   }, 200_000);
 });
 
@@ -363,16 +519,42 @@ describe('npx --package <tarball>, without installing', () => {
   const where = join(work, 'npx');
   it('runs the server from the tarball', async () => {
     mkdirSync(where);
-    expect(await servedOverStdio('npx', ['--yes', '--prefer-offline', '--package', join(work, packed.filename), 'mcp-cancel-pool', 'serve', '--threads', '1'], where)).toMatchObject({ tools: expect.arrayContaining(['spin']) as unknown });
+    expect(
+      await servedOverStdio(
+        'npx',
+        [
+          '--yes',
+          '--prefer-offline',
+          '--package',
+          join(work, packed.filename),
+          'mcp-cancel-pool',
+          'serve',
+          '--threads',
+          '1',
+        ],
+        where,
+      ),
+    ).toMatchObject({ tools: expect.arrayContaining(['spin']) as unknown });
   }, 300_000);
 
   it('runs the probe from the tarball: text and JSON reports', async () => {
     const ours = join(checkout, 'dist/src/cli/main.js');
-    const args = ['--yes', '--prefer-offline', '--package', join(work, packed.filename), 'mcp-cancel-pool', ...probeArgs([ours])];
+    const args = [
+      '--yes',
+      '--prefer-offline',
+      '--package',
+      join(work, packed.filename),
+      'mcp-cancel-pool',
+      ...probeArgs([ours]),
+    ];
     const text = await run('npx', args, { cwd: where, ms: 200_000, env: NPM_ENV });
     expect(text.code, text.stdout + text.stderr).toBe(0);
     expect(text.stdout).toMatch(/PASS\s+cancel\.work-stops/);
-    const json = await run('npx', [...args, '--format', 'json', '--no-progress'], { cwd: where, ms: 200_000, env: NPM_ENV });
+    const json = await run('npx', [...args, '--format', 'json', '--no-progress'], {
+      cwd: where,
+      ms: 200_000,
+      env: NPM_ENV,
+    });
     expect(json.code, json.stderr).toBe(0);
     expect((JSON.parse(json.stdout) as { result: string }).result).toBe('pass');
   }, 450_000);

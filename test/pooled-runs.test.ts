@@ -20,12 +20,28 @@ import { OVERHEAD_LABELS, type ZeroWorkWindow } from '../bench/scenarios/overhea
 /** One run: per round, ours' and (e)'s calls/s at 32 in flight ((e) always 100), and CPU per call at 1 in flight. */
 function run(commit: string, oursCalls: number[], oursCpu: number[]): BenchRun {
   const windows: ZeroWorkWindow[] = [];
-  const win = (server: string, round: number, inFlight: number, callsPerSecond: number, serverCpuUsPerCall: number): ZeroWorkWindow => ({
-    server, round, inFlight, calls: callsPerSecond, seconds: 1, callsPerSecond, serverCpuUsPerCall, clientCpuUsPerCall: 5,
+  const win = (
+    server: string,
+    round: number,
+    inFlight: number,
+    callsPerSecond: number,
+    serverCpuUsPerCall: number,
+  ): ZeroWorkWindow => ({
+    server,
+    round,
+    inFlight,
+    calls: callsPerSecond,
+    seconds: 1,
+    callsPerSecond,
+    serverCpuUsPerCall,
+    clientCpuUsPerCall: 5,
   });
   oursCalls.forEach((calls, round) => {
     windows.push(win(OVERHEAD_LABELS.ours, round, 32, calls, 90), win(OVERHEAD_LABELS.coop, round, 32, 100, 90));
-    windows.push(win(OVERHEAD_LABELS.ours, round, 1, 3000, oursCpu[round]!), win(OVERHEAD_LABELS.coop, round, 1, 3000, 200));
+    windows.push(
+      win(OVERHEAD_LABELS.ours, round, 1, 3000, oursCpu[round]!),
+      win(OVERHEAD_LABELS.coop, round, 1, 3000, 200),
+    );
   });
   return { commit, windows };
 }
@@ -37,7 +53,7 @@ describe('poolRuns', () => {
   const pooled = poolRuns([A, B]);
   const target = (name: string) => pooled.find((t) => t.name === name)!;
 
-  it('pairs ours with (e) round by round: run medians, their mean, the median of all rounds, the rounds ours\' way', () => {
+  it("pairs ours with (e) round by round: run medians, their mean, the median of all rounds, the rounds ours' way", () => {
     const calls = target('calls/s vs (e), 32 in flight');
     expect(calls.goal).toBe('≥ 1.0×');
     expect(calls.runMedians[0]).toBeCloseTo(1.02, 10); // 0.9, 1.0, 1.04, 1.1
@@ -47,7 +63,7 @@ describe('poolRuns', () => {
     expect([calls.oursWay, calls.rounds]).toEqual([3, 8]); // a tie (1.0) is not ours' way
   });
 
-  it('counts a lower CPU per call as ours\' way', () => {
+  it("counts a lower CPU per call as ours' way", () => {
     const cpu = target('CPU per call vs (e), 1 in flight');
     expect(cpu.goal).toBe('≤ 1.0×');
     expect(cpu.runMedians[0]).toBeCloseTo(0.975, 10); // 0.9, 0.95, 1.0, 1.05
@@ -67,7 +83,12 @@ describe('poolRuns', () => {
   });
 
   it('leaves out a target no run measured', () => {
-    expect(pooled.map((t) => t.name)).toEqual(['calls/s vs (e), 1 in flight', 'calls/s vs (e), 32 in flight', 'CPU per call vs (e), 1 in flight', 'CPU per call vs (e), 32 in flight']);
+    expect(pooled.map((t) => t.name)).toEqual([
+      'calls/s vs (e), 1 in flight',
+      'calls/s vs (e), 32 in flight',
+      'CPU per call vs (e), 1 in flight',
+      'CPU per call vs (e), 32 in flight',
+    ]);
   });
 
   it('says "level" while the interval contains the threshold, else met or missed by the mean\'s side', () => {
@@ -80,11 +101,28 @@ describe('poolRuns', () => {
 });
 
 /** One HTTP run: per round, ours' and (f)'s 2026 calls/s at 32 clients; a cancel figure; a memory figure. */
-function httpRun(commit: string, oursCalls: number[], cancel: { ours: number[]; f: number[] }, perSession: { ours: number; f: number }): BenchRun {
+function httpRun(
+  commit: string,
+  oursCalls: number[],
+  cancel: { ours: number[]; f: number[] },
+  perSession: { ours: number; f: number },
+): BenchRun {
   const win = (server: string, round: number, callsPerSecond: number): HttpWindow => ({
-    server, era: '2026', clients: 32, round, calls: callsPerSecond, failures: 0, seconds: 1, callsPerSecond, serverCpuUsPerCall: 500, clientCpuUsPerCall: 50,
+    server,
+    era: '2026',
+    clients: 32,
+    round,
+    calls: callsPerSecond,
+    failures: 0,
+    seconds: 1,
+    callsPerSecond,
+    serverCpuUsPerCall: 500,
+    clientCpuUsPerCall: 50,
   });
-  const httpWindows = oursCalls.flatMap((calls, round) => [win(HTTP_LABELS.ours, round, calls), win(HTTP_LABELS.f, round, 100)]);
+  const httpWindows = oursCalls.flatMap((calls, round) => [
+    win(HTTP_LABELS.ours, round, calls),
+    win(HTTP_LABELS.f, round, 100),
+  ]);
   const httpCancel: HttpCancelSample[] = [
     ...cancel.ours.map((ms) => ({ row: 'ours-2026', mode: 'reused' as const, ms })),
     ...cancel.f.map((ms) => ({ row: 'f-2026', mode: 'reused' as const, ms })),
@@ -98,7 +136,10 @@ function httpRun(commit: string, oursCalls: number[], cancel: { ours: number[]; 
 }
 
 describe('poolRuns on the HTTP scenarios', () => {
-  const runs = [httpRun('ccccccc', [120, 130, 125], { ours: [2, 2, 4], f: [60, 64, 70] }, { ours: 40, f: 200 }), httpRun('ddddddd', [110, 140, 90], { ours: [2, 3, 3], f: [60, 60, 60] }, { ours: 50, f: 200 })];
+  const runs = [
+    httpRun('ccccccc', [120, 130, 125], { ours: [2, 2, 4], f: [60, 64, 70] }, { ours: 40, f: 200 }),
+    httpRun('ddddddd', [110, 140, 90], { ours: [2, 3, 3], f: [60, 60, 60] }, { ours: 50, f: 200 }),
+  ];
   const pooled = poolRuns(runs);
   const target = (name: string) => pooled.find((t) => t.name === name)!;
 
@@ -111,7 +152,7 @@ describe('poolRuns on the HTTP scenarios', () => {
     expect(calls.verdict).toBe('met');
   });
 
-  it('takes one figure per run from the cancel samples: (f)\'s p50 over ours\', against 25×', () => {
+  it("takes one figure per run from the cancel samples: (f)'s p50 over ours', against 25×", () => {
     const cancel = target('HTTP 2026 cancel → slot reused p50, (f) ÷ ours (closed stream)');
     expect(cancel.goal).toBe('≥ 25×');
     expect(cancel.runMedians).toEqual([32, 20]); // 64 / 2, 60 / 3
@@ -138,7 +179,13 @@ describe('node dist-dev/bench/pool-runs.js', () => {
   const write = (name: string, r: BenchRun): string => {
     const dir = join(root, name, 'full-overhead');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'results.json'), JSON.stringify({ env: { gitCommit: `${r.commit}0123` }, scenarios: [{ id: 'overhead', samples: { windows: r.windows } }] }));
+    writeFileSync(
+      join(dir, 'results.json'),
+      JSON.stringify({
+        env: { gitCommit: `${r.commit}0123` },
+        scenarios: [{ id: 'overhead', samples: { windows: r.windows } }],
+      }),
+    );
     return join(root, name);
   };
   const POOL_RUNS = fileURLToPath(new URL('../dist-dev/bench/pool-runs.js', import.meta.url));
@@ -147,7 +194,9 @@ describe('node dist-dev/bench/pool-runs.js', () => {
   it('reads `--out` folders and prints the pooled targets as a table', async () => {
     const { stdout } = await cli([write('a', A), write('b', B)]);
     expect(stdout).toContain('Pooled over 2 runs (aaaaaaa, bbbbbbb)');
-    expect(stdout).toContain('| calls/s vs (e), 32 in flight | ≥ 1.0× | 1.020, 0.980 | 1.000 [0.980, 1.020] | 1.000 | 3 of 8 | level |');
+    expect(stdout).toContain(
+      '| calls/s vs (e), 32 in flight | ≥ 1.0× | 1.020, 0.980 | 1.000 [0.980, 1.020] | 1.000 | 3 of 8 | level |',
+    );
     expect(readRun(join(root, 'a')).windows).toHaveLength(16);
   });
 
@@ -157,20 +206,42 @@ describe('node dist-dev/bench/pool-runs.js', () => {
     mkdirSync(join(dir, 'full-http-overhead+http-cancel+http-memory'), { recursive: true });
     writeFileSync(
       join(dir, 'full-http-overhead+http-cancel+http-memory', 'results.json'),
-      JSON.stringify({ env: { gitCommit: 'eeeeeee0123' }, scenarios: [{ id: 'http-overhead', samples: { windows: r.httpWindows } }, { id: 'http-cancel', samples: { samples: r.httpCancel } }, { id: 'http-memory', samples: { figures: r.httpMemory } }] }),
+      JSON.stringify({
+        env: { gitCommit: 'eeeeeee0123' },
+        scenarios: [
+          { id: 'http-overhead', samples: { windows: r.httpWindows } },
+          { id: 'http-cancel', samples: { samples: r.httpCancel } },
+          { id: 'http-memory', samples: { figures: r.httpMemory } },
+        ],
+      }),
     );
     const both = readRun(dir);
-    expect([both.httpWindows?.length, both.httpCancel?.length, both.httpMemory?.length, both.windows]).toEqual([4, 3, 2, undefined]);
+    expect([both.httpWindows?.length, both.httpCancel?.length, both.httpMemory?.length, both.windows]).toEqual([
+      4,
+      3,
+      2,
+      undefined,
+    ]);
     const { stdout } = await cli([dir]);
-    expect(stdout).toContain('| HTTP 2026 cancel → slot reused p50, (f) ÷ ours (closed stream) | ≥ 25× | 32.000 | 32.000 [32.000, 32.000] | 32.000 | 1 of 1 | met |');
+    expect(stdout).toContain(
+      '| HTTP 2026 cancel → slot reused p50, (f) ÷ ours (closed stream) | ≥ 25× | 32.000 | 32.000 [32.000, 32.000] | 32.000 | 1 of 1 | met |',
+    );
   });
 
   it('says which path has no scenario 3 in it, or which file is not JSON, and exits 1', async () => {
     mkdirSync(join(root, 'empty'));
-    await expect(cli([join(root, 'empty')])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('empty: no results.json with scenario 3 (overhead) or 8–10 (http-overhead, http-cancel, http-memory) in it') });
+    await expect(cli([join(root, 'empty')])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(
+        'empty: no results.json with scenario 3 (overhead) or 8–10 (http-overhead, http-cancel, http-memory) in it',
+      ),
+    });
     await expect(cli([])).rejects.toMatchObject({ code: 2 });
     mkdirSync(join(root, 'torn'));
     writeFileSync(join(root, 'torn', 'results.json'), '{"scenarios": [');
-    await expect(cli([join(root, 'torn')])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining(`${join(root, 'torn', 'results.json')}: not a bench results file`) });
+    await expect(cli([join(root, 'torn')])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`${join(root, 'torn', 'results.json')}: not a bench results file`),
+    });
   });
 });

@@ -10,7 +10,20 @@ import { CLI } from './helpers.js';
 import { TASK_TOOLS } from './task-wire.js';
 
 const BROKEN = fileURLToPath(new URL('../dist-dev/test/fixtures/broken-server.js', import.meta.url));
-const FAST = ['--era', '2025', '--samples', '1', '--storm', '0', '--cancel-after-ms', '150', '--settle-ms', '600', '--format', 'json'];
+const FAST = [
+  '--era',
+  '2025',
+  '--samples',
+  '1',
+  '--storm',
+  '0',
+  '--cancel-after-ms',
+  '150',
+  '--settle-ms',
+  '600',
+  '--format',
+  'json',
+];
 const SLOW = 240_000;
 
 interface Doc {
@@ -27,22 +40,65 @@ function probe(args: string[]): Promise<{ code: number | null; doc: Doc }> {
 const verdict = (doc: Doc, rule: string) => doc.servers[0]!.verdicts.find((v) => v.rule === rule);
 
 describe('probe, tasks', () => {
-  it('ours: tasks/cancel answered cancelled, tasks/get says cancelled right after and later, the work stops; exit 0', async () => {
-    const { code, doc } = await probe(['--stdio', `${process.execPath} ${CLI} serve --threads 1 --tools ${TASK_TOOLS}`, '--tool', 'spin', '--args', '{"ms":5000}', '--task-tool', 'only_task', '--task-args', '{"ms":8000}', ...FAST]);
-    expect(verdict(doc, 'tasks.cancel')).toMatchObject({ outcome: 'pass', evidence: expect.stringMatching(/with status cancelled/) });
-    expect(verdict(doc, 'tasks.ends-cancelled')).toMatchObject({ outcome: 'pass', evidence: 'tasks/get right after: cancelled; 600 ms later: cancelled' });
-    expect(verdict(doc, 'tasks.work-stops')?.outcome).toBe('pass');
-    expect(code).toBe(0);
-  }, SLOW);
+  it(
+    'ours: tasks/cancel answered cancelled, tasks/get says cancelled right after and later, the work stops; exit 0',
+    async () => {
+      const { code, doc } = await probe([
+        '--stdio',
+        `${process.execPath} ${CLI} serve --threads 1 --tools ${TASK_TOOLS}`,
+        '--tool',
+        'spin',
+        '--args',
+        '{"ms":5000}',
+        '--task-tool',
+        'only_task',
+        '--task-args',
+        '{"ms":8000}',
+        ...FAST,
+      ]);
+      expect(verdict(doc, 'tasks.cancel')).toMatchObject({
+        outcome: 'pass',
+        evidence: expect.stringMatching(/with status cancelled/),
+      });
+      expect(verdict(doc, 'tasks.ends-cancelled')).toMatchObject({
+        outcome: 'pass',
+        evidence: 'tasks/get right after: cancelled; 600 ms later: cancelled',
+      });
+      expect(verdict(doc, 'tasks.work-stops')?.outcome).toBe('pass');
+      expect(code).toBe(0);
+    },
+    SLOW,
+  );
 
-  it('a server whose tasks/cancel only flips the status while the work goes on: FAIL tasks.work-stops, exit 1; without the defect it passes', async () => {
-    const args = (mode: string) => ['--stdio', `${process.execPath} ${BROKEN} --mode ${mode}`, '--tool', 'long', '--args', '{"ms":3000}', '--task-tool', 'long', '--task-args', '{"ms":4000}', ...FAST];
-    const bad = await probe(args('task-burns-after-cancel'));
-    expect(verdict(bad.doc, 'tasks.cancel')?.outcome).toBe('pass');
-    expect(verdict(bad.doc, 'tasks.work-stops')).toMatchObject({ outcome: 'fail', evidence: expect.stringMatching(/^The work went on after the cancel: .*the busiest thread was runnable \(running or waiting for a core\) \d+% of the time, (never waiting|[\d.]+ ms of CPU between waits)/) });
-    expect(bad.code).toBe(1);
-    const good = await probe(args('correct'));
-    expect(verdict(good.doc, 'tasks.work-stops')?.outcome).toBe('pass');
-    expect(good.code).toBe(0);
-  }, SLOW);
+  it(
+    'a server whose tasks/cancel only flips the status while the work goes on: FAIL tasks.work-stops, exit 1; without the defect it passes',
+    async () => {
+      const args = (mode: string) => [
+        '--stdio',
+        `${process.execPath} ${BROKEN} --mode ${mode}`,
+        '--tool',
+        'long',
+        '--args',
+        '{"ms":3000}',
+        '--task-tool',
+        'long',
+        '--task-args',
+        '{"ms":4000}',
+        ...FAST,
+      ];
+      const bad = await probe(args('task-burns-after-cancel'));
+      expect(verdict(bad.doc, 'tasks.cancel')?.outcome).toBe('pass');
+      expect(verdict(bad.doc, 'tasks.work-stops')).toMatchObject({
+        outcome: 'fail',
+        evidence: expect.stringMatching(
+          /^The work went on after the cancel: .*the busiest thread was runnable \(running or waiting for a core\) \d+% of the time, (never waiting|[\d.]+ ms of CPU between waits)/,
+        ),
+      });
+      expect(bad.code).toBe(1);
+      const good = await probe(args('correct'));
+      expect(verdict(good.doc, 'tasks.work-stops')?.outcome).toBe('pass');
+      expect(good.code).toBe(0);
+    },
+    SLOW,
+  );
 });

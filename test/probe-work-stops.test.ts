@@ -24,14 +24,41 @@ import { keptWorking } from '../dist/src/probe/rules/work-stops.js';
 import { CLI, sleep } from './helpers.js';
 
 const BROKEN = fileURLToPath(new URL('../dist-dev/test/fixtures/broken-server.js', import.meta.url));
-const FAST = ['--samples', '2', '--cancel-after-ms', '150', '--settle-ms', '600', '--quiet-ms', '150', '--storm', '8', '--era', '2025', '--format', 'json'];
+const FAST = [
+  '--samples',
+  '2',
+  '--cancel-after-ms',
+  '150',
+  '--settle-ms',
+  '600',
+  '--quiet-ms',
+  '150',
+  '--storm',
+  '8',
+  '--era',
+  '2025',
+  '--format',
+  'json',
+];
 const SLOW = 240_000;
 
 interface Doc {
   servers: { verdicts: { rule: string; outcome: string; evidence: string }[] }[];
 }
 function probe(mode: string, quickArgs: string): Promise<Doc> {
-  const args = ['--stdio', `${process.execPath} ${BROKEN} --mode ${mode}`, '--tool', 'long', '--args', '{"ms":3000}', '--quick-tool', 'quick', '--quick-args', quickArgs, ...FAST];
+  const args = [
+    '--stdio',
+    `${process.execPath} ${BROKEN} --mode ${mode}`,
+    '--tool',
+    'long',
+    '--args',
+    '{"ms":3000}',
+    '--quick-tool',
+    'quick',
+    '--quick-args',
+    quickArgs,
+    ...FAST,
+  ];
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [CLI, 'probe', '--no-progress', ...args], { timeout: 200_000 }, (error, stdout) => {
       try {
@@ -43,7 +70,8 @@ function probe(mode: string, quickArgs: string): Promise<Doc> {
   });
 }
 const verdict = (doc: Doc, rule: string) => doc.servers[0]!.verdicts.find((v) => v.rule === rule)!;
-const keptIn = (evidence: string) => /(\d+) of (\d+) cancelled calls left a thread computing/.exec(evidence)?.slice(1).map(Number);
+const keptIn = (evidence: string) =>
+  /(\d+) of (\d+) cancelled calls left a thread computing/.exec(evidence)?.slice(1).map(Number);
 
 const children: ChildProcess[] = [];
 const node = (code: string) => {
@@ -61,41 +89,53 @@ afterAll(() => {
 });
 
 describe('cancel.work-stops under load', () => {
-  it('the kernel counts: a spinning thread kept working; ones woken every 20 ms or 2 ms, or idle, did not, whatever the hogs do', async () => {
-    const ready = (code: string) => {
-      const child = spawn(process.execPath, ['-e', `process.stdout.write('ready\\n'); ${code}`], { stdio: ['ignore', 'pipe', 'ignore'] });
-      children.push(child);
-      return new Promise<ChildProcess>((resolve) => child.stdout!.once('data', () => resolve(child)));
-    };
-    const [spinner, every20, every2, idle] = await Promise.all([
-      ready('for(;;){}'),
-      ready('setInterval(() => { for (let i = 0; i < 1e4; i++); }, 20)'),
-      ready('setInterval(() => { for (let i = 0; i < 1e4; i++); }, 2)'),
-      ready('setInterval(() => {}, 1e6)'),
-    ]);
-    await sleep(1000); // past their start-up work
-    expect(runnableSnapshot([spinner.pid!])).toBeDefined(); // this kernel keeps schedstat
-    const from = performance.now() + 50;
-    const busy = await Promise.all([spinner, every20, every2, idle].map((c) => busyOver(processTree(c.pid!), from, from + 600)));
-    expect(busy.map(keptWorking), JSON.stringify(busy)).toEqual([true, false, false, false]);
-    expect(busy[0]!.share).toBeGreaterThanOrEqual(0.6);
-    expect(busy[0]!.runPerBlockMs).toBeGreaterThanOrEqual(5);
-    for (const b of busy.slice(1, 3)) expect(b!.runPerBlockMs).toBeLessThan(5);
-    // Two reads, however rarely the reader got to run between them: no time between them, no measure.
-    const now = runnableSnapshot([spinner.pid!]);
-    expect(busiestThread(now, now)).toBeUndefined();
-  }, SLOW);
+  it(
+    'the kernel counts: a spinning thread kept working; ones woken every 20 ms or 2 ms, or idle, did not, whatever the hogs do',
+    async () => {
+      const ready = (code: string) => {
+        const child = spawn(process.execPath, ['-e', `process.stdout.write('ready\\n'); ${code}`], {
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
+        children.push(child);
+        return new Promise<ChildProcess>((resolve) => child.stdout!.once('data', () => resolve(child)));
+      };
+      const [spinner, every20, every2, idle] = await Promise.all([
+        ready('for(;;){}'),
+        ready('setInterval(() => { for (let i = 0; i < 1e4; i++); }, 20)'),
+        ready('setInterval(() => { for (let i = 0; i < 1e4; i++); }, 2)'),
+        ready('setInterval(() => {}, 1e6)'),
+      ]);
+      await sleep(1000); // past their start-up work
+      expect(runnableSnapshot([spinner.pid!])).toBeDefined(); // this kernel keeps schedstat
+      const from = performance.now() + 50;
+      const busy = await Promise.all(
+        [spinner, every20, every2, idle].map((c) => busyOver(processTree(c.pid!), from, from + 600)),
+      );
+      expect(busy.map(keptWorking), JSON.stringify(busy)).toEqual([true, false, false, false]);
+      expect(busy[0]!.share).toBeGreaterThanOrEqual(0.6);
+      expect(busy[0]!.runPerBlockMs).toBeGreaterThanOrEqual(5);
+      for (const b of busy.slice(1, 3)) expect(b!.runPerBlockMs).toBeLessThan(5);
+      // Two reads, however rarely the reader got to run between them: no time between them, no measure.
+      const now = runnableSnapshot([spinner.pid!]);
+      expect(busiestThread(now, now)).toBeUndefined();
+    },
+    SLOW,
+  );
 
-  it('--samples 2: quick-ignores-cancel (its long tool stops) PASSes work-stops and FAILs its race rule every time; burns-after-cancel FAILs work-stops every time', async () => {
-    for (let run = 0; run < 3; run++) {
-      const quick = await probe('quick-ignores-cancel', '{"ms":30}');
-      const stops = verdict(quick, 'cancel.work-stops');
-      expect(stops.outcome, stops.evidence).toBe('pass');
-      expect(keptIn(stops.evidence)).toEqual([0, 2]);
-      expect(verdict(quick, 'race.no-answer-after-cancel').outcome).toBe('fail');
-      const burns = verdict(await probe('burns-after-cancel', '{}'), 'cancel.work-stops');
-      expect(burns.outcome, burns.evidence).toBe('fail');
-      expect(keptIn(burns.evidence)).toEqual([2, 2]);
-    }
-  }, SLOW);
+  it(
+    '--samples 2: quick-ignores-cancel (its long tool stops) PASSes work-stops and FAILs its race rule every time; burns-after-cancel FAILs work-stops every time',
+    async () => {
+      for (let run = 0; run < 3; run++) {
+        const quick = await probe('quick-ignores-cancel', '{"ms":30}');
+        const stops = verdict(quick, 'cancel.work-stops');
+        expect(stops.outcome, stops.evidence).toBe('pass');
+        expect(keptIn(stops.evidence)).toEqual([0, 2]);
+        expect(verdict(quick, 'race.no-answer-after-cancel').outcome).toBe('fail');
+        const burns = verdict(await probe('burns-after-cancel', '{}'), 'cancel.work-stops');
+        expect(burns.outcome, burns.evidence).toBe('fail');
+        expect(keptIn(burns.evidence)).toEqual([2, 2]);
+      }
+    },
+    SLOW,
+  );
 });

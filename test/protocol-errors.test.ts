@@ -7,14 +7,26 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { RawServer, sleep, startHttpServer, stats, stdioClient, until, type HttpServerProcess, type WiredClient } from './helpers.js';
+import {
+  RawServer,
+  sleep,
+  startHttpServer,
+  stats,
+  stdioClient,
+  until,
+  type HttpServerProcess,
+  type WiredClient,
+} from './helpers.js';
 import { sseMessages, within, type Msg } from './http-helpers.js';
-
 
 const call = (id: unknown, params: Record<string, unknown>) => ({ jsonrpc: '2.0', id, method: 'tools/call', params });
 const spin = (id: unknown, ms: number) => call(id, { name: 'spin', arguments: { ms } });
 const ping = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'ping' });
-const cancel = (requestId: unknown) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'test' } });
+const cancel = (requestId: unknown) => ({
+  jsonrpc: '2.0',
+  method: 'notifications/cancelled',
+  params: { requestId, reason: 'test' },
+});
 
 /** A zod issue list dumped as JSON, as the SDK's -32603 carried it. */
 const ZOD_DUMP = /^\s*\[|"code":|\n/;
@@ -53,7 +65,11 @@ describe('stdio', () => {
     s.send(spin('y', 1));
     expect(await s.next((m) => m.id === 'y')).toHaveProperty('result.structuredContent.sliceCount', 1);
     s.send(ping('x'));
-    expect(await s.next((m) => m.id === 'x' && 'result' in m, 5_000, s.lines.indexOf(refusal) + 1)).toEqual({ jsonrpc: '2.0', id: 'x', result: {} });
+    expect(await s.next((m) => m.id === 'x' && 'result' in m, 5_000, s.lines.indexOf(refusal) + 1)).toEqual({
+      jsonrpc: '2.0',
+      id: 'x',
+      result: {},
+    });
   });
 
   it('a duplicate refused while the first request runs leaves the first one answered normally', async () => {
@@ -64,7 +80,11 @@ describe('stdio', () => {
     const first = await s.next((m) => m.id === 7 && 'result' in m, 10_000);
     expect(first).toHaveProperty('result.structuredContent.sliceCount', 400);
     const answers = s.lines.filter((m) => (m as Msg).id === 7) as Msg[];
-    expect(answers.map((m) => m.error?.code ?? 'result')).toEqual([ErrorCode.InvalidRequest, ErrorCode.InvalidRequest, 'result']);
+    expect(answers.map((m) => m.error?.code ?? 'result')).toEqual([
+      ErrorCode.InvalidRequest,
+      ErrorCode.InvalidRequest,
+      'result',
+    ]);
   });
 
   it('invalid tools/call params are -32602 in words, not -32603 with a zod dump', async () => {
@@ -75,8 +95,15 @@ describe('stdio', () => {
     s.send(call('name-number', { name: 5 }));
     const answer = async (id: string) => ((await s.next((m) => m.id === id)) as Msg).error;
     const noName = await answer('no-name');
-    expect(noName).toEqual({ code: ErrorCode.InvalidParams, message: 'invalid tools/call params: name: expected string, received undefined' });
-    for (const [id, field] of [['args-string', 'arguments'], ['args-array', 'arguments'], ['name-number', 'name']] as const) {
+    expect(noName).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'invalid tools/call params: name: expected string, received undefined',
+    });
+    for (const [id, field] of [
+      ['args-string', 'arguments'],
+      ['args-array', 'arguments'],
+      ['name-number', 'name'],
+    ] as const) {
       const e = await answer(id);
       expect(e?.code).toBe(ErrorCode.InvalidParams);
       expect(e?.message).toMatch(new RegExp(`^invalid tools/call params: ${field}: expected \\w+, received \\w+$`));
@@ -100,16 +127,28 @@ describe('stdio', () => {
     const s = await start();
     s.send(call('nope', { name: 'no_such_tool', arguments: {} }));
     s.send({ jsonrpc: '2.0', id: 'res', method: 'resources/read', params: { uri: 'nope://x' } });
-    expect(((await s.next((m) => m.id === 'nope')) as Msg).error).toEqual({ code: ErrorCode.InvalidParams, message: "unknown tool 'no_such_tool'" });
-    expect(((await s.next((m) => m.id === 'res')) as Msg).error).toEqual({ code: ErrorCode.InvalidParams, message: 'unknown resource nope://x', data: { uri: 'nope://x' } });
+    expect(((await s.next((m) => m.id === 'nope')) as Msg).error).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: "unknown tool 'no_such_tool'",
+    });
+    expect(((await s.next((m) => m.id === 'res')) as Msg).error).toEqual({
+      code: ErrorCode.InvalidParams,
+      message: 'unknown resource nope://x',
+      data: { uri: 'nope://x' },
+    });
 
     const c = await stdioClient(['--threads', '1']);
     clients.push(c);
     const unknown = await c.client.callTool({ name: 'no_such_tool', arguments: {} }).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(McpError);
     expect((unknown as McpError).message).toBe("MCP error -32602: unknown tool 'no_such_tool'");
-    const invalid = await c.client.request({ method: 'tools/call', params: { name: 'spin', arguments: 'fast' } } as never, CallToolResultSchema).catch((e: unknown) => e);
-    expect(invalid).toMatchObject({ code: ErrorCode.InvalidParams, message: 'MCP error -32602: invalid tools/call params: arguments: expected record, received string' });
+    const invalid = await c.client
+      .request({ method: 'tools/call', params: { name: 'spin', arguments: 'fast' } } as never, CallToolResultSchema)
+      .catch((e: unknown) => e);
+    expect(invalid).toMatchObject({
+      code: ErrorCode.InvalidParams,
+      message: 'MCP error -32602: invalid tools/call params: arguments: expected record, received string',
+    });
   });
 });
 
@@ -207,16 +246,26 @@ describe('Streamable HTTP', () => {
   it('a request with a good id and a bad envelope is answered with its id, -32600, saying what is wrong', async () => {
     const { client, sessionId } = await connect();
     const before = await stats(client);
-    const res = await post(sessionId, call('env', { name: 'spin', arguments: { ms: 1 }, _meta: { progressToken: {} } }));
+    const res = await post(
+      sessionId,
+      call('env', { name: 'spin', arguments: { ms: 1 }, _meta: { progressToken: {} } }),
+    );
     expect(res.status).toBe(400);
     const body = (await res.json()) as Msg;
     expect(body).toMatchObject({ jsonrpc: '2.0', id: 'env', error: { code: ErrorCode.InvalidRequest } });
     expect(body.error?.message).toMatch(/^invalid JSON-RPC message: params\._meta\.progressToken: /);
     // In a batch: one error per bad message, with its id (null if it has none); the good ones do not run.
-    const batch = await post(sessionId, [spin('good', 1), { jsonrpc: '2.0', id: 'bad', method: 'tools/call', params: 'x' }, { jsonrpc: '1.0', result: 1 }]);
+    const batch = await post(sessionId, [
+      spin('good', 1),
+      { jsonrpc: '2.0', id: 'bad', method: 'tools/call', params: 'x' },
+      { jsonrpc: '1.0', result: 1 },
+    ]);
     expect(batch.status).toBe(400);
     const errors = (await batch.json()) as Msg[];
-    expect(errors.map((e) => [e.id, e.error?.code])).toEqual([['bad', ErrorCode.InvalidRequest], [null, ErrorCode.InvalidRequest]]);
+    expect(errors.map((e) => [e.id, e.error?.code])).toEqual([
+      ['bad', ErrorCode.InvalidRequest],
+      [null, ErrorCode.InvalidRequest],
+    ]);
     await sleep(200);
     expect((await stats(client)).completed).toBe(before.completed);
   });
@@ -225,9 +274,23 @@ describe('Streamable HTTP', () => {
     const { client, sessionId } = await connect();
     const raw = sseMessages(await post(sessionId, call('no-name', { arguments: {} })));
     await within(raw.ended, 10_000, 'answered');
-    expect(raw.messages).toEqual([{ jsonrpc: '2.0', id: 'no-name', error: { code: ErrorCode.InvalidParams, message: 'invalid tools/call params: name: expected string, received undefined' } }]);
-    const invalid = await client.request({ method: 'tools/call', params: { name: 'spin', arguments: [1] } } as never, CallToolResultSchema).catch((e: unknown) => e);
-    expect(invalid).toMatchObject({ code: ErrorCode.InvalidParams, message: 'MCP error -32602: invalid tools/call params: arguments: expected record, received array' });
+    expect(raw.messages).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 'no-name',
+        error: {
+          code: ErrorCode.InvalidParams,
+          message: 'invalid tools/call params: name: expected string, received undefined',
+        },
+      },
+    ]);
+    const invalid = await client
+      .request({ method: 'tools/call', params: { name: 'spin', arguments: [1] } } as never, CallToolResultSchema)
+      .catch((e: unknown) => e);
+    expect(invalid).toMatchObject({
+      code: ErrorCode.InvalidParams,
+      message: 'MCP error -32602: invalid tools/call params: arguments: expected record, received array',
+    });
     const unknown = await client.callTool({ name: 'no_such_tool', arguments: {} }).catch((e: unknown) => e);
     expect((unknown as Error).message).toBe("MCP error -32602: unknown tool 'no_such_tool'");
   });

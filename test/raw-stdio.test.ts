@@ -14,7 +14,11 @@ const call = (id: unknown, name: string, args: Record<string, unknown>, meta?: R
   method: 'tools/call',
   params: { name, arguments: args, ...(meta && { _meta: meta }) },
 });
-const cancel = (params: unknown) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', ...(params !== undefined && { params }) });
+const cancel = (params: unknown) => ({
+  jsonrpc: '2.0',
+  method: 'notifications/cancelled',
+  ...(params !== undefined && { params }),
+});
 
 describe('raw JSON-RPC over stdio', () => {
   it('ignores cancels for unknown, completed, initialize and malformed ids, and never writes anything back', async () => {
@@ -77,12 +81,16 @@ describe('raw JSON-RPC over stdio', () => {
     const parse = (await s.next((m) => (m.error as { code?: number } | undefined)?.code === -32700)) as { id: unknown };
     expect(parse.id).toBeNull();
     s.send(JSON.stringify(call('big', 'spin', { ms: 1, pad: 'x'.repeat(200_000) })));
-    const big = (await s.next((m) => /too large/.test(String((m.error as { message?: string } | undefined)?.message)))) as { error: { code: number } };
+    const big = (await s.next((m) =>
+      /too large/.test(String((m.error as { message?: string } | undefined)?.message)),
+    )) as { error: { code: number } };
     expect(big.error.code).toBe(-32600);
     s.send(call('unknown', 'no_such_tool', {}));
     expect(((await s.next((m) => m.id === 'unknown')).error as { code: number }).code).toBe(-32602);
     s.send(call('invalid', 'spin', { ms: 'soon' }));
-    const invalid = (await s.next((m) => m.id === 'invalid')) as { result: { isError: boolean; content: { text: string }[] } };
+    const invalid = (await s.next((m) => m.id === 'invalid')) as {
+      result: { isError: boolean; content: { text: string }[] };
+    };
     expect(invalid.result.isError).toBe(true);
     expect(invalid.result.content[0]!.text).toMatch(/invalid arguments.*ms/s);
     // Two threads, a queue of one: the third long call waits, the fourth is refused at once.
@@ -107,7 +115,9 @@ describe('raw JSON-RPC over stdio', () => {
     await s.next((m) => m.id === 'plain');
     expect(s.lines.some((m) => (m as { method?: string }).method === 'notifications/progress')).toBe(false);
     s.send(call('tracked', 'spin', { ms: 5000, stageMs: 1 }, { progressToken: 'tok-1' }));
-    const first = (await s.next((m) => m.method === 'notifications/progress')) as { params: { progressToken: unknown; progress: number; total: number } };
+    const first = (await s.next((m) => m.method === 'notifications/progress')) as {
+      params: { progressToken: unknown; progress: number; total: number };
+    };
     expect(first.params.progressToken).toBe('tok-1');
     expect(first.params.total).toBe(5000);
     await sleep(200);
@@ -134,17 +144,32 @@ describe('raw JSON-RPC over stdio', () => {
   });
 
   const N = 6;
-  const initialize = { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } } };
+  const initialize = {
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'pipe', version: '1' } },
+  };
   const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
   /** Resolves when the child's stdout has ended too: every line it wrote has been read. */
   const allOutput = (s: RawServer) => new Promise<void>((resolve) => s.child.once('close', () => resolve()));
-  const answersTo = (s: RawServer, prefix: string) => s.lines.filter((m) => String((m as { id?: unknown }).id).startsWith(prefix)) as { id: string; result?: { content: { text: string }[] }; error?: unknown }[];
+  const answersTo = (s: RawServer, prefix: string) =>
+    s.lines.filter((m) => String((m as { id?: unknown }).id).startsWith(prefix)) as {
+      id: string;
+      result?: { content: { text: string }[] };
+      error?: unknown;
+    }[];
 
   it('by default, closing stdin cancels the piped calls in flight and says how many calls and tasks it cancelled', async () => {
     const s = start(['--threads', '1', '--grace-ms', '100']);
     const output = allOutput(s);
     await s.initialize();
-    s.send({ jsonrpc: '2.0', id: 'task', method: 'tools/call', params: { name: 'spin', arguments: { ms: 60_000 }, task: {} } });
+    s.send({
+      jsonrpc: '2.0',
+      id: 'task',
+      method: 'tools/call',
+      params: { name: 'spin', arguments: { ms: 60_000 }, task: {} },
+    });
     await s.next((m) => m.id === 'task');
     // Piped in and closed at once: every call is read (and reserved) before the end of stdin.
     for (let i = 0; i < N; i++) s.send(call(`c${i}`, 'spin', { ms: 60_000 }));
@@ -152,7 +177,9 @@ describe('raw JSON-RPC over stdio', () => {
     expect(await s.exited).toBe(0);
     await output;
     expect(answersTo(s, 'c')).toEqual([]);
-    expect(s.stderr).toMatch(new RegExp(`shutting down \\(stdin closed\\): cancelled ${N} calls in flight and 1 working task\\n`));
+    expect(s.stderr).toMatch(
+      new RegExp(`shutting down \\(stdin closed\\): cancelled ${N} calls in flight and 1 working task\\n`),
+    );
   });
 
   it('--on-stdin-close finish: every call piped in before stdin closed is answered on stdout, then it exits 0', async () => {
@@ -162,14 +189,21 @@ describe('raw JSON-RPC over stdio', () => {
     s.send(initialize);
     s.send(initialized);
     for (let i = 0; i < N; i++) s.send(call(`c${i}`, 'spin', { ms: 200 }));
-    s.send({ jsonrpc: '2.0', id: 'task', method: 'tools/call', params: { name: 'spin', arguments: { ms: 300 }, task: {} } });
+    s.send({
+      jsonrpc: '2.0',
+      id: 'task',
+      method: 'tools/call',
+      params: { name: 'spin', arguments: { ms: 300 }, task: {} },
+    });
     s.child.stdin.end();
     expect(await s.exited).toBe(0);
     await output;
     const answers = answersTo(s, 'c');
     expect(answers.map((a) => a.id).sort()).toEqual(Array.from({ length: N }, (_, i) => `c${i}`));
     for (const a of answers) expect(a.result?.content[0]?.text).toMatch(/^spun 200 slices in /);
-    expect(s.stderr).toMatch(/stdin closed: answering \d+ calls? in flight before exiting \(--on-stdin-close finish; at most 25000 ms\)/);
+    expect(s.stderr).toMatch(
+      /stdin closed: answering \d+ calls? in flight before exiting \(--on-stdin-close finish; at most 25000 ms\)/,
+    );
     // Nothing was cancelled but the task nobody waited on (its answer can no longer be asked for).
     expect(s.stderr).toMatch(/shutting down \(stdin closed\)(: cancelled 0 calls in flight and 1 working task)?\n/);
   });

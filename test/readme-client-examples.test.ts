@@ -41,7 +41,10 @@ async function example(file: string, era: '2025' | '2026'): Promise<string> {
 }
 
 it('docs/client.md and docs/tasks.md show these files verbatim', () => {
-  const pages = { 'examples/call-with-cancel.mjs': 'docs/client.md', 'examples/task-with-cancel.mjs': 'docs/tasks.md' } as const;
+  const pages = {
+    'examples/call-with-cancel.mjs': 'docs/client.md',
+    'examples/task-with-cancel.mjs': 'docs/tasks.md',
+  } as const;
   for (const file of EXAMPLES) {
     const page = readFileSync(join(ROOT, pages[file]), 'utf8');
     const code = readFileSync(join(ROOT, file), 'utf8').trimEnd();

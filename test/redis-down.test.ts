@@ -32,7 +32,8 @@ const get = async (url: string) => {
   const r = await fetch(url);
   return { status: r.status, text: await r.text() };
 };
-const text = (m: Record<string, unknown>) => ((m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? '');
+const text = (m: Record<string, unknown>) =>
+  (m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? '';
 /** The lines of stderr from the shutdown line on. */
 const afterShutdown = (stderr: string) => {
   const lines = stderr.trim().split('\n');
@@ -53,31 +54,56 @@ describe('serve --redis with Redis down, over stdio', () => {
       const call = await s.answer('call', 10_000);
       expect(call.result).toMatchObject({ isError: true });
       expect(text(call)).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable: the call was not queued/);
-      s.send({ jsonrpc: '2.0', id: 'task', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 }, task: { ttl: 60_000 } } });
-      expect(await s.answer('task', 10_000)).toMatchObject({ error: { code: -32000, message: expect.stringMatching(/is unreachable \(ECONNREFUSED\): the task was not created; try again when it is back$/) } });
+      s.send({
+        jsonrpc: '2.0',
+        id: 'task',
+        method: 'tools/call',
+        params: { name: 'spin', arguments: { ms: 1 }, task: { ttl: 60_000 } },
+      });
+      expect(await s.answer('task', 10_000)).toMatchObject({
+        error: {
+          code: -32000,
+          message: expect.stringMatching(
+            /is unreachable \(ECONNREFUSED\): the task was not created; try again when it is back$/,
+          ),
+        },
+      });
       s.send({ jsonrpc: '2.0', id: 'tasks', method: 'tasks/list' });
-      expect(await s.answer('tasks', 10_000)).toMatchObject({ error: { code: -32000, message: expect.stringMatching(/is unreachable.*the tasks cannot be listed/) } });
+      expect(await s.answer('tasks', 10_000)).toMatchObject({
+        error: { code: -32000, message: expect.stringMatching(/is unreachable.*the tasks cannot be listed/) },
+      });
 
       await s.until(() => healthUrl(s.stderr) !== undefined, 30_000, 'the health line');
       const health = healthUrl(s.stderr)!;
       const ready = await get(`${health}/readyz`);
       expect(ready.status).toBe(503);
-      expect(ready.text).toMatch(/^not ready: Redis is not connected: redis:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\); calls are refused until it is back\n$/);
+      expect(ready.text).toMatch(
+        /^not ready: Redis is not connected: redis:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\); calls are refused until it is back\n$/,
+      );
 
       // Redis comes back, with a worker host: the same process takes calls.
       await redis.restart();
       hosts.push(await startHost(redis.url, Q, ['--threads', '1']));
       await until(async () => (await get(`${health}/readyz`)).status === 200, 60_000, 'ready once Redis is back');
       let n = 0;
-      await until(async () => {
-        const id = `back-${n++}`;
-        s.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } });
-        const m = (await s.answer(id, 30_000)) as { result?: { isError?: boolean } };
-        return m.result !== undefined && m.result.isError !== true;
-      }, 60_000, 'calls working again');
+      await until(
+        async () => {
+          const id = `back-${n++}`;
+          s.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } });
+          const m = (await s.answer(id, 30_000)) as { result?: { isError?: boolean } };
+          return m.result !== undefined && m.result.isError !== true;
+        },
+        60_000,
+        'calls working again',
+      );
 
       // Down again, with a task of this session in Redis: closing stdin must not reach Redis for it and crash.
-      s.send({ jsonrpc: '2.0', id: 'kept', method: 'tools/call', params: { name: 'spin', arguments: { ms: 60_000 }, task: { ttl: 60_000 } } });
+      s.send({
+        jsonrpc: '2.0',
+        id: 'kept',
+        method: 'tools/call',
+        params: { name: 'spin', arguments: { ms: 60_000 }, task: { ttl: 60_000 } },
+      });
       expect((await s.answer('kept', 30_000)).result).toMatchObject({ task: { status: 'working' } });
       await redis.kill();
       await until(async () => (await get(`${health}/readyz`)).status === 503, 30_000, 'not ready again');
@@ -85,7 +111,9 @@ describe('serve --redis with Redis down, over stdio', () => {
       // The server's own account when it is not 0 (once seen as 1 in a loaded full run, never alone).
       expect(await s.exited, s.stderr.slice(-3000)).toBe(0);
       expect(s.stderr).not.toMatch(/Stream isn't writeable|\n\s+at /);
-      expect(afterShutdown(s.stderr)).toEqual(['[mcp-cancel-pool] shutting down (stdin closed): cancelled 0 calls in flight and 1 working task']);
+      expect(afterShutdown(s.stderr)).toEqual([
+        '[mcp-cancel-pool] shutting down (stdin closed): cancelled 0 calls in flight and 1 working task',
+      ]);
     } finally {
       s.kill();
     }
@@ -96,7 +124,11 @@ describe('serve --redis with Redis down, over HTTP', () => {
   it('a 2025 session and a 2026 call are answered at once; SIGTERM closes with one line and exit 0', async () => {
     if (redis.child.exitCode === null && redis.child.signalCode === null) await redis.kill();
     const started = Date.now();
-    const child = spawn(process.execPath, [CLI, 'serve', '--transport', 'http', '--port', '0', '--redis', redis.url, '--queue', Q], { stdio: 'pipe' });
+    const child = spawn(
+      process.execPath,
+      [CLI, 'serve', '--transport', 'http', '--port', '0', '--redis', redis.url, '--queue', Q],
+      { stdio: 'pipe' },
+    );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -108,7 +140,11 @@ describe('serve --redis with Redis down, over HTTP', () => {
       const opened = await post(url, initializeBody('open'));
       expect(opened.status).toBe(200);
       const sid = opened.headers['mcp-session-id'] as string;
-      const called = await post(url, { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+      const called = await post(
+        url,
+        { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } },
+        { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+      );
       expect(messagesIn(called.text)[0]!.result).toMatchObject({ isError: true });
       expect(JSON.stringify(messagesIn(called.text)[0])).toMatch(/is unreachable: the call was not queued/);
       const modern = modernRequest('m', 'tools/call', { name: 'spin', arguments: { ms: 1 } });

@@ -43,8 +43,32 @@ export async function startRedis(options: RedisStartOptions = {}): Promise<Redis
   let child!: ChildProcess;
   const launch = async () => {
     const auth = options.password !== undefined ? ['--requirepass', options.password] : [];
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', ...auth, ...(options.args ?? [])], { stdio: 'ignore' });
-    const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, ...(options.password !== undefined && { password: options.password }) });
+    child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--dir',
+        dir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        ...auth,
+        ...(options.args ?? []),
+      ],
+      { stdio: 'ignore' },
+    );
+    const probe = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      ...(options.password !== undefined && { password: options.password }),
+    });
     probe.on('error', () => undefined);
     const end = Date.now() + 10_000;
     for (;;) {
@@ -68,12 +92,19 @@ export async function startRedis(options: RedisStartOptions = {}): Promise<Redis
   };
   return {
     port,
-    url: options.password !== undefined ? `redis://:${encodeURIComponent(options.password)}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`,
+    url:
+      options.password !== undefined
+        ? `redis://:${encodeURIComponent(options.password)}@127.0.0.1:${port}`
+        : `redis://127.0.0.1:${port}`,
     get child() {
       return child;
     },
     client() {
-      const c = new Redis({ port, host: '127.0.0.1', ...(options.password !== undefined && { password: options.password }) });
+      const c = new Redis({
+        port,
+        host: '127.0.0.1',
+        ...(options.password !== undefined && { password: options.password }),
+      });
       c.on('error', () => undefined);
       clients.push(c);
       return c;

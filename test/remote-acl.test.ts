@@ -30,7 +30,9 @@ const SHARED = ['--cluster-key-file', KEY, '--tools', CLIENT_TOOLS, '--tools', M
 
 /** The rules of docs/many-hosts.md, for queue `q` (a user per role; today both roles need the same). */
 const aclFor = (queue: string) =>
-  `~bull:${queue}:* ~mcp:${queue}:* &mcp:${queue}:* +@read +@write +@keyspace +@scripting +@pubsub +@blocking +@transaction +@connection -@dangerous +info +time`.split(' ');
+  `~bull:${queue}:* ~mcp:${queue}:* &mcp:${queue}:* +@read +@write +@keyspace +@scripting +@pubsub +@blocking +@transaction +@connection -@dangerous +info +time`.split(
+    ' ',
+  );
 const Q = 'acl';
 
 let redis: RedisProcess;
@@ -65,9 +67,26 @@ function front2026(): LineServer {
 }
 let n = 0;
 /** Sends a 2026 request (the tasks extension and elicitation declared) and waits for its answer. */
-async function modern(s: LineServer, method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function modern(
+  s: LineServer,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const id = `m${n++}`;
-  s.send(modernRequest(id, method, params, { tasks: true }, { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } } }));
+  s.send(
+    modernRequest(
+      id,
+      method,
+      params,
+      { tasks: true },
+      {
+        'io.modelcontextprotocol/clientCapabilities': {
+          elicitation: {},
+          extensions: { 'io.modelcontextprotocol/tasks': {} },
+        },
+      },
+    ),
+  );
   await until(async () => s.lines.some((m) => m.id === id), 60_000, `the answer to ${method}`);
   const answer = s.lines.find((m) => m.id === id)!;
   if (!answer.result) throw new Error(`${method}: ${JSON.stringify(answer)}; stderr ${s.stderr.slice(-400)}`);
@@ -76,7 +95,11 @@ async function modern(s: LineServer, method: string, params: Record<string, unkn
 /** 2026 tasks/get until the task leaves `working`. */
 async function settledTask(s: LineServer, taskId: unknown): Promise<Record<string, unknown>> {
   let task: Record<string, unknown> = {};
-  await until(async () => ((task = await modern(s, 'tasks/get', { taskId })), task.status !== 'working'), 60_000, 'the task to end');
+  await until(
+    async () => ((task = await modern(s, 'tasks/get', { taskId })), task.status !== 'working'),
+    60_000,
+    'the task to end',
+  );
   return task;
 }
 const textOf = (result: Record<string, unknown>) => (result.content as { text: string }[] | undefined)?.[0]?.text;
@@ -88,18 +111,31 @@ describe('the minimal ACL', () => {
     call(front, 'stop', 'spin', { ms: 60_000, stageMs: 2 });
     await until(async () => (await front.stats()).running === 1, 30_000, 'the long call running');
     cancel(front, 'stop');
-    await until(async () => {
-      const s = await front.stats();
-      return s.inFlight === 0 && s.stopping === 0;
-    }, 30_000, 'the cancelled call stopped on its host');
+    await until(
+      async () => {
+        const s = await front.stats();
+        return s.inFlight === 0 && s.stopping === 0;
+      },
+      30_000,
+      'the cancelled call stopped on its host',
+    );
     expect(responsesFor(front, 'stop')).toEqual([]);
     expect(await admin.call('ACL', 'LOG')).toEqual([]);
   }, 90_000);
 
-  it('suffices for a worker\'s questions: a 2025 relayed elicitation, a 2026 parked call and its retry; Redis denied nothing', async () => {
+  it("suffices for a worker's questions: a 2025 relayed elicitation, a 2026 parked call and its retry; Redis denied nothing", async () => {
     const f = new RawServer(['--redis', urlOf('mcp-front', 'front-pw'), '--queue', Q, ...SHARED]);
     opened.push(f.child);
-    f.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+    f.send({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: { elicitation: {} },
+        clientInfo: { name: 'raw', version: '1' },
+      },
+    });
     await f.next((m) => m.id === 'init', 60_000);
     f.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     f.send({ jsonrpc: '2.0', id: 'ask', method: 'tools/call', params: { name: 'ask_name', arguments: {} } });
@@ -111,7 +147,12 @@ describe('the minimal ACL', () => {
     const first = await modern(s, 'tools/call', { name: 'greet_user', arguments: {} });
     expect(first.resultType).toBe('input_required');
     const [key] = Object.keys(first.inputRequests as Record<string, unknown>);
-    const done = await modern(s, 'tools/call', { name: 'greet_user', arguments: {}, requestState: first.requestState, inputResponses: { [key!]: { action: 'accept', content: { name: 'octocat' } } } });
+    const done = await modern(s, 'tools/call', {
+      name: 'greet_user',
+      arguments: {},
+      requestState: first.requestState,
+      inputResponses: { [key!]: { action: 'accept', content: { name: 'octocat' } } },
+    });
     expect(done.resultType).toBe('complete');
     expect(textOf(done)).toMatch(/^hello, octocat/);
     expect(await admin.call('ACL', 'LOG')).toEqual([]);
@@ -120,11 +161,23 @@ describe('the minimal ACL', () => {
   it('suffices for tasks of both eras, their results and their cancels; Redis denied nothing', async () => {
     const stopped = (await host.stats(admin)).stopped ?? 0;
     // 2025: a task-augmented call on the raw front end, its tasks/result; a long one cancelled with tasks/cancel.
-    front.send({ jsonrpc: '2.0', id: 't1', method: 'tools/call', params: { name: 'only_task', arguments: { ms: 5 }, task: { ttl: 60_000 } } });
+    front.send({
+      jsonrpc: '2.0',
+      id: 't1',
+      method: 'tools/call',
+      params: { name: 'only_task', arguments: { ms: 5 }, task: { ttl: 60_000 } },
+    });
     const created = (await front.next((m) => m.id === 't1', 60_000)).result as { task: { taskId: string } };
     front.send({ jsonrpc: '2.0', id: 't1r', method: 'tasks/result', params: { taskId: created.task.taskId } });
-    expect(textOf((await front.next((m) => m.id === 't1r', 60_000)).result as Record<string, unknown>)).toBe('only_task spun 5 ms');
-    front.send({ jsonrpc: '2.0', id: 't2', method: 'tools/call', params: { name: 'only_task', arguments: { ms: 600_000 }, task: { ttl: 60_000 } } });
+    expect(textOf((await front.next((m) => m.id === 't1r', 60_000)).result as Record<string, unknown>)).toBe(
+      'only_task spun 5 ms',
+    );
+    front.send({
+      jsonrpc: '2.0',
+      id: 't2',
+      method: 'tools/call',
+      params: { name: 'only_task', arguments: { ms: 600_000 }, task: { ttl: 60_000 } },
+    });
     const long = (await front.next((m) => m.id === 't2', 60_000)).result as { task: { taskId: string } };
     await until(async () => (await front.stats()).running === 1, 30_000, 'the 2025 task running on the host');
     front.send({ jsonrpc: '2.0', id: 't2c', method: 'tasks/cancel', params: { taskId: long.task.taskId } });
@@ -134,12 +187,19 @@ describe('the minimal ACL', () => {
     const s = front2026();
     const task = await modern(s, 'tools/call', { name: 'only_task', arguments: { ms: 5 } });
     expect(task).toMatchObject({ resultType: 'task', status: 'working' });
-    expect(await settledTask(s, task.taskId)).toMatchObject({ status: 'completed', result: { content: [{ text: 'only_task spun 5 ms' }] } });
+    expect(await settledTask(s, task.taskId)).toMatchObject({
+      status: 'completed',
+      result: { content: [{ text: 'only_task spun 5 ms' }] },
+    });
     const running = await modern(s, 'tools/call', { name: 'only_task', arguments: { ms: 600_000 } });
     await until(async () => (await host.stats(admin)).running === 1, 30_000, 'the 2026 task running on the host');
     await modern(s, 'tasks/cancel', { taskId: running.taskId });
     expect(await settledTask(s, running.taskId)).toMatchObject({ status: 'cancelled' });
-    await until(async () => ((await host.stats(admin)).stopped ?? 0) >= stopped + 2, 30_000, 'both cancelled tasks stopped on the host');
+    await until(
+      async () => ((await host.stats(admin)).stopped ?? 0) >= stopped + 2,
+      30_000,
+      'both cancelled tasks stopped on the host',
+    );
     expect(await admin.call('ACL', 'LOG')).toEqual([]);
   }, 150_000);
 

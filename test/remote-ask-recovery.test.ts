@@ -42,7 +42,9 @@ beforeAll(async () => {
   redis = await startRedis();
   r = redis.client();
   spy = redis.client();
-  spy.on('pmessage', (_p: string, channel: string, text: string) => seen.push({ front: channel.slice(`mcp:${Q}:to:`.length), m: JSON.parse(text) as (typeof seen)[number]['m'] }));
+  spy.on('pmessage', (_p: string, channel: string, text: string) =>
+    seen.push({ front: channel.slice(`mcp:${Q}:to:`.length), m: JSON.parse(text) as (typeof seen)[number]['m'] }),
+  );
   await spy.psubscribe(`mcp:${Q}:to:*`);
   host = await startHost(redis.url, Q, ['--threads', '2', ...TOOLS]);
 }, 90_000);
@@ -58,14 +60,27 @@ afterAll(async () => {
 async function front2025(): Promise<RawServer> {
   const raw = new RawServer(['--redis', redis.url, '--queue', Q, ...TOOLS]);
   opened.push(raw.child);
-  raw.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+  raw.send({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: { elicitation: {} },
+      clientInfo: { name: 'raw', version: '1' },
+    },
+  });
   await raw.next((m) => m.id === 'init', 60_000);
   raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   return raw;
 }
 
-const textOf = (m: Record<string, unknown>) => ((m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m));
-const message = (t: string, j?: string) => until(async () => seen.some((s) => s.m.t === t && (j === undefined || s.m.j === j)), 60_000, `a '${t}' message`).then(() => seen.find((s) => s.m.t === t && (j === undefined || s.m.j === j))!);
+const textOf = (m: Record<string, unknown>) =>
+  (m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m);
+const message = (t: string, j?: string) =>
+  until(async () => seen.some((s) => s.m.t === t && (j === undefined || s.m.j === j)), 60_000, `a '${t}' message`).then(
+    () => seen.find((s) => s.m.t === t && (j === undefined || s.m.j === j))!,
+  );
 /** The take of the first job started after `from` messages: its front end and job id. */
 async function takeAfter(from: number): Promise<{ front: string; j: string }> {
   await until(async () => seen.slice(from).some((x) => x.m.t === 'r'), 60_000, 'the take');
@@ -74,7 +89,8 @@ async function takeAfter(from: number): Promise<{ front: string; j: string }> {
 }
 const subName = (front: string) => `mcp-front-${front}-sub`;
 const clientList = async () => String(await r.call('CLIENT', 'LIST'));
-const subscribers = async (front: string) => Number(((await r.call('PUBSUB', 'NUMSUB', `mcp:${Q}:to:${front}`)) as [string, number])[1]);
+const subscribers = async (front: string) =>
+  Number(((await r.call('PUBSUB', 'NUMSUB', `mcp:${Q}:to:${front}`)) as [string, number])[1]);
 
 /**
  * Kills the front end's subscriber and, in the same transaction, lowers
@@ -84,11 +100,19 @@ const subscribers = async (front: string) => Number(((await r.call('PUBSUB', 'NU
  */
 async function takeAway(front: string): Promise<void> {
   const line = (await clientList()).split('\n').find((l) => l.includes(` name=${subName(front)} `));
-  expect(line, 'the front end\'s subscriber connection').toBeDefined();
+  expect(line, "the front end's subscriber connection").toBeDefined();
   const id = /\bid=(\d+)/.exec(line!)![1]!;
   const connected = (await clientList()).trim().split('\n').length;
-  await r.multi().call('CLIENT', 'KILL', 'ID', id).call('CONFIG', 'SET', 'maxclients', String(connected - 1)).exec();
-  await until(async () => !(await clientList()).includes(subName(front)) && (await subscribers(front)) === 0, 10_000, 'the subscriber gone');
+  await r
+    .multi()
+    .call('CLIENT', 'KILL', 'ID', id)
+    .call('CONFIG', 'SET', 'maxclients', String(connected - 1))
+    .exec();
+  await until(
+    async () => !(await clientList()).includes(subName(front)) && (await subscribers(front)) === 0,
+    10_000,
+    'the subscriber gone',
+  );
   // Full: no connection can come in (front ends of earlier tests are left open, so none leaves meanwhile).
   expect((await clientList()).trim().split('\n').length).toBeGreaterThanOrEqual(connected - 1);
 }
@@ -97,7 +121,7 @@ const letBack = async (front: string) => {
   await until(async () => (await subscribers(front)) === 1, 30_000, 'the subscriber back');
 };
 
-describe('an ask published while the front end\'s subscriber was away', () => {
+describe("an ask published while the front end's subscriber was away", () => {
   it('2025: still reaches the client once the subscriber is back; the answer reaches the stage, the call completes', async () => {
     const f = await front2025();
     const gate = join(dir, 'gate-1');
@@ -116,15 +140,24 @@ describe('an ask published while the front end\'s subscriber was away', () => {
     f.send({ jsonrpc: '2.0', id: request.id, result: { action: 'accept', content: { name: 'Ada' } } });
     expect(textOf(await f.next((m) => m.id === 1, 60_000))).toBe('hello, Ada');
     expect((f.lines as Record<string, unknown>[]).filter((m) => m.method === 'elicitation/create')).toHaveLength(1); // asked once, though found twice
-    await until(async () => (await r.exists(`mcp:${Q}:job:${j}`)) === 0, 10_000, 'the job\'s hash retired with its open ask');
+    await until(
+      async () => (await r.exists(`mcp:${Q}:job:${j}`)) === 0,
+      10_000,
+      "the job's hash retired with its open ask",
+    );
   }, 180_000);
 
-  it('an ask withdrawn while the subscriber was away is never shown; its field is gone from the job\'s hash', async () => {
+  it("an ask withdrawn while the subscriber was away is never shown; its field is gone from the job's hash", async () => {
     const f = await front2025();
     const gate = join(dir, 'gate-2');
     const quit = join(dir, 'quit-2');
     const from = seen.length;
-    f.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ask_then_give_up', arguments: { gate, quit } } });
+    f.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'ask_then_give_up', arguments: { gate, quit } },
+    });
     const { front, j } = await takeAfter(from);
     await takeAway(front);
     writeFileSync(gate, '');
@@ -167,7 +200,20 @@ describe('an ask published while the front end\'s subscriber was away', () => {
     const first = await answerTo(l, 'm1');
     expect(first).toMatchObject({ resultType: 'input_required' });
     const [key] = Object.keys(first.inputRequests as object);
-    l.send(modernRequest('m2', 'tools/call', { name: 'ask_after_gate', arguments: { gate }, requestState: first.requestState, inputResponses: { [key!]: { action: 'accept', content: { name: 'Grace' } } } }, {}, meta));
+    l.send(
+      modernRequest(
+        'm2',
+        'tools/call',
+        {
+          name: 'ask_after_gate',
+          arguments: { gate },
+          requestState: first.requestState,
+          inputResponses: { [key!]: { action: 'accept', content: { name: 'Grace' } } },
+        },
+        {},
+        meta,
+      ),
+    );
     expect(((await answerTo(l, 'm2')).content as { text: string }[])[0]!.text).toBe('hello, Grace');
   }, 180_000);
 
@@ -194,10 +240,21 @@ describe('an ask published while the front end\'s subscriber was away', () => {
     expect(await ask('tasks/get', { taskId })).toMatchObject({ status: 'working' });
     await letBack(front);
     let got: Record<string, unknown> = {};
-    await until(async () => (got = await ask('tasks/get', { taskId })).status === 'input_required', 60_000, 'the question shown');
+    await until(
+      async () => (got = await ask('tasks/get', { taskId })).status === 'input_required',
+      60_000,
+      'the question shown',
+    );
     const [key] = Object.keys(got.inputRequests as object);
-    await ask('tasks/update', { taskId, inputResponses: { [key!]: { action: 'accept', content: { name: 'Hopper' } } } });
-    await until(async () => (got = await ask('tasks/get', { taskId })).status === 'completed', 60_000, 'the task completed');
+    await ask('tasks/update', {
+      taskId,
+      inputResponses: { [key!]: { action: 'accept', content: { name: 'Hopper' } } },
+    });
+    await until(
+      async () => (got = await ask('tasks/get', { taskId })).status === 'completed',
+      60_000,
+      'the task completed',
+    );
     expect(got).toMatchObject({ result: { content: [{ type: 'text', text: 'hello, Hopper' }] } });
     expect(Object.keys(got.inputRequests ?? {})).toEqual([]);
   }, 180_000);

@@ -14,7 +14,12 @@ import { RemoteCall } from '../dist/src/remote/front/remote-call.js';
 import type { Refusal, RemoteContext } from '../dist/src/remote/front/remote-context.js';
 import { defineTool } from '../dist/src/stages/tool.js';
 
-const tool = defineTool({ name: 't', description: 'a test tool', input: z.object({ n: z.number().optional() }), stages: [() => ({ content: [] })] });
+const tool = defineTool({
+  name: 't',
+  description: 'a test tool',
+  input: z.object({ n: z.number().optional() }),
+  stages: [() => ({ content: [] })],
+});
 
 /** A promise with its resolvers, for steering the fake. */
 function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void; reject: (e: Error) => void } {
@@ -31,7 +36,15 @@ class Fake {
   probeReply: ProbeResult = { state: 'queued' };
   noHostWins = true;
   readonly calls: string[] = [];
-  readonly counters = { completed: 0, failed: 0, timedOut: 0, cancelled: 0, lateCancelsIgnored: 0, reportsReceived: 0, reportsDiscarded: 0 };
+  readonly counters = {
+    completed: 0,
+    failed: 0,
+    timedOut: 0,
+    cancelled: 0,
+    lateCancelsIgnored: 0,
+    reportsReceived: 0,
+    reportsDiscarded: 0,
+  };
   refusal: Refusal | undefined;
   settledWith: { jobId: string | undefined } | undefined;
   enqueued: RemoteJobData | undefined;
@@ -70,7 +83,8 @@ class Fake {
 
 const tick = () => new Promise((r) => setImmediate(r));
 const opts = (extra: Partial<StartOptions> = {}): StartOptions => ({ tool: 't', args: {}, ...extra });
-const outcome = (call: RemoteCall) => Promise.race([call.done, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 200))]);
+const outcome = (call: RemoteCall) =>
+  Promise.race([call.done, new Promise<'pending'>((r) => setTimeout(() => r('pending'), 200))]);
 
 async function queued(f: Fake, extra: Partial<StartOptions> = {}): Promise<RemoteCall> {
   const call = new RemoteCall(f.ctx, 's', 1);
@@ -100,7 +114,10 @@ describe('RemoteCall: starting', () => {
   });
 
   it('an unknown tool, bad arguments or a refusal settle failed at once, without touching Redis', async () => {
-    for (const [o, code] of [[opts({ tool: 'nope' }), 'unknown_tool'], [opts({ args: { n: 'x' } }), 'invalid_arguments']] as const) {
+    for (const [o, code] of [
+      [opts({ tool: 'nope' }), 'unknown_tool'],
+      [opts({ args: { n: 'x' } }), 'invalid_arguments'],
+    ] as const) {
       const f = new Fake();
       const out = await new RemoteCall(f.ctx, 's', 1).start(o);
       expect(out).toMatchObject({ kind: 'failed', code });
@@ -108,7 +125,11 @@ describe('RemoteCall: starting', () => {
     }
     const f = new Fake();
     f.refusal = { code: 'queue_full', message: 'busy' };
-    expect(await new RemoteCall(f.ctx, 's', 1).start(opts())).toEqual({ kind: 'failed', code: 'queue_full', message: 'busy' });
+    expect(await new RemoteCall(f.ctx, 's', 1).start(opts())).toEqual({
+      kind: 'failed',
+      code: 'queue_full',
+      message: 'busy',
+    });
     expect(f.counters.failed).toBe(1);
   });
 
@@ -119,11 +140,13 @@ describe('RemoteCall: starting', () => {
     f.create.reject(new Error('Reached the max retries per request limit'));
     const out = await done;
     expect(out).toMatchObject({ kind: 'failed', code: 'rejected' });
-    expect((out as { message: string }).message).toMatch(/^Redis at redis:\/\/\*\*\*@h:1 failed while queuing the call/);
+    expect((out as { message: string }).message).toMatch(
+      /^Redis at redis:\/\/\*\*\*@h:1 failed while queuing the call/,
+    );
   });
 });
 
-describe('RemoteCall: a cancel that was asked is never followed by anything but the host\'s outcome', () => {
+describe("RemoteCall: a cancel that was asked is never followed by anything but the host's outcome", () => {
   it('reserved: cancelled at once, Redis never touched', async () => {
     const f = new Fake();
     const call = new RemoteCall(f.ctx, 's', 1);
@@ -181,31 +204,41 @@ describe('RemoteCall: a cancel that was asked is never followed by anything but 
     expect(f.calls).toContain('stopping on h1'); // its stop is awaited while that host lives
   });
 
-  it('completion won in Redis, its outcome read before the cancel\'s reply: the outcome is answered, one late cancel', async () => {
+  it("completion won in Redis, its outcome read before the cancel's reply: the outcome is answered, one late cancel", async () => {
     const f = new Fake();
     const call = await queued(f);
     const decision = call.requestCancel();
     const result: JobOutcome = { kind: 'completed', result: { content: [{ type: 'text', text: 'r' }] } };
     call.receive({ j: call.jobId!, t: 'o', o: result, h: 'H' });
-    f.cancelReply.resolve({ found: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' } satisfies FrontMessage) });
+    f.cancelReply.resolve({
+      found: 'responding',
+      message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' } satisfies FrontMessage),
+    });
     expect(await decision).toBe('too-late');
     expect(await call.done).toEqual(result);
     expect(f.counters).toMatchObject({ completed: 1, cancelled: 0, lateCancelsIgnored: 1 });
   });
 
-  it('completion won in Redis, its message lost: the cancel\'s reply carries the outcome, which is answered', async () => {
+  it("completion won in Redis, its message lost: the cancel's reply carries the outcome, which is answered", async () => {
     const f = new Fake();
     const call = await queued(f);
     const decision = call.requestCancel();
     const result: JobOutcome = { kind: 'timedOut', timeoutMs: 5, hardKilled: false };
-    f.cancelReply.resolve({ found: 'responding', message: JSON.stringify({ j: call.jobId, t: 'o', o: result, h: 'H' }) });
+    f.cancelReply.resolve({
+      found: 'responding',
+      message: JSON.stringify({ j: call.jobId, t: 'o', o: result, h: 'H' }),
+    });
     expect(await decision).toBe('too-late');
     expect(await call.done).toEqual(result);
     expect(f.counters.lateCancelsIgnored).toBe(1);
   });
 
-  it('the cancel\'s Redis call fails, or Redis lost the job: cancelled (nothing sent), whatever the failure', async () => {
-    for (const reply of [() => Promise.reject(new Error('Connection is closed.')), () => Promise.resolve({ found: 'unknown' as const }), () => new Promise<never>(() => undefined)]) {
+  it("the cancel's Redis call fails, or Redis lost the job: cancelled (nothing sent), whatever the failure", async () => {
+    for (const reply of [
+      () => Promise.reject(new Error('Connection is closed.')),
+      () => Promise.resolve({ found: 'unknown' as const }),
+      () => new Promise<never>(() => undefined),
+    ]) {
       const f = new Fake();
       const call = await queued(f);
       f.cancelReply = { ...deferred<RemoteCancelResult>(), promise: reply() as Promise<RemoteCancelResult> };
@@ -217,7 +250,7 @@ describe('RemoteCall: a cancel that was asked is never followed by anything but 
     }
   });
 
-  it('a second cancel gets the first one\'s decision; a cancel after settling is too late, counted once', async () => {
+  it("a second cancel gets the first one's decision; a cancel after settling is too late, counted once", async () => {
     const f = new Fake();
     const call = await queued(f);
     const first = call.requestCancel();
@@ -232,7 +265,10 @@ describe('RemoteCall: a cancel that was asked is never followed by anything but 
 
 describe('RemoteCall: the sweep', () => {
   it('a state Redis lost, or one the hosts cancelled: settled failed with a true message', async () => {
-    for (const [probe, text] of [[{ state: 'gone' }, /state in Redis is gone/], [{ state: 'cancelled' }, /liveness key in Redis expired/]] as const) {
+    for (const [probe, text] of [
+      [{ state: 'gone' }, /state in Redis is gone/],
+      [{ state: 'cancelled' }, /liveness key in Redis expired/],
+    ] as const) {
       const f = new Fake();
       const call = await queued(f);
       f.probeReply = probe;
@@ -247,7 +283,12 @@ describe('RemoteCall: the sweep', () => {
     const f = new Fake();
     const call = await queued(f);
     const result: JobOutcome = { kind: 'completed', result: { content: [] } };
-    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }), host: 'H', hostAlive: true };
+    f.probeReply = {
+      state: 'responding',
+      message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }),
+      host: 'H',
+      hostAlive: true,
+    };
     await call.check(1000);
     expect(await call.done).toEqual(result);
   });
@@ -256,10 +297,17 @@ describe('RemoteCall: the sweep', () => {
     const f = new Fake();
     const asked: string[] = [];
     let answer!: (r: Record<string, unknown>) => void;
-    const call = await queued(f, { onClientRequest: (_method, params) => (asked.push(String(params.n)), new Promise((r) => (answer = r))) });
+    const call = await queued(f, {
+      onClientRequest: (_method, params) => (asked.push(String(params.n)), new Promise((r) => (answer = r))),
+    });
     const j = call.jobId!;
-    const q = (a: string, n: string) => JSON.stringify({ j, t: 'q', a, q: { method: 'elicitation/create', params: { n } } });
-    Object.assign(f.kept, { a1: q('a1', 'one'), a2: q('a2', 'two'), a3: JSON.stringify({ j: 'other', t: 'q', a: 'a3', q: { method: 'roots/list', params: { n: 'x' } } }) });
+    const q = (a: string, n: string) =>
+      JSON.stringify({ j, t: 'q', a, q: { method: 'elicitation/create', params: { n } } });
+    Object.assign(f.kept, {
+      a1: q('a1', 'one'),
+      a2: q('a2', 'two'),
+      a3: JSON.stringify({ j: 'other', t: 'q', a: 'a3', q: { method: 'roots/list', params: { n: 'x' } } }),
+    });
     f.probeReply = { state: 'running', host: 'H' };
     await call.check(1000);
     expect(f.calls).not.toContain('openAsks'); // no open ask listed: no extra round trip
@@ -281,7 +329,11 @@ describe('RemoteCall: the sweep', () => {
     const f = new Fake();
     const call = await queued(f);
     await call.noHost('no worker host is serving queue q');
-    expect(await call.done).toMatchObject({ kind: 'failed', code: 'rejected', message: 'no worker host is serving queue q' });
+    expect(await call.done).toMatchObject({
+      kind: 'failed',
+      code: 'rejected',
+      message: 'no worker host is serving queue q',
+    });
     const g = new Fake();
     const running = await queued(g);
     running.receive({ j: running.jobId!, t: 'r', h: 'H' });
@@ -310,17 +362,27 @@ describe('RemoteCall with a cluster key', () => {
     expect(ClusterKey.from('x'.repeat(32)).verify('job', call.jobId!, rest, m)).toBe(false);
   });
 
-  it('an outcome in Redis that does not verify is dropped: the call waits for the host\'s own, which is delivered', async () => {
+  it("an outcome in Redis that does not verify is dropped: the call waits for the host's own, which is delivered", async () => {
     const f = keyed();
     const call = await queued(f);
-    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }), host: 'H', hostAlive: true };
+    f.probeReply = {
+      state: 'responding',
+      message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }),
+      host: 'H',
+      hostAlive: true,
+    };
     await call.check(1000);
     await call.check(1000);
     expect(await outcome(call)).toBe('pending');
     expect(call.phase).toMatchObject({ kind: 'running', host: 'H' });
     const real: JobOutcome = { kind: 'completed', result: { content: [{ type: 'text', text: 'real' }] } };
     const message = { j: call.jobId!, t: 'o', o: real, h: 'H' } as const;
-    f.probeReply = { state: 'responding', message: JSON.stringify({ ...message, m: key.sign('message', call.jobId!, message) }), host: 'H', hostAlive: true };
+    f.probeReply = {
+      state: 'responding',
+      message: JSON.stringify({ ...message, m: key.sign('message', call.jobId!, message) }),
+      host: 'H',
+      hostAlive: true,
+    };
     await call.check(1000);
     expect(await call.done).toEqual(real);
   });
@@ -328,19 +390,32 @@ describe('RemoteCall with a cluster key', () => {
   it('an outcome that does not verify, and its host gone past the lost-host bound: the call fails saying both', async () => {
     const f = keyed();
     const call = await queued(f);
-    f.probeReply = { state: 'responding', message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }), host: 'H', hostAlive: false };
+    f.probeReply = {
+      state: 'responding',
+      message: JSON.stringify({ j: call.jobId!, t: 'o', o: result, h: 'H' }),
+      host: 'H',
+      hostAlive: false,
+    };
     await call.check(30);
     expect(await outcome(call)).toBe('pending'); // the host may be slow to refresh its key: one look is not enough
     await new Promise((r) => setTimeout(r, 40));
     await call.check(30);
-    expect(await call.done).toMatchObject({ kind: 'failed', message: expect.stringMatching(/worker host H is gone and the only outcome in Redis does not verify/) });
+    expect(await call.done).toMatchObject({
+      kind: 'failed',
+      message: expect.stringMatching(/worker host H is gone and the only outcome in Redis does not verify/),
+    });
   });
 
   it('a signed outcome is delivered', async () => {
     const f = keyed();
     const call = await queued(f);
     const message = { j: call.jobId!, t: 'o', o: result, h: 'H' } as const;
-    f.probeReply = { state: 'responding', message: JSON.stringify({ ...message, m: key.sign('message', call.jobId!, message) }), host: 'H', hostAlive: true };
+    f.probeReply = {
+      state: 'responding',
+      message: JSON.stringify({ ...message, m: key.sign('message', call.jobId!, message) }),
+      host: 'H',
+      hostAlive: true,
+    };
     await call.check(1000);
     expect(await call.done).toEqual(result);
   });
@@ -350,11 +425,16 @@ describe('RemoteCall with a cluster key', () => {
     const call = await queued(f);
     f.probeReply = { state: 'refused' };
     await call.check(1000);
-    expect(await call.done).toMatchObject({ kind: 'failed', message: expect.stringMatching(/refused this call.*same --cluster-key-file/) });
+    expect(await call.done).toMatchObject({
+      kind: 'failed',
+      message: expect.stringMatching(/refused this call.*same --cluster-key-file/),
+    });
   });
 
   it('refuses a key shorter than 32 bytes, naming where it came from and not its value', () => {
-    expect(() => ClusterKey.from('short-secret', '/etc/mcp/cluster.key')).toThrow(/^\/etc\/mcp\/cluster\.key holds 12 bytes; a cluster key needs at least 32/);
+    expect(() => ClusterKey.from('short-secret', '/etc/mcp/cluster.key')).toThrow(
+      /^\/etc\/mcp\/cluster\.key holds 12 bytes; a cluster key needs at least 32/,
+    );
     expect(() => ClusterKey.from('short-secret')).not.toThrow(/short-secret/);
   });
 });

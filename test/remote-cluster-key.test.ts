@@ -12,7 +12,15 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RawServer, until } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
-import { call, cancel, initializeRaw, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
+import {
+  call,
+  cancel,
+  initializeRaw,
+  rawFrontEnd,
+  responsesFor,
+  startHost,
+  type HostProcess,
+} from './remote-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cluster-key-'));
 const keyFile = (name: string, text: string) => {
@@ -43,16 +51,22 @@ afterAll(async () => {
 });
 
 /** Starts a spin call on front end `f` and waits until it runs on a host: its job's hash key, id and front end id. */
-async function runningJob(f: RawServer, id: string, args: Record<string, unknown>): Promise<{ key: string; jobId: string; front: string | null }> {
+async function runningJob(
+  f: RawServer,
+  id: string,
+  args: Record<string, unknown>,
+): Promise<{ key: string; jobId: string; front: string | null }> {
   call(f, id, 'spin', args);
   await until(async () => (await f.stats()).running === 1, 30_000, 'the call running');
   for (const key of await r.keys(`mcp:${Q}:job:*`)) {
-    if ((await r.hget(key, 's')) === 'running') return { key, jobId: key.slice(`mcp:${Q}:job:`.length), front: await r.hget(key, 'f') };
+    if ((await r.hget(key, 's')) === 'running')
+      return { key, jobId: key.slice(`mcp:${Q}:job:`.length), front: await r.hget(key, 'f') };
   }
   throw new Error(`call ${id} runs, but no job hash in Redis says running`);
 }
 
-const text = (m: Record<string, unknown>) => ((m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m));
+const text = (m: Record<string, unknown>) =>
+  (m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m);
 
 describe('a cluster key shared by front ends and hosts', () => {
   it('signed calls work as before, progress included', async () => {
@@ -61,7 +75,11 @@ describe('a cluster key shared by front ends and hosts', () => {
     const answer = await f.next((m) => m.id === 'ok', 30_000);
     expect(answer).toHaveProperty('result');
     expect((answer.result as { isError?: boolean }).isError).toBeFalsy();
-    expect(f.lines.some((m) => (m as { method?: string; params?: { progressToken?: string } }).params?.progressToken === 'p-ok')).toBe(true);
+    expect(
+      f.lines.some(
+        (m) => (m as { method?: string; params?: { progressToken?: string } }).params?.progressToken === 'p-ok',
+      ),
+    ).toBe(true);
   });
 
   it('a job a stranger puts on the queue is refused by the host and never runs', async () => {
@@ -70,24 +88,46 @@ describe('a cluster key shared by front ends and hosts', () => {
     const queue = new Queue(Q, { connection: { url: redis.url } });
     try {
       // What a front end would queue, minus the MAC; and one with a MAC made up.
-      await queue.add('spin', { front: 'stranger', tool: 'spin', args: { ms: 60_000 }, progress: false, liveLogs: false }, { jobId: 'forged-1' });
-      await queue.add('spin', { front: 'stranger', tool: 'spin', args: { ms: 60_000 }, progress: false, liveLogs: false, m: 'AAAA' }, { jobId: 'forged-2' });
+      await queue.add(
+        'spin',
+        { front: 'stranger', tool: 'spin', args: { ms: 60_000 }, progress: false, liveLogs: false },
+        { jobId: 'forged-1' },
+      );
+      await queue.add(
+        'spin',
+        { front: 'stranger', tool: 'spin', args: { ms: 60_000 }, progress: false, liveLogs: false, m: 'AAAA' },
+        { jobId: 'forged-2' },
+      );
     } finally {
       await queue.close();
     }
-    await until(async () => ((await h.stats(r)).refused ?? 0) - (before.refused ?? 0) === 2, 30_000, 'both forged jobs refused');
+    await until(
+      async () => ((await h.stats(r)).refused ?? 0) - (before.refused ?? 0) === 2,
+      30_000,
+      'both forged jobs refused',
+    );
     // Each forged job asked for a minute of spin: had either run, the host would be running it now.
     const after = await h.stats(r);
     expect(after).toMatchObject({ running: 0, active: 0 });
-    expect(h.stderr()).toMatch(/refused job forged-1 \(tool "spin"\): its data does not verify against this host's cluster key/);
+    expect(h.stderr()).toMatch(
+      /refused job forged-1 \(tool "spin"\): its data does not verify against this host's cluster key/,
+    );
   });
 
-  it('a forged outcome (published, then written into the job state) is dropped: the call waits for, and gets, the host\'s real one', async () => {
+  it("a forged outcome (published, then written into the job state) is dropped: the call waits for, and gets, the host's real one", async () => {
     const f = fronts[0]!;
     const { key, jobId, front } = await runningJob(f, 'victim', { ms: 4000, stageMs: 5 });
-    const forged = JSON.stringify({ j: jobId, t: 'o', o: { kind: 'completed', result: { content: [{ type: 'text', text: 'FORGED' }] } }, h: 'stranger' });
+    const forged = JSON.stringify({
+      j: jobId,
+      t: 'o',
+      o: { kind: 'completed', result: { content: [{ type: 'text', text: 'FORGED' }] } },
+      h: 'stranger',
+    });
     await r.publish(`mcp:${Q}:to:${front}`, forged);
-    await r.publish(`mcp:${Q}:to:${front}`, JSON.stringify({ j: jobId, t: 'p', r: { progress: 99, message: 'FORGED' } }));
+    await r.publish(
+      `mcp:${Q}:to:${front}`,
+      JSON.stringify({ j: jobId, t: 'p', r: { progress: 99, message: 'FORGED' } }),
+    );
     await r.hset(key, 's', 'responding', 'o', forged);
     // The front end's sweep reads the forged state (once a second) and keeps waiting; the host, still running, answers over it.
     const answer = await f.next((m) => m.id === 'victim', 60_000);
@@ -113,22 +153,38 @@ describe('a cluster key shared by front ends and hosts', () => {
     } finally {
       await queue.close();
     }
-    await until(async () => ((await h.stats(r)).refused ?? 0) - (before.refused ?? 0) === 1, 30_000, 'the replay refused');
+    await until(
+      async () => ((await h.stats(r)).refused ?? 0) - (before.refused ?? 0) === 1,
+      30_000,
+      'the replay refused',
+    );
     const after = await h.stats(r);
     expect(after.skipped ?? 0).toBe(before.skipped ?? 0);
     expect(after.answered).toBe(before.answered);
     expect(after).toMatchObject({ running: 0, active: 0 });
   }, 90_000);
 
-  it('junk a stranger publishes on a front end\'s channel (null, arrays, numbers, bad JSON) is ignored; the front end keeps serving', async () => {
+  it("junk a stranger publishes on a front end's channel (null, arrays, numbers, bad JSON) is ignored; the front end keeps serving", async () => {
     const f = fronts[0]!;
     const { jobId, front } = await runningJob(f, 'beside-junk', { ms: 400, stageMs: 10 });
     const channel = `mcp:${Q}:to:${front}`;
     // 'null' once took a front end down: its listener threw inside ioredis, which re-throws.
-    const junk = ['null', '[]', '42', '"text"', 'true', '{', '', JSON.stringify({ j: null, t: 'o' }), JSON.stringify({ j: jobId, t: 'o', o: null }), JSON.stringify({ j: jobId, t: 'q' })];
+    const junk = [
+      'null',
+      '[]',
+      '42',
+      '"text"',
+      'true',
+      '{',
+      '',
+      JSON.stringify({ j: null, t: 'o' }),
+      JSON.stringify({ j: jobId, t: 'o', o: null }),
+      JSON.stringify({ j: jobId, t: 'q' }),
+    ];
     for (const message of junk) expect(await r.publish(channel, message)).toBe(1);
     // And on the hosts' channels: every host listens to both.
-    for (const message of [...junk, `${jobId} x y z`, ' ']) for (const ch of [`mcp:${Q}:cancel`, `mcp:${Q}:reply`]) expect(await r.publish(ch, message)).toBe(hosts.length);
+    for (const message of [...junk, `${jobId} x y z`, ' '])
+      for (const ch of [`mcp:${Q}:cancel`, `mcp:${Q}:reply`]) expect(await r.publish(ch, message)).toBe(hosts.length);
     const answer = await f.next((m) => m.id === 'beside-junk', 60_000);
     expect(text(answer)).toMatch(/^spun \d+ slices/);
     call(f, 'after-junk', 'spin', { ms: 1 });
@@ -137,7 +193,7 @@ describe('a cluster key shared by front ends and hosts', () => {
     expect(hosts[0]!.stderr()).not.toMatch(/TypeError|Cannot read properties/);
   }, 90_000);
 
-  it('a front end whose key differs from the hosts\': its calls fail with a clear error and are not run', async () => {
+  it("a front end whose key differs from the hosts': its calls fail with a clear error and are not run", async () => {
     const other = new RawServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', OTHER]);
     fronts.push(other);
     await initializeRaw(other);

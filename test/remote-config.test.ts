@@ -32,8 +32,15 @@ afterAll(async () => {
 });
 
 /** Runs the CLI to its exit (or `ms`), with its stderr. */
-function run(args: string[], env: Record<string, string> = {}, ms = 30_000): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+  ms = 30_000,
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => {
@@ -49,8 +56,14 @@ function run(args: string[], env: Record<string, string> = {}, ms = 30_000): Pro
 }
 
 /** Starts a worker host with `env`, resolved once it serves. */
-async function worker(args: string[], env: Record<string, string> = {}): Promise<{ pid: number; stderr: () => string; stop: () => Promise<number | null> }> {
-  const child = spawn(process.execPath, [CLI, 'worker', '--queue', Q, '--threads', '1', ...args], { stdio: 'pipe', env: { ...process.env, ...env } });
+async function worker(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ pid: number; stderr: () => string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [CLI, 'worker', '--queue', Q, '--threads', '1', ...args], {
+    stdio: 'pipe',
+    env: { ...process.env, ...env },
+  });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   killers.push(() => child.kill('SIGKILL'));
@@ -136,7 +149,9 @@ describe('defect 10: bad configuration is told at start, in one line', () => {
 
   it('worker with Redis down: says so once (not twice a second), keeps waiting, and exits on SIGTERM', async () => {
     const port = await freePort();
-    const child = spawn(process.execPath, [CLI, 'worker', '--redis', `redis://127.0.0.1:${port}`, '--threads', '1'], { stdio: 'pipe' });
+    const child = spawn(process.execPath, [CLI, 'worker', '--redis', `redis://127.0.0.1:${port}`, '--threads', '1'], {
+      stdio: 'pipe',
+    });
     killers.push(() => child.kill('SIGKILL'));
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -157,7 +172,9 @@ describe('defect 10: bad configuration is told at start, in one line', () => {
     await initializeRaw(front, 40_000);
     expect(front.stderr).toMatch(/serving anyway/);
     call(front, 'x', 'spin', { ms: 1 });
-    expect(text(await front.next((m) => m.id === 'x', 10_000))).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable/);
+    expect(text(await front.next((m) => m.id === 'x', 10_000))).toMatch(
+      /^Redis at redis:\/\/127\.0\.0\.1:\d+ is unreachable/,
+    );
     expect(front.child.exitCode).toBeNull();
     front.kill();
   }, 60_000);
@@ -169,14 +186,81 @@ describe('rediss:// and --redis-ca-file', () => {
     spawnSync('mkdir', ['-p', tls]);
     const ssl = (...args: string[]) => {
       const r = spawnSync('openssl', args, { cwd: tls, stdio: 'pipe' });
-      if (r.error || r.status !== 0) throw new Error(`openssl ${args[0]} failed (is openssl installed?): ${r.stderr?.toString() ?? r.error}`);
+      if (r.error || r.status !== 0)
+        throw new Error(`openssl ${args[0]} failed (is openssl installed?): ${r.stderr?.toString() ?? r.error}`);
     };
-    ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=test-ca');
-    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+    ssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=test-ca',
+    );
+    ssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'server.key',
+      '-out',
+      'server.csr',
+      '-subj',
+      '/CN=localhost',
+    );
     writeFileSync(join(tls, 'ext.cnf'), 'subjectAltName=DNS:localhost\n');
-    ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf');
+    ssl(
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'ext.cnf',
+    );
     const port = await freePort();
-    const server = spawn('redis-server', ['--port', '0', '--tls-port', String(port), '--bind', '127.0.0.1', '--tls-cert-file', join(tls, 'server.pem'), '--tls-key-file', join(tls, 'server.key'), '--tls-ca-cert-file', join(tls, 'ca.pem'), '--tls-auth-clients', 'no', '--save', '', '--appendonly', 'no', '--dir', tls], { stdio: 'ignore' });
+    const server = spawn(
+      'redis-server',
+      [
+        '--port',
+        '0',
+        '--tls-port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--tls-cert-file',
+        join(tls, 'server.pem'),
+        '--tls-key-file',
+        join(tls, 'server.key'),
+        '--tls-ca-cert-file',
+        join(tls, 'ca.pem'),
+        '--tls-auth-clients',
+        'no',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        tls,
+      ],
+      { stdio: 'ignore' },
+    );
     killers.push(() => server.kill('SIGKILL'));
     const url = `rediss://localhost:${port}`;
     const noCa = spawn(process.execPath, [CLI, 'worker', '--redis', url, '--threads', '1'], { stdio: 'pipe' });
@@ -195,6 +279,8 @@ describe('rediss:// and --redis-ca-file', () => {
     expect(text(await front.next((m) => m.id === 'tls', 20_000))).toMatch(/^spun 1 slices/);
     front.kill();
     expect(await host.stop()).toBe(0);
-    expect((await run(['serve', '--redis', 'redis://localhost:1', '--redis-ca-file', join(tls, 'ca.pem')])).stderr).toMatch(/--redis-ca-file needs a rediss:\/\/ URL/);
+    expect(
+      (await run(['serve', '--redis', 'redis://localhost:1', '--redis-ca-file', join(tls, 'ca.pem')])).stderr,
+    ).toMatch(/--redis-ca-file needs a rediss:\/\/ URL/);
   }, 90_000);
 });

@@ -21,7 +21,16 @@ let front: RawServer;
 beforeAll(async () => {
   redis = await startRedis();
   // A grace long enough that "stopping" is a state one can read, not a moment.
-  host = await startHost(redis.url, Q, ['--threads', '1', '--spare-threads', '0', '--grace-ms', '5000', '--tools', TOOLS]);
+  host = await startHost(redis.url, Q, [
+    '--threads',
+    '1',
+    '--spare-threads',
+    '0',
+    '--grace-ms',
+    '5000',
+    '--tools',
+    TOOLS,
+  ]);
   front = await rawFrontEnd(redis.url, Q, ['--tools', TOOLS]);
 }, 90_000);
 afterAll(async () => {
@@ -46,12 +55,20 @@ describe('front-end counts on Redis', () => {
     s = await front.stats();
     expect(s.cancelled! - before.cancelled!).toBe(1);
     expect(s.hardKilled! - before.hardKilled!).toBe(0);
-    await until(async () => (await front.stats()).hardKilled! - before.hardKilled! === 1, 30_000, 'the hard stop reported');
+    await until(
+      async () => (await front.stats()).hardKilled! - before.hardKilled! === 1,
+      30_000,
+      'the hard stop reported',
+    );
     // The thread was replaced, so the waiting call runs now.
-    await until(async () => {
-      const now = await front.stats();
-      return now.stopping === 0 && now.running === 1 && now.queued === 0;
-    }, 30_000, 'the waiting call taken');
+    await until(
+      async () => {
+        const now = await front.stats();
+        return now.stopping === 0 && now.running === 1 && now.queued === 0;
+      },
+      30_000,
+      'the waiting call taken',
+    );
 
     cancel(front, 'waiting'); // cooperative: stopped at a checkpoint, no hard stop
     await until(async () => (await front.stats()).inFlight === 0, 30_000, 'both settled');

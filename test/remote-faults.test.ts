@@ -21,7 +21,9 @@ const fronts: RawServer[] = [];
 beforeAll(async () => {
   redis = await startRedis();
   r = redis.client();
-  hosts.push(...(await Promise.all([startHost(redis.url, Q, ['--threads', '1']), startHost(redis.url, Q, ['--threads', '1'])])));
+  hosts.push(
+    ...(await Promise.all([startHost(redis.url, Q, ['--threads', '1']), startHost(redis.url, Q, ['--threads', '1'])])),
+  );
   fronts.push(await rawFrontEnd(redis.url, Q));
 }, 60_000);
 afterAll(async () => {
@@ -33,10 +35,16 @@ afterAll(async () => {
 /** The live host running a job now (its counters refresh every second). */
 async function hostRunning(): Promise<HostProcess> {
   let found: HostProcess | undefined;
-  await until(async () => {
-    for (const h of hosts) if (h.child.exitCode === null && h.child.signalCode === null && ((await h.stats(r)).running ?? 0) > 0) found = h;
-    return found !== undefined;
-  }, 10_000, 'a host running the call');
+  await until(
+    async () => {
+      for (const h of hosts)
+        if (h.child.exitCode === null && h.child.signalCode === null && ((await h.stats(r)).running ?? 0) > 0)
+          found = h;
+      return found !== undefined;
+    },
+    10_000,
+    'a host running the call',
+  );
   return found!;
 }
 
@@ -56,7 +64,11 @@ describe('faults across hosts', () => {
     const response = await a.next((m) => m.id === 'k1', 15_000);
     expect(Date.now() - killedAt).toBeLessThan(15_000);
     expect(text(response)).toMatch(/^spun 1500 slices/); // ran again, to completion, on the survivor
-    await until(async () => ((await survivor.stats(r)).answered ?? 0) === answeredBefore + 1, 5000, 'the survivor answered it');
+    await until(
+      async () => ((await survivor.stats(r)).answered ?? 0) === answeredBefore + 1,
+      5000,
+      'the survivor answered it',
+    );
     await sleep(2000);
     expect(responsesFor(a, 'k1')).toHaveLength(1);
     hosts.splice(hosts.indexOf(victim), 1);
@@ -76,7 +88,11 @@ describe('faults across hosts', () => {
     // A new host's stalled check puts the job back in the queue; its Redis state (failed) keeps it from running.
     const fresh = await startHost(redis.url, Q, ['--threads', '1']);
     hosts.push(fresh);
-    await until(async () => ((await fresh.stats(r)).skipped ?? 0) === 1, 10_000, 'the new host skipping the failed job');
+    await until(
+      async () => ((await fresh.stats(r)).skipped ?? 0) === 1,
+      10_000,
+      'the new host skipping the failed job',
+    );
     expect((await fresh.stats(r)).answered ?? 0).toBe(0);
     expect(responsesFor(a, 'k2')).toHaveLength(1);
   });
@@ -88,7 +104,11 @@ describe('faults across hosts', () => {
     const before = (await host.stats(r)).orphansCancelled ?? 0;
     doomed.kill();
     const killedAt = Date.now();
-    await until(async () => ((await host.stats(r)).orphansCancelled ?? 0) === before + 1, 25_000, 'the orphan cancelled');
+    await until(
+      async () => ((await host.stats(r)).orphansCancelled ?? 0) === before + 1,
+      25_000,
+      'the orphan cancelled',
+    );
     await until(async () => (await host.stats(r)).running === 0, 5000, 'the host free again');
     // The front end's liveness TTL (15 s, to outlive ordinary stalls) + the hosts' check (1 s) + the counters' refresh (1 s).
     expect(Date.now() - killedAt).toBeGreaterThan(10_000);
@@ -101,7 +121,9 @@ describe('faults across hosts', () => {
     call(c, 'nt', 'final_progress', {});
     const response = await c.next((m) => m.id === 'nt', 10_000);
     expect(response.result).toMatchObject({ isError: true });
-    expect(text(response)).toMatch(/tool 'final_progress' is not loaded on worker host \S+ \(start it with the same --tools as the front end\)/);
+    expect(text(response)).toMatch(
+      /tool 'final_progress' is not loaded on worker host \S+ \(start it with the same --tools as the front end\)/,
+    );
   });
 
   it('Redis unreachable: new calls fail at once with a clear error, nothing crashes, and calls work again once it is back', async () => {
@@ -119,12 +141,16 @@ describe('faults across hosts', () => {
     for (const h of hosts) expect(h.child.exitCode).toBeNull();
     await redis.restart();
     let n = 0;
-    await until(async () => {
-      const id = `back-${n++}`;
-      call(a, id, 'spin', { ms: 1 });
-      const m = await a.next((x) => x.id === id, 10_000);
-      return (m.result as { isError?: boolean }).isError !== true;
-    }, 30_000, 'calls working again');
+    await until(
+      async () => {
+        const id = `back-${n++}`;
+        call(a, id, 'spin', { ms: 1 });
+        const m = await a.next((x) => x.id === id, 10_000);
+        return (m.result as { isError?: boolean }).isError !== true;
+      },
+      30_000,
+      'calls working again',
+    );
     const s = await a.stats();
     expect(s.inFlight).toBe(0);
     await until(async () => (await leftovers(r, Q)).jobStates === 0, 30_000, 'no job state left');

@@ -19,7 +19,9 @@ export type RedisAt = string | readonly string[];
 const redisArgs = (at: RedisAt): string[] => (typeof at === 'string' ? ['--redis', at] : [...at]);
 
 export async function startHost(url: RedisAt, queue: string, args: string[] = []): Promise<HostProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker', ...redisArgs(url), '--queue', queue, ...args], { stdio: 'pipe' });
+  const child = spawn(process.execPath, [CLI, 'worker', ...redisArgs(url), '--queue', queue, ...args], {
+    stdio: 'pipe',
+  });
   let stderr = '';
   const id = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker host did not start: ${stderr}`)), 60_000); // a bound on a hang
@@ -57,15 +59,22 @@ export async function startHost(url: RedisAt, queue: string, args: string[] = []
 export async function frontEnd(url: string, queue: string, args: string[] = []): Promise<WiredClient> {
   const w = await stdioClient(['--redis', url, '--queue', queue, ...args]);
   // The first call may come before the front end has connected: wait until a trivial one goes through.
-  await until(async () => {
-    const r = await w.client.callTool({ name: 'spin', arguments: { ms: 0 } });
-    return r.isError !== true;
-  }, 60_000, 'the front end on Redis');
+  await until(
+    async () => {
+      const r = await w.client.callTool({ name: 'spin', arguments: { ms: 0 } });
+      return r.isError !== true;
+    },
+    60_000,
+    'the front end on Redis',
+  );
   return w;
 }
 
 /** Every key of the multi-host state and BullMQ's job keys of a queue, for "nothing left behind" checks. */
-export async function leftovers(redis: Redis, queue: string): Promise<{ jobStates: number; waiting: number; active: number; delayed: number; completed: number; failed: number }> {
+export async function leftovers(
+  redis: Redis,
+  queue: string,
+): Promise<{ jobStates: number; waiting: number; active: number; delayed: number; completed: number; failed: number }> {
   const [jobStates, waiting, active, delayed, completed, failed] = await Promise.all([
     redis.keys(`mcp:${queue}:job:*`).then((k) => k.length),
     redis.llen(`bull:${queue}:wait`),
@@ -86,10 +95,16 @@ export const NO_LEFTOVERS = { jobStates: 0, waiting: 0, active: 0, delayed: 0, c
  * bookkeeping (the active job moved out, removed) follows a few Redis round
  * trips later, which a loaded machine stretches. Assert the returned value.
  */
-export async function settledLeftovers(redis: Redis, queue: string, ms = 30_000): Promise<Awaited<ReturnType<typeof leftovers>>> {
+export async function settledLeftovers(
+  redis: Redis,
+  queue: string,
+  ms = 30_000,
+): Promise<Awaited<ReturnType<typeof leftovers>>> {
   let left = await leftovers(redis, queue);
   const none = (l: typeof left) => Object.values(l).every((n) => n === 0);
-  await until(async () => none((left = await leftovers(redis, queue))), ms, 'nothing of ours left in Redis').catch(() => undefined);
+  await until(async () => none((left = await leftovers(redis, queue))), ms, 'nothing of ours left in Redis').catch(
+    () => undefined,
+  );
   return left;
 }
 
@@ -97,18 +112,33 @@ export async function settledLeftovers(redis: Redis, queue: string, ms = 30_000)
 export async function rawFrontEnd(url: RedisAt, queue: string, args: string[] = []): Promise<RawServer> {
   const raw = new RawServer([...redisArgs(url), '--queue', queue, ...args]);
   await initializeRaw(raw);
-  await until(async () => {
-    const id = `ready-${Math.random()}`;
-    raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 0 } } });
-    const m = (await raw.next((x) => x.id === id, 10_000)) as { result?: { isError?: boolean } };
-    return m.result !== undefined && m.result.isError !== true;
-  }, 60_000, 'the front end on Redis');
+  await until(
+    async () => {
+      const id = `ready-${Math.random()}`;
+      raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'spin', arguments: { ms: 0 } } });
+      const m = (await raw.next((x) => x.id === id, 10_000)) as { result?: { isError?: boolean } };
+      return m.result !== undefined && m.result.isError !== true;
+    },
+    60_000,
+    'the front end on Redis',
+  );
   return raw;
 }
 
 /** Sends a tools/call over the raw wire. */
-export function call(raw: RawServer, id: string | number, name: string, args: Record<string, unknown>, progressToken?: string): void {
-  raw.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(progressToken !== undefined && { _meta: { progressToken } }) } });
+export function call(
+  raw: RawServer,
+  id: string | number,
+  name: string,
+  args: Record<string, unknown>,
+  progressToken?: string,
+): void {
+  raw.send({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name, arguments: args, ...(progressToken !== undefined && { _meta: { progressToken } }) },
+  });
 }
 
 /** Sends notifications/cancelled. */
@@ -123,7 +153,12 @@ export function responsesFor(raw: RawServer, id: string | number): Record<string
 
 /** The initialize handshake, with room for a loaded machine (a front end answers it once it can queue calls). */
 export async function initializeRaw(raw: RawServer, ms = 30_000): Promise<void> {
-  raw.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+  raw.send({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });
   await raw.next((m) => m.id === 'init', ms);
   raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 }

@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { sleep, until, type RawServer } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
-import { call, cancel, NO_LEFTOVERS, rawFrontEnd, settledLeftovers, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
+import {
+  call,
+  cancel,
+  NO_LEFTOVERS,
+  rawFrontEnd,
+  settledLeftovers,
+  responsesFor,
+  startHost,
+  type HostProcess,
+} from './remote-helpers.js';
 
 const Q = 'hosts';
 let redis: RedisProcess;
@@ -39,7 +48,10 @@ describe('across hosts', () => {
     const response = await a.next((m) => m.id === 'p1', 15_000);
     expect((response.result as { isError?: boolean }).isError).toBeUndefined();
     const at = a.lines.indexOf(response);
-    const progress = (a.lines as Record<string, unknown>[]).filter((m) => m.method === 'notifications/progress' && (m.params as { progressToken: string }).progressToken === 'tok-p1');
+    const progress = (a.lines as Record<string, unknown>[]).filter(
+      (m) =>
+        m.method === 'notifications/progress' && (m.params as { progressToken: string }).progressToken === 'tok-p1',
+    );
     expect(progress.length).toBeGreaterThan(0);
     for (const p of progress) expect(a.lines.indexOf(p)).toBeLessThan(at);
   });
@@ -59,12 +71,20 @@ describe('across hosts', () => {
     await b.next((m) => m.id === 'next1', 5000);
     await b.next((m) => m.id === 'next2', 5000);
     expect(Date.now() - t0).toBeLessThan(3000); // 60 s of work would not have let them through
-    await until(async () => sum(await hostStats(), 'cancelsRelayed') - sum(before, 'cancelsRelayed') === 2, 5000, 'the cancels relayed to the hosts');
+    await until(
+      async () => sum(await hostStats(), 'cancelsRelayed') - sum(before, 'cancelsRelayed') === 2,
+      5000,
+      'the cancels relayed to the hosts',
+    );
     // A host rewrites its counters just after it answered, so they may trail the answers by a moment.
-    await until(async () => {
-      const s = await hostStats();
-      return sum(s, 'running') + sum(s, 'stopping') === 0 && sum(s, 'stopped') - sum(before, 'stopped') === 2;
-    }, 5000, 'both cancelled calls stopped on their hosts, nothing running');
+    await until(
+      async () => {
+        const s = await hostStats();
+        return sum(s, 'running') + sum(s, 'stopping') === 0 && sum(s, 'stopped') - sum(before, 'stopped') === 2;
+      },
+      5000,
+      'both cancelled calls stopped on their hosts, nothing running',
+    );
     const after = await hostStats();
     expect(sum(after, 'hardKilled')).toBe(sum(before, 'hardKilled')); // stopped at a checkpoint, not by replacing the thread
     expect(sum(after, 'threads')).toBe(sum(before, 'threads'));
@@ -81,7 +101,11 @@ describe('across hosts', () => {
     const skippedBefore = sum(await hostStats(), 'skipped');
     const completedBefore = sum(await hostStats(), 'answered');
     call(a, 'queued1', 'spin', { ms: 1 });
-    await until(async () => (await r.llen(`bull:${Q}:wait`)) + (await r.zcard(`bull:${Q}:prioritized`)) >= 1, 5000, 'the call on the queue');
+    await until(
+      async () => (await r.llen(`bull:${Q}:wait`)) + (await r.zcard(`bull:${Q}:prioritized`)) >= 1,
+      5000,
+      'the call on the queue',
+    );
     cancel(a, 'queued1');
     await a.next((m) => m.id === 'busy1', 15_000);
     await a.next((m) => m.id === 'busy2', 15_000);
@@ -103,7 +127,7 @@ describe('across hosts', () => {
     expect(a.lines.filter((m) => (m as { method?: string }).method === 'notifications/cancelled')).toEqual([]);
   });
 
-  it('unknown ids and another front end\'s ids are ignored; the same id on two front ends are two calls', async () => {
+  it("unknown ids and another front end's ids are ignored; the same id on two front ends are two calls", async () => {
     const unknownBefore = (await b.stats()).unknownCancelsIgnored!;
     call(a, 7, 'spin', { ms: 400, stageMs: 1 });
     call(b, 7, 'spin', { ms: 60_000, stageMs: 1 });
@@ -123,7 +147,11 @@ describe('across hosts', () => {
   });
 
   it('leaves nothing behind: no job state, no queued or kept BullMQ jobs, no calls in flight', async () => {
-    await until(async () => sum(await hostStats(), 'running') + sum(await hostStats(), 'stopping') === 0, 10_000, 'hosts idle');
+    await until(
+      async () => sum(await hostStats(), 'running') + sum(await hostStats(), 'stopping') === 0,
+      10_000,
+      'hosts idle',
+    );
     expect(await settledLeftovers(r, Q)).toEqual(NO_LEFTOVERS);
     expect((await a.stats()).inFlight).toBe(0);
     expect((await b.stats()).inFlight).toBe(0);

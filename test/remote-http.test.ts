@@ -38,7 +38,11 @@ async function relayed(): Promise<number> {
 
 it('answers a call from a worker host over HTTP', async () => {
   const { client } = await connect();
-  await until(async () => (await client.callTool({ name: 'spin', arguments: { ms: 3 } })).isError !== true, 15_000, 'a call through Redis');
+  await until(
+    async () => (await client.callTool({ name: 'spin', arguments: { ms: 3 } })).isError !== true,
+    15_000,
+    'a call through Redis',
+  );
   await client.close();
 });
 
@@ -49,8 +53,18 @@ it('a dropped response stream cancels the call on its host', async () => {
   const res = await fetch(server.url, {
     method: 'POST',
     signal: controller.signal,
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId!, 'mcp-protocol-version': '2025-06-18' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 'dropped', method: 'tools/call', params: { name: 'spin', arguments: { ms: 60_000 } } }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-session-id': transport.sessionId!,
+      'mcp-protocol-version': '2025-06-18',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'dropped',
+      method: 'tools/call',
+      params: { name: 'spin', arguments: { ms: 60_000 } },
+    }),
   });
   expect(res.status).toBe(200);
   await until(async () => (await host.stats(r)).running === 1, 10_000, 'the call running on the host');

@@ -11,7 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { RawServer, sleep, until } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
-import { call, cancel, initializeRaw, rawFrontEnd, responsesFor, startHost, type HostProcess } from './remote-helpers.js';
+import {
+  call,
+  cancel,
+  initializeRaw,
+  rawFrontEnd,
+  responsesFor,
+  startHost,
+  type HostProcess,
+} from './remote-helpers.js';
 
 let redis: RedisProcess;
 let r: Redis;
@@ -52,10 +60,14 @@ describe('defect 3: a host sees a cancellation that won in Redis', () => {
     await until(async () => ((await h.stats(r)).running ?? 0) === 1, 20_000, 'the host running it');
     const [key] = await r.keys('mcp:d3a:job:*');
     await r.hset(key!, 's', 'cancelled'); // what the cancel script does, minus its message
-    await until(async () => {
-      const s = await h.stats(r);
-      return s.running === 0 && s.active === 0 && (s.stopped ?? 0) === 1;
-    }, 15_000, 'the job stopped on the host');
+    await until(
+      async () => {
+        const s = await h.stats(r);
+        return s.running === 0 && s.active === 0 && (s.stopped ?? 0) === 1;
+      },
+      15_000,
+      'the job stopped on the host',
+    );
   }, 60_000);
 
   it('300 calls cancelled 0–12 ms after sending, across two hosts: once all are decided, no host runs anything', async () => {
@@ -68,12 +80,21 @@ describe('defect 3: a host sees a cancellation that won in Redis', () => {
       setTimeout(() => cancel(f, id), i % 13);
       await sleep(2);
     }
-    await until(async () => {
-      const s = await f.stats();
-      return s.cancelled! - before.cancelled! === 300 && s.inFlight === 0;
-    }, 60_000, 'every cancel decided');
+    await until(
+      async () => {
+        const s = await f.stats();
+        return s.cancelled! - before.cancelled! === 300 && s.inFlight === 0;
+      },
+      60_000,
+      'every cancel decided',
+    );
     // Every job was cancelled; one the hosts missed would run for a minute.
-    await until(async () => (await Promise.all([h1!, h2!].map((h) => h.stats(r)))).every((s) => s.running === 0 && s.active === 0), 15_000, 'both hosts idle');
+    await until(
+      async () =>
+        (await Promise.all([h1!, h2!].map((h) => h.stats(r)))).every((s) => s.running === 0 && s.active === 0),
+      15_000,
+      'both hosts idle',
+    );
     expect((await f.stats()).failed).toBe(before.failed);
     for (let i = 0; i < 300; i++) expect(responsesFor(f, `race-${i}`)).toEqual([]);
   }, 120_000);
@@ -88,10 +109,14 @@ describe('defect 12: Redis lost its state', () => {
     await redis.kill();
     await redis.restart();
     r = redis.client();
-    await until(async () => {
-      const s = await h.stats(r);
-      return s.running === 0 && s.active === 0 && (s.stateLost ?? 0) === 1;
-    }, 20_000, 'the host stopped the job');
+    await until(
+      async () => {
+        const s = await h.stats(r);
+        return s.running === 0 && s.active === 0 && (s.stateLost ?? 0) === 1;
+      },
+      20_000,
+      'the host stopped the job',
+    );
     const m = await f.next((x) => x.id === 'lost', 20_000);
     expect(text(m)).toMatch(/state in Redis is gone/);
   }, 90_000);
@@ -142,12 +167,16 @@ describe('defect 11: no worker host', () => {
     expect(text(m2)).toMatch(/no worker host is serving queue 'd11'/);
     expect(f.stderr).toMatch(/no worker host is serving queue 'd11'.*waiting calls fail, new ones are refused/);
     await host('d11');
-    await until(async () => {
-      const id = `nh-back-${Math.random()}`;
-      call(f, id, 'spin', { ms: 1 });
-      const m = await f.next((x) => x.id === id, 10_000);
-      return (m.result as { isError?: boolean } | undefined)?.isError !== true;
-    }, 30_000, 'calls working again');
+    await until(
+      async () => {
+        const id = `nh-back-${Math.random()}`;
+        call(f, id, 'spin', { ms: 1 });
+        const m = await f.next((x) => x.id === id, 10_000);
+        return (m.result as { isError?: boolean } | undefined)?.isError !== true;
+      },
+      30_000,
+      'calls working again',
+    );
   }, 90_000);
 });
 
@@ -156,11 +185,27 @@ describe('defect 4: --queue-limit with --redis', () => {
     const h = await host('d4');
     const f = await front('d4', ['--queue-limit', '3']);
     call(f, 'q-run', 'spin', { ms: 60_000, stageMs: 1 });
-    await until(async () => ((await h.stats(r)).running ?? 0) === 1 && (await f.stats()).running === 1, 20_000, 'one call running');
+    await until(
+      async () => ((await h.stats(r)).running ?? 0) === 1 && (await f.stats()).running === 1,
+      20_000,
+      'one call running',
+    );
     for (let i = 0; i < 8; i++) call(f, `q-${i}`, 'spin', { ms: 60_000, stageMs: 1 });
-    await until(async () => (f.lines as Record<string, unknown>[]).filter((m) => typeof m.id === 'string' && m.id.startsWith('q-') && m.id !== 'q-run' && 'error' in m).length === 5, 20_000, 'five refused');
-    const refused = (f.lines as Record<string, unknown>[]).filter((m) => typeof m.id === 'string' && m.id.startsWith('q-') && 'error' in m);
-    for (const m of refused) expect((m.error as { message: string }).message).toMatch(/server busy: 3 calls already waiting for a worker host \(queue limit 3\)/);
+    await until(
+      async () =>
+        (f.lines as Record<string, unknown>[]).filter(
+          (m) => typeof m.id === 'string' && m.id.startsWith('q-') && m.id !== 'q-run' && 'error' in m,
+        ).length === 5,
+      20_000,
+      'five refused',
+    );
+    const refused = (f.lines as Record<string, unknown>[]).filter(
+      (m) => typeof m.id === 'string' && m.id.startsWith('q-') && 'error' in m,
+    );
+    for (const m of refused)
+      expect((m.error as { message: string }).message).toMatch(
+        /server busy: 3 calls already waiting for a worker host \(queue limit 3\)/,
+      );
     expect((await f.stats()).queued).toBe(3);
     for (const id of ['q-run', ...Array.from({ length: 8 }, (_, i) => `q-${i}`)]) cancel(f, id);
     await until(async () => (await f.stats()).inFlight === 0, 20_000, 'all cancelled');
@@ -214,4 +259,3 @@ describe('defect 7: serve --redis answers initialize once it can queue', () => {
     }
   }, 120_000);
 });
-

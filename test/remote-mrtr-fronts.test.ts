@@ -42,7 +42,12 @@ beforeAll(async () => {
   r = redis.client();
   const common = ['--redis', redis.url, '--queue', Q, '--cluster-key-file', KEY, '--tools', MRTR_TOOLS];
   const hostArgs = ['--threads', '2', '--cluster-key-file', KEY, '--tools', MRTR_TOOLS];
-  const [h1, h2, fa, fb] = await Promise.all([startHost(redis.url, Q, hostArgs), startHost(redis.url, Q, hostArgs), startHttpServer([...common, '--session-prefix', 'a']), startHttpServer([...common, '--session-prefix', 'b'])]);
+  const [h1, h2, fa, fb] = await Promise.all([
+    startHost(redis.url, Q, hostArgs),
+    startHost(redis.url, Q, hostArgs),
+    startHttpServer([...common, '--session-prefix', 'a']),
+    startHttpServer([...common, '--session-prefix', 'b']),
+  ]);
   hosts.push(h1, h2);
   [a, b] = [fa, fb];
   lb = await startNginx({ a: a.url.host, b: b.url.host });
@@ -67,7 +72,16 @@ let n = 0;
 /** One 2026 request POSTed to `url`, its answer; `signal` closes its stream. */
 async function post(url: URL, method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Msg> {
   const body = modernRequest(`r${n++}`, method, params, {}, ASKABLE);
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body) }, body: JSON.stringify(body), ...(signal && { signal }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...modernHeaders(body),
+    },
+    body: JSON.stringify(body),
+    ...(signal && { signal }),
+  });
   const answer = messagesIn(await res.text()).find((m) => m.id === body.id);
   if (!answer) throw new Error(`no answer to ${method} (HTTP ${res.status})`);
   return answer;
@@ -85,13 +99,34 @@ async function park(url: URL, args: Record<string, unknown> = {}): Promise<{ key
   const [key] = Object.keys(first.inputRequests as object) as [string];
   return { key, state: first.requestState as string };
 }
-const retry = (url: URL, p: { key: string; state: string }, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal) =>
-  post(url, 'tools/call', { name: 'greet_user', arguments: args, requestState: p.state, inputResponses: { [p.key]: { action: 'accept', content: { name } } } }, signal);
-const textOf = (m: Msg) => ((resultOf(m).content as { text: string }[])[0]!).text;
+const retry = (
+  url: URL,
+  p: { key: string; state: string },
+  name: string,
+  args: Record<string, unknown> = {},
+  signal?: AbortSignal,
+) =>
+  post(
+    url,
+    'tools/call',
+    {
+      name: 'greet_user',
+      arguments: args,
+      requestState: p.state,
+      inputResponses: { [p.key]: { action: 'accept', content: { name } } },
+    },
+    signal,
+  );
+const textOf = (m: Msg) => (resultOf(m).content as { text: string }[])[0]!.text;
 
 describe('a retry on another front end resumes the parked call', () => {
   it('parked on a, retried on b: the answer reaches the stage on its host, b answers, a let go', async () => {
-    for (const url of [a.url, b.url]) await until(async () => resultOf(await post(url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true, 30_000, 'the front end on Redis');
+    for (const url of [a.url, b.url])
+      await until(
+        async () => resultOf(await post(url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true,
+        30_000,
+        'the front end on Redis',
+      );
     const before = { a: await statsOf(a.url), b: await statsOf(b.url) };
     const p = await park(a.url);
     const done = await retry(b.url, p, 'Ada');
@@ -114,13 +149,17 @@ describe('a retry on another front end resumes the parked call', () => {
     }
     const q = await park(a.url);
     const [head, body, mac] = q.state.split('.') as [string, string, string];
-    const forged = await retry(b.url, { key: q.key, state: `${head}.${body}.${mac.slice(0, -2)}${mac.endsWith('AA') ? 'BB' : 'AA'}` }, 'mallory');
+    const forged = await retry(
+      b.url,
+      { key: q.key, state: `${head}.${body}.${mac.slice(0, -2)}${mac.endsWith('AA') ? 'BB' : 'AA'}` },
+      'mallory',
+    );
     expect(forged.error).toMatchObject({ code: -32602, data: { reason: 'forged' } });
     // The forgery left the call parked: the real state still resumes it, on the other front end.
     expect(textOf(await retry(b.url, q, 'real'))).toMatch(/^hello, real;/);
   }, 120_000);
 
-  it('a parked call\'s record altered in Redis by a stranger: the retry is refused as forged, and the job is stopped, not resumed', async () => {
+  it("a parked call's record altered in Redis by a stranger: the retry is refused as forged, and the job is stopped, not resumed", async () => {
     const stopped = await hostSum('stopped');
     const p = await park(a.url);
     const [key] = await r.keys(`mcp:${Q}:park:*`);
@@ -142,7 +181,7 @@ describe('a retry on another front end resumes the parked call', () => {
     expect(refused[0]!.error).toMatchObject({ code: -32602, data: { reason: 'used' } });
   }, 120_000);
 
-  it('closing the retry\'s stream on the other front end cancels the job on its host', async () => {
+  it("closing the retry's stream on the other front end cancels the job on its host", async () => {
     const stopped = await hostSum('stopped');
     const p = await park(a.url, { ms: 120_000 });
     const controller = new AbortController();
@@ -155,7 +194,7 @@ describe('a retry on another front end resumes the parked call', () => {
 });
 
 describe('through nginx round robin', () => {
-  it('each call\'s retry lands on the other front end and completes', async () => {
+  it("each call's retry lands on the other front end and completes", async () => {
     const before = (await statsOf(a.url))('inputAdopted') + (await statsOf(b.url))('inputAdopted');
     for (let i = 0; i < 4; i++) {
       const p = await park(lb.url);
@@ -170,11 +209,22 @@ describe('through nginx round robin', () => {
 
 describe('two stdio front ends on one cluster', () => {
   const front = (args: string[] = []) => {
-    const s = new LineServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', KEY, '--tools', MRTR_TOOLS, ...args]);
+    const s = new LineServer([
+      '--redis',
+      redis.url,
+      '--queue',
+      Q,
+      '--cluster-key-file',
+      KEY,
+      '--tools',
+      MRTR_TOOLS,
+      ...args,
+    ]);
     lines.push(s);
     return s;
   };
-  const call = (id: string, extra: Record<string, unknown> = {}, args: Record<string, unknown> = {}) => modernRequest(id, 'tools/call', { name: 'greet_user', arguments: args, ...extra }, {}, ASKABLE);
+  const call = (id: string, extra: Record<string, unknown> = {}, args: Record<string, unknown> = {}) =>
+    modernRequest(id, 'tools/call', { name: 'greet_user', arguments: args, ...extra }, {}, ASKABLE);
   const answer = async (s: LineServer, id: string) => {
     await until(async () => s.lines.some((m) => m.id === id), 60_000, `answer ${id}`);
     return s.lines.find((m) => m.id === id)!;
@@ -190,15 +240,25 @@ describe('two stdio front ends on one cluster', () => {
     const [s1, s2] = [front(), front()];
     const stopped = await hostSum('stopped');
     const p = await parked(s1, 'c1', { ms: 120_000 });
-    s2.send(call('c2', { requestState: p.state, inputResponses: { [p.key]: { action: 'accept', content: { name: 'slow' } } } }, { ms: 120_000 }));
+    s2.send(
+      call(
+        'c2',
+        { requestState: p.state, inputResponses: { [p.key]: { action: 'accept', content: { name: 'slow' } } } },
+        { ms: 120_000 },
+      ),
+    );
     let asked = 0;
-    await until(async () => {
-      const id = `st-${asked++}`;
-      s2.send(modernRequest(id, 'resources/read', { uri: 'executor://stats' }));
-      const read = (await answer(s2, id)).result as { contents: { text: string }[] };
-      const st = JSON.parse(read.contents[0]!.text) as Record<string, number>;
-      return st.inputAdopted === 1 && st.running === 1;
-    }, 30_000, 'the resumed job running, held by the second front end');
+    await until(
+      async () => {
+        const id = `st-${asked++}`;
+        s2.send(modernRequest(id, 'resources/read', { uri: 'executor://stats' }));
+        const read = (await answer(s2, id)).result as { contents: { text: string }[] };
+        const st = JSON.parse(read.contents[0]!.text) as Record<string, number>;
+        return st.inputAdopted === 1 && st.running === 1;
+      },
+      30_000,
+      'the resumed job running, held by the second front end',
+    );
     s2.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c2', reason: 'test' } });
     await until(async () => (await hostSum('stopped')) === stopped + 1, 30_000, 'the job stopped on its host');
     s2.send(modernRequest('after', 'tools/call', { name: 'greet_user', arguments: {} }, {}, ASKABLE));
@@ -212,7 +272,12 @@ describe('two stdio front ends on one cluster', () => {
     const stopped = await hostSum('stopped');
     const p = await parked(s1, 'w1');
     await until(async () => (await hostSum('stopped')) === stopped + 1, 30_000, 'the parked job stopped on its host');
-    s2.send(call('w2', { requestState: p.state, inputResponses: { [p.key]: { action: 'accept', content: { name: 'late' } } } }));
+    s2.send(
+      call('w2', {
+        requestState: p.state,
+        inputResponses: { [p.key]: { action: 'accept', content: { name: 'late' } } },
+      }),
+    );
     expect((await answer(s2, 'w2')).error).toMatchObject({ code: -32602 });
   }, 120_000);
 
@@ -223,15 +288,29 @@ describe('two stdio front ends on one cluster', () => {
     s1.child.stdin.end();
     await s1.exited;
     await until(async () => (await hostSum('stopped')) === stopped + 1, 30_000, 'the parked job stopped on its host');
-    s2.send(call('k2', { requestState: p.state, inputResponses: { [p.key]: { action: 'accept', content: { name: 'orphan' } } } }));
-    expect((await answer(s2, 'k2')).error).toMatchObject({ code: -32602, data: { reason: expect.stringMatching(/^(used|gone)$/) } });
+    s2.send(
+      call('k2', {
+        requestState: p.state,
+        inputResponses: { [p.key]: { action: 'accept', content: { name: 'orphan' } } },
+      }),
+    );
+    expect((await answer(s2, 'k2')).error).toMatchObject({
+      code: -32602,
+      data: { reason: expect.stringMatching(/^(used|gone)$/) },
+    });
   }, 120_000);
 });
 
 describe('start-up', () => {
   it('--redis with tools that ask the client and no shared key is refused with one clear line', () => {
-    const run = spawnSync(process.execPath, [CLI, 'serve', '--redis', redis.url, '--queue', Q, '--tools', MRTR_TOOLS], { input: '', encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, [CLI, 'serve', '--redis', redis.url, '--queue', Q, '--tools', MRTR_TOOLS], {
+      input: '',
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.status).not.toBe(0);
-    expect(run.stderr).toContain('needs a key shared by every front end for 2026 requestState: give --cluster-key-file');
+    expect(run.stderr).toContain(
+      'needs a key shared by every front end for 2026 requestState: give --cluster-key-file',
+    );
   }, 90_000);
 });

@@ -44,22 +44,33 @@ afterAll(async () => {
 });
 
 const hostStats = () => host.stats(r);
-const textOf = (m: Record<string, unknown>) => ((m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m));
+const textOf = (m: Record<string, unknown>) =>
+  (m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m);
 
 /** A 2025 front end over stdio whose client can answer elicitation. */
 async function front2025(args: string[] = []): Promise<RawServer> {
   const raw = new RawServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', KEY, ...TOOLS, ...args]);
   opened.push(raw.child);
-  raw.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: { elicitation: {} }, clientInfo: { name: 'raw', version: '1' } } });
+  raw.send({
+    jsonrpc: '2.0',
+    id: 'init',
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: { elicitation: {} },
+      clientInfo: { name: 'raw', version: '1' },
+    },
+  });
   await raw.next((m) => m.id === 'init', 60_000);
   raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   return raw;
 }
 
 /** The server-to-client request of this method, from line `from` on. */
-const requestOf = (raw: RawServer, method: string, from = 0) => raw.next((m) => m.method === method && m.id !== undefined, 60_000, from);
+const requestOf = (raw: RawServer, method: string, from = 0) =>
+  raw.next((m) => m.method === method && m.id !== undefined, 60_000, from);
 
-describe('2025: a session\'s elicitation from a worker host', () => {
+describe("2025: a session's elicitation from a worker host", () => {
   it('reaches the client through the front end, and the answer reaches the stage', async () => {
     const f = await front2025();
     const before = await hostStats();
@@ -69,10 +80,14 @@ describe('2025: a session\'s elicitation from a worker host', () => {
     f.send({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { name: 'Ada' } } });
     const answer = await f.next((m) => m.id === 1);
     expect(textOf(answer)).toBe('hello, Ada');
-    await until(async () => (await hostStats()).asksRelayed === (before.asksRelayed ?? 0) + 1, 10_000, 'the ask counted on the host');
+    await until(
+      async () => (await hostStats()).asksRelayed === (before.asksRelayed ?? 0) + 1,
+      10_000,
+      'the ask counted on the host',
+    );
   }, 120_000);
 
-  it('the client\'s error reaches the stage as a failed call, not a hang', async () => {
+  it("the client's error reaches the stage as a failed call, not a hang", async () => {
     const f = await front2025();
     f.send({ jsonrpc: '2.0', id: 'e', method: 'tools/call', params: { name: 'ask_name', arguments: {} } });
     const ask = await requestOf(f, 'elicitation/create');
@@ -89,8 +104,14 @@ describe('2025: a session\'s elicitation from a worker host', () => {
     const ask = await requestOf(f, 'elicitation/create');
     f.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c', reason: 'test' } });
     // The front end cancels its own request to the client: the job's stop reached the ask.
-    await f.next((m) => m.method === 'notifications/cancelled' && (m.params as { requestId?: unknown }).requestId === ask.id);
-    await until(async () => (await hostStats()).stopped === (before.stopped ?? 0) + 1, 20_000, 'the job stopped on the host');
+    await f.next(
+      (m) => m.method === 'notifications/cancelled' && (m.params as { requestId?: unknown }).requestId === ask.id,
+    );
+    await until(
+      async () => (await hostStats()).stopped === (before.stopped ?? 0) + 1,
+      20_000,
+      'the job stopped on the host',
+    );
     // A late answer from the client goes nowhere, and the call is never answered.
     f.send({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { name: 'late' } } });
     f.send({ jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'spin', arguments: { ms: 0 } } });
@@ -116,7 +137,11 @@ describe('2025: a session\'s elicitation from a worker host', () => {
     const unsigned = JSON.stringify({ j, a, r: { action: 'accept', content: { name: 'mallory' } } });
     await r.hset(`mcp:${Q}:job:${j}`, `r:${a}`, unsigned); // found by the host's check, too
     await r.publish(`mcp:${Q}:reply`, forged);
-    await until(async () => ((await hostStats()).repliesRefused ?? 0) >= (before.repliesRefused ?? 0) + 2, 20_000, 'both forgeries refused');
+    await until(
+      async () => ((await hostStats()).repliesRefused ?? 0) >= (before.repliesRefused ?? 0) + 2,
+      20_000,
+      'both forgeries refused',
+    );
     f.send({ jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { name: 'Ada' } } });
     expect(textOf(await f.next((m) => m.id === 'f'))).toBe('hello, Ada');
     spy.disconnect();
@@ -129,7 +154,8 @@ describe('2026: a multi-round-trip call from a worker host, one front end', () =
     opened.push(s.child);
     return s;
   }
-  const call = (id: string | number, extra: Record<string, unknown> = {}) => modernRequest(id, 'tools/call', { name: 'greet_user', arguments: {}, ...extra }, {}, ASKABLE);
+  const call = (id: string | number, extra: Record<string, unknown> = {}) =>
+    modernRequest(id, 'tools/call', { name: 'greet_user', arguments: {}, ...extra }, {}, ASKABLE);
   const answer = async (s: LineServer, id: string | number) => {
     await until(async () => s.lines.some((m) => m.id === id), 60_000, `answer ${id}`);
     return s.lines.find((m) => m.id === id)!;
@@ -138,10 +164,19 @@ describe('2026: a multi-round-trip call from a worker host, one front end', () =
   it('input_required, then the retry carries the answer to the stage on its host and completes', async () => {
     const s = await front2026();
     s.send(call(1));
-    const first = (await answer(s, 1)).result as { resultType: string; inputRequests: Record<string, unknown>; requestState: string };
+    const first = (await answer(s, 1)).result as {
+      resultType: string;
+      inputRequests: Record<string, unknown>;
+      requestState: string;
+    };
     expect(first.resultType).toBe('input_required');
     const [key] = Object.keys(first.inputRequests);
-    s.send(call(2, { requestState: first.requestState, inputResponses: { [key!]: { action: 'accept', content: { name: 'octocat' } } } }));
+    s.send(
+      call(2, {
+        requestState: first.requestState,
+        inputResponses: { [key!]: { action: 'accept', content: { name: 'octocat' } } },
+      }),
+    );
     const done = (await answer(s, 2)).result as { resultType: string; content: { text: string }[] };
     expect(done.resultType).toBe('complete');
     expect(done.content[0]!.text).toBe('hello, octocat; prepared 1 time(s) in this thread');
@@ -154,6 +189,10 @@ describe('2026: a multi-round-trip call from a worker host, one front end', () =
     const before = await hostStats();
     s.send(call('p'));
     expect(((await answer(s, 'p')).result as { resultType: string }).resultType).toBe('input_required');
-    await until(async () => (await hostStats()).stopped === (before.stopped ?? 0) + 1, 30_000, 'the parked job stopped on the host');
+    await until(
+      async () => (await hostStats()).stopped === (before.stopped ?? 0) + 1,
+      30_000,
+      'the parked job stopped on the host',
+    );
   }, 120_000);
 });

@@ -58,7 +58,15 @@ let n = 0;
 /** One 2026 request (the tasks extension declared), POSTed to `url`; its answer. */
 async function ask(url: URL, method: string, params: Record<string, unknown>): Promise<Msg> {
   const body = modernRequest(`q${n++}`, method, params, { tasks: true });
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body) }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...modernHeaders(body),
+    },
+    body: JSON.stringify(body),
+  });
   const answer = messagesIn(await res.text()).find((m) => m.id === body.id);
   if (!answer) throw new Error(`no answer to ${method} (HTTP ${res.status}); nginx: ${lb.errors().slice(-500)}`);
   return answer;
@@ -74,9 +82,16 @@ async function completed(url: URL): Promise<number> {
 
 describe('through nginx', () => {
   it('2026 calls go round robin to both front ends, each answered from a worker host', async () => {
-    await until(async () => resultOf(await ask(lb.url, 'tools/call', { name: 'never_task', arguments: { ms: 1 } })).isError !== true, 30_000, 'a first call through nginx');
+    await until(
+      async () =>
+        resultOf(await ask(lb.url, 'tools/call', { name: 'never_task', arguments: { ms: 1 } })).isError !== true,
+      30_000,
+      'a first call through nginx',
+    );
     for (let i = 0; i < 6; i++) {
-      expect(resultOf(await ask(lb.url, 'tools/call', { name: 'never_task', arguments: { ms: 1 } }))).toMatchObject({ content: [{ type: 'text', text: 'never_task spun 1 ms' }] });
+      expect(resultOf(await ask(lb.url, 'tools/call', { name: 'never_task', arguments: { ms: 1 } }))).toMatchObject({
+        content: [{ type: 'text', text: 'never_task spun 1 ms' }],
+      });
     }
     expect(await completed(a.url)).toBeGreaterThanOrEqual(3);
     expect(await completed(b.url)).toBeGreaterThanOrEqual(3);
@@ -85,14 +100,32 @@ describe('through nginx', () => {
   it('a 2026 call whose stream the client closes is cancelled on its host (the close reaches the front end that holds the stream)', async () => {
     const relayed = await hostSum('cancelsRelayed');
     const controller = new AbortController();
-    const body = modernRequest('long', 'tools/call', { name: 'never_task', arguments: { ms: 120_000 } }, { tasks: true });
-    const pending = fetch(lb.url, { method: 'POST', signal: controller.signal, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body) }, body: JSON.stringify(body) })
+    const body = modernRequest(
+      'long',
+      'tools/call',
+      { name: 'never_task', arguments: { ms: 120_000 } },
+      { tasks: true },
+    );
+    const pending = fetch(lb.url, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...modernHeaders(body),
+      },
+      body: JSON.stringify(body),
+    })
       .then((res) => res.text())
       .catch(() => 'aborted');
     await until(async () => (await hostSum('running')) === 1, 20_000, 'the call running on a host');
     controller.abort();
     expect(await pending).toBe('aborted');
-    await until(async () => (await hostSum('cancelsRelayed')) === relayed + 1, 20_000, 'the cancel relayed to the host');
+    await until(
+      async () => (await hostSum('cancelsRelayed')) === relayed + 1,
+      20_000,
+      'the cancel relayed to the host',
+    );
     await until(async () => (await hostSum('running')) === 0, 20_000, 'the hosts free');
   });
 
@@ -108,15 +141,30 @@ describe('through nginx', () => {
     expect(clients.map((c) => c.transport.sessionId!.split('.')[0]).sort()).toEqual(['a', 'b']);
     for (const { client, transport } of clients) {
       for (let i = 0; i < 3; i++) {
-        expect(await client.callTool({ name: 'never_task', arguments: { ms: 1 } })).toMatchObject({ content: [{ type: 'text', text: 'never_task spun 1 ms' }] });
+        expect(await client.callTool({ name: 'never_task', arguments: { ms: 1 } })).toMatchObject({
+          content: [{ type: 'text', text: 'never_task spun 1 ms' }],
+        });
       }
       const relayed = await hostSum('cancelsRelayed');
       const controller = new AbortController();
-      const call = client.callTool({ name: 'never_task', arguments: { ms: 120_000 } }, undefined, { signal: controller.signal }).then(() => 'answered', () => 'aborted');
-      await until(async () => (await hostSum('running')) === 1, 20_000, `session ${transport.sessionId}'s call running`);
+      const call = client
+        .callTool({ name: 'never_task', arguments: { ms: 120_000 } }, undefined, { signal: controller.signal })
+        .then(
+          () => 'answered',
+          () => 'aborted',
+        );
+      await until(
+        async () => (await hostSum('running')) === 1,
+        20_000,
+        `session ${transport.sessionId}'s call running`,
+      );
       controller.abort('the test cancels');
       expect(await call).toBe('aborted');
-      await until(async () => (await hostSum('cancelsRelayed')) === relayed + 1, 20_000, 'the notifications/cancelled relayed to the host');
+      await until(
+        async () => (await hostSum('cancelsRelayed')) === relayed + 1,
+        20_000,
+        'the notifications/cancelled relayed to the host',
+      );
       await until(async () => (await hostSum('running')) === 0, 20_000, 'the hosts free');
       await transport.terminateSession();
       await client.close();
@@ -129,7 +177,10 @@ describe('through nginx', () => {
       const made = resultOf(await ask(a.url, 'tools/call', { name: 'only_task', arguments: { ms: 150 } }));
       await new Promise((done) => setTimeout(done, 100 + 25 * i));
       const cancel = await ask(b.url, 'tasks/cancel', { taskId: made.taskId });
-      const [onA, onB] = [resultOf(await ask(a.url, 'tasks/get', { taskId: made.taskId })), resultOf(await ask(b.url, 'tasks/get', { taskId: made.taskId }))];
+      const [onA, onB] = [
+        resultOf(await ask(a.url, 'tasks/get', { taskId: made.taskId })),
+        resultOf(await ask(b.url, 'tasks/get', { taskId: made.taskId })),
+      ];
       expect(onA).toEqual(onB);
       // 2026 acknowledges tasks/cancel either way (the extension: a cancel of a terminal task is an idempotent ack);
       // the task's status says who won.
@@ -137,7 +188,10 @@ describe('through nginx', () => {
       expect(resultOf(cancel)).toMatchObject({ resultType: 'complete' });
       if (onA.status === 'completed') {
         // Completion won in Redis first: the task has its result.
-        expect(onA).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'only_task spun 150 ms' }] } });
+        expect(onA).toMatchObject({
+          status: 'completed',
+          result: { content: [{ type: 'text', text: 'only_task spun 150 ms' }] },
+        });
         seen.completed++;
       } else {
         expect(onA.status).toBe('cancelled');
@@ -149,8 +203,18 @@ describe('through nginx', () => {
     console.log(`cross-front-end cancel race: ${seen.cancelled} cancelled, ${seen.completed} completed first`);
     // Each task is counted once, by the front end that created it, whoever settled it; B created none.
     await until(async () => (await statsOf(a.url)).tasksWorking === 0, 20_000, "A's tasks counted terminal");
-    expect(await statsOf(a.url)).toMatchObject({ tasksCreated: 8, tasksWorking: 0, tasksCancelled: seen.cancelled, tasksCompleted: seen.completed });
-    expect(await statsOf(b.url)).toMatchObject({ tasksCreated: 0, tasksWorking: 0, tasksCancelled: 0, tasksCompleted: 0 });
+    expect(await statsOf(a.url)).toMatchObject({
+      tasksCreated: 8,
+      tasksWorking: 0,
+      tasksCancelled: seen.cancelled,
+      tasksCompleted: seen.completed,
+    });
+    expect(await statsOf(b.url)).toMatchObject({
+      tasksCreated: 0,
+      tasksWorking: 0,
+      tasksCancelled: 0,
+      tasksCompleted: 0,
+    });
     await until(async () => (await hostSum('running')) === 0, 20_000, 'the hosts free');
   });
 
@@ -165,25 +229,49 @@ describe('through nginx', () => {
     expect(pttl).toBeGreaterThan(0);
     expect(pttl).toBeLessThanOrEqual(long.ttlMs as number);
     // While A lives, B reads A's task too: one store.
-    expect(resultOf(await ask(b.url, 'tasks/get', { taskId: soon.taskId }))).toMatchObject({ taskId: soon.taskId, status: 'working' });
+    expect(resultOf(await ask(b.url, 'tasks/get', { taskId: soon.taskId }))).toMatchObject({
+      taskId: soon.taskId,
+      status: 'working',
+    });
     a.child.kill('SIGKILL');
     await new Promise((done) => a.child.once('exit', done));
     // The job ran on; its host left the outcome in the task record, and B (through nginx: A is gone) settles it.
     let task: Record<string, unknown> = {};
-    await until(async () => (task = resultOf(await ask(lb.url, 'tasks/get', { taskId: soon.taskId }))).status !== 'working', 30_000, 'the task completed');
-    expect(task).toMatchObject({ taskId: soon.taskId, status: 'completed', result: { content: [{ type: 'text', text: 'only_task spun 4000 ms' }] } });
+    await until(
+      async () => (task = resultOf(await ask(lb.url, 'tasks/get', { taskId: soon.taskId }))).status !== 'working',
+      30_000,
+      'the task completed',
+    );
+    expect(task).toMatchObject({
+      taskId: soon.taskId,
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'only_task spun 4000 ms' }] },
+    });
     expect(await hostSum('running')).toBe(1);
     const relayed = await hostSum('cancelsRelayed');
-    expect(resultOf(await ask(b.url, 'tasks/cancel', { taskId: long.taskId }))).toMatchObject({ resultType: 'complete' });
+    expect(resultOf(await ask(b.url, 'tasks/cancel', { taskId: long.taskId }))).toMatchObject({
+      resultType: 'complete',
+    });
     // Acknowledged once decided: the next read says cancelled, and the host stops the work.
-    expect(resultOf(await ask(lb.url, 'tasks/get', { taskId: long.taskId }))).toMatchObject({ taskId: long.taskId, status: 'cancelled' });
-    await until(async () => (await hostSum('cancelsRelayed')) === relayed + 1, 20_000, 'the cancel relayed to the host');
+    expect(resultOf(await ask(lb.url, 'tasks/get', { taskId: long.taskId }))).toMatchObject({
+      taskId: long.taskId,
+      status: 'cancelled',
+    });
+    await until(
+      async () => (await hostSum('cancelsRelayed')) === relayed + 1,
+      20_000,
+      'the cancel relayed to the host',
+    );
     await until(async () => (await hostSum('running')) === 0, 20_000, 'the hosts free');
     // The caller owns its 2026 tasks: a 2025 session (through nginx, on whichever front end) does not see them.
     const init = await post2025(lb.url, initializeBody());
     const sid = init.headers['mcp-session-id'] as string;
     await post2025(lb.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid });
-    const legacy = await post2025(lb.url, { jsonrpc: '2.0', id: 'g25', method: 'tasks/get', params: { taskId: soon.taskId } }, { 'mcp-session-id': sid });
+    const legacy = await post2025(
+      lb.url,
+      { jsonrpc: '2.0', id: 'g25', method: 'tasks/get', params: { taskId: soon.taskId } },
+      { 'mcp-session-id': sid },
+    );
     expect(messagesIn(legacy.text)[0]!.error).toMatchObject({ code: -32602 });
     // A cancel of a terminal task is acknowledged and changes nothing.
     expect((await ask(lb.url, 'tasks/cancel', { taskId: soon.taskId })).error).toBeUndefined();

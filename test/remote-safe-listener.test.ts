@@ -10,10 +10,14 @@ describe('safeListener', () => {
   it('drops a throwing message, keeps handling the next ones, logs the 1st and the 1001st failure without the text', () => {
     const lines: string[] = [];
     const seen: string[] = [];
-    const listener = safeListener('front end', (l) => lines.push(l), (_channel, text) => {
-      if (text.startsWith('bad')) throw new TypeError('boom');
-      seen.push(text);
-    });
+    const listener = safeListener(
+      'front end',
+      (l) => lines.push(l),
+      (_channel, text) => {
+        if (text.startsWith('bad')) throw new TypeError('boom');
+        seen.push(text);
+      },
+    );
     for (let i = 0; i < 1001; i++) expect(() => listener('ch', `bad secret-${i}`)).not.toThrow();
     listener('ch', 'good');
     expect(seen).toEqual(['good']);

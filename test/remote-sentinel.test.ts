@@ -37,7 +37,16 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'url'), `redis://:${PW}@primary\n`);
   writeFileSync(join(dir, 'sentinel-pw'), `${SPW}\n`);
   // The hosts read the secrets from files, the front end from the environment: both ways stay out of argv.
-  const viaFiles = ['--redis-sentinels', set.sentinelList, '--redis-sentinel-name', MASTER, '--redis-url-file', join(dir, 'url'), '--redis-sentinel-password-file', join(dir, 'sentinel-pw')];
+  const viaFiles = [
+    '--redis-sentinels',
+    set.sentinelList,
+    '--redis-sentinel-name',
+    MASTER,
+    '--redis-url-file',
+    join(dir, 'url'),
+    '--redis-sentinel-password-file',
+    join(dir, 'sentinel-pw'),
+  ];
   hosts = await Promise.all([startHost(viaFiles, Q, ['--threads', '1']), startHost(viaFiles, Q, ['--threads', '1'])]);
   process.env.MCP_CANCEL_POOL_REDIS_URL = `redis://:${PW}@primary`;
   process.env.MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD = SPW;
@@ -73,7 +82,7 @@ interface Run {
 async function failoverUnderLoad(label: string, seed: number, trigger: () => Promise<void>): Promise<Run> {
   const rand = rng(seed);
   // The counts below are differences: a call of an earlier test still settling would be counted here.
-  await until(async () => (await front.stats()).inFlight === 0, 60_000, 'the earlier tests\' calls settled');
+  await until(async () => (await front.stats()).inFlight === 0, 60_000, "the earlier tests' calls settled");
   const before = await front.stats();
   const oldPrimary = await set.primaryPort();
   const ids: string[] = [];
@@ -104,7 +113,10 @@ async function failoverUnderLoad(label: string, seed: number, trigger: () => Pro
     const id = `${label}-probe-${k}`;
     ids.push(id);
     call(front, id, 'spin', { ms: 0 });
-    const answer = (await answerOf(id, RECOVERY_BOUND_MS)) as { result?: { isError?: boolean; content?: { text?: string }[] }; error?: unknown };
+    const answer = (await answerOf(id, RECOVERY_BOUND_MS)) as {
+      result?: { isError?: boolean; content?: { text?: string }[] };
+      error?: unknown;
+    };
     lastAnswer = JSON.stringify(answer.result?.content ?? answer.error);
     if (switched && answer.result !== undefined && answer.result.isError !== true) recoveryMs = Date.now() - t0;
     else await sleep(100);
@@ -112,17 +124,28 @@ async function failoverUnderLoad(label: string, seed: number, trigger: () => Pro
   }
   if (recoveryMs < 0) {
     const tail = (t: string) => t.split('\n').slice(-8).join('\n');
-    throw new Error(`${label}: no call worked for ${RECOVERY_BOUND_MS} ms after the trigger (seed ${seed}); last answer ${lastAnswer}; front end: ${tail(front.stderr)}; hosts: ${hosts.map((h) => tail(h.stderr())).join(' | ')}; Redis ${JSON.stringify(await redisPicture().catch(String))}`);
+    throw new Error(
+      `${label}: no call worked for ${RECOVERY_BOUND_MS} ms after the trigger (seed ${seed}); last answer ${lastAnswer}; front end: ${tail(front.stderr)}; hosts: ${hosts.map((h) => tail(h.stderr())).join(' | ')}; Redis ${JSON.stringify(await redisPicture().catch(String))}`,
+    );
   }
   await sleep(1000); // a little more of the stream on the new primary
   streaming = false;
   await stream;
   await Promise.all(cancels);
-  await until(async () => {
-    const s = await front.stats();
-    return s.inFlight === 0 && s.completed! + s.cancelled! + s.failed! - before.completed! - before.cancelled! - before.failed! === ids.length;
-  }, 60_000, `every ${label} call settled (seed ${seed})`).catch(async (error: Error) => {
-    throw new Error(`${error.message}: front end ${JSON.stringify(await front.stats())}; Redis ${JSON.stringify(await redisPicture())}; unanswered ${ids.filter((id) => !cancelSent.has(id) && responsesFor(front, id).length === 0).join(' ')}`);
+  await until(
+    async () => {
+      const s = await front.stats();
+      return (
+        s.inFlight === 0 &&
+        s.completed! + s.cancelled! + s.failed! - before.completed! - before.cancelled! - before.failed! === ids.length
+      );
+    },
+    60_000,
+    `every ${label} call settled (seed ${seed})`,
+  ).catch(async (error: Error) => {
+    throw new Error(
+      `${error.message}: front end ${JSON.stringify(await front.stats())}; Redis ${JSON.stringify(await redisPicture())}; unanswered ${ids.filter((id) => !cancelSent.has(id) && responsesFor(front, id).length === 0).join(' ')}`,
+    );
   });
   await sleep(1500); // anything wrongly sent late would arrive by now
   const after = await front.stats();
@@ -132,7 +155,10 @@ async function failoverUnderLoad(label: string, seed: number, trigger: () => Pro
   let answered = 0;
   const errors: Record<string, number> = {};
   for (const id of ids) {
-    const answers = responsesFor(front, id) as { result?: { isError?: boolean; content?: { text?: string }[] }; error?: { message?: string } }[];
+    const answers = responsesFor(front, id) as {
+      result?: { isError?: boolean; content?: { text?: string }[] };
+      error?: { message?: string };
+    }[];
     const n = answers.length;
     for (const a of answers) {
       const text = a.error?.message ?? (a.result?.isError === true ? a.result.content?.[0]?.text : undefined);
@@ -153,8 +179,11 @@ async function failoverUnderLoad(label: string, seed: number, trigger: () => Pro
   expect(switchMs, `${label}: the sentinels named a new primary (seed ${seed})`).toBeGreaterThanOrEqual(0);
   expect(recoveryMs, `${label}: new calls work again (seed ${seed})`).toBeGreaterThan(0);
   expect(recoveryMs).toBeLessThan(RECOVERY_BOUND_MS);
-    // Every failure was answered as an error: the answered calls are the completed ones plus one error each.
-  expect(Object.values(errors).reduce((a, b) => a + b, 0), `seed ${seed}`).toBe(failed);
+  // Every failure was answered as an error: the answered calls are the completed ones plus one error each.
+  expect(
+    Object.values(errors).reduce((a, b) => a + b, 0),
+    `seed ${seed}`,
+  ).toBe(failed);
   return { calls: ids.length, completed, cancelled, failed, errors, switchMs, recoveryMs };
 }
 
@@ -166,7 +195,12 @@ async function redisPicture(): Promise<Record<string, unknown>> {
     const s = (await r.hget(key, 's')) ?? 'none';
     states[s] = (states[s] ?? 0) + 1;
   }
-  return { states, wait: await r.llen(`bull:${Q}:wait`), active: await r.llen(`bull:${Q}:active`), hosts: await r.keys(`mcp:${Q}:host:*`) };
+  return {
+    states,
+    wait: await r.llen(`bull:${Q}:wait`),
+    active: await r.llen(`bull:${Q}:active`),
+    hosts: await r.keys(`mcp:${Q}:host:*`),
+  };
 }
 
 /** Waits for the answer to `id`; on a timeout, says what the front end, the hosts, Redis and the sentinels were doing. */
@@ -176,7 +210,10 @@ async function answerOf(id: string, ms: number): Promise<Record<string, unknown>
   } catch (error) {
     const tail = (t: string) => t.split('\n').slice(-8).join('\n');
     const stats = await front.stats().catch(String);
-    throw new Error(`no answer to ${id} within ${ms} ms; front end ${JSON.stringify(stats)}: ${tail(front.stderr)}; hosts: ${hosts.map((h) => tail(h.stderr())).join(' | ')}; primary per sentinels ${await set.primaryPort().catch(String)} of ${set.dataPorts.join(',')}; Redis ${JSON.stringify(await redisPicture().catch(String))}`, { cause: error });
+    throw new Error(
+      `no answer to ${id} within ${ms} ms; front end ${JSON.stringify(stats)}: ${tail(front.stderr)}; hosts: ${hosts.map((h) => tail(h.stderr())).join(' | ')}; primary per sentinels ${await set.primaryPort().catch(String)} of ${set.dataPorts.join(',')}; Redis ${JSON.stringify(await redisPicture().catch(String))}`,
+      { cause: error },
+    );
   }
 }
 
@@ -192,7 +229,8 @@ it('a job state whose BullMQ job a failover lost (the two writes go on different
   const r = set.client();
   const states = async (want: string) => {
     const found: string[] = [];
-    for (const key of await r.keys(`mcp:${Q}:job:*`)) if ((await r.hget(key, 's')) === want) found.push(key.slice(`mcp:${Q}:job:`.length));
+    for (const key of await r.keys(`mcp:${Q}:job:*`))
+      if ((await r.hget(key, 's')) === want) found.push(key.slice(`mcp:${Q}:job:`.length));
     return found;
   };
   // Both hosts (one thread each) busy, so the next call stays queued.
@@ -203,7 +241,11 @@ it('a job state whose BullMQ job a failover lost (the two writes go on different
   let jobId = '';
   await until(async () => ((jobId = (await states('queued'))[0] ?? ''), jobId !== ''), 10_000, 'the call queued');
   // The state is written before BullMQ's add, on another connection: delete the job only once it is there, or the add lands after.
-  await until(async () => (await r.lpos(`bull:${Q}:wait`, jobId)) !== null, 10_000, "the call's job in BullMQ's wait list");
+  await until(
+    async () => (await r.lpos(`bull:${Q}:wait`, jobId)) !== null,
+    10_000,
+    "the call's job in BullMQ's wait list",
+  );
   // What a failover that kept the state but lost BullMQ's add leaves: the state, and no job.
   await r.lrem(`bull:${Q}:wait`, 0, jobId);
   await r.del(`bull:${Q}:${jobId}`);
@@ -241,7 +283,8 @@ it('a SIGKILL of the primary under a stream of calls, half cancelled: the same, 
 }, 90_000);
 
 describe('Sentinel flags', () => {
-  const cli = (args: string[], env: Record<string, string> = {}) => run(process.execPath, [CLI, ...args], { ms: 60_000, env });
+  const cli = (args: string[], env: Record<string, string> = {}) =>
+    run(process.execPath, [CLI, ...args], { ms: 60_000, env });
   /** One line on stderr naming `what`, exit 1, no stack, no secret. */
   const refused = async (args: string[], what: RegExp) => {
     const r = await cli(args);
@@ -252,13 +295,28 @@ describe('Sentinel flags', () => {
     expect(r.stderr.includes(PW)).toBe(false);
   };
   it('a bad sentinel address, a Sentinel flag without --redis-sentinels, and TLS through Sentinel are each refused in one line', async () => {
-    await refused(['worker', '--redis-sentinels', '127.0.0.1:notaport'], /--redis-sentinels: not a host:port: "127\.0\.0\.1:notaport"/);
-    await refused(['serve', '--redis-sentinel-name', MASTER], /--redis-sentinel-name applies with --redis-sentinels only/);
-    await refused(['worker', '--redis', `rediss://:${PW}@primary`, '--redis-sentinels', set.sentinelList], /TLS \(rediss:\/\/\) through Sentinel is not supported/);
+    await refused(
+      ['worker', '--redis-sentinels', '127.0.0.1:notaport'],
+      /--redis-sentinels: not a host:port: "127\.0\.0\.1:notaport"/,
+    );
+    await refused(
+      ['serve', '--redis-sentinel-name', MASTER],
+      /--redis-sentinel-name applies with --redis-sentinels only/,
+    );
+    await refused(
+      ['worker', '--redis', `rediss://:${PW}@primary`, '--redis-sentinels', set.sentinelList],
+      /TLS \(rediss:\/\/\) through Sentinel is not supported/,
+    );
   });
   it('a wrong password, of the sentinels or of the primary: exits 1 saying the credentials were refused (not "unreachable"), without the password', async () => {
-    const sentinels = { MCP_CANCEL_POOL_REDIS_URL: `redis://:${PW}@primary`, MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: 'Wrong-sentinel-pw-1' };
-    const primary = { MCP_CANCEL_POOL_REDIS_URL: 'redis://:Wrong-primary-pw-2@primary', MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: SPW };
+    const sentinels = {
+      MCP_CANCEL_POOL_REDIS_URL: `redis://:${PW}@primary`,
+      MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: 'Wrong-sentinel-pw-1',
+    };
+    const primary = {
+      MCP_CANCEL_POOL_REDIS_URL: 'redis://:Wrong-primary-pw-2@primary',
+      MCP_CANCEL_POOL_REDIS_SENTINEL_PASSWORD: SPW,
+    };
     for (const command of ['worker', 'serve']) {
       for (const env of [sentinels, primary]) {
         const r = await cli([command, '--redis-sentinels', set.sentinelList, '--queue', Q], env);

@@ -36,7 +36,11 @@ function text(m: Record<string, unknown>): string {
 /** Waits until the front end has settled everything and Redis holds no job state (a stall is over by then). */
 async function quiet(): Promise<void> {
   await until(async () => (await front.stats()).inFlight === 0, 30_000, 'every call settled');
-  await until(async () => (await leftovers(r, Q).catch(() => ({ jobStates: 1 }))).jobStates === 0, 30_000, 'no job state left');
+  await until(
+    async () => (await leftovers(r, Q).catch(() => ({ jobStates: 1 }))).jobStates === 0,
+    30_000,
+    'no job state left',
+  );
 }
 
 /** Stalls that hold the call in `submitting` (its job cannot reach Redis) until after the cancel. */
@@ -44,7 +48,16 @@ const stalls: [string, () => Promise<unknown>][] = [
   ['CLIENT PAUSE 4000', () => r.call('CLIENT', 'PAUSE', '4000')],
   ['CLIENT PAUSE 4000 WRITE', () => r.call('CLIENT', 'PAUSE', '4000', 'WRITE')],
   // DEBUG SLEEP blocks the server, so its own reply comes after: not awaited.
-  ['DEBUG SLEEP 4', () => (void redis.client().call('DEBUG', 'SLEEP', '4').catch(() => undefined), sleep(200))],
+  [
+    'DEBUG SLEEP 4',
+    () => (
+      void redis
+        .client()
+        .call('DEBUG', 'SLEEP', '4')
+        .catch(() => undefined),
+      sleep(200)
+    ),
+  ],
 ];
 
 describe('defect 1: a cancel that came while the call was being queued is never answered', () => {
@@ -85,12 +98,16 @@ describe('defect 1: a cancel that came while the call was being queued is never 
     expect(after.cancelled).toBe(before.cancelled! + 1);
     expect(after.failed).toBe(before.failed);
     // The front end works again after the restart.
-    await until(async () => {
-      const id = `d1-after-${Math.random()}`;
-      call(front, id, 'spin', { ms: 1 });
-      const m = await front.next((x) => x.id === id, 10_000);
-      return (m.result as { isError?: boolean }).isError !== true;
-    }, 30_000, 'calls working again');
+    await until(
+      async () => {
+        const id = `d1-after-${Math.random()}`;
+        call(front, id, 'spin', { ms: 1 });
+        const m = await front.next((x) => x.id === id, 10_000);
+        return (m.result as { isError?: boolean }).isError !== true;
+      },
+      30_000,
+      'calls working again',
+    );
   }, 90_000);
 });
 
@@ -99,7 +116,10 @@ describe('defect 5: an ordinary stall is not a dead front end', () => {
     await quiet();
     call(front, 'd5-redis', 'spin', { ms: 6000, stageMs: 1 });
     await until(async () => ((await host.stats(r)).running ?? 0) === 1, 20_000, 'the host running it');
-    void redis.client().call('DEBUG', 'SLEEP', '4').catch(() => undefined);
+    void redis
+      .client()
+      .call('DEBUG', 'SLEEP', '4')
+      .catch(() => undefined);
     const m = await front.next((x) => x.id === 'd5-redis', 40_000);
     expect(text(m)).toMatch(/^spun 6000 slices/);
     expect(responsesFor(front, 'd5-redis')).toHaveLength(1);
@@ -135,8 +155,16 @@ describe('defect 9: a late cancel is counted once', () => {
     await until(async () => (await onlyJobState()) === 'running', 20_000, 'the host running it');
     front.child.kill('SIGSTOP');
     cancel(front, 'd9'); // waits in the pipe, read before the outcome that arrives after it
-    await until(async () => (await onlyJobState()) === 'responding', 30_000, 'the host answered (running → responding in Redis)');
-    await until(async () => ((await host.stats(r)).answered ?? 0) >= answered + 1, 30_000, 'the host counting its answer');
+    await until(
+      async () => (await onlyJobState()) === 'responding',
+      30_000,
+      'the host answered (running → responding in Redis)',
+    );
+    await until(
+      async () => ((await host.stats(r)).answered ?? 0) >= answered + 1,
+      30_000,
+      'the host counting its answer',
+    );
     front.child.kill('SIGCONT');
     await front.next((x) => x.id === 'd9', 20_000);
     await quiet();

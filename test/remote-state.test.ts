@@ -131,7 +131,7 @@ describe('per-job state in Redis', () => {
     sub.removeAllListeners('message');
   });
 
-  it('an open ask is kept while its host holds the job, listed by the probe until replied or withdrawn; a takeover drops the old holder\'s', async () => {
+  it("an open ask is kept while its host holds the job, listed by the probe until replied or withdrawn; a takeover drops the old holder's", async () => {
     const s = new JobStates(a, 'q9');
     await new Liveness(a, s.keys.front('F')).start();
     await new Liveness(a, s.keys.host('H1')).start();
@@ -181,7 +181,10 @@ describe('per-job state in Redis', () => {
       ids.map(async (id, i) => {
         const cancel = () => front.requestCancel(id).then((x) => x.found);
         const respond = () => host.respond(id, 'F', 'tok', id);
-        const [c, r] = i % 2 ? await Promise.all([cancel(), respond()]) : (await Promise.all([respond(), cancel()])).reverse() as [string, boolean];
+        const [c, r] =
+          i % 2
+            ? await Promise.all([cancel(), respond()])
+            : ((await Promise.all([respond(), cancel()])).reverse() as [string, boolean]);
         return { c, r };
       }),
     );

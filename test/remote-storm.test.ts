@@ -8,7 +8,15 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Redis } from 'ioredis';
 import { sleep, until, type RawServer } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
-import { call, cancel, NO_LEFTOVERS, rawFrontEnd, settledLeftovers, startHost, type HostProcess } from './remote-helpers.js';
+import {
+  call,
+  cancel,
+  NO_LEFTOVERS,
+  rawFrontEnd,
+  settledLeftovers,
+  startHost,
+  type HostProcess,
+} from './remote-helpers.js';
 import { rng } from '../bench/lib/rng.js';
 
 const Q = 'storm';
@@ -47,10 +55,17 @@ it(`${2 * PER_FRONT} complete-vs-cancel races across two hosts: exactly one outc
     await sleep(3); // a steady stream near the hosts' pace, so cancels meet queued, running and finishing calls
   }
   await Promise.all(timers);
-  await until(async () => {
-    const s = await Promise.all(fronts.map((f) => f.stats()));
-    return s.every((x, k) => x.completed! + x.cancelled! - before[k]!.completed! - before[k]!.cancelled! === PER_FRONT && x.inFlight === 0);
-  }, 60_000, `every call settled (seed ${seed})`);
+  await until(
+    async () => {
+      const s = await Promise.all(fronts.map((f) => f.stats()));
+      return s.every(
+        (x, k) =>
+          x.completed! + x.cancelled! - before[k]!.completed! - before[k]!.cancelled! === PER_FRONT && x.inFlight === 0,
+      );
+    },
+    60_000,
+    `every call settled (seed ${seed})`,
+  );
   await sleep(500); // anything wrongly sent late would arrive by now
   let completedTotal = 0;
   let cancelledTotal = 0;
@@ -61,10 +76,14 @@ it(`${2 * PER_FRONT} complete-vs-cancel races across two hosts: exactly one outc
     expect(s.failed, `seed ${seed}`).toBe(before[k]!.failed);
     const perId = new Map<string, number>();
     for (const m of f.lines as Record<string, unknown>[]) {
-      if (typeof m.id === 'string' && m.id.startsWith(`s${k}-`) && ('result' in m || 'error' in m)) perId.set(m.id, (perId.get(m.id) ?? 0) + 1);
+      if (typeof m.id === 'string' && m.id.startsWith(`s${k}-`) && ('result' in m || 'error' in m))
+        perId.set(m.id, (perId.get(m.id) ?? 0) + 1);
     }
     // Never two answers for one call; exactly the completed ones answered, and nothing for those whose cancel won.
-    expect([...perId.values()].every((n) => n === 1), `seed ${seed}`).toBe(true);
+    expect(
+      [...perId.values()].every((n) => n === 1),
+      `seed ${seed}`,
+    ).toBe(true);
     expect(perId.size, `seed ${seed}`).toBe(completed);
     expect(completed + cancelled).toBe(PER_FRONT);
     completedTotal += completed;
@@ -74,11 +93,26 @@ it(`${2 * PER_FRONT} complete-vs-cancel races across two hosts: exactly one outc
   expect(completedTotal, `seed ${seed}`).toBeGreaterThan(0);
   expect(cancelledTotal, `seed ${seed}`).toBeGreaterThan(0);
   await sleep(1200); // the hosts' counters (in their liveness keys) refresh every second
-  await until(async () => (await Promise.all(hosts.map((h) => h.stats(r)))).every((s) => s.running === 0 && s.stopping === 0 && s.inFlight === 0 && s.active === 0), 10_000, 'hosts idle');
+  await until(
+    async () =>
+      (await Promise.all(hosts.map((h) => h.stats(r)))).every(
+        (s) => s.running === 0 && s.stopping === 0 && s.inFlight === 0 && s.active === 0,
+      ),
+    10_000,
+    'hosts idle',
+  );
   const hostStats = await Promise.all(hosts.map((h) => h.stats(r)));
   // Both hosts took part, and what they answered is exactly what the front ends completed.
   for (const [k, s] of hostStats.entries()) expect(s.answered! - hostsBefore[k]!.answered!).toBeGreaterThan(0);
   expect(hostStats.reduce((n, s, k) => n + s.answered! - hostsBefore[k]!.answered!, 0)).toBe(completedTotal);
   expect(await settledLeftovers(r, Q)).toEqual(NO_LEFTOVERS);
-  console.log(`storm seed ${seed}: ${completedTotal} completed, ${cancelledTotal} cancelled; hosts`, hostStats.map((s) => ({ answered: s.answered, dropped: s.dropped, skipped: s.skipped, cancelsRelayed: s.cancelsRelayed })));
+  console.log(
+    `storm seed ${seed}: ${completedTotal} completed, ${cancelledTotal} cancelled; hosts`,
+    hostStats.map((s) => ({
+      answered: s.answered,
+      dropped: s.dropped,
+      skipped: s.skipped,
+      cancelsRelayed: s.cancelsRelayed,
+    })),
+  );
 });

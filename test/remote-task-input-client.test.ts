@@ -45,10 +45,26 @@ let cleanup: (() => Promise<unknown>)[] = [];
 beforeAll(async () => {
   redis = await startRedis();
   r = redis.client();
-  const front = () => startHttpServer(['--redis', redis.url, '--queue', Q, ...TOOLS, '--task-after-ms', '0', '--input-wait-ms', '600000']);
+  const front = () =>
+    startHttpServer([
+      '--redis',
+      redis.url,
+      '--queue',
+      Q,
+      ...TOOLS,
+      '--task-after-ms',
+      '0',
+      '--input-wait-ms',
+      '600000',
+    ]);
   [host, a, b] = await Promise.all([startHost(redis.url, Q, ['--threads', '2', ...TOOLS]), front(), front()]);
   lb = await startNginx({ a: a.url.host, b: b.url.host });
-  for (const url of [a.url, b.url]) await until(async () => (await stats(url)).queued !== undefined && (await spin(url)) === 'ok', 30_000, 'the front end on Redis');
+  for (const url of [a.url, b.url])
+    await until(
+      async () => (await stats(url)).queued !== undefined && (await spin(url)) === 'ok',
+      30_000,
+      'the front end on Redis',
+    );
 }, 120_000);
 afterEach(async () => {
   for (const c of cleanup.reverse()) await c().catch(() => undefined);
@@ -65,16 +81,30 @@ let n = 0;
 /** One 2026 request POSTed straight to a front end (not through nginx), its answer. */
 async function post(url: URL, method: string, params: Record<string, unknown>): Promise<Msg> {
   const body = modernRequest(`r${n++}`, method, params);
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body) }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...modernHeaders(body),
+    },
+    body: JSON.stringify(body),
+  });
   const answer = messagesIn(await res.text()).find((m) => m.id === body.id);
   if (!answer) throw new Error(`no answer to ${method} (HTTP ${res.status})`);
   return answer as Msg;
 }
 async function stats(url: URL): Promise<Record<string, number>> {
-  const read = (await post(url, 'resources/read', { uri: 'executor://stats' })).result as { contents: { text: string }[] };
+  const read = (await post(url, 'resources/read', { uri: 'executor://stats' })).result as {
+    contents: { text: string }[];
+  };
   return JSON.parse(read.contents[0]!.text) as Record<string, number>;
 }
-const spin = async (url: URL) => ((await post(url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).result as { isError?: boolean }).isError === true ? 'error' : 'ok';
+const spin = async (url: URL) =>
+  ((await post(url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).result as { isError?: boolean }).isError ===
+  true
+    ? 'error'
+    : 'ok';
 const sum = async (name: string) => ((await stats(a.url))[name] ?? 0) + ((await stats(b.url))[name] ?? 0);
 const hostStat = async (name: string) => (await host.stats(r))[name] ?? 0;
 
@@ -110,73 +140,109 @@ async function start(onElicit: ElicitationHandler): Promise<Session> {
 
 const sent = (s: Session, method: string): Msg[] => s.tap.sent.filter((m) => m.method === method);
 /** The front ends (host:port) that served this session's requests of `method`, in order. */
-const servedBy = (s: Session, method: string) => lb.routes().slice(s.from).filter((x) => x.rpc === method).map((x) => x.upstream);
+const servedBy = (s: Session, method: string) =>
+  lb
+    .routes()
+    .slice(s.from)
+    .filter((x) => x.rpc === method)
+    .map((x) => x.upstream);
 const greet = { name: 'greet_user', arguments: { ms: 0 } };
 const textOf = (result: { content: unknown[] }) => (result.content[0] as { text: string }).text;
 
 describe('callToolAsTask through nginx to two front ends and a worker host', () => {
-  it('the task asks, the handler answers once; tasks/get and tasks/update reach both front ends; the result arrives; each status reported once', async () => {
-    const before = { updates: await sum('taskUpdates'), completed: await sum('tasksCompleted'), relayed: await hostStat('asksRelayed') };
-    const asked: string[] = [];
-    const s = await start((params) => (asked.push(params.message), { action: 'accept', content: { name: 'Ada' } }));
-    const statuses: Task['status'][] = [];
-    const handle = await s.client.callToolAsTask(greet, { onstatus: (t) => statuses.push(t.status) });
-    const result = await handle.result();
-    expect(textOf(result)).toBe('hello, Ada; prepared 1 time(s) in this thread');
-    expect(asked).toEqual(['What is your name?']);
-    expect(sent(s, 'tasks/update')).toHaveLength(1);
-    expect(sent(s, 'tasks/cancel')).toEqual([]);
-    expect(statuses.filter((x) => x === 'input_required')).toEqual(['input_required']);
-    expect(statuses.filter((x) => x === 'completed')).toEqual(['completed']);
-    expect(statuses.at(-1)).toBe('completed');
-    // Round robin: the task's requests were served by both front ends, not only the one that relayed the question.
-    const fronts = [a.url.host, b.url.host];
-    const served = [...servedBy(s, 'tools/call'), ...servedBy(s, 'tasks/get'), ...servedBy(s, 'tasks/update')];
-    expect(new Set(served)).toEqual(new Set(fronts));
-    const [relayer] = servedBy(s, 'tools/call'); // the front end that started the task relays the host's question
-    expect(servedBy(s, 'tasks/get').some((u) => u !== relayer)).toBe(true); // another front end read it from Redis
-    expect(servedBy(s, 'tasks/update')).toHaveLength(1);
-    expect(fronts).toContain(servedBy(s, 'tasks/update')[0]);
-    expect(await sum('taskUpdates')).toBe(before.updates + 1);
-    await until(async () => (await sum('tasksCompleted')) === before.completed + 1, 10_000, 'the task counted completed');
-    expect(await hostStat('asksRelayed')).toBeGreaterThanOrEqual(before.relayed + 1);
-    expect(s.client.stats()).toMatchObject({ taskUpdatesSent: 1, taskCancelsSent: 0, cancelsSent: 0, pending: 0 });
-    expect(s.errors).toEqual([]);
-  }, TEST_MS);
-
-  it('aborted while the question is outstanding: one tasks/cancel reaches a front end, the task ends cancelled, the job stops on the host; the late answer is never sent', async () => {
-    const before = { stopped: await hostStat('stopped'), cancelled: await sum('tasksCancelled') };
-    let handlerAborted = false;
-    let asked = 0;
-    const s = await start((_params, { signal }) => {
-      asked++;
-      return new Promise((resolve) =>
-        signal.addEventListener('abort', () => {
-          handlerAborted = true;
-          resolve({ action: 'accept', content: { name: 'too late' } });
-        }, { once: true }),
+  it(
+    'the task asks, the handler answers once; tasks/get and tasks/update reach both front ends; the result arrives; each status reported once',
+    async () => {
+      const before = {
+        updates: await sum('taskUpdates'),
+        completed: await sum('tasksCompleted'),
+        relayed: await hostStat('asksRelayed'),
+      };
+      const asked: string[] = [];
+      const s = await start((params) => (asked.push(params.message), { action: 'accept', content: { name: 'Ada' } }));
+      const statuses: Task['status'][] = [];
+      const handle = await s.client.callToolAsTask(greet, { onstatus: (t) => statuses.push(t.status) });
+      const result = await handle.result();
+      expect(textOf(result)).toBe('hello, Ada; prepared 1 time(s) in this thread');
+      expect(asked).toEqual(['What is your name?']);
+      expect(sent(s, 'tasks/update')).toHaveLength(1);
+      expect(sent(s, 'tasks/cancel')).toEqual([]);
+      expect(statuses.filter((x) => x === 'input_required')).toEqual(['input_required']);
+      expect(statuses.filter((x) => x === 'completed')).toEqual(['completed']);
+      expect(statuses.at(-1)).toBe('completed');
+      // Round robin: the task's requests were served by both front ends, not only the one that relayed the question.
+      const fronts = [a.url.host, b.url.host];
+      const served = [...servedBy(s, 'tools/call'), ...servedBy(s, 'tasks/get'), ...servedBy(s, 'tasks/update')];
+      expect(new Set(served)).toEqual(new Set(fronts));
+      const [relayer] = servedBy(s, 'tools/call'); // the front end that started the task relays the host's question
+      expect(servedBy(s, 'tasks/get').some((u) => u !== relayer)).toBe(true); // another front end read it from Redis
+      expect(servedBy(s, 'tasks/update')).toHaveLength(1);
+      expect(fronts).toContain(servedBy(s, 'tasks/update')[0]);
+      expect(await sum('taskUpdates')).toBe(before.updates + 1);
+      await until(
+        async () => (await sum('tasksCompleted')) === before.completed + 1,
+        10_000,
+        'the task counted completed',
       );
-    });
-    const stop = new AbortController();
-    const statuses: Task['status'][] = [];
-    const handle = await s.client.callToolAsTask(greet, { signal: stop.signal, onstatus: (t) => statuses.push(t.status) });
-    const result = handle.result().catch((e: unknown) => e);
-    await until(() => asked === 1, 60_000, 'the handler to be asked');
-    stop.abort('user closed the dialog');
-    expect(await result).toBeInstanceOf(CallAbortedError);
-    await until(() => handlerAborted, 10_000, 'the handler to see the abort');
-    await until(async () => (await hostStat('stopped')) === before.stopped + 1, 30_000, 'the job stopped on the host');
-    expect(sent(s, 'tasks/cancel')).toHaveLength(1);
-    expect(servedBy(s, 'tasks/cancel')).toHaveLength(1);
-    expect([a.url.host, b.url.host]).toContain(servedBy(s, 'tasks/cancel')[0]);
-    expect(sent(s, 'tasks/update')).toEqual([]);
-    expect(asked).toBe(1);
-    expect(handle.task.status).toBe('cancelled');
-    expect((await handle.status()).status).toBe('cancelled'); // read through nginx: whichever front end, the same record
-    expect(statuses.filter((x) => x === 'input_required')).toEqual(['input_required']);
-    expect(statuses.filter((x) => x === 'cancelled')).toEqual(['cancelled']);
-    await until(async () => (await sum('tasksCancelled')) === before.cancelled + 1, 10_000, 'the task counted cancelled');
-    expect(s.client.stats()).toMatchObject({ taskCancelsSent: 1, taskUpdatesSent: 0, cancelsSent: 0 });
-    expect(s.errors).toEqual([]);
-  }, TEST_MS);
+      expect(await hostStat('asksRelayed')).toBeGreaterThanOrEqual(before.relayed + 1);
+      expect(s.client.stats()).toMatchObject({ taskUpdatesSent: 1, taskCancelsSent: 0, cancelsSent: 0, pending: 0 });
+      expect(s.errors).toEqual([]);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'aborted while the question is outstanding: one tasks/cancel reaches a front end, the task ends cancelled, the job stops on the host; the late answer is never sent',
+    async () => {
+      const before = { stopped: await hostStat('stopped'), cancelled: await sum('tasksCancelled') };
+      let handlerAborted = false;
+      let asked = 0;
+      const s = await start((_params, { signal }) => {
+        asked++;
+        return new Promise((resolve) =>
+          signal.addEventListener(
+            'abort',
+            () => {
+              handlerAborted = true;
+              resolve({ action: 'accept', content: { name: 'too late' } });
+            },
+            { once: true },
+          ),
+        );
+      });
+      const stop = new AbortController();
+      const statuses: Task['status'][] = [];
+      const handle = await s.client.callToolAsTask(greet, {
+        signal: stop.signal,
+        onstatus: (t) => statuses.push(t.status),
+      });
+      const result = handle.result().catch((e: unknown) => e);
+      await until(() => asked === 1, 60_000, 'the handler to be asked');
+      stop.abort('user closed the dialog');
+      expect(await result).toBeInstanceOf(CallAbortedError);
+      await until(() => handlerAborted, 10_000, 'the handler to see the abort');
+      await until(
+        async () => (await hostStat('stopped')) === before.stopped + 1,
+        30_000,
+        'the job stopped on the host',
+      );
+      expect(sent(s, 'tasks/cancel')).toHaveLength(1);
+      expect(servedBy(s, 'tasks/cancel')).toHaveLength(1);
+      expect([a.url.host, b.url.host]).toContain(servedBy(s, 'tasks/cancel')[0]);
+      expect(sent(s, 'tasks/update')).toEqual([]);
+      expect(asked).toBe(1);
+      expect(handle.task.status).toBe('cancelled');
+      expect((await handle.status()).status).toBe('cancelled'); // read through nginx: whichever front end, the same record
+      expect(statuses.filter((x) => x === 'input_required')).toEqual(['input_required']);
+      expect(statuses.filter((x) => x === 'cancelled')).toEqual(['cancelled']);
+      await until(
+        async () => (await sum('tasksCancelled')) === before.cancelled + 1,
+        10_000,
+        'the task counted cancelled',
+      );
+      expect(s.client.stats()).toMatchObject({ taskCancelsSent: 1, taskUpdatesSent: 0, cancelsSent: 0 });
+      expect(s.errors).toEqual([]);
+    },
+    TEST_MS,
+  );
 });

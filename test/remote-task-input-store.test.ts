@@ -41,7 +41,12 @@ const yes = (name: string) => ({ action: 'accept', content: { name } });
 function cluster(queue: string) {
   const states = new JobStates(c, queue);
   const store = new RedisTaskStore(c, states, 'F', KEY, { ...resolveLimits({}), settlementOf: taskSettlement });
-  return { states, store, f: new RedisTaskInputs(c, states, KEY), g: new RedisTaskInputs(c2, new JobStates(c2, queue), KEY) };
+  return {
+    states,
+    store,
+    f: new RedisTaskInputs(c, states, KEY),
+    g: new RedisTaskInputs(c2, new JobStates(c2, queue), KEY),
+  };
 }
 /** A task of `owner` whose job runs on host H, created by front end F. */
 async function runningTask(k: ReturnType<typeof cluster>, taskId: string, owner = 'owner'): Promise<string> {
@@ -52,17 +57,29 @@ async function runningTask(k: ReturnType<typeof cluster>, taskId: string, owner 
   return job;
 }
 
-describe('a task\'s questions in Redis', () => {
+describe("a task's questions in Redis", () => {
   it('two answers raced on two front ends, 20 times: one is sent to the host, the other finds it taken', async () => {
     const k = cluster('ti-claims');
     for (let i = 0; i < 20; i++) {
       const job = await runningTask(k, `C${i}`);
-      const placed = await k.f.ask('owner', `C${i}`, 'elicitation', { ...ELICIT, relayId: `a${i}` }, 600_000, 'waiting');
+      const placed = await k.f.ask(
+        'owner',
+        `C${i}`,
+        'elicitation',
+        { ...ELICIT, relayId: `a${i}` },
+        600_000,
+        'waiting',
+      );
       expect(placed?.key).toBe('elicitation-1');
       const [q] = await k.g.questions(`C${i}`);
-      const found = await Promise.all([k.f.claim('owner', `C${i}`, q!, yes('f')), k.g.claim('owner', `C${i}`, q!, yes('g'))]);
+      const found = await Promise.all([
+        k.f.claim('owner', `C${i}`, q!, yes('f')),
+        k.g.claim('owner', `C${i}`, q!, yes('g')),
+      ]);
       expect([...found].sort()).toEqual(['sent', 'taken']);
-      const reply = JSON.parse((await c.hget(`mcp:ti-claims:job:${job}`, `r:a${i}`))!) as { r: { content: { name: string } } };
+      const reply = JSON.parse((await c.hget(`mcp:ti-claims:job:${job}`, `r:a${i}`))!) as {
+        r: { content: { name: string } };
+      };
       expect(reply.r.content.name).toBe(found[0] === 'sent' ? 'f' : 'g');
       // Nothing outstanding: the task works again, its wait cleared.
       expect((await k.store.get('owner', `C${i}`))?.task.status).toBe('working');
@@ -83,7 +100,12 @@ describe('a task\'s questions in Redis', () => {
       const claim = () => k.g.claim('owner', id, q!, yes('late'));
       const expire = () => k.f.expire(id, (ms) => `expired after ${ms} ms`, cancelledAnswer(id));
       // The first two in a fixed order (each outcome seen at least once), the rest raced.
-      const [claimed, expired] = i === 0 ? [await claim(), await expire()] : i === 1 ? (await expire().then(async (e) => [await claim(), e] as const)) : await Promise.all([claim(), expire()]);
+      const [claimed, expired] =
+        i === 0
+          ? [await claim(), await expire()]
+          : i === 1
+            ? await expire().then(async (e) => [await claim(), e] as const)
+            : await Promise.all([claim(), expire()]);
       if (i === 0) expect(claimed).toBe('sent');
       if (i === 1) expect(expired).toBe('owner');
       const state = await c.hget(`mcp:ti-expiry:job:${job}`, 's');
@@ -106,7 +128,7 @@ describe('a task\'s questions in Redis', () => {
     expect(wins.answer + wins.expiry).toBe(22);
   });
 
-  it('another owner\'s answer is refused; a forged question is not shown; a settle removes the questions; a settled task asks nothing', async () => {
+  it("another owner's answer is refused; a forged question is not shown; a settle removes the questions; a settled task asks nothing", async () => {
     const k = cluster('ti-misc');
     await runningTask(k, 'M');
     await k.f.ask('owner', 'M', 'elicitation', { ...ELICIT, relayId: 'a1' }, 600_000, 'waiting');
@@ -122,10 +144,12 @@ describe('a task\'s questions in Redis', () => {
     expect(await k.store.settle('owner', 'M', 'cancelled', cancelledAnswer('M'))).toBeDefined();
     expect(await c.exists('mcp:ti-misc:input:M')).toBe(0);
     expect(await c.zscore('mcp:ti-misc:inputwait', 'M')).toBeNull();
-    expect(await k.f.ask('owner', 'M', 'elicitation', { ...ELICIT, relayId: 'a3' }, 600_000, 'waiting')).toBeUndefined();
+    expect(
+      await k.f.ask('owner', 'M', 'elicitation', { ...ELICIT, relayId: 'a3' }, 600_000, 'waiting'),
+    ).toBeUndefined();
   });
 
-  it('the host\'s view once the front end is gone: an ask it never kept is stranded; a kept or answered one is not', async () => {
+  it("the host's view once the front end is gone: an ask it never kept is stranded; a kept or answered one is not", async () => {
     const k = cluster('ti-stranded');
     const front = new Liveness(c, k.states.keys.front('F'), 400, 100);
     await front.start();

@@ -49,7 +49,19 @@ let d: HttpServerProcess;
 let lb: NginxProcess;
 const extra: HttpServerProcess[] = [];
 
-const front = (args: string[] = []) => startHttpServer(['--redis', redis.url, '--queue', Q, '--cluster-key-file', KEY, ...TOOLS, '--task-after-ms', '0', ...args]);
+const front = (args: string[] = []) =>
+  startHttpServer([
+    '--redis',
+    redis.url,
+    '--queue',
+    Q,
+    '--cluster-key-file',
+    KEY,
+    ...TOOLS,
+    '--task-after-ms',
+    '0',
+    ...args,
+  ]);
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -65,11 +77,23 @@ beforeAll(async () => {
   hosts.push(started[0] as HostProcess);
   [a, b, c, d] = started.slice(1) as [HttpServerProcess, HttpServerProcess, HttpServerProcess, HttpServerProcess];
   lb = await startNginx({ a: a.url.host, b: b.url.host });
-  for (const url of [a.url, b.url, c.url]) await until(async () => result(await post(url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true, 30_000, 'the front end on Redis');
+  for (const url of [a.url, b.url, c.url])
+    await until(
+      async () => result(await post(url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true,
+      30_000,
+      'the front end on Redis',
+    );
 }, 120_000);
 afterAll(async () => {
   await lb?.stop();
-  await Promise.all([a?.stop(), b?.stop(), c?.stop(), d?.stop(), ...extra.map((e) => e.stop()), ...hosts.map((h) => h.stop())]);
+  await Promise.all([
+    a?.stop(),
+    b?.stop(),
+    c?.stop(),
+    d?.stop(),
+    ...extra.map((e) => e.stop()),
+    ...hosts.map((h) => h.stop()),
+  ]);
   r?.disconnect();
   await redis?.stop();
 });
@@ -79,7 +103,16 @@ let n = 0;
 async function post(url: URL, method: string, params: Record<string, unknown>, token?: string): Promise<Msg> {
   const body = modernRequest(`r${n++}`, method, params, {}, ASKING);
   const auth: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...modernHeaders(body), ...auth }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...modernHeaders(body),
+      ...auth,
+    },
+    body: JSON.stringify(body),
+  });
   const answer = messagesIn(await res.text()).find((m) => m.id === body.id);
   if (!answer) throw new Error(`no answer to ${method} (HTTP ${res.status})`);
   return answer;
@@ -87,7 +120,8 @@ async function post(url: URL, method: string, params: Record<string, unknown>, t
 const result = (m: Msg) => m.result as Record<string, unknown>;
 const task = async (url: URL, taskId: string) => result(await post(url, 'tasks/get', { taskId }));
 const accept = (name: string) => ({ action: 'accept', content: { name } });
-const update = (url: URL, taskId: string, key: string, name: string, token?: string) => post(url, 'tasks/update', { taskId, inputResponses: { [key]: accept(name) } }, token);
+const update = (url: URL, taskId: string, key: string, name: string, token?: string) =>
+  post(url, 'tasks/update', { taskId, inputResponses: { [key]: accept(name) } }, token);
 async function stats(url: URL, token?: string): Promise<Record<string, number>> {
   const read = result(await post(url, 'resources/read', { uri: 'executor://stats' }, token));
   return JSON.parse((read.contents as { text: string }[])[0]!.text) as Record<string, number>;
@@ -95,7 +129,8 @@ async function stats(url: URL, token?: string): Promise<Record<string, number>> 
 /** A counter summed over the live front ends: each of them sweeps the waits, so any may win an expiry. */
 async function sum(name: string): Promise<number> {
   let total = 0;
-  for (const [url, token] of [[a.url], [b.url], [c.url], [d.url, TOKEN]] as [URL, string?][]) total += (await stats(url, token))[name] ?? 0;
+  for (const [url, token] of [[a.url], [b.url], [c.url], [d.url, TOKEN]] as [URL, string?][])
+    total += (await stats(url, token))[name] ?? 0;
   return total;
 }
 const hostSum = async (name: string) => (await hosts[0]!.stats(r))[name] ?? 0;
@@ -115,7 +150,11 @@ async function asking(url: URL, seenOn: URL, ms = 5): Promise<{ taskId: string; 
   const created = result(await post(url, 'tools/call', { name: 'greet_user', arguments: { ms } }));
   expect(created).toMatchObject({ resultType: 'task', status: 'working' });
   const taskId = created.taskId as string;
-  const waiting = await poll(() => task(seenOn, taskId), (t) => t.status !== 'working', 'the task asking');
+  const waiting = await poll(
+    () => task(seenOn, taskId),
+    (t) => t.status !== 'working',
+    'the task asking',
+  );
   expect(waiting).toMatchObject({ status: 'input_required', statusMessage: expect.stringContaining('tasks/update') });
   const requests = waiting.inputRequests as Record<string, unknown>;
   const keys = Object.keys(requests);
@@ -123,9 +162,24 @@ async function asking(url: URL, seenOn: URL, ms = 5): Promise<{ taskId: string; 
   expect(requests[keys[0]!]).toMatchObject({ method: 'elicitation/create', params: { message: 'What is your name?' } });
   return { taskId, key: keys[0]! };
 }
-const finished = (url: URL, taskId: string) => poll(() => task(url, taskId), (t) => t.status !== 'input_required' && t.status !== 'working', 'the task ending');
+const finished = (url: URL, taskId: string) =>
+  poll(
+    () => task(url, taskId),
+    (t) => t.status !== 'input_required' && t.status !== 'working',
+    'the task ending',
+  );
 /** The stage's greeting (the host's threads are shared by every test here, so its per-thread count says nothing). */
-const greeting = (name: string) => ({ status: 'completed', result: { content: [{ type: 'text', text: expect.stringMatching(new RegExp(`^hello, ${name}; prepared \\d+ time\\(s\\) in this thread$`)) }] } });
+const greeting = (name: string) => ({
+  status: 'completed',
+  result: {
+    content: [
+      {
+        type: 'text',
+        text: expect.stringMatching(new RegExp(`^hello, ${name}; prepared \\d+ time\\(s\\) in this thread$`)),
+      },
+    ],
+  },
+});
 
 describe('a task asks through one front end, another answers', () => {
   it('created on a, its question shown and answered on b: the stage gets the answer, the task completes on both', async () => {
@@ -134,7 +188,7 @@ describe('a task asks through one front end, another answers', () => {
     expect((await task(a.url, taskId)).inputRequests).toHaveProperty(key);
     const pttl = await r.pttl(`mcp:${Q}:input:${taskId}`);
     expect(pttl).toBeGreaterThan(0);
-    expect(pttl).toBeLessThanOrEqual(await r.pttl(`mcp:${Q}:task:${taskId}`) + 1000);
+    expect(pttl).toBeLessThanOrEqual((await r.pttl(`mcp:${Q}:task:${taskId}`)) + 1000);
     const updates = await sum('taskUpdates');
     expect(result(await update(b.url, taskId, key, 'Ada')).resultType).toBe('complete');
     expect(await finished(a.url, taskId)).toMatchObject(greeting('Ada'));
@@ -142,14 +196,22 @@ describe('a task asks through one front end, another answers', () => {
     expect(await sum('taskUpdates')).toBe(updates + 1);
     expect(await r.exists(`mcp:${Q}:input:${taskId}`)).toBe(0);
     // Answered: a later update, on either front end, is refused as for a task that waits for nothing.
-    for (const url of [a.url, b.url]) expect((await update(url, taskId, key, 'again')).error).toMatchObject({ code: -32602, message: expect.stringContaining("not waiting for input (status 'completed')") });
+    for (const url of [a.url, b.url])
+      expect((await update(url, taskId, key, 'again')).error).toMatchObject({
+        code: -32602,
+        message: expect.stringContaining("not waiting for input (status 'completed')"),
+      });
   }, 120_000);
 
-  it('two questions answered on two front ends: input_required until both are, then working on both; the next round\'s key is new', async () => {
+  it("two questions answered on two front ends: input_required until both are, then working on both; the next round's key is new", async () => {
     const gate = join(dir, `gate-${n}`);
     const created = result(await post(a.url, 'tools/call', { name: 'ask_rounds', arguments: { gate } }));
     const taskId = created.taskId as string;
-    const both = await poll(() => task(b.url, taskId), (t) => Object.keys((t.inputRequests as object | undefined) ?? {}).length === 2, 'both questions shown');
+    const both = await poll(
+      () => task(b.url, taskId),
+      (t) => Object.keys((t.inputRequests as object | undefined) ?? {}).length === 2,
+      'both questions shown',
+    );
     expect(both).toMatchObject({ status: 'input_required' });
     const [first, second] = Object.keys(both.inputRequests as object) as [string, string];
     expect(first).not.toBe(second);
@@ -165,16 +227,27 @@ describe('a task asks through one front end, another answers', () => {
     expect(await task(b.url, taskId)).not.toHaveProperty('inputRequests');
     expect(await r.zscore(`mcp:${Q}:inputwait`, taskId)).toBeNull();
     writeFileSync(gate, '');
-    const third = await poll(() => task(b.url, taskId), (t) => t.status === 'input_required', 'the third question');
+    const third = await poll(
+      () => task(b.url, taskId),
+      (t) => t.status === 'input_required',
+      'the third question',
+    );
     const [key] = Object.keys(third.inputRequests as object) as [string];
     expect([first, second]).not.toContain(key); // keys are never reused over a task's life
     expect(result(await update(b.url, taskId, key, 'three')).resultType).toBe('complete');
-    expect(await finished(a.url, taskId)).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'one / two / three' }] } });
+    expect(await finished(a.url, taskId)).toMatchObject({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'one / two / three' }] },
+    });
   }, 120_000);
 
   it('through nginx round robin: every poll shows the question, the update lands anywhere, the task completes', async () => {
     const { taskId, key } = await asking(lb.url, lb.url);
-    for (let i = 0; i < 4; i++) expect(await task(lb.url, taskId)).toMatchObject({ status: 'input_required', inputRequests: { [key]: { method: 'elicitation/create' } } });
+    for (let i = 0; i < 4; i++)
+      expect(await task(lb.url, taskId)).toMatchObject({
+        status: 'input_required',
+        inputRequests: { [key]: { method: 'elicitation/create' } },
+      });
     expect(result(await update(lb.url, taskId, key, 'Grace')).resultType).toBe('complete');
     expect(await finished(lb.url, taskId)).toMatchObject(greeting('Grace'));
   }, 120_000);
@@ -186,9 +259,11 @@ describe('a task asks through one front end, another answers', () => {
     const acked = [onA, onB].filter((m) => m.error === undefined);
     expect(acked.length).toBeGreaterThanOrEqual(1);
     // The loser read the question gone (refused: nothing outstanding) or lost the take (ignored: the extension's already-answered key).
-    for (const m of [onA, onB]) if (m.error !== undefined) expect(m.error).toMatchObject({ code: -32602, message: expect.stringContaining('not waiting for input') });
+    for (const m of [onA, onB])
+      if (m.error !== undefined)
+        expect(m.error).toMatchObject({ code: -32602, message: expect.stringContaining('not waiting for input') });
     const done = await finished(b.url, taskId);
-    const text = ((done.result as { content: { text: string }[] }).content[0]!).text;
+    const text = (done.result as { content: { text: string }[] }).content[0]!.text;
     const who = /^hello, (from-[ab]);/.exec(text)?.[1];
     expect(['from-a', 'from-b']).toContain(who);
     if (acked.length === 1) expect(acked[0]).toBe(who === 'from-a' ? onA : onB);
@@ -202,7 +277,10 @@ describe('a task asks through one front end, another answers', () => {
     expect((await update(d.url, taskId, key, 'mallory', TOKEN)).error).toMatchObject({ code: -32602 });
     expect((await post(d.url, 'tasks/cancel', { taskId }, TOKEN)).error).toMatchObject({ code: -32602 });
     // Still waiting, its question untouched: its own caller answers it.
-    expect(await task(b.url, taskId)).toMatchObject({ status: 'input_required', inputRequests: { [key]: { method: 'elicitation/create' } } });
+    expect(await task(b.url, taskId)).toMatchObject({
+      status: 'input_required',
+      inputRequests: { [key]: { method: 'elicitation/create' } },
+    });
     expect(result(await update(b.url, taskId, key, 'owner')).resultType).toBe('complete');
     expect(await finished(a.url, taskId)).toMatchObject(greeting('owner'));
   }, 120_000);
@@ -212,24 +290,41 @@ describe('the question outlives the front end that relayed it', () => {
   it('the relaying front end killed (SIGKILL) after the question was shown: b answers it, the task completes', async () => {
     const e = await front(['--input-wait-ms', '600000']);
     extra.push(e);
-    await until(async () => result(await post(e.url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true, 30_000, 'the front end on Redis');
+    await until(
+      async () => result(await post(e.url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true,
+      30_000,
+      'the front end on Redis',
+    );
     const { taskId, key } = await asking(e.url, b.url);
     e.child.kill('SIGKILL');
     await new Promise((done) => e.child.once('exit', done));
-    expect(await task(b.url, taskId)).toMatchObject({ status: 'input_required', inputRequests: { [key]: { method: 'elicitation/create' } } });
+    expect(await task(b.url, taskId)).toMatchObject({
+      status: 'input_required',
+      inputRequests: { [key]: { method: 'elicitation/create' } },
+    });
     expect(result(await update(b.url, taskId, key, 'Linus')).resultType).toBe('complete');
     expect(await finished(b.url, taskId)).toMatchObject(greeting('Linus'));
     expect(await task(a.url, taskId)).toMatchObject(greeting('Linus'));
   }, 120_000);
 
-  it('a question asked after its relaying front end died reached nobody: once that front end\'s liveness key is gone the host refuses it, and the task ends with the tool\'s error', async () => {
+  it("a question asked after its relaying front end died reached nobody: once that front end's liveness key is gone the host refuses it, and the task ends with the tool's error", async () => {
     const e = await front(['--input-wait-ms', '600000']);
     extra.push(e);
-    await until(async () => result(await post(e.url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true, 30_000, 'the front end on Redis');
+    await until(
+      async () => result(await post(e.url, 'tools/call', { name: 'spin', arguments: { ms: 0 } })).isError !== true,
+      30_000,
+      'the front end on Redis',
+    );
     const gate = join(dir, `gate-${n}`);
-    const taskId = result(await post(e.url, 'tools/call', { name: 'ask_rounds', arguments: { gate } })).taskId as string;
-    const both = await poll(() => task(b.url, taskId), (t) => Object.keys((t.inputRequests as object | undefined) ?? {}).length === 2, 'both questions shown');
-    for (const key of Object.keys(both.inputRequests as object)) expect(result(await update(b.url, taskId, key, key)).resultType).toBe('complete');
+    const taskId = result(await post(e.url, 'tools/call', { name: 'ask_rounds', arguments: { gate } }))
+      .taskId as string;
+    const both = await poll(
+      () => task(b.url, taskId),
+      (t) => Object.keys((t.inputRequests as object | undefined) ?? {}).length === 2,
+      'both questions shown',
+    );
+    for (const key of Object.keys(both.inputRequests as object))
+      expect(result(await update(b.url, taskId, key, key)).resultType).toBe('complete');
     expect(await task(b.url, taskId)).toMatchObject({ status: 'working' });
     e.child.kill('SIGKILL');
     await new Promise((done) => e.child.once('exit', done));
@@ -247,7 +342,11 @@ describe('a task no one answers, or cancelled', () => {
     const created = result(await post(c.url, 'tools/call', { name: 'greet_user', arguments: { ms: 5 } }));
     const taskId = created.taskId as string;
     // Seen asking, unless a loaded machine let the whole wait pass between two polls: then it was asked, and expired.
-    const seen = await poll(() => task(b.url, taskId), (t) => t.status !== 'working', 'the task asking');
+    const seen = await poll(
+      () => task(b.url, taskId),
+      (t) => t.status !== 'working',
+      'the task asking',
+    );
     expect(['input_required', 'cancelled']).toContain(seen.status);
     if (seen.status === 'input_required') expect(Object.keys(seen.inputRequests as object)).toEqual(['elicitation-1']);
     const key = 'elicitation-1';
@@ -255,13 +354,17 @@ describe('a task no one answers, or cancelled', () => {
     // c's wait, whichever front end won the expiry (the others wait 600 s).
     const expired = `The task was cancelled: no input within ${SHORT_WAIT_MS} ms (--input-wait-ms).`;
     expect(final).toMatchObject({ status: 'cancelled', statusMessage: expired });
-    for (const url of [b.url, c.url]) expect(await task(url, taskId)).toMatchObject({ status: 'cancelled', statusMessage: expired });
+    for (const url of [b.url, c.url])
+      expect(await task(url, taskId)).toMatchObject({ status: 'cancelled', statusMessage: expired });
     await until(async () => (await hostSum('stopped')) === stopped + 1, SLOW_MS, 'the job stopped on its host');
     // One front end won the expiry; the question and the wait are gone from Redis; a late answer is refused.
     await until(async () => (await sum('taskInputWaitsExpired')) === expiredBefore + 1, SLOW_MS, 'the expiry counted');
     expect(await r.exists(`mcp:${Q}:input:${taskId}`)).toBe(0);
     expect(await r.zscore(`mcp:${Q}:inputwait`, taskId)).toBeNull();
-    expect((await update(b.url, taskId, key, 'late')).error).toMatchObject({ code: -32602, message: expect.stringContaining('not waiting for input') });
+    expect((await update(b.url, taskId, key, 'late')).error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('not waiting for input'),
+    });
     expect(await sum('taskInputWaitsExpired')).toBe(expiredBefore + 1);
   }, 120_000);
 
@@ -270,11 +373,19 @@ describe('a task no one answers, or cancelled', () => {
     const { taskId, key } = await asking(a.url, a.url);
     expect(result(await post(b.url, 'tasks/cancel', { taskId }))).toMatchObject({ resultType: 'complete' });
     // Settled by b's cancel in its step: a, which holds the job, does not reword it when it hears of the stop.
-    for (const url of [a.url, b.url]) expect(await task(url, taskId)).toMatchObject({ status: 'cancelled', statusMessage: 'The task was cancelled by request.' });
+    for (const url of [a.url, b.url])
+      expect(await task(url, taskId)).toMatchObject({
+        status: 'cancelled',
+        statusMessage: 'The task was cancelled by request.',
+      });
     expect(await task(a.url, taskId)).not.toHaveProperty('inputRequests');
     await until(async () => (await hostSum('stopped')) === stopped + 1, SLOW_MS, 'the job stopped on its host');
     expect(await r.exists(`mcp:${Q}:input:${taskId}`)).toBe(0);
     expect(await r.zscore(`mcp:${Q}:inputwait`, taskId)).toBeNull();
-    for (const url of [a.url, b.url]) expect((await update(url, taskId, key, 'late')).error).toMatchObject({ code: -32602, message: expect.stringContaining("not waiting for input (status 'cancelled')") });
+    for (const url of [a.url, b.url])
+      expect((await update(url, taskId, key, 'late')).error).toMatchObject({
+        code: -32602,
+        message: expect.stringContaining("not waiting for input (status 'cancelled')"),
+      });
   }, 120_000);
 });

@@ -30,9 +30,14 @@ afterAll(async () => redis?.stop());
 function stores(queue: string, limits = {}) {
   const states = new JobStates(c, queue);
   const options = { ...resolveLimits(limits), settlementOf: taskSettlement, waitPollMs: 20 };
-  return { states, f: new RedisTaskStore(c, states, 'F', undefined, options), g: new RedisTaskStore(c, states, 'G', undefined, options) };
+  return {
+    states,
+    f: new RedisTaskStore(c, states, 'F', undefined, options),
+    g: new RedisTaskStore(c, states, 'G', undefined, options),
+  };
 }
-const outcome = (jobId: string, text: string) => JSON.stringify({ j: jobId, t: 'o', o: { kind: 'completed', result: { content: [{ type: 'text', text }] } }, h: 'H' });
+const outcome = (jobId: string, text: string) =>
+  JSON.stringify({ j: jobId, t: 'o', o: { kind: 'completed', result: { content: [{ type: 'text', text }] } }, h: 'H' });
 
 describe('tasks in Redis', () => {
   it("a task's job outlives its front end: not orphaned, its outcome lands in the record, and another front end settles the task from it", async () => {
@@ -51,7 +56,10 @@ describe('tasks in Redis', () => {
     expect((await g.get('owner', 'T1'))?.task.status).toBe('working');
     expect(await states.respond(job, 'F', 'tok', outcome(job, 'done'))).toBe(true);
     const read = await g.get('owner', 'T1');
-    expect(read).toMatchObject({ task: { taskId: 'T1', status: 'completed', createdAt: task.createdAt }, answer: { kind: 'result', result: { content: [{ type: 'text', text: 'done' }] } } });
+    expect(read).toMatchObject({
+      task: { taskId: 'T1', status: 'completed', createdAt: task.createdAt },
+      answer: { kind: 'result', result: { content: [{ type: 'text', text: 'done' }] } },
+    });
     // Settled once: a later settle by anyone changes nothing.
     expect(await f.settle('owner', 'T1', 'cancelled', { kind: 'error', code: -32800, message: 'x' })).toBeUndefined();
     expect((await f.get('owner', 'T1'))?.task.status).toBe('completed');
@@ -116,11 +124,19 @@ describe('tasks in Redis', () => {
     await f.create('owner', 60_000, 'M1', 'greet_user');
     await states.create(taskJobId('M1'), 'F', 'M1');
     expect(await f.mark('someone else', 'M1', 'input_required')).toBeUndefined();
-    expect(await f.mark('owner', 'M1', 'input_required', 'waiting for the client')).toMatchObject({ status: 'input_required', statusMessage: 'waiting for the client' });
-    expect((await g.get('owner', 'M1'))?.task).toMatchObject({ status: 'input_required', statusMessage: 'waiting for the client' });
+    expect(await f.mark('owner', 'M1', 'input_required', 'waiting for the client')).toMatchObject({
+      status: 'input_required',
+      statusMessage: 'waiting for the client',
+    });
+    expect((await g.get('owner', 'M1'))?.task).toMatchObject({
+      status: 'input_required',
+      statusMessage: 'waiting for the client',
+    });
     expect(await f.mark('owner', 'M1', 'working')).toMatchObject({ status: 'working' });
     expect((await g.get('owner', 'M1'))?.task.statusMessage).toBeUndefined();
-    expect(await g.settle('owner', 'M1', 'completed', { kind: 'result', result: { content: [] } })).toMatchObject({ status: 'completed' });
+    expect(await g.settle('owner', 'M1', 'completed', { kind: 'result', result: { content: [] } })).toMatchObject({
+      status: 'completed',
+    });
     expect(await f.mark('owner', 'M1', 'input_required')).toBeUndefined();
     expect((await f.get('owner', 'M1'))?.task.status).toBe('completed');
     expect(await f.mark('owner', 'no-such-task', 'working')).toBeUndefined();
@@ -134,14 +150,16 @@ describe('tasks in Redis', () => {
     await expect(f.create('one', 60_000, 'A3')).rejects.toBeInstanceOf(TaskLimitError);
     await g.create('two', 60_000, 'B1');
     await expect(f.create('three', 60_000, 'C1')).rejects.toThrow(/in all sessions/);
-    expect(await g.settle('one', 'A1', 'completed', { kind: 'result', result: { content: [] } })).toMatchObject({ status: 'completed' });
+    expect(await g.settle('one', 'A1', 'completed', { kind: 'result', result: { content: [] } })).toMatchObject({
+      status: 'completed',
+    });
     await f.create('one', 30_000, 'A3');
     const pttl = await c.pttl(states.keys.task('A3'));
     expect(pttl).toBeGreaterThan(25_000);
     expect(pttl).toBeLessThanOrEqual(30_000);
   });
 
-  it('lists an owner\'s tasks oldest first, a page at a time, whichever front end made them; a bad cursor is refused; a dropped owner is gone', async () => {
+  it("lists an owner's tasks oldest first, a page at a time, whichever front end made them; a bad cursor is refused; a dropped owner is gone", async () => {
     const { f, g } = stores('t5', { pageSize: 2 });
     for (let i = 0; i < 5; i++) await (i % 2 ? g : f).create('lister', 60_000, `L${i}`);
     const seen: string[] = [];

@@ -24,7 +24,8 @@ async function connect(kind: TransportKind, args: string[] = []): Promise<Wired>
 }
 
 const isResponseTo = (id: unknown) => (m: Msg) => m.method === undefined && m.id === id;
-const callIds = (w: Wired, tool: string) => w.sent.filter((m) => m.method === 'tools/call' && m.params?.name === tool).map((m) => m.id);
+const callIds = (w: Wired, tool: string) =>
+  w.sent.filter((m) => m.method === 'tools/call' && m.params?.name === tool).map((m) => m.id);
 const logsIn = (msgs: Msg[]) => msgs.filter((m) => m.method === 'notifications/message');
 
 describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
@@ -38,7 +39,13 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     expect(ids).toHaveLength(runs);
     const missing = ids.filter((id) => {
       const answer = w.received.findIndex(isResponseTo(id));
-      const final = w.received.findIndex((m) => m.method === 'notifications/progress' && m.params?.progressToken === id && m.params?.progress === 100 && m.params?.total === 100);
+      const final = w.received.findIndex(
+        (m) =>
+          m.method === 'notifications/progress' &&
+          m.params?.progressToken === id &&
+          m.params?.progress === 100 &&
+          m.params?.total === 100,
+      );
       return final < 0 || final > answer;
     });
     expect(missing, `calls whose final progress did not precede the response (of ${runs})`).toEqual([]);
@@ -53,7 +60,10 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     const calls = 3_000_000;
     let done = false;
     const call = w.client
-      .callTool({ name: 'progress_flood', arguments: { calls } }, undefined, { timeout: 120_000, onprogress: () => undefined })
+      .callTool({ name: 'progress_flood', arguments: { calls } }, undefined, {
+        timeout: 120_000,
+        onprogress: () => undefined,
+      })
       .finally(() => (done = true));
     let pings = 0;
     let pingsSent = 0;
@@ -68,19 +78,27 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     // Read off the wire: the SDK client itself drops a notification it reads in the same chunk as the response (typescript-sdk#2580).
     const [id] = callIds(w, 'progress_flood');
     const answer = w.received.findIndex(isResponseTo(id));
-    const progress = w.received.filter((m, i) => m.method === 'notifications/progress' && m.params?.progressToken === id && (i < answer || expect.fail('progress after the response')));
+    const progress = w.received.filter(
+      (m, i) =>
+        m.method === 'notifications/progress' &&
+        m.params?.progressToken === id &&
+        (i < answer || expect.fail('progress after the response')),
+    );
     const notified = progress.length;
     const last = progress.at(-1)?.params;
     // One report per interval of the loop at most, plus the first and the final one.
     const bound = Math.floor(loopMs / INTERVAL_MS) + 2;
-    expect(after.reportsReceived - before.reportsReceived, `reports that crossed to the main thread in a ${loopMs.toFixed(0)} ms loop`).toBeLessThanOrEqual(bound);
+    expect(
+      after.reportsReceived - before.reportsReceived,
+      `reports that crossed to the main thread in a ${loopMs.toFixed(0)} ms loop`,
+    ).toBeLessThanOrEqual(bound);
     expect(notified).toBeLessThanOrEqual(bound);
     expect(last).toEqual({ progressToken: id, progress: calls, total: calls });
     expect(pings).toBe(pingsSent);
     expect(pings).toBeGreaterThanOrEqual(1);
   });
 
-  it('logging/setLevel filters a tool\'s logs; they arrive before its response with level, logger and data', async () => {
+  it("logging/setLevel filters a tool's logs; they arrive before its response with level, logger and data", async () => {
     const w = await connect(kind);
     await w.client.setLoggingLevel('warning');
     await w.client.callTool({ name: 'log_levels', arguments: { levels: ALL_LEVELS, withData: true } });
@@ -88,7 +106,11 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     const answer = w.received.findIndex(isResponseTo(first));
     const logs = logsIn(w.received.slice(0, answer));
     expect(logs.map((m) => m.params)).toEqual(
-      ALL_LEVELS.map((level, i) => ({ level, logger: 'log_levels', data: { message: `message ${i}`, data: { i, level } } })).slice(3),
+      ALL_LEVELS.map((level, i) => ({
+        level,
+        logger: 'log_levels',
+        data: { message: `message ${i}`, data: { i, level } },
+      })).slice(3),
     );
     for (const m of logs) expect(LoggingMessageNotificationSchema.safeParse(m).success).toBe(true);
 
@@ -142,7 +164,9 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     await w.client.ping();
     const afterPing = w.received.length;
     await sleep(300);
-    const late = w.received.slice(afterPing).filter((m) => m.method === 'notifications/message' || m.method === 'notifications/progress' || m.id === id);
+    const late = w.received
+      .slice(afterPing)
+      .filter((m) => m.method === 'notifications/message' || m.method === 'notifications/progress' || m.id === id);
     expect(late).toEqual([]);
     const s = await stats(w.client);
     expect(s.cancelled).toBe(1);
@@ -158,11 +182,15 @@ describe.each<TransportKind>(['stdio', 'http'])('reports over %s', (kind) => {
     // checkpoint, right after the progress we wait for, sees the cancel at once if its thread was starved.)
     // One 15 s slice of wall-clock time: 1 ms slices would add up the thread's CPU share, and a starved
     // thread then ran past the 60 s grace (a loaded run: hardKilled 1).
-    const call = w.client.callTool({ name: 'spin', arguments: { ms: 15_000, stageMs: 15_000, cooperative: false } }, undefined, {
-      signal: controller.signal,
-      onprogress: () => progressed++,
-      timeout: 120_000,
-    });
+    const call = w.client.callTool(
+      { name: 'spin', arguments: { ms: 15_000, stageMs: 15_000, cooperative: false } },
+      undefined,
+      {
+        signal: controller.signal,
+        onprogress: () => progressed++,
+        timeout: 120_000,
+      },
+    );
     call.catch(() => undefined);
     await until(() => progressed > 0, 30_000, 'the uncheckable part to begin');
     const [id] = callIds(w, 'spin');

@@ -33,7 +33,9 @@ function watch(schema: Schema): unknown[] {
     seen.push(value);
     return original.call(schema, value);
   };
-  restore.push(() => (own ? Object.defineProperty(schema, 'safeParse', own) : delete (schema as Partial<Schema>).safeParse));
+  restore.push(() =>
+    own ? Object.defineProperty(schema, 'safeParse', own) : delete (schema as Partial<Schema>).safeParse,
+  );
   return seen;
 }
 
@@ -70,7 +72,9 @@ describe('inbound requests go straight to the SDK dispatch', () => {
     expect(answered.isError).toBeFalsy();
     expect(asked).toBe(1);
     // A request the SDK refuses still gets its error through the direct route.
-    await expect(client.request({ method: 'no/such', params: {} } as never, ListRootsRequestSchema as never)).rejects.toThrow(/not found/i);
+    await expect(
+      client.request({ method: 'no/such', params: {} } as never, ListRootsRequestSchema as never),
+    ).rejects.toThrow(/not found/i);
 
     const seen = [...results, ...errors];
     expect(seen.filter(isRequest)).toEqual([]);

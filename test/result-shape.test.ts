@@ -18,7 +18,13 @@ const TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/result-shape-tool
 const plain: unknown[] = [
   { content: [] },
   { content: [{ type: 'text', text: '' }] },
-  { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }], isError: true },
+  {
+    content: [
+      { type: 'text', text: 'a' },
+      { type: 'text', text: 'b' },
+    ],
+    isError: true,
+  },
   { content: [{ type: 'text', text: 'a' }], structuredContent: { n: 1, nested: { list: [1, 'x', null] } } },
   { content: [{ type: 'text', text: 'a' }], structuredContent: {}, isError: false },
   { content: [{ type: 'text', text: 'a' }], structuredContent: undefined },
@@ -46,16 +52,27 @@ const notPlain: unknown[] = [
   { content: [{ type: 'text', text: 'a' }], resultType: 'complete' },
   Object.assign(Object.create({ inherited: true }) as object, { content: [] }),
   { content: [{ type: 'text', text: 'a' }], structuredContent: new Map() },
-  { content: [Object.assign(Object.create(null) as object, { type: 'text', text: 'a' }), new (class Block { type = 'text'; text = 'b'; })()] },
+  {
+    content: [
+      Object.assign(Object.create(null) as object, { type: 'text', text: 'a' }),
+      new (class Block {
+        type = 'text';
+        text = 'b';
+      })(),
+    ],
+  },
 ];
 
 describe('plainlyValidResult', () => {
-  it.each(plain.map((r) => [JSON.stringify(r) ?? String(r), r]))('accepts %s, which the SDK schema accepts and leaves unchanged', (_, result) => {
-    expect(plainlyValidResult(result)).toBe(true);
-    const parsed = CallToolResultSchema.safeParse(result);
-    expect(parsed.success).toBe(true);
-    expect(JSON.parse(JSON.stringify(parsed.data))).toEqual(JSON.parse(JSON.stringify(result)));
-  });
+  it.each(plain.map((r) => [JSON.stringify(r) ?? String(r), r]))(
+    'accepts %s, which the SDK schema accepts and leaves unchanged',
+    (_, result) => {
+      expect(plainlyValidResult(result)).toBe(true);
+      const parsed = CallToolResultSchema.safeParse(result);
+      expect(parsed.success).toBe(true);
+      expect(JSON.parse(JSON.stringify(parsed.data))).toEqual(JSON.parse(JSON.stringify(result)));
+    },
+  );
 
   it.each(notPlain.map((r, i) => [i, r]))('leaves case %i to the SDK schema', (_, result) => {
     expect(plainlyValidResult(result)).toBe(false);
@@ -81,7 +98,7 @@ describe.each([
   }, 60_000);
   afterAll(() => s?.kill());
 
-  it('a text block whose text is not a string gets the SDK\'s invalid-result error', async () => {
+  it("a text block whose text is not a string gets the SDK's invalid-result error", async () => {
     const m = await call('bad_text');
     expect(m.result).toBeUndefined();
     expect(m.error).toMatchObject({ code: -32602, message: expect.stringMatching(/Invalid tools\/call result/) });
@@ -102,12 +119,17 @@ describe.each([
     });
   });
 
-  it('a result with keys named like the worker\'s stopped outcome is still answered as a result', async () => {
+  it("a result with keys named like the worker's stopped outcome is still answered as a result", async () => {
     // The worker posts a bare result when nothing else was reported; the main thread tells it from its tagged
     // outcomes by `content` alone, never by `kind`, which a result may carry as its own key.
     const m = await call('kind_key');
     expect(m.error).toBeUndefined();
-    expect(m.result).toMatchObject({ content: [{ type: 'text', text: 'still a result' }], kind: 'stopped', stage: 'result', reports: { posted: 3 } });
+    expect(m.result).toMatchObject({
+      content: [{ type: 'text', text: 'still a result' }],
+      kind: 'stopped',
+      stage: 'result',
+      reports: { posted: 3 },
+    });
   });
 
   it('a plainly valid result arrives as the tool returned it (spin)', async () => {

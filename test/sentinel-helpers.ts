@@ -38,21 +38,34 @@ export interface SentinelSet {
 function spawnSentinel(conf: string): ChildProcess {
   // Debian's redis-sentinel is redis-server started as a sentinel; without it, ask redis-server directly.
   const own = !spawnSync('redis-sentinel', ['--version']).error;
-  return own ? spawn('redis-sentinel', [conf], { stdio: 'ignore' }) : spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
+  return own
+    ? spawn('redis-sentinel', [conf], { stdio: 'ignore' })
+    : spawn('redis-server', [conf, '--sentinel'], { stdio: 'ignore' });
 }
 
 async function answers(port: number, password: string): Promise<void> {
-  const probe = new Redis({ port, host: '127.0.0.1', password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis({
+    port,
+    host: '127.0.0.1',
+    password,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
   probe.on('error', () => undefined);
   try {
-    await until(async () => {
-      try {
-        if (probe.status !== 'ready') await probe.connect();
-        return (await probe.ping()) === 'PONG';
-      } catch {
-        return false;
-      }
-    }, 15_000, `redis on port ${port}`);
+    await until(
+      async () => {
+        try {
+          if (probe.status !== 'ready') await probe.connect();
+          return (await probe.ping()) === 'PONG';
+        } catch {
+          return false;
+        }
+      },
+      15_000,
+      `redis on port ${port}`,
+    );
   } finally {
     probe.disconnect();
   }
@@ -60,7 +73,8 @@ async function answers(port: number, password: string): Promise<void> {
 
 /** Starts the set; `password` guards the data nodes, `sentinelPassword` the sentinels. */
 export async function startSentinelSet(password: string, sentinelPassword: string): Promise<SentinelSet> {
-  if (spawnSync('redis-server', ['--version']).error) throw new Error(`redis-server is not installed; the Sentinel tests need it: ${INSTALL_SENTINEL}`);
+  if (spawnSync('redis-server', ['--version']).error)
+    throw new Error(`redis-server is not installed; the Sentinel tests need it: ${INSTALL_SENTINEL}`);
   const dir = mkdtempSync(join(tmpdir(), 'mcp-sentinel-'));
   const children = new Map<number, ChildProcess>();
   const clients: Redis[] = [];
@@ -68,7 +82,28 @@ export async function startSentinelSet(password: string, sentinelPassword: strin
   const sentinelPorts = [await freePort(), await freePort(), await freePort()];
   const [primary, replica] = dataPorts as [number, number];
   for (const port of dataPorts) {
-    const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--dbfilename', `dump-${port}.rdb`, '--save', '', '--appendonly', 'no', '--requirepass', password, '--masterauth', password, '--repl-diskless-sync', 'yes', '--repl-diskless-sync-delay', '0'];
+    const args = [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--dbfilename',
+      `dump-${port}.rdb`,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--requirepass',
+      password,
+      '--masterauth',
+      password,
+      '--repl-diskless-sync',
+      'yes',
+      '--repl-diskless-sync-delay',
+      '0',
+    ];
     if (port === replica) args.push('--replicaof', '127.0.0.1', String(primary));
     children.set(port, spawn('redis-server', args, { stdio: 'ignore' }));
   }
@@ -95,7 +130,13 @@ export async function startSentinelSet(password: string, sentinelPassword: strin
   }
   for (const port of sentinelPorts) await answers(port, sentinelPassword);
   const sentinel = (port: number) => {
-    const c = new Redis({ port, host: '127.0.0.1', password: sentinelPassword, maxRetriesPerRequest: 1, retryStrategy: () => 200 });
+    const c = new Redis({
+      port,
+      host: '127.0.0.1',
+      password: sentinelPassword,
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 200,
+    });
     c.on('error', () => undefined);
     clients.push(c);
     return c;
@@ -116,7 +157,12 @@ export async function startSentinelSet(password: string, sentinelPassword: strin
       return Number(port);
     },
     client() {
-      const c = new Redis({ sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })), name: MASTER, password, sentinelPassword });
+      const c = new Redis({
+        sentinels: sentinelPorts.map((port) => ({ host: '127.0.0.1', port })),
+        name: MASTER,
+        password,
+        sentinelPassword,
+      });
       c.on('error', () => undefined);
       clients.push(c);
       return c;
@@ -132,24 +178,28 @@ export async function startSentinelSet(password: string, sentinelPassword: strin
       await gone;
     },
     async settled(replicas, ms = 30_000) {
-      await until(async () => {
-        try {
-          for (const s of sentinels) {
-            const info = await masterInfo(s);
-            if (info.flags !== 'master' || Number(info['num-other-sentinels']) !== 2) return false;
-            const listed = (await s.call('SENTINEL', 'REPLICAS', MASTER)) as string[][];
-            const up = listed.filter((r) => {
-              const f: Record<string, string> = {};
-              for (let i = 0; i + 1 < r.length; i += 2) f[r[i]!] = r[i + 1]!;
-              return f.flags === 'slave' && f['master-link-status'] === 'ok';
-            });
-            if (up.length < replicas) return false;
+      await until(
+        async () => {
+          try {
+            for (const s of sentinels) {
+              const info = await masterInfo(s);
+              if (info.flags !== 'master' || Number(info['num-other-sentinels']) !== 2) return false;
+              const listed = (await s.call('SENTINEL', 'REPLICAS', MASTER)) as string[][];
+              const up = listed.filter((r) => {
+                const f: Record<string, string> = {};
+                for (let i = 0; i + 1 < r.length; i += 2) f[r[i]!] = r[i + 1]!;
+                return f.flags === 'slave' && f['master-link-status'] === 'ok';
+              });
+              if (up.length < replicas) return false;
+            }
+            return true;
+          } catch {
+            return false;
           }
-          return true;
-        } catch {
-          return false;
-        }
-      }, ms, `the sentinels agreeing on ${MASTER} with ${replicas} replica(s) in sync`);
+        },
+        ms,
+        `the sentinels agreeing on ${MASTER} with ${replicas} replica(s) in sync`,
+      );
     },
     async stop() {
       for (const c of clients) c.disconnect();

@@ -8,7 +8,12 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { openConnection } from './client-helpers.js';
 
@@ -30,16 +35,25 @@ async function connect() {
       await ctx.mcpReq.log('info', 'twice');
     }
     if (uri === 'test://elicit') {
-      const answer = await ctx.mcpReq.elicitInput({ message: 'name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } });
+      const answer = await ctx.mcpReq.elicitInput({
+        message: 'name?',
+        requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+      });
       return { contents: [{ uri, text: JSON.stringify(answer) }] };
     }
     if (uri === 'test://sample') {
-      const answer = await ctx.mcpReq.requestSampling({ messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 });
+      const answer = await ctx.mcpReq.requestSampling({
+        messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }],
+        maxTokens: 5,
+      });
       return { contents: [{ uri, text: JSON.stringify(answer) }] };
     }
     return { contents: [{ uri, text: 'ok' }] };
   });
-  const client = new Client({ name: 'context-test', version: '0' }, { capabilities: { elicitation: {}, sampling: {}, roots: {} } });
+  const client = new Client(
+    { name: 'context-test', version: '0' },
+    { capabilities: { elicitation: {}, sampling: {}, roots: {} } },
+  );
   const logs: unknown[] = [];
   const rootsAsked: unknown[] = [];
   client.setRequestHandler(ListRootsRequestSchema, (request) => {
@@ -48,7 +62,11 @@ async function connect() {
   });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
   client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'Ada' } }));
-  client.setRequestHandler(CreateMessageRequestSchema, () => ({ role: 'assistant', content: { type: 'text', text: 'hello' }, model: 'm' }));
+  client.setRequestHandler(CreateMessageRequestSchema, () => ({
+    role: 'assistant',
+    content: { type: 'text', text: 'hello' },
+    model: 'm',
+  }));
   await client.connect(conn.tap);
   open.push(async () => {
     await client.close();
@@ -72,15 +90,25 @@ describe('the request context of createMcpServer', () => {
   it('log sends notifications/message to the client', async () => {
     const { client, logs } = await connect();
     await client.readResource({ uri: 'test://log' });
-    expect(logs).toEqual([{ level: 'warning', data: { note: 'from the handler' }, logger: 'host' }, { level: 'info', data: 'twice' }]);
+    expect(logs).toEqual([
+      { level: 'warning', data: { note: 'from the handler' }, logger: 'host' },
+      { level: 'info', data: 'twice' },
+    ]);
   });
 
   it('elicitInput and requestSampling ask the client and return its answers', async () => {
     const { client } = await connect();
     const elicited = await client.readResource({ uri: 'test://elicit' });
-    expect(JSON.parse((elicited.contents[0] as { text: string }).text)).toEqual({ action: 'accept', content: { name: 'Ada' } });
+    expect(JSON.parse((elicited.contents[0] as { text: string }).text)).toEqual({
+      action: 'accept',
+      content: { name: 'Ada' },
+    });
     const sampled = await client.readResource({ uri: 'test://sample' });
-    expect(JSON.parse((sampled.contents[0] as { text: string }).text)).toMatchObject({ role: 'assistant', content: { type: 'text', text: 'hello' }, model: 'm' });
+    expect(JSON.parse((sampled.contents[0] as { text: string }).text)).toMatchObject({
+      role: 'assistant',
+      content: { type: 'text', text: 'hello' },
+      model: 'm',
+    });
   });
 
   it('gives every request a context of its own', async () => {

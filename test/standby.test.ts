@@ -32,7 +32,11 @@ class FakeClock implements StandbyClock {
 function policy(settings: Partial<StandbySettings> = {}) {
   const admission = { concurrency: -1 };
   const clock = new FakeClock();
-  const standby = new Standby({ threads: 2, spareThreads: 1, cores: 4, handoffDelayMs: 5, ...settings }, admission, clock);
+  const standby = new Standby(
+    { threads: 2, spareThreads: 1, cores: 4, handoffDelayMs: 5, ...settings },
+    admission,
+    clock,
+  );
   return { standby, admission, clock };
 }
 

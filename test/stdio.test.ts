@@ -6,11 +6,20 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { sleep, stats, stdioClient, until, type WiredClient } from './helpers.js';
 
-type Msg = JSONRPCMessage & { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown; error?: unknown };
+type Msg = JSONRPCMessage & {
+  id?: unknown;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: unknown;
+};
 
-const responsesFor = (w: WiredClient, id: unknown) => (w.received as Msg[]).filter((m) => m.id === id && m.method === undefined);
+const responsesFor = (w: WiredClient, id: unknown) =>
+  (w.received as Msg[]).filter((m) => m.id === id && m.method === undefined);
 const toolCallId = (w: WiredClient, pick: (args: Record<string, unknown>) => boolean) =>
-  (w.sent as Msg[]).find((m) => m.method === 'tools/call' && pick((m.params?.arguments ?? {}) as Record<string, unknown>))?.id;
+  (w.sent as Msg[]).find(
+    (m) => m.method === 'tools/call' && pick((m.params?.arguments ?? {}) as Record<string, unknown>),
+  )?.id;
 
 let open: WiredClient[] = [];
 afterEach(async () => {
@@ -63,8 +72,18 @@ describe('over stdio with the SDK client', () => {
   });
 
   const standbyCases = [
-    { flags: ['--spare-threads', '1', '--cores', '2'], standby: true, delayMs: 0, does: 'starts at once on the standby thread (a core is free)' },
-    { flags: ['--spare-threads', '1', '--cores', '1', '--handoff-delay-ms', '300'], standby: true, delayMs: 300, does: 'starts on the standby thread after --handoff-delay-ms (every core busy)' },
+    {
+      flags: ['--spare-threads', '1', '--cores', '2'],
+      standby: true,
+      delayMs: 0,
+      does: 'starts at once on the standby thread (a core is free)',
+    },
+    {
+      flags: ['--spare-threads', '1', '--cores', '1', '--handoff-delay-ms', '300'],
+      standby: true,
+      delayMs: 300,
+      does: 'starts on the standby thread after --handoff-delay-ms (every core busy)',
+    },
     { flags: ['--spare-threads', '0'], standby: false, delayMs: 0, does: 'waits for the hard stop' },
   ];
   for (const { flags, standby, delayMs, does } of standbyCases) {
@@ -76,7 +95,10 @@ describe('over stdio with the SDK client', () => {
       // Its one progress report says it is past the last checkpoint: a cancel before that would stop it cooperatively.
       let begun!: () => void;
       const spinning = new Promise<void>((r) => (begun = r));
-      const stuck = w.client.callTool({ name: 'spin', arguments: { ms: 30_000, cooperative: false } }, undefined, { signal: controller.signal, onprogress: () => begun() });
+      const stuck = w.client.callTool({ name: 'spin', arguments: { ms: 30_000, cooperative: false } }, undefined, {
+        signal: controller.signal,
+        onprogress: () => begun(),
+      });
       stuck.catch(() => undefined);
       await spinning;
       const next = w.client.callTool({ name: 'spin', arguments: { ms: 1 } });
@@ -91,7 +113,12 @@ describe('over stdio with the SDK client', () => {
       expect(atAnswer.hardKilled).toBe(standby ? 0 : 1);
       await until(async () => (await stats(w.client)).hardKilled === 1, 10_000, 'the hard stop');
       expect(await stats(w.client)).toMatchObject({ cancelled: 1, completed: 1, running: 0, inFlight: 0 });
-      expect(responsesFor(w, toolCallId(w, (a) => a.ms === 30_000))).toHaveLength(0);
+      expect(
+        responsesFor(
+          w,
+          toolCallId(w, (a) => a.ms === 30_000),
+        ),
+      ).toHaveLength(0);
     }, 90_000); // a bound on a hang, not a speed target: three server start-ups on a loaded machine
   }
 
@@ -115,7 +142,9 @@ describe('over stdio with the SDK client', () => {
     const calls: { id: unknown; used: boolean }[] = [];
     for (let i = 0; i < 40; i++) {
       const controller = new AbortController();
-      const call = w.client.callTool({ name: 'spin', arguments: { ms: 4, stageMs: 1, tag: i } }, undefined, { signal: controller.signal });
+      const call = w.client.callTool({ name: 'spin', arguments: { ms: 4, stageMs: 1, tag: i } }, undefined, {
+        signal: controller.signal,
+      });
       setTimeout(() => controller.abort('racing'), 2 + (i % 5));
       const used = await call.then(
         () => true,
@@ -133,7 +162,9 @@ describe('over stdio with the SDK client', () => {
         if (!('method' in m) && 'id' in m && m.id === id) controller.abort('late on purpose');
         onmessage(m);
       };
-      const call = w.client.callTool({ name: 'spin', arguments: { ms: 4, stageMs: 1, tag: 'late' } }, undefined, { signal: controller.signal });
+      const call = w.client.callTool({ name: 'spin', arguments: { ms: 4, stageMs: 1, tag: 'late' } }, undefined, {
+        signal: controller.signal,
+      });
       id = toolCallId(w, (a) => a.tag === 'late');
       const used = await call.then(
         () => true,
@@ -163,7 +194,8 @@ describe('over stdio with the SDK client', () => {
       if (c.used) {
         expect(replies).toBe(1);
         answered++;
-      } else if (replies === 1) late++; // arrived after the abort: accepted on the wire, never handed to the caller
+      } else if (replies === 1)
+        late++; // arrived after the abort: accepted on the wire, never handed to the caller
       else silent++;
     }
     expect(late).toBeGreaterThan(0);
@@ -179,7 +211,10 @@ describe('over stdio with the SDK client', () => {
     const w = await connect(['--threads', '1']);
     const controller = new AbortController();
     let progress = 0;
-    const call = w.client.callTool({ name: 'spin', arguments: { ms: 600, stageMs: 1 } }, undefined, { signal: controller.signal, onprogress: () => progress++ });
+    const call = w.client.callTool({ name: 'spin', arguments: { ms: 600, stageMs: 1 } }, undefined, {
+      signal: controller.signal,
+      onprogress: () => progress++,
+    });
     await until(() => progress > 0, 10_000, 'first progress');
     const id = toolCallId(w, (a) => a.ms === 600) as number;
     const before = w.received.filter((m) => !('method' in m && m.method === 'notifications/progress')).length;
@@ -198,7 +233,10 @@ describe('over stdio with the SDK client', () => {
     const calls = Array.from({ length: n }, (_, i) => {
       const controller = new AbortController();
       const ms = (i * 7) % 4;
-      const p = w.client.callTool({ name: 'spin', arguments: { ms, stageMs: 0.5, tag: i } }, undefined, { signal: controller.signal, timeout: 120_000 });
+      const p = w.client.callTool({ name: 'spin', arguments: { ms, stageMs: 0.5, tag: i } }, undefined, {
+        signal: controller.signal,
+        timeout: 120_000,
+      });
       const when = (i * 13) % 20;
       if (i % 5 !== 0) setTimeout(() => controller.abort('storm'), when);
       return p.then(

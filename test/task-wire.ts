@@ -43,7 +43,10 @@ export class TaskWire {
   stderr = '';
   private partial = '';
   private nextId = 1;
-  private readonly waiting = new Map<unknown, { resolve: (a: Answer) => void; kind: keyof typeof RESULT_SCHEMAS | undefined }>();
+  private readonly waiting = new Map<
+    unknown,
+    { resolve: (a: Answer) => void; kind: keyof typeof RESULT_SCHEMAS | undefined }
+  >();
 
   constructor(args: string[] = []) {
     this.child = spawn(process.execPath, [CLI, 'serve', '--tools', TASK_TOOLS, ...args], { stdio: 'pipe' });
@@ -59,7 +62,8 @@ export class TaskWire {
     for (const line of parts) {
       const m = JSON.parse(line) as Wire;
       this.lines.push(m);
-      if (m.method === 'notifications/tasks/status') this.check(TaskStatusNotificationSchema, m, 'notifications/tasks/status');
+      if (m.method === 'notifications/tasks/status')
+        this.check(TaskStatusNotificationSchema, m, 'notifications/tasks/status');
       if (m.method === 'notifications/progress') this.check(ProgressNotificationSchema, m, 'notifications/progress');
       if (m.method !== undefined || !('id' in m)) continue;
       const w = this.waiting.get(m.id);
@@ -68,15 +72,24 @@ export class TaskWire {
       const answer = m as unknown as Answer;
       if ('result' in answer && w.kind) {
         this.check(RESULT_SCHEMAS[w.kind], answer.result, w.kind);
-        if (w.kind === 'tasks/result' && !(answer.result._meta as Record<string, unknown> | undefined)?.[RELATED_TASK_META_KEY]) this.violations.push(`tasks/result without ${RELATED_TASK_META_KEY}`);
+        if (
+          w.kind === 'tasks/result' &&
+          !(answer.result._meta as Record<string, unknown> | undefined)?.[RELATED_TASK_META_KEY]
+        )
+          this.violations.push(`tasks/result without ${RELATED_TASK_META_KEY}`);
       }
       w.resolve(answer);
     }
   }
 
-  private check(schema: { safeParse(v: unknown): { success: boolean; error?: unknown } }, value: unknown, what: string): void {
+  private check(
+    schema: { safeParse(v: unknown): { success: boolean; error?: unknown } },
+    value: unknown,
+    what: string,
+  ): void {
     const parsed = schema.safeParse(value);
-    if (!parsed.success) this.violations.push(`${what}: ${String(parsed.error)} in ${JSON.stringify(value).slice(0, 300)}`);
+    if (!parsed.success)
+      this.violations.push(`${what}: ${String(parsed.error)} in ${JSON.stringify(value).slice(0, 300)}`);
   }
 
   send(message: unknown): void {
@@ -90,9 +103,22 @@ export class TaskWire {
   }
 
   requestWithId(id: string | number, method: string, params: Record<string, unknown>, ms = 30_000): Promise<Answer> {
-    const kind = method === 'tools/call' ? (params.task !== undefined ? 'tools/call+task' : undefined) : (method as keyof typeof RESULT_SCHEMAS);
+    const kind =
+      method === 'tools/call'
+        ? params.task !== undefined
+          ? 'tools/call+task'
+          : undefined
+        : (method as keyof typeof RESULT_SCHEMAS);
     const answer = new Promise<Answer>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer to ${method} ${JSON.stringify(id)} within ${ms} ms; stderr: ${this.stderr.slice(-500)}`)), ms);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no answer to ${method} ${JSON.stringify(id)} within ${ms} ms; stderr: ${this.stderr.slice(-500)}`,
+            ),
+          ),
+        ms,
+      );
       this.waiting.set(id, {
         resolve: (a) => {
           clearTimeout(timer);
@@ -113,15 +139,27 @@ export class TaskWire {
   }
 
   /** Creates a task; its Task object. */
-  async createTask(name: string, args: Record<string, unknown>, extra: { ttl?: number; progressToken?: string | number } = {}): Promise<Task> {
-    const params: Record<string, unknown> = { name, arguments: args, task: extra.ttl === undefined ? {} : { ttl: extra.ttl } };
+  async createTask(
+    name: string,
+    args: Record<string, unknown>,
+    extra: { ttl?: number; progressToken?: string | number } = {},
+  ): Promise<Task> {
+    const params: Record<string, unknown> = {
+      name,
+      arguments: args,
+      task: extra.ttl === undefined ? {} : { ttl: extra.ttl },
+    };
     if (extra.progressToken !== undefined) params._meta = { progressToken: extra.progressToken };
     const r = await this.ok('tools/call', params);
     return r.task as Task;
   }
 
   async initialize(): Promise<void> {
-    await this.ok('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'task-wire', version: '1' } });
+    await this.ok('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'task-wire', version: '1' },
+    });
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }
 
@@ -132,7 +170,9 @@ export class TaskWire {
 
   /** Status notifications for a task, in order. */
   statusNotes(taskId: string): Task[] {
-    return this.lines.filter((m) => m.method === 'notifications/tasks/status' && m.params?.taskId === taskId).map((m) => m.params as unknown as Task);
+    return this.lines
+      .filter((m) => m.method === 'notifications/tasks/status' && m.params?.taskId === taskId)
+      .map((m) => m.params as unknown as Task);
   }
 
   async until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
@@ -156,14 +196,25 @@ export class TaskWire {
  * Every progress notification of each (task, token) pair came before that task's status notification,
  * at least one of each arrived, and no progress carried any other token.
  */
-export function expectProgressBeforeTerminal(lines: readonly Wire[], pairs: readonly (readonly [{ taskId: string }, string | number])[]): void {
+export function expectProgressBeforeTerminal(
+  lines: readonly Wire[],
+  pairs: readonly (readonly [{ taskId: string }, string | number])[],
+): void {
   for (const [task, token] of pairs) {
-    const progress = lines.flatMap((m, i) => (m.method === 'notifications/progress' && m.params?.progressToken === token ? [i] : []));
-    const terminal = lines.findIndex((m) => m.method === 'notifications/tasks/status' && m.params?.taskId === task.taskId);
+    const progress = lines.flatMap((m, i) =>
+      m.method === 'notifications/progress' && m.params?.progressToken === token ? [i] : [],
+    );
+    const terminal = lines.findIndex(
+      (m) => m.method === 'notifications/tasks/status' && m.params?.taskId === task.taskId,
+    );
     expect(progress.length).toBeGreaterThan(0);
     expect(terminal).toBeGreaterThan(-1);
     expect(progress.every((i) => i < terminal)).toBe(true);
   }
   const tokens = new Set(pairs.map(([, token]) => token));
-  expect(lines.filter((m) => m.method === 'notifications/progress').every((m) => tokens.has(m.params?.progressToken as string | number))).toBe(true);
+  expect(
+    lines
+      .filter((m) => m.method === 'notifications/progress')
+      .every((m) => tokens.has(m.params?.progressToken as string | number)),
+  ).toBe(true);
 }

@@ -30,7 +30,10 @@ async function connect(args: string[]): Promise<{ client: CancelAwareClient; sen
     return send(m);
   };
   // The 2025-11-25 tasks methods; client-2026.test.ts has the extension's.
-  const client = new CancelAwareClient({ name: 'tasks-client', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+  const client = new CancelAwareClient(
+    { name: 'tasks-client', version: '1.0.0' },
+    { versionNegotiation: { mode: 'legacy' } },
+  );
   await client.connect(transport);
   open.push(client);
   return { client, sent };
@@ -51,7 +54,10 @@ describe('callToolAsTask against this server', () => {
     const stop = new AbortController();
     const statuses: Task[] = [];
     const progress: Progress[] = [];
-    const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 60_000, stageMs: 10 } }, { signal: stop.signal, onstatus: (t) => statuses.push(t), onprogress: (p) => progress.push(p) });
+    const handle = await client.callToolAsTask(
+      { name: 'spin', arguments: { ms: 60_000, stageMs: 10 } },
+      { signal: stop.signal, onstatus: (t) => statuses.push(t), onprogress: (p) => progress.push(p) },
+    );
     expect(handle.task.status).toBe('working');
     const result = handle.result();
     await until(() => progress.length > 0, 10_000, 'progress of the task');
@@ -97,7 +103,10 @@ describe('callToolAsTask against this server', () => {
     const { client, sent } = await ours();
     const stop = new AbortController();
     const statuses: Task[] = [];
-    const handle = await client.callToolAsTask({ name: 'spin', arguments: { ms: 5 } }, { signal: stop.signal, onstatus: (t) => statuses.push(t) });
+    const handle = await client.callToolAsTask(
+      { name: 'spin', arguments: { ms: 5 } },
+      { signal: stop.signal, onstatus: (t) => statuses.push(t) },
+    );
     await until(() => statuses.some((t) => t.status === 'completed'), 5_000, 'the completed status notification');
     stop.abort();
     await sleep(100);
@@ -109,7 +118,9 @@ describe('callToolAsTask against this server', () => {
     const { client, sent } = await ours();
     const stop = new AbortController();
     stop.abort('never mind');
-    await expect(client.callToolAsTask({ name: 'spin', arguments: { ms: 5 } }, { signal: stop.signal })).rejects.toBeInstanceOf(CallAbortedError);
+    await expect(
+      client.callToolAsTask({ name: 'spin', arguments: { ms: 5 } }, { signal: stop.signal }),
+    ).rejects.toBeInstanceOf(CallAbortedError);
     expect(sent.filter((m) => m.method === 'tools/call')).toEqual([]);
   });
 
@@ -117,12 +128,15 @@ describe('callToolAsTask against this server', () => {
     const { client } = await ours();
     const handle = await client.callToolAsTask({ name: 'short_deadline', arguments: { ms: 10_000 } });
     const result = await handle.result();
-    expect(result).toMatchObject({ isError: true, content: [{ text: "tool 'short_deadline' timed out after 150 ms and was stopped" }] });
+    expect(result).toMatchObject({
+      isError: true,
+      content: [{ text: "tool 'short_deadline' timed out after 150 ms and was stopped" }],
+    });
     expect((await handle.status()).status).toBe('failed');
   });
 });
 
-describe('callToolAsTask against a plain SDK server with the SDK\'s tasks', () => {
+describe("callToolAsTask against a plain SDK server with the SDK's tasks", () => {
   it('completes, and an abort is a tasks/cancel there too', async () => {
     const { client, sent } = await connect([SDK_TASK_SERVER]);
     const done = await client.callToolAsTask({ name: 'delay', arguments: { ms: 20 } });

@@ -30,7 +30,9 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function connect(sessionId?: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport; statuses: Task[] }> {
+async function connect(
+  sessionId?: string,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport; statuses: Task[] }> {
   const transport = new StreamableHTTPClientTransport(server.url, sessionId === undefined ? {} : { sessionId });
   const client = new Client({ name: 'tasks-http', version: '1.0.0' });
   const statuses: Task[] = [];
@@ -41,10 +43,18 @@ async function connect(sessionId?: string): Promise<{ client: Client; transport:
 }
 
 const createTask = async (client: Client, args: Record<string, unknown>) =>
-  (await client.request({ method: 'tools/call', params: { name: 'spin', arguments: args, task: { ttl: 60_000 } } }, CreateTaskResultSchema)).task;
-const getTask = (client: Client, taskId: string) => client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema);
-const taskResult = (client: Client, taskId: string) => client.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema, { timeout: 30_000 });
-const cancelTask = (client: Client, taskId: string) => client.request({ method: 'tasks/cancel', params: { taskId } }, CancelTaskResultSchema);
+  (
+    await client.request(
+      { method: 'tools/call', params: { name: 'spin', arguments: args, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    )
+  ).task;
+const getTask = (client: Client, taskId: string) =>
+  client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema);
+const taskResult = (client: Client, taskId: string) =>
+  client.request({ method: 'tasks/result', params: { taskId } }, CallToolResultSchema, { timeout: 30_000 });
+const cancelTask = (client: Client, taskId: string) =>
+  client.request({ method: 'tasks/cancel', params: { taskId } }, CancelTaskResultSchema);
 
 async function codeOf(p: Promise<unknown>): Promise<number | undefined> {
   try {
@@ -66,8 +76,18 @@ describe('tasks over Streamable HTTP', () => {
     const waiting = fetch(server.url, {
       method: 'POST',
       signal: dropped.signal,
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 'dropped-result', method: 'tasks/result', params: { taskId: task.taskId } }),
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-11-25',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'dropped-result',
+        method: 'tasks/result',
+        params: { taskId: task.taskId },
+      }),
     }).then((res) => res.body?.getReader().read());
     await sleep(100);
     dropped.abort();
@@ -95,9 +115,17 @@ describe('tasks over Streamable HTTP', () => {
     expect(await codeOf(cancelTask(other.client, task.taskId))).toBe(-32602);
     expect((await other.client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema)).tasks).toEqual([]);
     expect((await getTask(owner.client, task.taskId)).status).toBe('working');
-    expect((await owner.client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema)).tasks.map((t) => t.taskId)).toEqual([task.taskId]);
+    expect(
+      (await owner.client.request({ method: 'tasks/list', params: {} }, ListTasksResultSchema)).tasks.map(
+        (t) => t.taskId,
+      ),
+    ).toEqual([task.taskId]);
     expect((await cancelTask(owner.client, task.taskId)).status).toBe('cancelled');
-    await until(() => owner.statuses.some((t) => t.taskId === task.taskId && t.status === 'cancelled'), 5_000, 'the status notification on the GET stream');
+    await until(
+      () => owner.statuses.some((t) => t.taskId === task.taskId && t.status === 'cancelled'),
+      5_000,
+      'the status notification on the GET stream',
+    );
   });
 
   it('deleting a session cancels its working tasks', async () => {
@@ -107,10 +135,14 @@ describe('tasks over Streamable HTTP', () => {
     await createTask(doomed.client, { ms: 60_000 });
     await until(async () => (await stats(watcher.client)).running === before.running! + 1, 10_000, 'the task to run');
     await doomed.transport.terminateSession();
-    await until(async () => {
-      const s = await stats(watcher.client);
-      return s.tasksCancelled === before.tasksCancelled! + 1 && s.running === before.running && s.stopping === 0;
-    }, 10_000, 'the task to be cancelled and its work stopped');
+    await until(
+      async () => {
+        const s = await stats(watcher.client);
+        return s.tasksCancelled === before.tasksCancelled! + 1 && s.running === before.running && s.stopping === 0;
+      },
+      10_000,
+      'the task to be cancelled and its work stopped',
+    );
     const s = await stats(watcher.client);
     expect(s.tasksStored).toBe(before.tasksStored); // its tasks went with it
     expect(s.hardKilled).toBe(before.hardKilled);
@@ -123,7 +155,12 @@ describe('tasks over Streamable HTTP', () => {
       const client = new Client({ name: 'tasks-http-idle', version: '1.0.0' });
       await client.connect(transport);
       const sessionId = transport.sessionId!;
-      const task = (await client.request({ method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema)).task;
+      const task = (
+        await client.request(
+          { method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 }, task: { ttl: 60_000 } } },
+          CreateTaskResultSchema,
+        )
+      ).task;
       expect(task.ttl).toBe(4_000);
       await taskResult(client, task.taskId);
       await transport.close();
@@ -135,7 +172,15 @@ describe('tasks over Streamable HTTP', () => {
       // Past the ttl (4 s from creation) the task is gone, and then the idle session is closed too.
       // One probe only: a request would make the session busy again.
       await sleep(5_000);
-      const r = await fetch(idle.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+      const r = await fetch(idle.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-session-id': sessionId,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      });
       await r.body?.cancel();
       expect(r.status).toBe(404);
     } finally {

@@ -16,7 +16,7 @@ const PARALLEL = 16;
 it(`${RACES} randomized complete-vs-tasks/cancel races agree on every task, and the counters add up`, async () => {
   const seed = Number(process.env.TASK_STORM_SEED ?? Date.now() % 1_000_000);
   const random = rng(seed);
-  const w = new TaskWire(['--task-ttl-ms', '300000']) // finished tasks do not count against the working limit;
+  const w = new TaskWire(['--task-ttl-ms', '300000']); // finished tasks do not count against the working limit;
   try {
     await w.initialize();
     const outcomes: { task: Task; cancel: Answer; result: Answer; final: Task }[] = [];
@@ -43,12 +43,25 @@ it(`${RACES} randomized complete-vs-tasks/cancel races agree on every task, and 
       const notes = w.statusNotes(task.taskId).map((t) => t.status);
       if ('result' in cancel) {
         accepted++;
-        const ok = (cancel.result as unknown as Task).status === 'cancelled' && final.status === 'cancelled' && 'error' in result && result.error.code === -32800 && notes.join() === 'cancelled';
+        const ok =
+          (cancel.result as unknown as Task).status === 'cancelled' &&
+          final.status === 'cancelled' &&
+          'error' in result &&
+          result.error.code === -32800 &&
+          notes.join() === 'cancelled';
         if (!ok) problems.push(`cancel accepted but: ${JSON.stringify({ final: final.status, result, notes })}`);
       } else {
         const text = 'result' in result ? (result.result.content as { text: string }[])[0]?.text : undefined;
-        const ok = cancel.error.code === -32602 && cancel.error.message === "Cannot cancel task: already in terminal status 'completed'" && final.status === 'completed' && /^spun \d+ slices/.test(text ?? '') && notes.join() === 'completed';
-        if (!ok) problems.push(`cancel refused but: ${JSON.stringify({ cancel: cancel.error, final: final.status, result, notes })}`);
+        const ok =
+          cancel.error.code === -32602 &&
+          cancel.error.message === "Cannot cancel task: already in terminal status 'completed'" &&
+          final.status === 'completed' &&
+          /^spun \d+ slices/.test(text ?? '') &&
+          notes.join() === 'completed';
+        if (!ok)
+          problems.push(
+            `cancel refused but: ${JSON.stringify({ cancel: cancel.error, final: final.status, result, notes })}`,
+          );
       }
     }
     expect(problems.slice(0, 5), `seed ${seed}`).toEqual([]);

@@ -27,15 +27,32 @@ const taskOf = (a: Answer) => ('result' in a ? (a.result as unknown as Task) : u
 const textOf = (a: Answer) => ('result' in a ? (a.result.content as { text: string }[])[0]?.text : undefined);
 
 describe('tasks over stdio', () => {
-  it('declares the tasks capability and each tool\'s execution.taskSupport', async () => {
+  it("declares the tasks capability and each tool's execution.taskSupport", async () => {
     const w = new TaskWire();
     servers.push(w);
-    const init = await w.ok('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+    const init = await w.ok('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 't', version: '1' },
+    });
     w.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    expect((init.capabilities as Record<string, unknown>).tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+    expect((init.capabilities as Record<string, unknown>).tasks).toEqual({
+      list: {},
+      cancel: {},
+      requests: { tools: { call: {} } },
+    });
     const list = ListToolsResultSchema.parse(await w.ok('tools/list'));
     const support = Object.fromEntries(list.tools.map((t) => [t.name, t.execution?.taskSupport]));
-    expect(support).toMatchObject({ spin: 'optional', count_primes: 'optional', hash_file: 'optional', compress: 'optional', render_mandelbrot: 'optional', only_task: 'required', never_task: 'forbidden', undeclared_task: 'forbidden' });
+    expect(support).toMatchObject({
+      spin: 'optional',
+      count_primes: 'optional',
+      hash_file: 'optional',
+      compress: 'optional',
+      render_mandelbrot: 'optional',
+      only_task: 'required',
+      never_task: 'forbidden',
+      undeclared_task: 'forbidden',
+    });
   });
 
   it('answers at once with a working task, and tasks/result gives what the plain call gives', async () => {
@@ -46,7 +63,11 @@ describe('tasks over stdio', () => {
     const result = await w.request('tasks/result', { taskId: task.taskId });
     expect(textOf(result)).toMatch(/^spun 30 slices in /);
     const plain = await w.ok('tools/call', { name: 'spin', arguments: { ms: 30 } });
-    expect(Object.keys(plain).sort()).toEqual(Object.keys((result as { result: Record<string, unknown> }).result).filter((k) => k !== '_meta').sort());
+    expect(Object.keys(plain).sort()).toEqual(
+      Object.keys((result as { result: Record<string, unknown> }).result)
+        .filter((k) => k !== '_meta')
+        .sort(),
+    );
     expect(taskOf(await w.request('tasks/get', { taskId: task.taskId }))?.status).toBe('completed');
     expect(w.statusNotes(task.taskId).map((t) => t.status)).toEqual(['completed']);
   });
@@ -60,22 +81,40 @@ describe('tasks over stdio', () => {
     const waiting = w.request('tasks/result', { taskId: long.taskId }); // blocks until the task is terminal
     const cancel = await w.request('tasks/cancel', { taskId: long.taskId });
     expect(errorOf(await waiting)?.code).toBe(-32800); // released by the cancel, without the result
-    expect(taskOf(cancel)).toMatchObject({ taskId: long.taskId, status: 'cancelled', statusMessage: 'The task was cancelled by request.' });
+    expect(taskOf(cancel)).toMatchObject({
+      taskId: long.taskId,
+      status: 'cancelled',
+      statusMessage: 'The task was cancelled by request.',
+    });
     // The slot passes on: the queued task runs to completion while the long one is being stopped.
     expect(textOf(await w.request('tasks/result', { taskId: next.taskId }, 10_000))).toMatch(/^spun 20 slices/);
-    await w.until(async () => {
-      const s = await w.stats();
-      return s.running === 0 && s.stopping === 0;
-    }, 10_000, 'the cancelled work to stop');
+    await w.until(
+      async () => {
+        const s = await w.stats();
+        return s.running === 0 && s.stopping === 0;
+      },
+      10_000,
+      'the cancelled work to stop',
+    );
     await sleep(200);
     const s = await w.stats();
-    expect(s).toMatchObject({ hardKilled: 0, cancelled: 1, tasksCancelled: 1, tasksCompleted: 1, tasksWorking: 0, tasksCreated: 2 });
+    expect(s).toMatchObject({
+      hardKilled: 0,
+      cancelled: 1,
+      tasksCancelled: 1,
+      tasksCompleted: 1,
+      tasksWorking: 0,
+      tasksCreated: 2,
+    });
     expect(taskOf(await w.request('tasks/get', { taskId: long.taskId }))?.status).toBe('cancelled');
     const result = await w.request('tasks/result', { taskId: long.taskId });
     expect(errorOf(result)).toEqual({ code: -32800, message: `task ${long.taskId} was cancelled: it has no result` });
     expect(w.statusNotes(long.taskId).map((t) => t.status)).toEqual(['cancelled']);
     // A second cancel is refused: the task is terminal.
-    expect(errorOf(await w.request('tasks/cancel', { taskId: long.taskId }))).toEqual({ code: -32602, message: "Cannot cancel task: already in terminal status 'cancelled'" });
+    expect(errorOf(await w.request('tasks/cancel', { taskId: long.taskId }))).toEqual({
+      code: -32602,
+      message: "Cannot cancel task: already in terminal status 'cancelled'",
+    });
   });
 
   it('tasks/cancel of a queued task: it never runs', async () => {
@@ -93,7 +132,10 @@ describe('tasks over stdio', () => {
     const task = await w.createTask('spin', { ms: 1 });
     const first = await w.request('tasks/result', { taskId: task.taskId });
     expect(textOf(first)).toMatch(/^spun 1 slices/);
-    expect(errorOf(await w.request('tasks/cancel', { taskId: task.taskId }))).toEqual({ code: -32602, message: "Cannot cancel task: already in terminal status 'completed'" });
+    expect(errorOf(await w.request('tasks/cancel', { taskId: task.taskId }))).toEqual({
+      code: -32602,
+      message: "Cannot cancel task: already in terminal status 'completed'",
+    });
     expect(taskOf(await w.request('tasks/get', { taskId: task.taskId }))?.status).toBe('completed');
     expect(textOf(await w.request('tasks/result', { taskId: task.taskId }))).toBe(textOf(first));
     expect(await w.stats()).toMatchObject({ tasksCompleted: 1, tasksCancelled: 0, cancelled: 0 });
@@ -117,7 +159,17 @@ describe('tasks over stdio', () => {
     expect((list.tasks as Task[]).map((t) => t.taskId)).toEqual([keeper.taskId]);
     expect(taskOf(await w.request('tasks/get', { taskId: keeper.taskId }))?.status).toBe('working');
     const after = await w.stats();
-    for (const k of ['tasksCreated', 'tasksWorking', 'tasksCancelled', 'tasksCompleted', 'tasksExpired', 'tasksStored', 'cancelled', 'running'] as const) expect(after[k]).toBe(before[k]);
+    for (const k of [
+      'tasksCreated',
+      'tasksWorking',
+      'tasksCancelled',
+      'tasksCompleted',
+      'tasksExpired',
+      'tasksStored',
+      'cancelled',
+      'running',
+    ] as const)
+      expect(after[k]).toBe(before[k]);
     expect(after.tasksExpired).toBe(0); // the short task had completed before its ttl: removed, not "expired while working"
   });
 
@@ -125,26 +177,41 @@ describe('tasks over stdio', () => {
     const w = await start();
     const task = await w.createTask('spin', { ms: 60_000 }, { ttl: 400 });
     await w.until(async () => (await w.stats()).tasksExpired === 1, 5_000, 'the task to expire');
-    await w.until(async () => {
-      const s = await w.stats();
-      return s.running === 0 && s.stopping === 0;
-    }, 5_000, 'its work to stop');
+    await w.until(
+      async () => {
+        const s = await w.stats();
+        return s.running === 0 && s.stopping === 0;
+      },
+      5_000,
+      'its work to stop',
+    );
     expect(errorOf(await w.request('tasks/get', { taskId: task.taskId }))?.code).toBe(-32602);
-    expect(await w.stats()).toMatchObject({ tasksCreated: 1, tasksWorking: 0, tasksExpired: 1, tasksStored: 0, hardKilled: 0 });
+    expect(await w.stats()).toMatchObject({
+      tasksCreated: 1,
+      tasksWorking: 0,
+      tasksExpired: 1,
+      tasksStored: 0,
+      hardKilled: 0,
+    });
   });
 
   it('the expiry sweep runs only while tasks are held: once they are gone the server sleeps, and a later task still expires', async () => {
     const w = await start();
     const pid = w.child.pid!;
-    const wakeUps = () => Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))![1]);
+    const wakeUps = () =>
+      Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8'))![1]);
     // The second task comes after the first one's sweep found nothing left and stopped: it must restart it.
     for (const round of [1, 2]) {
       await w.createTask('spin', { ms: 60_000 }, { ttl: 300 });
       await w.until(async () => (await w.stats()).tasksExpired === round, 5_000, `task ${round} to expire`);
-      await w.until(async () => {
-        const s = await w.stats();
-        return s.running === 0 && s.stopping === 0 && s.tasksStored === 0;
-      }, 5_000, 'its work to stop');
+      await w.until(
+        async () => {
+          const s = await w.stats();
+          return s.running === 0 && s.stopping === 0 && s.tasksStored === 0;
+        },
+        5_000,
+        'its work to stop',
+      );
     }
     // A sweep every second would wake the main thread in each of these 8 seconds (a loaded machine delays a timer by
     // milliseconds, not seconds). V8's idle-time garbage collector may still wake it in a burst or two.
@@ -169,7 +236,9 @@ describe('tasks over stdio', () => {
     expect(required?.message).toContain("tool 'only_task' runs only as a task");
     const ok = await w.createTask('only_task', { ms: 1 });
     expect(textOf(await w.request('tasks/result', { taskId: ok.taskId }))).toBe('only_task spun 1 ms');
-    expect(textOf(await w.request('tools/call', { name: 'never_task', arguments: { ms: 1 } }))).toBe('never_task spun 1 ms');
+    expect(textOf(await w.request('tools/call', { name: 'never_task', arguments: { ms: 1 } }))).toBe(
+      'never_task spun 1 ms',
+    );
     const unknown = errorOf(await w.request('tools/call', { name: 'nope', arguments: {}, task: {} }));
     expect(unknown?.code).toBe(-32602);
     expect((await w.stats()).tasksCreated).toBe(1);
@@ -179,9 +248,14 @@ describe('tasks over stdio', () => {
     const w = await start();
     const task = await w.createTask('spin', { ms: 60_000 });
     await w.until(async () => (await w.stats()).running === 1, 10_000, 'the task to run');
-    const answers = await Promise.all([w.request('tasks/cancel', { taskId: task.taskId }), w.request('tasks/cancel', { taskId: task.taskId })]);
+    const answers = await Promise.all([
+      w.request('tasks/cancel', { taskId: task.taskId }),
+      w.request('tasks/cancel', { taskId: task.taskId }),
+    ]);
     expect(answers.filter((a) => taskOf(a)?.status === 'cancelled')).toHaveLength(1);
-    expect(answers.map(errorOf).filter(Boolean)).toEqual([{ code: -32602, message: "Cannot cancel task: already in terminal status 'cancelled'" }]);
+    expect(answers.map(errorOf).filter(Boolean)).toEqual([
+      { code: -32602, message: "Cannot cancel task: already in terminal status 'cancelled'" },
+    ]);
     expect(await w.stats()).toMatchObject({ tasksCancelled: 1, cancelled: 1 });
   });
 
@@ -189,7 +263,10 @@ describe('tasks over stdio', () => {
     const w = await start(['--max-working-tasks', '1']);
     const long = await w.createTask('spin', { ms: 60_000 });
     const refused = errorOf(await w.request('tools/call', { name: 'spin', arguments: { ms: 1 }, task: {} }));
-    expect(refused).toEqual({ code: -32000, message: 'task limit reached: 1 working tasks in all sessions (--max-working-tasks); try again later' });
+    expect(refused).toEqual({
+      code: -32000,
+      message: 'task limit reached: 1 working tasks in all sessions (--max-working-tasks); try again later',
+    });
     expect(taskOf(await w.request('tasks/cancel', { taskId: long.taskId }))?.status).toBe('cancelled');
     await w.createTask('spin', { ms: 1 }); // the cancelled one is finished: it no longer counts
     expect(await w.stats()).toMatchObject({ tasksCreated: 2, tasksStored: 2 });
@@ -201,7 +278,11 @@ describe('tasks over stdio', () => {
     expect(a.ttl).toBe(1000);
     const b = await w.createTask('spin', { ms: 60_000 }, { ttl: 500 });
     const refused = errorOf(await w.request('tools/call', { name: 'spin', arguments: { ms: 1 }, task: {} }));
-    expect(refused).toEqual({ code: -32000, message: 'task limit reached: this session has 2 working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one' });
+    expect(refused).toEqual({
+      code: -32000,
+      message:
+        'task limit reached: this session has 2 working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one',
+    });
     expect(taskOf(await w.request('tasks/get', { taskId: a.taskId }))?.status).toBe('working');
     expect(taskOf(await w.request('tasks/cancel', { taskId: b.taskId }))?.status).toBe('cancelled');
     const c = await w.createTask('spin', { ms: 1 }); // b finished: its place is free while it is still held
@@ -224,7 +305,13 @@ describe('tasks over stdio', () => {
       ids.push(...batch.map((t) => t.taskId));
     }
     expect(mostWorking).toBeLessThanOrEqual(LIMIT);
-    expect(await w.stats()).toMatchObject({ tasksCreated: 304, tasksCompleted: 304, tasksWorking: 0, tasksStored: 304, tasksEvicted: 0 });
+    expect(await w.stats()).toMatchObject({
+      tasksCreated: 304,
+      tasksCompleted: 304,
+      tasksWorking: 0,
+      tasksStored: 304,
+      tasksEvicted: 0,
+    });
     // Well past the old 256 held per session, the first is still there to read.
     expect(taskOf(await w.request('tasks/get', { taskId: ids[0]! }))?.status).toBe('completed');
   });
@@ -253,8 +340,14 @@ describe('tasks over stdio', () => {
     expect(gone).toEqual({ code: -32602, message: expect.stringContaining('Task not found') });
     expect(gone?.message.replace(done[0]!, 'ID')).toBe(unknown?.message.replace('no-such-task', 'ID'));
     expect(errorOf(await w.request('tasks/result', { taskId: done[0]! }))?.code).toBe(-32602);
-    for (const id of [first.taskId, done[1]!, done[2]!, fourth.taskId]) expect('result' in (await w.request('tasks/get', { taskId: id }))).toBe(true);
-    expect(((await w.ok('tasks/list')).tasks as Task[]).map((t) => t.taskId)).toEqual([first.taskId, done[1], done[2], fourth.taskId]);
+    for (const id of [first.taskId, done[1]!, done[2]!, fourth.taskId])
+      expect('result' in (await w.request('tasks/get', { taskId: id }))).toBe(true);
+    expect(((await w.ok('tasks/list')).tasks as Task[]).map((t) => t.taskId)).toEqual([
+      first.taskId,
+      done[1],
+      done[2],
+      fourth.taskId,
+    ]);
     // A result larger than the whole bound is not kept at all.
     const huge = await w.createTask('sized_result', { bytes: 40_000 });
     await w.until(async () => (await w.stats()).tasksEvicted === 2, 10_000, 'the huge result to be dropped');
@@ -267,7 +360,7 @@ describe('tasks over stdio', () => {
     expect(metrics).toMatch(/^mcp_cancel_pool_tasks_evicted_total\{role="front"\} 2$/m);
   });
 
-  it('tasks/list pages through the session\'s tasks with an opaque cursor; a bad cursor gets -32602', async () => {
+  it("tasks/list pages through the session's tasks with an opaque cursor; a bad cursor gets -32602", async () => {
     const w = await start();
     const ids: string[] = [];
     for (let i = 0; i < 55; i++) ids.push((await w.createTask('spin', { ms: 0 })).taskId);
@@ -280,25 +373,42 @@ describe('tasks over stdio', () => {
     expect(errorOf(await w.request('tasks/list', { cursor: 'garbage' }))?.code).toBe(-32602);
   });
 
-  it('progress keeps the original token for the task\'s life and stops at its terminal status', async () => {
+  it("progress keeps the original token for the task's life and stops at its terminal status", async () => {
     const w = await start();
     const done = await w.createTask('spin', { ms: 400, stageMs: 10 }, { progressToken: 'tok-done' });
     await w.request('tasks/result', { taskId: done.taskId });
     const cancelled = await w.createTask('spin', { ms: 60_000, stageMs: 10 }, { progressToken: 77 });
-    await w.until(() => w.lines.some((m) => m.method === 'notifications/progress' && m.params?.progressToken === 77), 10_000, 'progress of the long task');
+    await w.until(
+      () => w.lines.some((m) => m.method === 'notifications/progress' && m.params?.progressToken === 77),
+      10_000,
+      'progress of the long task',
+    );
     await w.request('tasks/cancel', { taskId: cancelled.taskId });
     await sleep(300); // the worker runs on until its next checkpoint: nothing of it may arrive
-    expectProgressBeforeTerminal(w.lines, [[done, 'tok-done'], [cancelled, 77]]);
+    expectProgressBeforeTerminal(w.lines, [
+      [done, 'tok-done'],
+      [cancelled, 77],
+    ]);
   });
 
   it('a deadline ends the task failed with the timeout message; a tool error ends it failed with that result', async () => {
     const w = await start();
     const slow = await w.createTask('short_deadline', { ms: 10_000 });
     const r = await w.request('tasks/result', { taskId: slow.taskId });
-    expect(r).toMatchObject({ result: { isError: true, content: [{ type: 'text', text: "tool 'short_deadline' timed out after 150 ms and was stopped" }] } });
-    expect(taskOf(await w.request('tasks/get', { taskId: slow.taskId }))).toMatchObject({ status: 'failed', statusMessage: "tool 'short_deadline' timed out after 150 ms and was stopped" });
+    expect(r).toMatchObject({
+      result: {
+        isError: true,
+        content: [{ type: 'text', text: "tool 'short_deadline' timed out after 150 ms and was stopped" }],
+      },
+    });
+    expect(taskOf(await w.request('tasks/get', { taskId: slow.taskId }))).toMatchObject({
+      status: 'failed',
+      statusMessage: "tool 'short_deadline' timed out after 150 ms and was stopped",
+    });
     const bad = await w.createTask('tool_error', {});
-    expect(await w.request('tasks/result', { taskId: bad.taskId })).toMatchObject({ result: { isError: true, content: [{ type: 'text', text: 'the tool says no' }] } });
+    expect(await w.request('tasks/result', { taskId: bad.taskId })).toMatchObject({
+      result: { isError: true, content: [{ type: 'text', text: 'the tool says no' }] },
+    });
     expect(taskOf(await w.request('tasks/get', { taskId: bad.taskId }))?.status).toBe('failed');
     const invalid = await w.createTask('spin', { ms: 'soon' });
     expect(await w.request('tasks/result', { taskId: invalid.taskId })).toMatchObject({ result: { isError: true } });
@@ -310,12 +420,21 @@ describe('tasks over stdio', () => {
     const created = await w.requestWithId('call-7', 'tools/call', { name: 'spin', arguments: { ms: 300 }, task: {} });
     const task = taskOf({ result: (created as { result: { task: Record<string, unknown> } }).result.task } as Answer)!;
     const before = await w.stats();
-    w.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'call-7', reason: 'wrong channel' } });
+    w.send({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'call-7', reason: 'wrong channel' },
+    });
     await sleep(100);
     expect(taskOf(await w.request('tasks/get', { taskId: task.taskId }))?.status).toBe('working');
     expect(textOf(await w.request('tasks/result', { taskId: task.taskId }))).toMatch(/^spun 300 slices/);
     const after = await w.stats();
-    expect(after).toMatchObject({ cancelled: before.cancelled, tasksCancelled: 0, tasksCompleted: 1, unknownCancelsIgnored: before.unknownCancelsIgnored! + 1 });
+    expect(after).toMatchObject({
+      cancelled: before.cancelled,
+      tasksCancelled: 0,
+      tasksCompleted: 1,
+      unknownCancelsIgnored: before.unknownCancelsIgnored! + 1,
+    });
   });
 
   it('closing stdin cancels the still-running tasks: the work stops and the server exits 0', async () => {
@@ -324,7 +443,11 @@ describe('tasks over stdio', () => {
     await w.initialize();
     await w.createTask('spin', { ms: 600_000 });
     await w.createTask('spin', { ms: 600_000 });
-    await w.until(async () => (await w.stats()).running === 1 && (await w.stats()).queued === 1, 10_000, 'one task running, one queued');
+    await w.until(
+      async () => (await w.stats()).running === 1 && (await w.stats()).queued === 1,
+      10_000,
+      'one task running, one queued',
+    );
     const t0 = Date.now();
     expect(await w.close()).toBe(0);
     expect(Date.now() - t0).toBeLessThan(5_000);

@@ -55,7 +55,10 @@ function mainNice(pid: number): number {
 /** A directory whose only `chrt` fails the way a refused one does. */
 function failingChrt(): string {
   const dir = mkdtempSync(join(tmpdir(), 'fake-chrt-'));
-  writeFileSync(join(dir, 'chrt'), "#!/bin/sh\necho \"chrt: failed to set pid $4's policy: Operation not permitted\" >&2\nexit 1\n");
+  writeFileSync(
+    join(dir, 'chrt'),
+    '#!/bin/sh\necho "chrt: failed to set pid $4\'s policy: Operation not permitted" >&2\nexit 1\n',
+  );
   chmodSync(join(dir, 'chrt'), 0o755);
   return dir;
 }
@@ -83,7 +86,16 @@ describe('tool threads priority, local pool over stdio', () => {
   });
 
   it('--tool-priority idle puts every pool thread, and only those, in SCHED_IDLE', async () => {
-    const w = await stdioClient(['--threads', '2', '--spare-threads', '1', '--tool-priority', 'idle', '--tools', SCHED_TOOLS]);
+    const w = await stdioClient([
+      '--threads',
+      '2',
+      '--spare-threads',
+      '1',
+      '--tool-priority',
+      'idle',
+      '--tools',
+      SCHED_TOOLS,
+    ]);
     clients.push(w);
     const err = stderrOf(w);
     expect(await sched(w)).toMatchObject({ policy: SCHED_IDLE });
@@ -96,7 +108,18 @@ describe('tool threads priority, local pool over stdio', () => {
   });
 
   it('a thread that replaces a hard-stopped one gets the same class', async () => {
-    const w = await stdioClient(['--threads', '1', '--spare-threads', '0', '--grace-ms', '100', '--tool-priority', 'idle', '--tools', SCHED_TOOLS]);
+    const w = await stdioClient([
+      '--threads',
+      '1',
+      '--spare-threads',
+      '0',
+      '--grace-ms',
+      '100',
+      '--tool-priority',
+      'idle',
+      '--tools',
+      SCHED_TOOLS,
+    ]);
     clients.push(w);
     const first = await sched(w);
     const controller = new AbortController();
@@ -104,7 +127,12 @@ describe('tool threads priority, local pool over stdio', () => {
     // seconds to pick the call up, and a cancel before that is honoured at the first checkpoint, no hard stop.
     let spinning!: () => void;
     const begun = new Promise<void>((r) => (spinning = r));
-    const stuck = w.client.callTool({ name: 'ignore_cancel', arguments: { ms: 60_000 } }, undefined, { signal: controller.signal, onprogress: () => spinning() }).catch((e: Error) => e);
+    const stuck = w.client
+      .callTool({ name: 'ignore_cancel', arguments: { ms: 60_000 } }, undefined, {
+        signal: controller.signal,
+        onprogress: () => spinning(),
+      })
+      .catch((e: Error) => e);
     await begun;
     controller.abort();
     expect(await stuck).toBeInstanceOf(Error);
@@ -117,21 +145,35 @@ describe('tool threads priority, local pool over stdio', () => {
   }, 90_000);
 
   it('without chrt the threads fall back to nice 19 and the server says why', async () => {
-    const w = await stdioClient(['--threads', '1', '--tool-priority', 'idle', '--tools', SCHED_TOOLS], {}, { PATH: '/nonexistent' });
+    const w = await stdioClient(
+      ['--threads', '1', '--tool-priority', 'idle', '--tools', SCHED_TOOLS],
+      {},
+      { PATH: '/nonexistent' },
+    );
     clients.push(w);
     const err = stderrOf(w);
     expect(await sched(w)).toMatchObject({ policy: 0, nice: 19 });
-    await until(() => /tool threads got 'nice-19' \(chrt failed: chrt not found/.test(err()), 15_000, 'the fallback warning');
+    await until(
+      () => /tool threads got 'nice-19' \(chrt failed: chrt not found/.test(err()),
+      15_000,
+      'the fallback warning',
+    );
     expect(err()).toContain('priority nice-19');
   });
 
   it('a chrt that refuses: nice 19, and the warning carries what chrt said', async () => {
-    const w = await stdioClient(['--threads', '1', '--tool-priority', 'idle', '--tools', SCHED_TOOLS], {}, { PATH: `${failingChrt()}:/usr/bin:/bin` });
+    const w = await stdioClient(
+      ['--threads', '1', '--tool-priority', 'idle', '--tools', SCHED_TOOLS],
+      {},
+      { PATH: `${failingChrt()}:/usr/bin:/bin` },
+    );
     clients.push(w);
     const err = stderrOf(w);
     expect(await sched(w)).toMatchObject({ policy: 0, nice: 19 });
     await until(() => err().includes('MCP_CANCEL_POOL_TOOL_PRIORITY'), 15_000, 'the fallback warning');
-    expect(err()).toMatch(/got 'nice-19' \(chrt failed: chrt: failed to set pid \d+'s policy: Operation not permitted\)/);
+    expect(err()).toMatch(
+      /got 'nice-19' \(chrt failed: chrt: failed to set pid \d+'s policy: Operation not permitted\)/,
+    );
     expect(err().match(/MCP_CANCEL_POOL_TOOL_PRIORITY/g)).toHaveLength(1);
   });
 
@@ -152,7 +194,9 @@ describe('tool threads priority, Executor API', () => {
       await ex.close();
     }
     await expect(Executor.create({ toolPriority: 'low' as never })).rejects.toThrow(InvalidOptionError);
-    await expect(Executor.create({ toolPriority: 'low' as never })).rejects.toThrow(/toolPriority: expected 'normal' or 'idle', got "low"/);
+    await expect(Executor.create({ toolPriority: 'low' as never })).rejects.toThrow(
+      /toolPriority: expected 'normal' or 'idle', got "low"/,
+    );
   });
 });
 
@@ -181,7 +225,9 @@ describe('tool threads priority on a worker host', () => {
     // Operators see each host's class in its liveness key.
     expect(JSON.parse((await r.get(`mcp:${Q}:host:${host.id}`))!)).toMatchObject({ toolPriority: 'idle' });
     const controller = new AbortController();
-    const a = w.client.callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1 } }, undefined, { signal: controller.signal }).catch((e: Error) => e);
+    const a = w.client
+      .callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1 } }, undefined, { signal: controller.signal })
+      .catch((e: Error) => e);
     await until(async () => (await host.stats(r)).active === 1, 10_000, 'the spin running on the host');
     controller.abort();
     expect(await a).toBeInstanceOf(Error);

@@ -115,29 +115,48 @@ describe('compress', () => {
     return { uri: res.resource.uri, mimeType: res.resource.mimeType, data: Buffer.from(res.resource.blob, 'base64') };
   }
 
-  it.each(['gzip', 'deflate', 'brotli'] as const)('round-trips a multi-chunk file and a text with %s', async (format) => {
-    // Compressible but not trivial, and longer than several chunks.
-    const lines = Array.from({ length: 40_000 }, (_, i) => `line ${i}: ${(i * 2654435761) % 1000003}\n`).join('');
-    writeFileSync(join(root, 'lines.txt'), lines);
-    const fromFile = await completed('compress', { path: 'lines.txt', format, level: 5 });
-    const blob = blobOf(fromFile);
-    expect(blob.uri).toBe(`compressed://lines.txt.${ext[format]}`);
-    expect(decompress[format](blob.data).toString('utf8')).toBe(lines);
-    expect(fromFile.structuredContent).toMatchObject({ format, level: 5, inputBytes: Buffer.byteLength(lines), outputBytes: blob.data.length });
-    expect(blob.data.length).toBeLessThan(Buffer.byteLength(lines) / 2);
-    expect(text(fromFile.content)).toContain(`${format}: ${Buffer.byteLength(lines)} bytes in, ${blob.data.length} bytes out`);
+  it.each(['gzip', 'deflate', 'brotli'] as const)(
+    'round-trips a multi-chunk file and a text with %s',
+    async (format) => {
+      // Compressible but not trivial, and longer than several chunks.
+      const lines = Array.from({ length: 40_000 }, (_, i) => `line ${i}: ${(i * 2654435761) % 1000003}\n`).join('');
+      writeFileSync(join(root, 'lines.txt'), lines);
+      const fromFile = await completed('compress', { path: 'lines.txt', format, level: 5 });
+      const blob = blobOf(fromFile);
+      expect(blob.uri).toBe(`compressed://lines.txt.${ext[format]}`);
+      expect(decompress[format](blob.data).toString('utf8')).toBe(lines);
+      expect(fromFile.structuredContent).toMatchObject({
+        format,
+        level: 5,
+        inputBytes: Buffer.byteLength(lines),
+        outputBytes: blob.data.length,
+      });
+      expect(blob.data.length).toBeLessThan(Buffer.byteLength(lines) / 2);
+      expect(text(fromFile.content)).toContain(
+        `${format}: ${Buffer.byteLength(lines)} bytes in, ${blob.data.length} bytes out`,
+      );
 
-    const message = 'héllo wörld — '.repeat(100);
-    const fromText = blobOf(await completed('compress', { text: message, format }));
-    expect(fromText.uri).toBe(`compressed://text.${ext[format]}`);
-    expect(decompress[format](fromText.data).toString('utf8')).toBe(message);
-  });
+      const message = 'héllo wörld — '.repeat(100);
+      const fromText = blobOf(await completed('compress', { text: message, format }));
+      expect(fromText.uri).toBe(`compressed://text.${ext[format]}`);
+      expect(decompress[format](fromText.data).toString('utf8')).toBe(message);
+    },
+  );
 
   it('validates its arguments and the root', async () => {
-    expect(await run('compress', { text: 'a', path: 'lines.txt' })).toMatchObject({ kind: 'failed', code: 'invalid_arguments' });
+    expect(await run('compress', { text: 'a', path: 'lines.txt' })).toMatchObject({
+      kind: 'failed',
+      code: 'invalid_arguments',
+    });
     expect(await run('compress', {})).toMatchObject({ kind: 'failed', code: 'invalid_arguments' });
-    expect(await run('compress', { text: 'a', format: 'gzip', level: 11 })).toMatchObject({ kind: 'failed', code: 'invalid_arguments' });
-    expect(await run('compress', { path: '../etc/passwd' })).toMatchObject({ kind: 'failed', message: expect.stringContaining('outside the allowed root') });
+    expect(await run('compress', { text: 'a', format: 'gzip', level: 11 })).toMatchObject({
+      kind: 'failed',
+      code: 'invalid_arguments',
+    });
+    expect(await run('compress', { path: '../etc/passwd' })).toMatchObject({
+      kind: 'failed',
+      message: expect.stringContaining('outside the allowed root'),
+    });
   });
 });
 
@@ -159,7 +178,10 @@ describe('render_mandelbrot', () => {
   });
 
   it('rejects sizes out of range', async () => {
-    expect(await run('render_mandelbrot', { width: 4096 })).toMatchObject({ kind: 'failed', code: 'invalid_arguments' });
+    expect(await run('render_mandelbrot', { width: 4096 })).toMatchObject({
+      kind: 'failed',
+      code: 'invalid_arguments',
+    });
   });
 });
 
@@ -197,7 +219,10 @@ describe('cancellation mid-run stops cooperatively', () => {
     [
       'compress',
       () => {
-        writeFileSync(join(root, 'big.txt'), Array.from({ length: 1_000_000 }, (_, i) => `${i} ${(i * 2654435761) % 1000003}\n`).join(''));
+        writeFileSync(
+          join(root, 'big.txt'),
+          Array.from({ length: 1_000_000 }, (_, i) => `${i} ${(i * 2654435761) % 1000003}\n`).join(''),
+        );
         return { path: 'big.txt', format: 'brotli', level: 11 };
       },
     ],

@@ -8,7 +8,13 @@ import { recordWire } from './wire-recorder.js';
 
 export const REPORT_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/report-tools.js', import.meta.url));
 
-export type Msg = JSONRPCMessage & { id?: unknown; method?: string; params?: Record<string, unknown>; result?: unknown; error?: unknown };
+export type Msg = JSONRPCMessage & {
+  id?: unknown;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: unknown;
+};
 
 export interface Wired {
   client: Client;

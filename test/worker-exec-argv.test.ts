@@ -12,8 +12,18 @@ const start = perTestServers((args) => new LineServer(args.slice(1), args[0]!.sp
 
 describe('worker execArgv', () => {
   it('keeps the flags a worker accepts, drops V8 and process-wide ones, and appends its own', () => {
-    const flags = ['--max-old-space-size=256', '--enable-source-maps', '--stack-size=900', '--title=x', '--trace-warnings'];
-    expect(workerExecArgv(flags, ['--no-warnings'])).toEqual(['--enable-source-maps', '--trace-warnings', '--no-warnings']);
+    const flags = [
+      '--max-old-space-size=256',
+      '--enable-source-maps',
+      '--stack-size=900',
+      '--title=x',
+      '--trace-warnings',
+    ];
+    expect(workerExecArgv(flags, ['--no-warnings'])).toEqual([
+      '--enable-source-maps',
+      '--trace-warnings',
+      '--no-warnings',
+    ]);
     expect(workerExecArgv([], ['--no-warnings'])).toEqual(['--no-warnings']);
     // A two-word flag leaves its value behind, which no worker accepts alone: only the pool's own flags then.
     expect(workerExecArgv(['--stack-size', '900'], ['--no-warnings'])).toEqual(['--no-warnings']);

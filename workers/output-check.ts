@@ -32,7 +32,10 @@ function validatorOf(schema: ZodObject): Validate {
   let validate = validators.get(schema);
   if (!validate) {
     const compiled = sameZod(schema) ? compile(schema) : undefined;
-    validate = compiled && typeof compiled.validate === 'function' ? (value) => compiled.validate(value) : (value) => schema.safeParse(value).success;
+    validate =
+      compiled && typeof compiled.validate === 'function'
+        ? (value) => compiled.validate(value)
+        : (value) => schema.safeParse(value).success;
     validators.set(schema, validate);
   }
   return validate;
@@ -42,10 +45,13 @@ function validatorOf(schema: ZodObject): Validate {
 export function checkOutput(tool: ToolDefinition, result: CallToolResult): void {
   const output = tool.output;
   if (!output) return;
-  if (result.structuredContent === undefined) throw new Error(`tool '${tool.name}' declares an outputSchema but returned no structuredContent`);
+  if (result.structuredContent === undefined)
+    throw new Error(`tool '${tool.name}' declares an outputSchema but returned no structuredContent`);
   if (validatorOf(output)(result.structuredContent)) return;
   const parsed = output.safeParse(result.structuredContent);
   if (parsed.success) return; // the compiled validator may refuse what the runtime accepts (it then says so by falling back)
   // In the project's words, and at most a few issues: a tool's output can break its schema in thousands of places.
-  throw new Error(`tool '${tool.name}' returned structuredContent that does not match its outputSchema: ${describeIssues(parsed.error)}`);
+  throw new Error(
+    `tool '${tool.name}' returned structuredContent that does not match its outputSchema: ${describeIssues(parsed.error)}`,
+  );
 }

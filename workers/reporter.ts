@@ -75,7 +75,8 @@ export class Reporter {
       return;
     }
     if (data !== undefined) assertPlainJson(data, 'ctx.log data');
-    const report: ReportMessage = data === undefined ? { type: 'log', level, message } : { type: 'log', level, message, data };
+    const report: ReportMessage =
+      data === undefined ? { type: 'log', level, message } : { type: 'log', level, message, data };
     if (this.port) this.post(report);
     else if ((this.tail ??= []).length < TAIL_LIMIT) this.tail.push(report);
     else this.logsDropped++;
@@ -93,7 +94,11 @@ export class Reporter {
     }
     this.hasPending = false;
     if (this.posted === 0 && !this.tail && this.logsDropped === 0) return undefined;
-    return { posted: this.posted, ...(this.tail && { tail: this.tail }), ...(this.logsDropped > 0 && { logsDropped: this.logsDropped }) };
+    return {
+      posted: this.posted,
+      ...(this.tail && { tail: this.tail }),
+      ...(this.logsDropped > 0 && { logsDropped: this.logsDropped }),
+    };
   }
 
   /** Clears the trailing timer: an idle Piscina worker must hold no timers for a finished job. */
@@ -122,5 +127,10 @@ export class Reporter {
 }
 
 function progressReport(progress: number, total: number | undefined, message: string | undefined): ReportMessage {
-  return { type: 'progress', progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) };
+  return {
+    type: 'progress',
+    progress,
+    ...(total !== undefined && { total }),
+    ...(message !== undefined && { message }),
+  };
 }

@@ -4,7 +4,16 @@
  * stage, and claims the right to respond with one compare-and-swap.
  */
 import { threadId, workerData, type MessagePort } from 'node:worker_threads';
-import type { ClientAsk, JobReports, WorkerInit, WorkerTask, WorkerOutcome, WorkerMessage, MainMessage, WarmupReport } from '../src/pool/protocol.js';
+import type {
+  ClientAsk,
+  JobReports,
+  WorkerInit,
+  WorkerTask,
+  WorkerOutcome,
+  WorkerMessage,
+  MainMessage,
+  WarmupReport,
+} from '../src/pool/protocol.js';
 import {
   StopError,
   stageName,
@@ -72,7 +81,12 @@ export default function runJob(task: WorkerTask): WorkerOutcome | Promise<Worker
 }
 
 /** The rest of a job once a stage has returned a promise. */
-async function finishAsync(job: JobContext, tool: ToolDefinition, from: number, pending: PromiseLike<unknown>): Promise<WorkerOutcome> {
+async function finishAsync(
+  job: JobContext,
+  tool: ToolDefinition,
+  from: number,
+  pending: PromiseLike<unknown>,
+): Promise<WorkerOutcome> {
   try {
     let value = await pending;
     for (let i = from + 1; i < tool.stages.length; i++) value = await job.enter(tool, i, value);
@@ -101,7 +115,8 @@ class JobContext implements StageContext, WorkerSlot {
   runningWord = 0;
   /** Made on first use of `ctx.signal`: CPU stages that only checkpoint never pay for a waiter. */
   private controller: AbortController | undefined;
-  private pending: Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }> | undefined;
+  private pending:
+    Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }> | undefined;
   private nextRid = 1;
   /** This turn's asks, not posted yet. */
   private asks: ClientAsk[] | undefined;
@@ -139,7 +154,8 @@ class JobContext implements StageContext, WorkerSlot {
       if (!result.isError) checkOutput(tool, result);
       // A result the runtime built itself (from a string, or JSON.stringify) is plain by construction.
       if (result === value) assertPlainJson(result, 'result');
-      if (!claimResponse(this, this.controller !== undefined)) return this.withReports({ kind: 'stopped', stage: this.stage });
+      if (!claimResponse(this, this.controller !== undefined))
+        return this.withReports({ kind: 'stopped', stage: this.stage });
       const reports = this.withMarks(this.reporter?.finish(true), false);
       return reports ? { kind: 'result', result, reports } : result;
     } catch (error) {
@@ -188,7 +204,8 @@ class JobContext implements StageContext, WorkerSlot {
 
   log(level: LoggingLevel, message: string, data?: unknown): void {
     const severity = severityOf(level);
-    if (severity === undefined) throw new TypeError(`ctx.log: ${JSON.stringify(level)} is not a log level (one of ${LOGGING_LEVELS.join(', ')})`);
+    if (severity === undefined)
+      throw new TypeError(`ctx.log: ${JSON.stringify(level)} is not a log level (one of ${LOGGING_LEVELS.join(', ')})`);
     if (severity < (this.task.minLogSeverity ?? 0) || this.closed) return;
     this.reports().log(severity, level, String(message), data);
   }
@@ -207,12 +224,21 @@ class JobContext implements StageContext, WorkerSlot {
   /** A traced job's reports carry its stage timings, stamped with the moment it ended here. */
   private withMarks(reports: JobReports | undefined, stopped: boolean): JobReports | undefined {
     if (!this.marks) return reports;
-    const marks = { thread: threadId, stages: this.marks.stages, at: this.marks.at, end: performance.timeOrigin + performance.now(), ...(stopped && { stoppedAt: this.stage }) };
+    const marks = {
+      thread: threadId,
+      stages: this.marks.stages,
+      at: this.marks.at,
+      end: performance.timeOrigin + performance.now(),
+      ...(stopped && { stoppedAt: this.stage }),
+    };
     return { ...(reports ?? { posted: 0 }), marks };
   }
 
   requestClient(method: ClientRequestMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (!this.task.port) return Promise.reject(new Error(`tool '${this.task.tool}' must be declared with usesClient: true to call ${method}`));
+    if (!this.task.port)
+      return Promise.reject(
+        new Error(`tool '${this.task.tool}' must be declared with usesClient: true to call ${method}`),
+      );
     this.checkpoint();
     // What the client is sent must be plain JSON, as a result must: a cycle or a class instance fails here, in the tool, not on the wire.
     assertPlainJson(params, `ctx.requestClient('${method}') params`);

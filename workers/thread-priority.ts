@@ -18,13 +18,17 @@ const SCHED_IDLE = 5;
 
 export function applyToolPriority(wanted: ToolPriority): AppliedToolPriority {
   if (wanted === 'normal') return { priority: 'normal' };
-  if (process.platform !== 'linux') return { priority: 'normal', note: `SCHED_IDLE needs Linux (this is ${process.platform})` };
+  if (process.platform !== 'linux')
+    return { priority: 'normal', note: `SCHED_IDLE needs Linux (this is ${process.platform})` };
   let tid: number;
   try {
     tid = ownThreadId();
   } catch (error) {
     // Never let a scheduling wish stop a thread from starting.
-    return { priority: 'normal', note: `cannot find this thread's id in /proc: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      priority: 'normal',
+      note: `cannot find this thread's id in /proc: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   let why: string;
   try {
@@ -46,7 +50,10 @@ export function applyToolPriority(wanted: ToolPriority): AppliedToolPriority {
     setPriority(tid, 19);
     return { priority: 'nice-19', note: why };
   } catch (error) {
-    return { priority: 'normal', note: `${why}; setpriority failed too: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      priority: 'normal',
+      note: `${why}; setpriority failed too: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }
 

@@ -42,4 +42,5 @@ sub.on('message', (_channel: string, jobId: string) => worker.cancelJob(jobId, '
 await sub.subscribe(`${queue}:cancel`);
 await worker.waitUntilReady();
 process.stderr.write(`[baseline-bullmq-worker] serving queue '${queue}'\n`);
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.close(true).finally(() => process.exit(0)));
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => void worker.close(true).finally(() => process.exit(0)));

@@ -75,10 +75,15 @@ export async function serveBaseline(options: BaselineOptions): Promise<void> {
     if (ended.size > ENDED_KEPT) ended.delete(ended.values().next().value!);
   };
   const server = new Server({ name: options.name, version: '0.0.0' }, { capabilities: { tools: {}, resources: {} } });
-  const tool: Tool = { name: 'spin', description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.', inputSchema: z.toJSONSchema(spinInput, { io: 'input' }) as Tool['inputSchema'] };
+  const tool: Tool = {
+    name: 'spin',
+    description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.',
+    inputSchema: z.toJSONSchema(spinInput, { io: 'input' }) as Tool['inputSchema'],
+  };
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [tool] }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    if (request.params.name !== 'spin') throw new McpError(ErrorCode.InvalidParams, `unknown tool '${request.params.name}'`);
+    if (request.params.name !== 'spin')
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool '${request.params.name}'`);
     const parsed = spinInput.safeParse(request.params.arguments ?? {});
     if (!parsed.success) throw new McpError(ErrorCode.InvalidParams, z.prettifyError(parsed.error));
     try {
@@ -89,10 +94,15 @@ export async function serveBaseline(options: BaselineOptions): Promise<void> {
       markEnded(extra.requestId);
     }
   });
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [{ uri: BASELINE_STATS_URI, name: 'stats', mimeType: 'application/json' }] }));
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: [{ uri: BASELINE_STATS_URI, name: 'stats', mimeType: 'application/json' }],
+  }));
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    if (request.params.uri !== BASELINE_STATS_URI) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
-    return { contents: [{ uri: BASELINE_STATS_URI, mimeType: 'application/json', text: JSON.stringify(options.counters) }] };
+    if (request.params.uri !== BASELINE_STATS_URI)
+      throw new McpError(ErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
+    return {
+      contents: [{ uri: BASELINE_STATS_URI, mimeType: 'application/json', text: JSON.stringify(options.counters) }],
+    };
   });
   const transport = new StdioServerTransport();
   transport.onclose = () => void (options.close?.() ?? Promise.resolve()).finally(() => process.exit(0));

@@ -26,7 +26,12 @@ const pool = new Piscina<SpinArgs, { content: { type: 'text'; text: string }[] }
 pool.on('workerDestroy', () => counters.stopped++);
 pool.on('error', (e: unknown) => process.stderr.write(`[baseline-fastmcp] pool error: ${String(e)}\n`));
 
-const server = new FastMCP({ name: 'baseline-fastmcp', version: '1.0.0', ping: { enabled: false }, roots: { enabled: false } });
+const server = new FastMCP({
+  name: 'baseline-fastmcp',
+  version: '1.0.0',
+  ping: { enabled: false },
+  roots: { enabled: false },
+});
 server.addTool({
   name: 'spin',
   description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.',
@@ -39,7 +44,12 @@ server.addTool({
     return { content: result.content };
   },
 });
-server.addResource({ uri: BASELINE_STATS_URI, name: 'stats', mimeType: 'application/json', load: async () => ({ text: JSON.stringify(counters) }) });
+server.addResource({
+  uri: BASELINE_STATS_URI,
+  name: 'stats',
+  mimeType: 'application/json',
+  load: async () => ({ text: JSON.stringify(counters) }),
+});
 
 const port = await freePort();
 await server.start({ transportType: 'httpStream', httpStream: { port, host: '127.0.0.1', endpoint: '/mcp' } });

@@ -37,10 +37,16 @@ export function serveHttpBothEras(name: string, factory: () => McpServer | Serve
   const legacy = async (req: IncomingMessage, res: ServerResponse, parsed: unknown, sid: string | undefined) => {
     if (sid !== undefined) {
       const transport = sessions.get(sid);
-      if (!transport) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"unknown session"}}');
+      if (!transport)
+        return void res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"unknown session"}}');
       return transport.handleRequest(req, res, parsed);
     }
-    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => void sessions.set(id, transport) });
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => void sessions.set(id, transport),
+    });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
     };
@@ -53,7 +59,12 @@ export function serveHttpBothEras(name: string, factory: () => McpServer | Serve
       const parsed = req.method === 'POST' ? await body(req) : undefined;
       const sid = req.headers['mcp-session-id'];
       const session = typeof sid === 'string' ? sid : undefined;
-      if (session !== undefined || req.method !== 'POST' || (await isLegacyRequest(await toWebRequest(req, parsed), parsed))) return legacy(req, res, parsed, session);
+      if (
+        session !== undefined ||
+        req.method !== 'POST' ||
+        (await isLegacyRequest(await toWebRequest(req, parsed), parsed))
+      )
+        return legacy(req, res, parsed, session);
       return modern(req, res, parsed);
     })().catch((error: unknown) => {
       process.stderr.write(`[${name}] ${String(error)}\n`);
@@ -62,6 +73,8 @@ export function serveHttpBothEras(name: string, factory: () => McpServer | Serve
   });
   http.listen(0, '127.0.0.1', () => {
     const address = http.address();
-    process.stderr.write(`[${name}] listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/mcp\n`);
+    process.stderr.write(
+      `[${name}] listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/mcp\n`,
+    );
   });
 }

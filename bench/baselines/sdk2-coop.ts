@@ -18,14 +18,22 @@ import { coopPool } from './coop-pool.js';
 const counters: BaselineCounters = { stopped: 0, completed: 0, cancelledCalls: 0, started: 0 };
 const pool = coopPool('baseline-sdk2-coop', threadsArg(), counters, true);
 
-const tool: Tool = { name: 'spin', description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.', inputSchema: z.toJSONSchema(spinInput, { io: 'input' }) as Tool['inputSchema'] };
+const tool: Tool = {
+  name: 'spin',
+  description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.',
+  inputSchema: z.toJSONSchema(spinInput, { io: 'input' }) as Tool['inputSchema'],
+};
 
 /** One server per connection (stdio), per 2026 request or per 2025 session (HTTP); the pool and the flags are the process's. */
 function build(): Server {
-  const server = new Server({ name: 'baseline-sdk2-coop', version: '0.0.0' }, { capabilities: { tools: {}, resources: {} } });
+  const server = new Server(
+    { name: 'baseline-sdk2-coop', version: '0.0.0' },
+    { capabilities: { tools: {}, resources: {} } },
+  );
   server.setRequestHandler('tools/list', () => ({ tools: [tool] }));
   server.setRequestHandler('tools/call', async (request, ctx) => {
-    if (request.params.name !== 'spin') throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool '${request.params.name}'`);
+    if (request.params.name !== 'spin')
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool '${request.params.name}'`);
     counters.started!++;
     const parsed = spinInput.safeParse(request.params.arguments ?? {});
     if (!parsed.success) throw new ProtocolError(ProtocolErrorCode.InvalidParams, z.prettifyError(parsed.error));
@@ -33,9 +41,12 @@ function build(): Server {
     counters.completed++;
     return result;
   });
-  server.setRequestHandler('resources/list', () => ({ resources: [{ uri: BASELINE_STATS_URI, name: 'stats', mimeType: 'application/json' }] }));
+  server.setRequestHandler('resources/list', () => ({
+    resources: [{ uri: BASELINE_STATS_URI, name: 'stats', mimeType: 'application/json' }],
+  }));
   server.setRequestHandler('resources/read', (request) => {
-    if (request.params.uri !== BASELINE_STATS_URI) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
+    if (request.params.uri !== BASELINE_STATS_URI)
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`);
     return { contents: [{ uri: BASELINE_STATS_URI, mimeType: 'application/json', text: JSON.stringify(counters) }] };
   });
   return server;

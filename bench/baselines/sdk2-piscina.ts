@@ -36,17 +36,34 @@ pool.on('error', (e: unknown) => process.stderr.write(`[baseline-sdk2-piscina] p
 /** One server per connection (stdio) or per exchange (2026 HTTP); the pool is the process's. */
 function build(): McpServer {
   const server = new McpServer({ name: 'baseline-sdk2-piscina', version: '0.0.0' });
-  server.registerTool('spin', { description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.', inputSchema: spinInput }, async (args, ctx) => {
-    counters.started!++;
-    const signal = ctx.mcpReq.signal;
-    signal.addEventListener('abort', () => counters.cancelledCalls++, { once: true });
-    const result = await pool.run(args, { signal });
-    counters.completed++;
-    return result;
-  });
+  server.registerTool(
+    'spin',
+    { description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`.', inputSchema: spinInput },
+    async (args, ctx) => {
+      counters.started!++;
+      const signal = ctx.mcpReq.signal;
+      signal.addEventListener('abort', () => counters.cancelledCalls++, { once: true });
+      const result = await pool.run(args, { signal });
+      counters.completed++;
+      return result;
+    },
+  );
   if (blob) {
-    server.registerTool('blob', { description: 'Returns `bytes` characters of text (benchmark).', inputSchema: z.object({ bytes: z.number().int().min(0).max(64 * 1024 * 1024) }) }, async (args) =>
-      (await pool.run(args.bytes, { filename: BLOB_WORKER })) as { content: { type: 'text'; text: string }[] });
+    server.registerTool(
+      'blob',
+      {
+        description: 'Returns `bytes` characters of text (benchmark).',
+        inputSchema: z.object({
+          bytes: z
+            .number()
+            .int()
+            .min(0)
+            .max(64 * 1024 * 1024),
+        }),
+      },
+      async (args) =>
+        (await pool.run(args.bytes, { filename: BLOB_WORKER })) as { content: { type: 'text'; text: string }[] },
+    );
   }
   server.registerResource('stats', BASELINE_STATS_URI, { mimeType: 'application/json' }, async () => ({
     contents: [{ uri: BASELINE_STATS_URI, mimeType: 'application/json', text: JSON.stringify(counters) }],

@@ -11,7 +11,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
 import { statCpuMs } from '#dist/src/probe/cpu.js';
-import { initializeRequest, LEGACY_VERSION, legacyRequest, modernRequest, readOutcome, type Outcome, type WireRequest } from './http-wire.js';
+import {
+  initializeRequest,
+  LEGACY_VERSION,
+  legacyRequest,
+  modernRequest,
+  readOutcome,
+  type Outcome,
+  type WireRequest,
+} from './http-wire.js';
 import { listeningUrl, serverCommand, specLabel, type ServerSpec } from './servers.js';
 import { us } from '#dist/src/probe/stats.js';
 
@@ -47,8 +55,17 @@ export class HttpServer {
     readonly url: URL,
     private readonly child: ChildProcess,
   ) {
-    child.stderr!.on('data', (chunk: Buffer) => (this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4096)));
-    child.once('exit', (code) => (this.exited = new Error(`${this.label}: the server exited (${code}); its stderr ended with:\n${this.stderrTail}`)));
+    child.stderr!.on(
+      'data',
+      (chunk: Buffer) => (this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4096)),
+    );
+    child.once(
+      'exit',
+      (code) =>
+        (this.exited = new Error(
+          `${this.label}: the server exited (${code}); its stderr ended with:\n${this.stderrTail}`,
+        )),
+    );
   }
 
   /** Starts the server (under `taskset -c cpus` when given) and waits for its "listening on" line. */
@@ -75,7 +92,10 @@ export class HttpServer {
   /** CPU time the server has used so far: the whole process and its main thread alone (undefined without /proc). */
   cpuTimes(): { processMs: number; mainThreadMs: number } | undefined {
     try {
-      return { processMs: statCpuMs(`/proc/${this.pid}/stat`), mainThreadMs: statCpuMs(`/proc/${this.pid}/task/${this.pid}/stat`) };
+      return {
+        processMs: statCpuMs(`/proc/${this.pid}/stat`),
+        mainThreadMs: statCpuMs(`/proc/${this.pid}/task/${this.pid}/stat`),
+      };
     } catch {
       return undefined;
     }
@@ -111,7 +131,9 @@ export class HttpServer {
         res.setEncoding('utf8');
         let text = '';
         res.on('data', (chunk: string) => (text += chunk));
-        res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, endedAt: performance.now() }));
+        res.once('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, endedAt: performance.now() }),
+        );
         res.once('error', reject);
       });
       req.once('error', reject);
@@ -129,18 +151,43 @@ export class HttpServer {
   /** A 2026 `spin` call; true when it was answered with a result. */
   async spin2026(args: Record<string, unknown>, onRequest?: (req: ClientRequest) => void): Promise<boolean> {
     const id = uniqueId();
-    return (await this.ask(modernRequest(id, 'tools/call', { name: 'spin', arguments: args }), id, onRequest)).kind === 'result';
+    return (
+      (await this.ask(modernRequest(id, 'tools/call', { name: 'spin', arguments: args }), id, onRequest)).kind ===
+      'result'
+    );
   }
 
   /** A 2025 `spin` call in `session`; true when it was answered with a result. */
-  async spin2025(session: LegacySession, args: Record<string, unknown>, id = uniqueId(), onRequest?: (req: ClientRequest) => void): Promise<boolean> {
-    return (await this.ask(legacyRequest(id, 'tools/call', { name: 'spin', arguments: args }, session.id, session.version), id, onRequest)).kind === 'result';
+  async spin2025(
+    session: LegacySession,
+    args: Record<string, unknown>,
+    id = uniqueId(),
+    onRequest?: (req: ClientRequest) => void,
+  ): Promise<boolean> {
+    return (
+      (
+        await this.ask(
+          legacyRequest(id, 'tools/call', { name: 'spin', arguments: args }, session.id, session.version),
+          id,
+          onRequest,
+        )
+      ).kind === 'result'
+    );
   }
 
   /** `notifications/cancelled` for request `id` of `session`, as its own POST. */
   async cancel2025(session: LegacySession, id: string): Promise<void> {
-    const a = await this.send(legacyRequest(undefined, 'notifications/cancelled', { requestId: id, reason: 'bench' }, session.id, session.version));
-    if (a.status >= 300) throw new Error(`${this.label}: notifications/cancelled answered HTTP ${a.status}: ${a.text.slice(0, 200)}`);
+    const a = await this.send(
+      legacyRequest(
+        undefined,
+        'notifications/cancelled',
+        { requestId: id, reason: 'bench' },
+        session.id,
+        session.version,
+      ),
+    );
+    if (a.status >= 300)
+      throw new Error(`${this.label}: notifications/cancelled answered HTTP ${a.status}: ${a.text.slice(0, 200)}`);
   }
 
   /** Opens a 2025 session: `initialize`, then `notifications/initialized`. */
@@ -149,9 +196,15 @@ export class HttpServer {
     const a = await this.send(initializeRequest(id));
     const sid = a.headers['mcp-session-id'];
     const outcome = readOutcome(a.headers['content-type'], a.text, id);
-    if (typeof sid !== 'string' || outcome.kind !== 'result') throw new Error(`${this.label}: initialize failed (HTTP ${a.status}): ${a.text.slice(0, 300)}`);
-    const session = { id: sid, version: typeof outcome.result.protocolVersion === 'string' ? outcome.result.protocolVersion : LEGACY_VERSION };
-    const done = await this.send(legacyRequest(undefined, 'notifications/initialized', undefined, session.id, session.version));
+    if (typeof sid !== 'string' || outcome.kind !== 'result')
+      throw new Error(`${this.label}: initialize failed (HTTP ${a.status}): ${a.text.slice(0, 300)}`);
+    const session = {
+      id: sid,
+      version: typeof outcome.result.protocolVersion === 'string' ? outcome.result.protocolVersion : LEGACY_VERSION,
+    };
+    const done = await this.send(
+      legacyRequest(undefined, 'notifications/initialized', undefined, session.id, session.version),
+    );
     if (done.status >= 300) throw new Error(`${this.label}: notifications/initialized answered HTTP ${done.status}`);
     return session;
   }
@@ -210,7 +263,12 @@ export interface LoadWindow {
  * given. A call that fails (an error answer, a reset socket) is counted, not
  * timed, and its caller goes on.
  */
-export async function httpThroughput(server: HttpServer, callers: readonly Caller[], windowMs: number, latencies?: number[]): Promise<LoadWindow> {
+export async function httpThroughput(
+  server: HttpServer,
+  callers: readonly Caller[],
+  windowMs: number,
+  latencies?: number[],
+): Promise<LoadWindow> {
   let calls = 0;
   let failures = 0;
   const cpu0 = server.cpuTimes();
@@ -236,7 +294,8 @@ export async function httpThroughput(server: HttpServer, callers: readonly Calle
     calls,
     failures,
     seconds: (last - start) / 1000,
-    ...(cpu0 && cpu1 && { serverCpuMs: cpu1.processMs - cpu0.processMs, serverMainCpuMs: cpu1.mainThreadMs - cpu0.mainThreadMs }),
+    ...(cpu0 &&
+      cpu1 && { serverCpuMs: cpu1.processMs - cpu0.processMs, serverMainCpuMs: cpu1.mainThreadMs - cpu0.mainThreadMs }),
     clientCpuMs: (client.user + client.system) / 1000,
   };
 }

@@ -49,20 +49,35 @@ export function modernRequest(id: string, method: string, params: Record<string,
  * `Mcp-Session-Id` (absent for `initialize`), `version` the revision the
  * session agreed on.
  */
-export function legacyRequest(id: string | undefined, method: string, params: Record<string, unknown> | undefined, session?: string, version = LEGACY_VERSION): WireRequest {
+export function legacyRequest(
+  id: string | undefined,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  session?: string,
+  version = LEGACY_VERSION,
+): WireRequest {
   return {
     headers: {
       'content-type': 'application/json',
       accept: ACCEPT,
       ...(session !== undefined && { 'mcp-session-id': session, 'mcp-protocol-version': version }),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', ...(id !== undefined && { id }), method, ...(params !== undefined && { params }) }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      ...(id !== undefined && { id }),
+      method,
+      ...(params !== undefined && { params }),
+    }),
   };
 }
 
 /** The 2025 `initialize` request. */
 export function initializeRequest(id: string): WireRequest {
-  return legacyRequest(id, 'initialize', { protocolVersion: LEGACY_VERSION, capabilities: {}, clientInfo: CLIENT_INFO });
+  return legacyRequest(id, 'initialize', {
+    protocolVersion: LEGACY_VERSION,
+    capabilities: {},
+    clientInfo: CLIENT_INFO,
+  });
 }
 
 /** What an answer held for the request's id. */

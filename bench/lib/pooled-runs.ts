@@ -66,25 +66,59 @@ interface TargetDef {
 const finite = (v: number[]) => v.filter(Number.isFinite);
 
 /** Scenario 3: ours ÷ a baseline, paired by round, at one load. */
-function overheadTarget(name: string, base: string, inFlight: number, metric: (w: ZeroWorkWindow) => number | undefined, higherIsBetter: boolean): TargetDef {
+function overheadTarget(
+  name: string,
+  base: string,
+  inFlight: number,
+  metric: (w: ZeroWorkWindow) => number | undefined,
+  higherIsBetter: boolean,
+): TargetDef {
   return {
     name,
     threshold: 1,
     higherIsBetter,
-    ratios: (r) => finite(pairedRatios(r.windows ?? [], (w) => w.server === OVERHEAD_LABELS.ours && w.inFlight === inFlight, (w) => w.server === base && w.inFlight === inFlight, (w) => metric(w) ?? Number.NaN)),
+    ratios: (r) =>
+      finite(
+        pairedRatios(
+          r.windows ?? [],
+          (w) => w.server === OVERHEAD_LABELS.ours && w.inFlight === inFlight,
+          (w) => w.server === base && w.inFlight === inFlight,
+          (w) => metric(w) ?? Number.NaN,
+        ),
+      ),
   };
 }
 
 /** Scenario 8: ours ÷ a baseline, paired by round, in one era at one load. */
-function httpTarget(name: string, base: string, era: string, clients: number, metric: (w: HttpWindow) => number | undefined, higherIsBetter: boolean): TargetDef {
+function httpTarget(
+  name: string,
+  base: string,
+  era: string,
+  clients: number,
+  metric: (w: HttpWindow) => number | undefined,
+  higherIsBetter: boolean,
+): TargetDef {
   const pick = (label: string) => (w: HttpWindow) => w.server === label && w.era === era && w.clients === clients;
-  return { name, threshold: 1, higherIsBetter, ratios: (r) => finite(pairedRatios(r.httpWindows ?? [], pick(HTTP_LABELS.ours), pick(base), (w) => metric(w) ?? Number.NaN)) };
+  return {
+    name,
+    threshold: 1,
+    higherIsBetter,
+    ratios: (r) =>
+      finite(pairedRatios(r.httpWindows ?? [], pick(HTTP_LABELS.ours), pick(base), (w) => metric(w) ?? Number.NaN)),
+  };
 }
 
 /** Scenario 9: a baseline's cancel → slot reused p50 ÷ ours', one figure per run. */
 function cancelTarget(name: string, base: string, era: string, threshold: number): TargetDef {
-  const p50 = (samples: readonly HttpCancelSample[], row: string) => summarize(samples.filter((s) => s.row === row && s.mode === 'reused').map((s) => s.ms)).p50;
-  return { name, threshold, higherIsBetter: true, ratios: (r) => (r.httpCancel ? finite([p50(r.httpCancel, `${base}-${era}`) / p50(r.httpCancel, `ours-${era}`)]) : []) };
+  const p50 = (samples: readonly HttpCancelSample[], row: string) =>
+    summarize(samples.filter((s) => s.row === row && s.mode === 'reused').map((s) => s.ms)).p50;
+  return {
+    name,
+    threshold,
+    higherIsBetter: true,
+    ratios: (r) =>
+      r.httpCancel ? finite([p50(r.httpCancel, `${base}-${era}`) / p50(r.httpCancel, `ours-${era}`)]) : [],
+  };
 }
 
 /** Scenario 10: ours ÷ a baseline, KiB per idle session or per call in flight, one figure per run. */
@@ -106,15 +140,41 @@ function memoryTarget(name: string, base: string, figure: (f: MemoryFigures) => 
 const clientsName = (n: number) => `${n} client${n === 1 ? '' : 's'}`;
 
 const TARGETS: readonly TargetDef[] = [
-  ...[1, 8, 32].map((n) => overheadTarget(`calls/s vs (e), ${n} in flight`, OVERHEAD_LABELS.coop, n, (w) => w.callsPerSecond, true)),
-  ...[1, 8, 32].map((n) => overheadTarget(`CPU per call vs (e), ${n} in flight`, OVERHEAD_LABELS.coop, n, (w) => w.serverCpuUsPerCall, false)),
+  ...[1, 8, 32].map((n) =>
+    overheadTarget(`calls/s vs (e), ${n} in flight`, OVERHEAD_LABELS.coop, n, (w) => w.callsPerSecond, true),
+  ),
+  ...[1, 8, 32].map((n) =>
+    overheadTarget(`CPU per call vs (e), ${n} in flight`, OVERHEAD_LABELS.coop, n, (w) => w.serverCpuUsPerCall, false),
+  ),
   overheadTarget('round trip p50 vs (b), 1 in flight', OVERHEAD_LABELS.naive, 1, (w) => w.p50Ms, false),
-  ...[1, 8, 32].map((n) => overheadTarget(`calls/s vs (g), ${n} in flight`, OVERHEAD_LABELS.coop2, n, (w) => w.callsPerSecond, true)),
-  ...[1, 8, 32].map((n) => overheadTarget(`CPU per call vs (g), ${n} in flight`, OVERHEAD_LABELS.coop2, n, (w) => w.serverCpuUsPerCall, false)),
+  ...[1, 8, 32].map((n) =>
+    overheadTarget(`calls/s vs (g), ${n} in flight`, OVERHEAD_LABELS.coop2, n, (w) => w.callsPerSecond, true),
+  ),
+  ...[1, 8, 32].map((n) =>
+    overheadTarget(`CPU per call vs (g), ${n} in flight`, OVERHEAD_LABELS.coop2, n, (w) => w.serverCpuUsPerCall, false),
+  ),
   ...['2026', '2025'].flatMap((era) =>
     HTTP_BASELINES.filter((b) => b.eras.includes(era as '2025' | '2026')).flatMap((b) => [
-      ...HTTP_CLIENTS.map((n) => httpTarget(`HTTP ${era} calls/s vs ${b.name}, ${clientsName(n)}`, b.label, era, n, (w) => w.callsPerSecond, true)),
-      ...HTTP_CLIENTS.map((n) => httpTarget(`HTTP ${era} CPU per call vs ${b.name}, ${clientsName(n)}`, b.label, era, n, (w) => w.serverCpuUsPerCall, false)),
+      ...HTTP_CLIENTS.map((n) =>
+        httpTarget(
+          `HTTP ${era} calls/s vs ${b.name}, ${clientsName(n)}`,
+          b.label,
+          era,
+          n,
+          (w) => w.callsPerSecond,
+          true,
+        ),
+      ),
+      ...HTTP_CLIENTS.map((n) =>
+        httpTarget(
+          `HTTP ${era} CPU per call vs ${b.name}, ${clientsName(n)}`,
+          b.label,
+          era,
+          n,
+          (w) => w.serverCpuUsPerCall,
+          false,
+        ),
+      ),
       httpTarget(`HTTP ${era} idle round trip p50 vs ${b.name}, 1 client`, b.label, era, 1, (w) => w.p50Ms, false),
     ]),
   ),
@@ -126,12 +186,18 @@ const TARGETS: readonly TargetDef[] = [
 ];
 
 /** "level" while `interval` contains `threshold`; else met when `mean` is on the goal's side. */
-export function verdict(mean: number, interval: readonly [number, number], threshold: number, higherIsBetter: boolean): Verdict {
+export function verdict(
+  mean: number,
+  interval: readonly [number, number],
+  threshold: number,
+  higherIsBetter: boolean,
+): Verdict {
   if (interval[0] <= threshold && threshold <= interval[1]) return 'level';
   return (higherIsBetter ? mean >= threshold : mean <= threshold) ? 'met' : 'missed';
 }
 
-const goalOf = (t: TargetDef) => `${t.higherIsBetter ? '≥' : '≤'} ${Number.isInteger(t.threshold) && t.threshold !== 1 ? t.threshold : t.threshold.toFixed(1)}×`;
+const goalOf = (t: TargetDef) =>
+  `${t.higherIsBetter ? '≥' : '≤'} ${Number.isInteger(t.threshold) && t.threshold !== 1 ? t.threshold : t.threshold.toFixed(1)}×`;
 
 /** Resamples `values` with replacement `times` times (seeded: the same runs give the same interval). */
 function bootstrapMeans(values: readonly number[], times: number, seed: number): number[] {
@@ -155,7 +221,10 @@ export function poolRuns(runs: readonly BenchRun[]): PooledTarget[] {
     const all = withRounds.flat();
     const boots = bootstrapMeans(runMedians, 4000, 24);
     const mean = summarize(runMedians).mean;
-    const interval: [number, number] = [boots[Math.floor(0.05 * boots.length)]!, boots[Math.ceil(0.95 * boots.length) - 1]!];
+    const interval: [number, number] = [
+      boots[Math.floor(0.05 * boots.length)]!,
+      boots[Math.ceil(0.95 * boots.length) - 1]!,
+    ];
     out.push({
       name: t.name,
       goal: goalOf(t),
@@ -180,7 +249,12 @@ const POOLED = ['overhead', 'http-overhead', 'http-cancel', 'http-memory'] as co
  * found in two files is taken from the first.
  */
 export function readRun(path: string): BenchRun {
-  const files = path.endsWith('.json') ? [path] : [join(path, 'results.json'), ...(existsSync(path) ? readdirSync(path).map((d) => join(path, d, 'results.json')) : [])];
+  const files = path.endsWith('.json')
+    ? [path]
+    : [
+        join(path, 'results.json'),
+        ...(existsSync(path) ? readdirSync(path).map((d) => join(path, d, 'results.json')) : []),
+      ];
   let commit: string | undefined;
   const found = new Map<string, Record<string, unknown>>();
   for (const file of files.filter((f) => existsSync(f))) {
@@ -196,7 +270,10 @@ export function readRun(path: string): BenchRun {
       commit ??= run.env?.gitCommit?.slice(0, 7) ?? '?';
     }
   }
-  if (found.size === 0) throw new Error(`${path}: no results.json with scenario 3 (overhead) or 8–10 (http-overhead, http-cancel, http-memory) in it`);
+  if (found.size === 0)
+    throw new Error(
+      `${path}: no results.json with scenario 3 (overhead) or 8–10 (http-overhead, http-cancel, http-memory) in it`,
+    );
   return {
     commit: commit ?? '?',
     ...(found.has('overhead') && { windows: found.get('overhead')!.windows as ZeroWorkWindow[] }),
@@ -212,9 +289,12 @@ export function poolTable(runs: readonly BenchRun[]): string {
   const lines = [
     `Pooled over ${runs.length} runs (${runs.map((r) => r.commit).join(', ')}); mean of run medians with its 90 % bootstrap interval over runs; "level" where the interval contains the goal.`,
     '',
-    '| ours ÷ (unless named) | goal | run medians | mean [90 % interval] | median of all rounds | rounds ours\' way | verdict |',
+    "| ours ÷ (unless named) | goal | run medians | mean [90 % interval] | median of all rounds | rounds ours' way | verdict |",
     '| --- | --- | --- | --- | --- | --- | --- |',
-    ...poolRuns(runs).map((t) => `| ${t.name} | ${t.goal} | ${t.runMedians.map(x).join(', ')} | ${x(t.mean)} [${x(t.interval[0])}, ${x(t.interval[1])}] | ${x(t.pooledMedian)} | ${t.oursWay} of ${t.rounds} | ${t.verdict} |`),
+    ...poolRuns(runs).map(
+      (t) =>
+        `| ${t.name} | ${t.goal} | ${t.runMedians.map(x).join(', ')} | ${x(t.mean)} [${x(t.interval[0])}, ${x(t.interval[1])}] | ${x(t.pooledMedian)} | ${t.oursWay} of ${t.rounds} | ${t.verdict} |`,
+    ),
   ];
   return lines.join('\n');
 }

@@ -30,7 +30,10 @@ export class RawConnection {
   ) {
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => this.onData(chunk));
-    child.stderr.on('data', (chunk: Buffer) => (this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4096)));
+    child.stderr.on(
+      'data',
+      (chunk: Buffer) => (this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-4096)),
+    );
     child.once('exit', (code) => {
       this.lost = new Error(`${this.label}: the server exited (${code}); its stderr ended with:\n${this.stderrTail}`);
       for (const p of this.pending.values()) p.reject(this.lost);
@@ -45,7 +48,11 @@ export class RawConnection {
     const [file, ...args] = cpus === undefined ? command : ['taskset', '-c', cpus, ...command];
     const child = spawn(file!, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const conn = new RawConnection(spec, child);
-    await conn.request('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench-raw', version: '0.0.0' } });
+    await conn.request('initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'bench-raw', version: '0.0.0' },
+    });
     child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
     return conn;
   }
@@ -83,7 +90,9 @@ export class RawConnection {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.child.stdin.write(`{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}\n`);
+      this.child.stdin.write(
+        `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}\n`,
+      );
     });
   }
 
@@ -118,7 +127,9 @@ export class RawConnection {
 export async function pinSelf(cpus: string): Promise<string | undefined> {
   const { execFileSync } = await import('node:child_process');
   try {
-    const before = /:\s*(\S+)\s*$/.exec(execFileSync('taskset', ['-cp', String(process.pid)], { encoding: 'utf8' }))?.[1];
+    const before = /:\s*(\S+)\s*$/.exec(
+      execFileSync('taskset', ['-cp', String(process.pid)], { encoding: 'utf8' }),
+    )?.[1];
     execFileSync('taskset', ['-a', '-cp', cpus, String(process.pid)], { stdio: 'ignore' });
     return before;
   } catch {

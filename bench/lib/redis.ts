@@ -19,10 +19,15 @@ export interface BenchRedis {
 }
 
 export async function startBenchRedis(): Promise<BenchRedis> {
-  if (spawnSync('redis-server', ['--version']).error) throw new Error('redis-server is not installed: apt-get update && apt-get install -y redis-server');
+  if (spawnSync('redis-server', ['--version']).error)
+    throw new Error('redis-server is not installed: apt-get update && apt-get install -y redis-server');
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const client = new Redis({ port, host: '127.0.0.1', retryStrategy: (n) => Math.min(n * 50, 500) });
   client.on('error', () => undefined);
   await client.ping();
@@ -78,7 +83,20 @@ export async function startProc(args: string[], ready: RegExp): Promise<Proc> {
 
 /** `mcp-cancel-pool worker` on `queue`, one thread (and `extra` flags); its id is in `match[1]`. */
 export function startWorkerHost(url: string, queue: string, extra: readonly string[] = []): Promise<Proc> {
-  return startProc([fileURLToPath(import.meta.resolve('#dist/src/cli/main.js')), 'worker', '--redis', url, '--queue', queue, '--threads', '1', ...extra], /host (\S+) serving queue/);
+  return startProc(
+    [
+      fileURLToPath(import.meta.resolve('#dist/src/cli/main.js')),
+      'worker',
+      '--redis',
+      url,
+      '--queue',
+      queue,
+      '--threads',
+      '1',
+      ...extra,
+    ],
+    /host (\S+) serving queue/,
+  );
 }
 
 /** Baseline (d)'s worker on `queue`. */

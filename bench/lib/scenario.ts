@@ -66,6 +66,8 @@ export interface Scenario {
 }
 
 export function serverInfo(spec: ServerSpec): ServerInfo {
-  return { label: specLabel(spec), command: ['node', ...serverCommand(spec).map((a) => a.replace(/^.*\/(dist(?:-dev)?\/)/, '$1'))].join(' ') };
+  return {
+    label: specLabel(spec),
+    command: ['node', ...serverCommand(spec).map((a) => a.replace(/^.*\/(dist(?:-dev)?\/)/, '$1'))].join(' '),
+  };
 }
-

@@ -13,7 +13,10 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { statCpuMs } from '#dist/src/probe/cpu.js';
 
@@ -23,7 +26,17 @@ const path = (rel: string) => fileURLToPath(new URL(rel, DEV));
 /** Our server's CLI, from the package's own build. */
 const CLI = fileURLToPath(import.meta.resolve('#dist/src/cli/main.js'));
 
-export type ServerKind = 'ours' | 'main-thread' | 'main-thread-yield' | 'piscina-abort' | 'piscina-coop' | 'workerpool' | 'bullmq' | 'sdk2-piscina' | 'sdk2-coop' | 'fastmcp';
+export type ServerKind =
+  | 'ours'
+  | 'main-thread'
+  | 'main-thread-yield'
+  | 'piscina-abort'
+  | 'piscina-coop'
+  | 'workerpool'
+  | 'bullmq'
+  | 'sdk2-piscina'
+  | 'sdk2-coop'
+  | 'fastmcp';
 export type TransportKind = 'stdio' | 'http';
 
 export interface ServerSpec {
@@ -67,7 +80,9 @@ export function specLabel(spec: ServerSpec): string {
   const tag = spec.tag ? `, ${spec.tag}` : '';
   const era = spec.era === '2026' ? ', 2026' : '';
   if (spec.kind === 'ours') return `ours (${spec.transport}${era}${tag})`;
-  return spec.kind === 'sdk2-piscina' || (spec.kind === 'sdk2-coop' && spec.transport === 'http') ? `${KIND_LABEL[spec.kind]} (${spec.transport}${era}${tag})` : `${KIND_LABEL[spec.kind]}${tag}`;
+  return spec.kind === 'sdk2-piscina' || (spec.kind === 'sdk2-coop' && spec.transport === 'http')
+    ? `${KIND_LABEL[spec.kind]} (${spec.transport}${era}${tag})`
+    : `${KIND_LABEL[spec.kind]}${tag}`;
 }
 
 /** The command line that starts a server, for the report. */
@@ -79,11 +94,16 @@ function baseCommand(spec: ServerSpec): string[] {
   switch (spec.kind) {
     case 'ours':
       return [
-        CLI, 'serve', '--transport', spec.transport,
+        CLI,
+        'serve',
+        '--transport',
+        spec.transport,
         // A front end on Redis has no pool (serve refuses pool flags there): the hosts take them.
         ...(spec.redis === undefined ? ['--threads', String(spec.threads)] : []),
         ...(spec.graceMs !== undefined && spec.redis === undefined ? ['--grace-ms', String(spec.graceMs)] : []),
-        ...(spec.spareThreads !== undefined && spec.redis === undefined ? ['--spare-threads', String(spec.spareThreads)] : []),
+        ...(spec.spareThreads !== undefined && spec.redis === undefined
+          ? ['--spare-threads', String(spec.spareThreads)]
+          : []),
         ...(spec.transport === 'http' ? ['--port', '0'] : []),
         ...(spec.redis !== undefined ? ['--redis', spec.redis, '--queue', spec.queue ?? 'mcp-cancel-pool'] : []),
       ];
@@ -100,9 +120,19 @@ function baseCommand(spec: ServerSpec): string[] {
     case 'bullmq':
       return [path('bench/baselines/bullmq-front.js'), '--redis', spec.redis ?? '', '--queue', spec.queue ?? 'bench-d'];
     case 'sdk2-piscina':
-      return [path('bench/baselines/sdk2-piscina.js'), '--threads', String(spec.threads), ...(spec.transport === 'http' ? ['--http'] : [])];
+      return [
+        path('bench/baselines/sdk2-piscina.js'),
+        '--threads',
+        String(spec.threads),
+        ...(spec.transport === 'http' ? ['--http'] : []),
+      ];
     case 'sdk2-coop':
-      return [path('bench/baselines/sdk2-coop.js'), '--threads', String(spec.threads), ...(spec.transport === 'http' ? ['--http'] : [])];
+      return [
+        path('bench/baselines/sdk2-coop.js'),
+        '--threads',
+        String(spec.threads),
+        ...(spec.transport === 'http' ? ['--http'] : []),
+      ];
     case 'fastmcp':
       return [path('bench/baselines/fastmcp-http.js'), '--threads', String(spec.threads)];
   }
@@ -144,7 +174,10 @@ export class Connection {
   /** The server process's id. */
   get pid(): number | undefined {
     const t = this.transport;
-    return this.child?.pid ?? (t instanceof StdioClientTransport || t instanceof ModernStdioTransport ? (t.pid ?? undefined) : undefined);
+    return (
+      this.child?.pid ??
+      (t instanceof StdioClientTransport || t instanceof ModernStdioTransport ? (t.pid ?? undefined) : undefined)
+    );
   }
 
   /** CPU time the server has used so far (Linux /proc; undefined elsewhere): the whole process and its main thread alone. */
@@ -163,11 +196,14 @@ export class Connection {
   }
 
   static async open(spec: ServerSpec): Promise<Connection> {
-    if (spec.transport === 'http' && spec.kind !== 'ours' && spec.kind !== 'sdk2-piscina') throw new Error('only ours and (f) serve HTTP');
+    if (spec.transport === 'http' && spec.kind !== 'ours' && spec.kind !== 'sdk2-piscina')
+      throw new Error('only ours and (f) serve HTTP');
     const [script, ...args] = serverCommand(spec);
     const modern = spec.era === '2026';
     const info = { name: 'mcp-cancel-pool-bench', version: '0.0.0' };
-    const client = modern ? new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never) : new Client(info);
+    const client = modern
+      ? new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never)
+      : new Client(info);
     let transport: Transport | ModernStdioTransport | ModernHttpTransport;
     let child: ChildProcess | undefined;
     if (spec.transport === 'stdio') {
@@ -177,19 +213,25 @@ export class Connection {
       child = spawn(process.execPath, [script!, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
       const started = child;
       // A server that never says where it listens is stopped here: nothing else holds it, and it would outlive the bench.
-      const url = new URL(await listeningUrl(started).catch((error: unknown) => {
-        started.kill('SIGKILL');
-        throw error;
-      }));
+      const url = new URL(
+        await listeningUrl(started).catch((error: unknown) => {
+          started.kill('SIGKILL');
+          throw error;
+        }),
+      );
       transport = modern ? new ModernHttpTransport(url) : new StreamableHTTPClientTransport(url);
     }
     const conn = modern
       ? new Connection(spec, undefined, client as ModernClient, child, transport)
       : new Connection(spec, client as Client, undefined, child, transport);
-    const stderr = transport instanceof StdioClientTransport || transport instanceof ModernStdioTransport ? transport.stderr : child?.stderr;
+    const stderr =
+      transport instanceof StdioClientTransport || transport instanceof ModernStdioTransport
+        ? transport.stderr
+        : child?.stderr;
     stderr?.on('data', (chunk: Buffer) => (conn.stderrTail = (conn.stderrTail + chunk.toString('utf8')).slice(-4096)));
     client.onclose = () => {
-      if (!conn.closing) conn.lost = new Error(`${conn.label}: the server went away; its stderr ended with:\n${conn.stderrTail}`);
+      if (!conn.closing)
+        conn.lost = new Error(`${conn.label}: the server went away; its stderr ended with:\n${conn.stderrTail}`);
     };
     client.onerror = (error) => {
       if (/unknown message ID/i.test(error.message)) conn.lateResponses++;
@@ -282,18 +324,23 @@ export function listeningUrl(child: ChildProcess): Promise<string> {
  * connection in the array, whatever happens; `body` may replace entries (a
  * restarted server) and the replacement is what gets closed.
  */
-export async function withConnections<T>(specs: readonly ServerSpec[], body: (conns: Connection[]) => Promise<T>): Promise<T> {
+export async function withConnections<T>(
+  specs: readonly ServerSpec[],
+  body: (conns: Connection[]) => Promise<T>,
+): Promise<T> {
   const conns: Connection[] = [];
   try {
     // All at once: start-up is mostly module loading, which the two cores then share instead of taking turns.
-    const opened = await Promise.allSettled(specs.map(async (spec) => {
-      const c = await Connection.open(spec);
-      await c.warm().catch(async (error: unknown) => {
-        await c.close();
-        throw error;
-      });
-      return c;
-    }));
+    const opened = await Promise.allSettled(
+      specs.map(async (spec) => {
+        const c = await Connection.open(spec);
+        await c.warm().catch(async (error: unknown) => {
+          await c.close();
+          throw error;
+        });
+        return c;
+      }),
+    );
     for (const r of opened) if (r.status === 'fulfilled') conns.push(r.value);
     const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed) throw failed.reason;

@@ -22,7 +22,9 @@ export interface ZeroWorkParams {
 
 /** A quick (smoke) run's parameters, or a full run's with `rounds` windows of `windowMs`. */
 export function zeroWorkParams(quick: boolean, rounds: number, windowMs: number): ZeroWorkParams {
-  return quick ? { rounds: 1, windowMs: 250, warmupMs: 200, warmupCalls: 0 } : { rounds, windowMs, warmupMs: 1500, warmupCalls: 20_000 };
+  return quick
+    ? { rounds: 1, windowMs: 250, warmupMs: 200, warmupCalls: 0 }
+    : { rounds, windowMs, warmupMs: 1500, warmupCalls: 20_000 };
 }
 
 /**
@@ -58,7 +60,8 @@ export async function throughput(conn: RawConnection, inFlight: number, windowMs
   return {
     calls,
     seconds: (last - start) / 1000,
-    ...(cpu0 && cpu1 && { serverCpuMs: cpu1.processMs - cpu0.processMs, serverMainCpuMs: cpu1.mainThreadMs - cpu0.mainThreadMs }),
+    ...(cpu0 &&
+      cpu1 && { serverCpuMs: cpu1.processMs - cpu0.processMs, serverMainCpuMs: cpu1.mainThreadMs - cpu0.mainThreadMs }),
     clientCpuMs: (client.user + client.system) / 1000,
   };
 }
@@ -68,11 +71,18 @@ export async function throughput(conn: RawConnection, inFlight: number, windowMs
  * into `conns` (so the caller closes whatever started), then warms each in turn, untimed, at 32 in flight: the
  * server and this client JIT-compile their hot paths under load.
  */
-export async function openAndWarm(specs: readonly ServerSpec[], cpus: string | undefined, p: ZeroWorkParams, conns: RawConnection[]): Promise<void> {
+export async function openAndWarm(
+  specs: readonly ServerSpec[],
+  cpus: string | undefined,
+  p: ZeroWorkParams,
+  conns: RawConnection[],
+): Promise<void> {
   const opened = await Promise.allSettled(specs.map((spec) => RawConnection.open(spec, cpus)));
   for (const r of opened) if (r.status === 'fulfilled') conns.push(r.value);
   const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
   for (const c of conns) await c.warm();
-  for (const c of conns) for (let n = (await throughput(c, 32, p.warmupMs)).calls; n < p.warmupCalls; ) n += (await throughput(c, 32, 250)).calls;
+  for (const c of conns)
+    for (let n = (await throughput(c, 32, p.warmupMs)).calls; n < p.warmupCalls;)
+      n += (await throughput(c, 32, 250)).calls;
 }

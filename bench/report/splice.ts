@@ -16,7 +16,13 @@ interface Run {
   readonly env: { readonly gitCommit?: string; readonly gitDirty?: boolean; readonly startedAt: string };
   readonly command: string;
   readonly scenarios: ScenarioResult[];
-  spliced?: { readonly ids: readonly string[]; readonly command: string; readonly commit?: string; readonly dirty?: boolean; readonly startedAt: string }[];
+  spliced?: {
+    readonly ids: readonly string[];
+    readonly command: string;
+    readonly commit?: string;
+    readonly dirty?: boolean;
+    readonly startedAt: string;
+  }[];
 }
 
 /** The report's `## <title>` section, up to the next one. */
@@ -45,14 +51,33 @@ for (const s of partial.scenarios) {
   else full.scenarios[i] = s;
 }
 const ids = partial.scenarios.map((s) => s.id);
-full.spliced = [...(full.spliced ?? []), { ids, command: partial.command, commit: partial.env.gitCommit, dirty: partial.env.gitDirty, startedAt: partial.env.startedAt }];
+full.spliced = [
+  ...(full.spliced ?? []),
+  {
+    ids,
+    command: partial.command,
+    commit: partial.env.gitCommit,
+    dirty: partial.env.gitDirty,
+    startedAt: partial.env.startedAt,
+  },
+];
 
 const targets = section(md, 'Targets');
-if (targets) md = `${md.slice(0, targets.start)}\n## Targets\n\n${markdownTable(targetsTable(full.scenarios.flatMap((s) => s.targets)))}\n${md.slice(targets.end)}`;
-const note = full.spliced.map((s) => `${s.ids.join(', ')}: re-run with \`${s.command}\` at ${s.commit ?? 'unknown'}${s.dirty ? ' (uncommitted changes)' : ''}, started ${s.startedAt}.`).join(' ');
-md = md.replace(/\n\n(Sections taken from later partial runs:[^\n]*\n\n)?\|  \|  \|/, `\n\nSections taken from later partial runs: ${note}\n\n|  |  |`);
+if (targets)
+  md = `${md.slice(0, targets.start)}\n## Targets\n\n${markdownTable(targetsTable(full.scenarios.flatMap((s) => s.targets)))}\n${md.slice(targets.end)}`;
+const note = full.spliced
+  .map(
+    (s) =>
+      `${s.ids.join(', ')}: re-run with \`${s.command}\` at ${s.commit ?? 'unknown'}${s.dirty ? ' (uncommitted changes)' : ''}, started ${s.startedAt}.`,
+  )
+  .join(' ');
+md = md.replace(
+  /\n\n(Sections taken from later partial runs:[^\n]*\n\n)?\|  \|  \|/,
+  `\n\nSections taken from later partial runs: ${note}\n\n|  |  |`,
+);
 
-for (const f of await readdir(partialDir)) if (f.endsWith('.svg')) await copyFile(join(partialDir, f), join(fullDir, f));
+for (const f of await readdir(partialDir))
+  if (f.endsWith('.svg')) await copyFile(join(partialDir, f), join(fullDir, f));
 await writeFile(join(fullDir, 'results.json'), JSON.stringify(full));
 await writeFile(join(fullDir, 'report.md'), md);
 process.stderr.write(`spliced ${ids.join(', ')} into ${fullDir}\n`);

@@ -12,10 +12,24 @@
  * Modes alternate sample by sample, and configurations round-robin.
  */
 import { cdfChart, logDotChart } from '#dist/src/probe/charts.js';
-import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
+import {
+  type RunContext,
+  type Scenario,
+  type ScenarioResult,
+  type Table,
+  type Target,
+  serverInfo,
+} from '../lib/scenario.js';
 import { rng } from '../lib/rng.js';
 import { A_MS, GRACE_MS, LEAD_MS, WARM_CALLS } from '../lib/sample-timing.js';
-import { type Connection, specLabel, type ServerKind, type ServerSpec, type TransportKind, withConnections } from '../lib/servers.js';
+import {
+  type Connection,
+  specLabel,
+  type ServerKind,
+  type ServerSpec,
+  type TransportKind,
+  withConnections,
+} from '../lib/servers.js';
 import { alternate, fmt, sleep, summarize, us, type Summary } from '#dist/src/probe/stats.js';
 
 const STAGES = [0.1, 1, 10] as const;
@@ -51,40 +65,137 @@ interface Sample {
 function configs(quick: boolean): Config[] {
   const ours = (transport: TransportKind): ServerSpec => ({ kind: 'ours', transport, threads: 1, graceMs: GRACE_MS });
   /** Ours with no standby thread: the next call waits for the stopped one to reach a boundary (or to be hard-stopped and replaced). */
-  const strict: ServerSpec = { kind: 'ours', transport: 'stdio', threads: 1, graceMs: GRACE_MS, spareThreads: 0, tag: 'no standby' };
+  const strict: ServerSpec = {
+    kind: 'ours',
+    transport: 'stdio',
+    threads: 1,
+    graceMs: GRACE_MS,
+    spareThreads: 0,
+    tag: 'no standby',
+  };
   const base = (kind: ServerKind): ServerSpec => ({ kind, transport: 'stdio', threads: 1 });
   const out: Config[] = [];
   const both: Mode[] = ['reused', 'stopped'];
   for (const transport of ['stdio', 'http'] as const) {
     for (const stageMs of stagesOf(quick)) {
-      out.push({ key: `ours-${transport}-${stageMs}-coop`, spec: ours(transport), stageMs, cooperative: true, modes: both, samples: quick ? 8 : 300, estimateMs: transport === 'http' ? 45 : 35 });
-      out.push({ key: `ours-${transport}-${stageMs}-hard`, spec: ours(transport), stageMs, cooperative: false, modes: both, samples: quick ? 2 : 20, estimateMs: 350 });
+      out.push({
+        key: `ours-${transport}-${stageMs}-coop`,
+        spec: ours(transport),
+        stageMs,
+        cooperative: true,
+        modes: both,
+        samples: quick ? 8 : 300,
+        estimateMs: transport === 'http' ? 45 : 35,
+      });
+      out.push({
+        key: `ours-${transport}-${stageMs}-hard`,
+        spec: ours(transport),
+        stageMs,
+        cooperative: false,
+        modes: both,
+        samples: quick ? 2 : 20,
+        estimateMs: 350,
+      });
     }
   }
   // 2026-07-28: a 2.x client in modern mode. stdio cancels with notifications/cancelled; over HTTP the abort closes A's stream.
   for (const transport of ['stdio', 'http'] as const) {
-    out.push({ key: `ours-${transport}-2026-1-coop`, spec: { ...ours(transport), era: '2026' }, stageMs: 1, cooperative: true, modes: ['reused'], samples: quick ? 12 : 300, estimateMs: transport === 'http' ? 45 : 35 });
-    out.push({ key: `sdk2-piscina-${transport}-2026-1`, spec: { kind: 'sdk2-piscina', transport, threads: 1, era: '2026' }, stageMs: 1, cooperative: true, modes: ['reused'], samples: quick ? 6 : 100, estimateMs: 70 });
+    out.push({
+      key: `ours-${transport}-2026-1-coop`,
+      spec: { ...ours(transport), era: '2026' },
+      stageMs: 1,
+      cooperative: true,
+      modes: ['reused'],
+      samples: quick ? 12 : 300,
+      estimateMs: transport === 'http' ? 45 : 35,
+    });
+    out.push({
+      key: `sdk2-piscina-${transport}-2026-1`,
+      spec: { kind: 'sdk2-piscina', transport, threads: 1, era: '2026' },
+      stageMs: 1,
+      cooperative: true,
+      modes: ['reused'],
+      samples: quick ? 6 : 100,
+      estimateMs: 70,
+    });
   }
-  for (const stageMs of stagesOf(quick)) out.push({ key: `strict-stdio-${stageMs}-coop`, spec: strict, stageMs, cooperative: true, modes: ['reused'], samples: quick ? 4 : 150, estimateMs: 35 });
-  out.push({ key: 'strict-stdio-1-hard', spec: strict, stageMs: 1, cooperative: false, modes: ['reused'], samples: quick ? 1 : 10, estimateMs: 350 });
-  for (const stageMs of stagesOf(quick)) out.push({ key: `piscina-${stageMs}`, spec: base('piscina-abort'), stageMs, cooperative: true, modes: both, samples: quick ? 4 : 100, estimateMs: 70 });
-  out.push({ key: 'workerpool-1', spec: base('workerpool'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 8, estimateMs: 2100 });
-  out.push({ key: 'main-thread-1', spec: base('main-thread'), stageMs: 1, cooperative: true, modes: both, samples: quick ? 1 : 6, estimateMs: 3100 });
+  for (const stageMs of stagesOf(quick))
+    out.push({
+      key: `strict-stdio-${stageMs}-coop`,
+      spec: strict,
+      stageMs,
+      cooperative: true,
+      modes: ['reused'],
+      samples: quick ? 4 : 150,
+      estimateMs: 35,
+    });
+  out.push({
+    key: 'strict-stdio-1-hard',
+    spec: strict,
+    stageMs: 1,
+    cooperative: false,
+    modes: ['reused'],
+    samples: quick ? 1 : 10,
+    estimateMs: 350,
+  });
+  for (const stageMs of stagesOf(quick))
+    out.push({
+      key: `piscina-${stageMs}`,
+      spec: base('piscina-abort'),
+      stageMs,
+      cooperative: true,
+      modes: both,
+      samples: quick ? 4 : 100,
+      estimateMs: 70,
+    });
+  out.push({
+    key: 'workerpool-1',
+    spec: base('workerpool'),
+    stageMs: 1,
+    cooperative: true,
+    modes: both,
+    samples: quick ? 1 : 8,
+    estimateMs: 2100,
+  });
+  out.push({
+    key: 'main-thread-1',
+    spec: base('main-thread'),
+    stageMs: 1,
+    cooperative: true,
+    modes: both,
+    samples: quick ? 1 : 6,
+    estimateMs: 3100,
+  });
   // Yielding between slices interleaves B with A on the one thread: there is no slot to reuse, only "stopped".
-  out.push({ key: 'main-thread-yield-1', spec: base('main-thread-yield'), stageMs: 1, cooperative: true, modes: ['stopped'], samples: quick ? 4 : 30, estimateMs: 35 });
+  out.push({
+    key: 'main-thread-yield-1',
+    spec: base('main-thread-yield'),
+    stageMs: 1,
+    cooperative: true,
+    modes: ['stopped'],
+    samples: quick ? 4 : 30,
+    estimateMs: 35,
+  });
   return out;
 }
 
 function configLabel(c: Config): string {
   const label = specLabel(c.spec);
-  return c.spec.kind === 'ours' ? `${label}, ${c.cooperative ? 'cooperative' : `hard stop (grace ${GRACE_MS} ms)`}` : label;
+  return c.spec.kind === 'ours'
+    ? `${label}, ${c.cooperative ? 'cooperative' : `hard stop (grace ${GRACE_MS} ms)`}`
+    : label;
 }
 
 /** How long "cancel → stopped" may wait for the server to report A stopped; past it the sample is counted as never stopped, not timed. */
 const STOP_WAIT_MS = 15_000;
 
-async function sample(conn: Connection, c: Config, mode: Mode, random: () => number, warm: number): Promise<{ ms: number; idleMs: number } | 'never-stopped'> {
+async function sample(
+  conn: Connection,
+  c: Config,
+  mode: Mode,
+  random: () => number,
+  warm: number,
+): Promise<{ ms: number; idleMs: number } | 'never-stopped'> {
   // A hard stop or a baseline's cancel replaced the worker in the previous sample: heat the new one
   // (JIT, lazy paths) so that A, B and the idle call do not pay for a cold worker. Only the last call is timed.
   for (let i = 1; i < warm; i++) await conn.warm();
@@ -93,7 +204,9 @@ async function sample(conn: Connection, c: Config, mode: Mode, random: () => num
   const idleMs = performance.now() - w0;
   const before = mode === 'stopped' ? await conn.stoppedCount() : 0;
   const controller = new AbortController();
-  const a = conn.callSpin({ ms: A_MS, stageMs: c.stageMs, cooperative: c.cooperative }, { signal: controller.signal }).catch(() => undefined);
+  const a = conn
+    .callSpin({ ms: A_MS, stageMs: c.stageMs, cooperative: c.cooperative }, { signal: controller.signal })
+    .catch(() => undefined);
   await sleep(LEAD_MS + random() * Math.max(2, 2 * c.stageMs));
   let b: Promise<unknown> | undefined;
   if (mode === 'reused') {
@@ -123,7 +236,12 @@ export const cancelLatency: Scenario = {
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const wanted = ctx.rows;
     const all = configs(ctx.quick).filter((c) => !wanted || wanted.includes(c.key));
-    if (all.length === 0) throw new Error(`--rows names no configuration of cancel-latency: ${configs(ctx.quick).map((c) => c.key).join(', ')}`);
+    if (all.length === 0)
+      throw new Error(
+        `--rows names no configuration of cancel-latency: ${configs(ctx.quick)
+          .map((c) => c.key)
+          .join(', ')}`,
+      );
     const specs = [...new Map(all.map((c) => [JSON.stringify(c.spec), c.spec])).values()];
     const samples: Sample[] = [];
     const neverStopped = new Map<string, number>();
@@ -131,29 +249,47 @@ export const cancelLatency: Scenario = {
       const index = new Map(specs.map((s, i) => [JSON.stringify(s), i]));
       const connOf = (c: Config) => conns[index.get(JSON.stringify(c.spec))!]!;
       const random = rng(1);
-      await alternate(all, (c) => c.samples, async (c, round) => {
-        const mode = c.modes[round % c.modes.length]!;
-        const r = await sample(connOf(c), c, mode, random, warmCalls(ctx.quick));
-        if (r === 'never-stopped') {
-          neverStopped.set(c.key, (neverStopped.get(c.key) ?? 0) + 1);
-          return ctx.progress.tick(c.estimateMs);
-        }
-        samples.push({ config: c.key, mode, ms: us(r.ms) });
-        if (mode === 'reused') samples.push({ config: c.key, mode: 'idle', ms: us(r.idleMs) });
-        ctx.progress.tick(c.estimateMs);
-      });
+      await alternate(
+        all,
+        (c) => c.samples,
+        async (c, round) => {
+          const mode = c.modes[round % c.modes.length]!;
+          const r = await sample(connOf(c), c, mode, random, warmCalls(ctx.quick));
+          if (r === 'never-stopped') {
+            neverStopped.set(c.key, (neverStopped.get(c.key) ?? 0) + 1);
+            return ctx.progress.tick(c.estimateMs);
+          }
+          samples.push({ config: c.key, mode, ms: us(r.ms) });
+          if (mode === 'reused') samples.push({ config: c.key, mode: 'idle', ms: us(r.idleMs) });
+          ctx.progress.tick(c.estimateMs);
+        },
+      );
       return Object.fromEntries(conns.map((c) => [c.label, c.lateResponses]));
     });
 
-    const of = (key: string, mode: Measure) => samples.filter((s) => s.config === key && s.mode === mode).map((s) => s.ms);
+    const of = (key: string, mode: Measure) =>
+      samples.filter((s) => s.config === key && s.mode === mode).map((s) => s.ms);
     const stats = new Map<string, Summary>();
     const rows: (string | number)[][] = [];
-    const measureName: Record<Measure, string> = { reused: 'cancel → slot reused', stopped: 'cancel → stopped', idle: 'zero-work call, idle server' };
+    const measureName: Record<Measure, string> = {
+      reused: 'cancel → slot reused',
+      stopped: 'cancel → stopped',
+      idle: 'zero-work call, idle server',
+    };
     for (const c of all) {
       for (const mode of [...c.modes, ...(c.modes.includes('reused') ? (['idle'] as const) : [])]) {
         const s = summarize(of(c.key, mode));
         stats.set(`${c.key}/${mode}`, s);
-        rows.push([configLabel(c), String(c.stageMs), measureName[mode], s.n, fmt(s.p50), fmt(s.p90), fmt(s.p99), fmt(s.max)]);
+        rows.push([
+          configLabel(c),
+          String(c.stageMs),
+          measureName[mode],
+          s.n,
+          fmt(s.p50),
+          fmt(s.p90),
+          fmt(s.p99),
+          fmt(s.max),
+        ]);
       }
     }
     const tables: Table[] = [
@@ -162,29 +298,39 @@ export const cancelLatency: Scenario = {
         columns: ['server', 'stage ms', 'measure', 'n', 'p50', 'p90', 'p99', 'max'],
         rows,
         note:
-          `Late responses (answers the client got for calls it had cancelled): ${Object.entries(late).map(([k, v]) => `${k}: ${v}`).join(', ')}.` +
-          (neverStopped.size ? ` Samples not reported stopped within ${STOP_WAIT_MS} ms of the cancel (left out of the table): ${[...neverStopped].map(([k, v]) => `${k}: ${v}`).join(', ')}.` : ''),
+          `Late responses (answers the client got for calls it had cancelled): ${Object.entries(late)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(', ')}.` +
+          (neverStopped.size
+            ? ` Samples not reported stopped within ${STOP_WAIT_MS} ms of the cancel (left out of the table): ${[...neverStopped].map(([k, v]) => `${k}: ${v}`).join(', ')}.`
+            : ''),
       },
     ];
 
     // A chart only where some row has samples (a --rows run leaves some stage sizes and modes without any).
     const charted = (stageMs: number, mode: Mode) => all.some((c) => c.stageMs === stageMs && c.modes.includes(mode));
     const charts = STAGES.flatMap((stageMs) =>
-      (['reused', 'stopped'] as const).filter((mode) => charted(stageMs, mode)).map((mode) => ({
-        file: `cancel-${mode}-${String(stageMs).replace('.', '_')}ms`,
-        title: `Cancel → ${mode === 'reused' ? 'slot reused' : 'stopped'}, ${stageMs} ms stages`,
-        spec: cdfChart(
-          `Cancel → ${mode === 'reused' ? 'slot reused (next call answered)' : 'stopped'}, ${stageMs} ms stages`,
-          all.filter((c) => c.stageMs === stageMs && c.modes.includes(mode)).map((c) => ({ label: configLabel(c), values: of(c.key, mode) })),
-        ),
-      })),
+      (['reused', 'stopped'] as const)
+        .filter((mode) => charted(stageMs, mode))
+        .map((mode) => ({
+          file: `cancel-${mode}-${String(stageMs).replace('.', '_')}ms`,
+          title: `Cancel → ${mode === 'reused' ? 'slot reused' : 'stopped'}, ${stageMs} ms stages`,
+          spec: cdfChart(
+            `Cancel → ${mode === 'reused' ? 'slot reused (next call answered)' : 'stopped'}, ${stageMs} ms stages`,
+            all
+              .filter((c) => c.stageMs === stageMs && c.modes.includes(mode))
+              .map((c) => ({ label: configLabel(c), values: of(c.key, mode) })),
+          ),
+        })),
     );
     charts.push({
       file: 'cancel-reused-p50-bars',
       title: 'Cancel → slot reused, p50 by stage size',
       spec: logDotChart(
         'Cancel → slot reused, p50 (ms, log scale)',
-        all.filter((c) => c.modes.includes('reused')).map((c) => ({ group: `${c.stageMs} ms`, series: configLabel(c), value: stats.get(`${c.key}/reused`)!.p50 })),
+        all
+          .filter((c) => c.modes.includes('reused'))
+          .map((c) => ({ group: `${c.stageMs} ms`, series: configLabel(c), value: stats.get(`${c.key}/reused`)!.p50 })),
         'p50 (ms)',
         'stage size',
       ),
@@ -197,10 +343,26 @@ export const cancelLatency: Scenario = {
     const pis = reused('piscina-1');
     const strictStats = reused('strict-stdio-1-coop');
     if (ours) {
-      targets.push({ name: 'Cancel → slot reused, 1 ms stages, stdio: p50', goal: '≤ 2 ms', measured: `${fmt(ours.p50)} ms`, met: ours.p50 <= 2 });
-      targets.push({ name: 'Cancel → slot reused, 1 ms stages, stdio: p99', goal: '≤ 5 ms', measured: `${fmt(ours.p99)} ms`, met: ours.p99 <= 5 });
+      targets.push({
+        name: 'Cancel → slot reused, 1 ms stages, stdio: p50',
+        goal: '≤ 2 ms',
+        measured: `${fmt(ours.p50)} ms`,
+        met: ours.p50 <= 2,
+      });
+      targets.push({
+        name: 'Cancel → slot reused, 1 ms stages, stdio: p99',
+        goal: '≤ 5 ms',
+        measured: `${fmt(ours.p99)} ms`,
+        met: ours.p99 <= 5,
+      });
     }
-    if (ours && pis) targets.push({ name: 'Cancel → slot reused, 1 ms stages, stdio: p50 vs (b)', goal: '≥ 25× faster', measured: `${(pis.p50 / ours.p50).toFixed(1)}× (${fmt(pis.p50)} / ${fmt(ours.p50)} ms)`, met: pis.p50 / ours.p50 >= 25 });
+    if (ours && pis)
+      targets.push({
+        name: 'Cancel → slot reused, 1 ms stages, stdio: p50 vs (b)',
+        goal: '≥ 25× faster',
+        measured: `${(pis.p50 / ours.p50).toFixed(1)}× (${fmt(pis.p50)} / ${fmt(ours.p50)} ms)`,
+        met: pis.p50 / ours.p50 >= 25,
+      });
     if (strictStats && pis) {
       targets.push({
         name: 'The same with `--spare-threads 0` (for comparison: no standby thread)',
@@ -234,14 +396,29 @@ export const cancelLatency: Scenario = {
       });
     }
 
-    const headKeys = ['ours-stdio-1-coop', 'ours-http-1-coop', 'ours-stdio-2026-1-coop', 'ours-http-2026-1-coop', 'ours-stdio-1-hard', 'strict-stdio-1-coop', 'strict-stdio-1-hard', 'piscina-1', 'sdk2-piscina-stdio-2026-1', 'sdk2-piscina-http-2026-1', 'workerpool-1', 'main-thread-1'];
+    const headKeys = [
+      'ours-stdio-1-coop',
+      'ours-http-1-coop',
+      'ours-stdio-2026-1-coop',
+      'ours-http-2026-1-coop',
+      'ours-stdio-1-hard',
+      'strict-stdio-1-coop',
+      'strict-stdio-1-hard',
+      'piscina-1',
+      'sdk2-piscina-stdio-2026-1',
+      'sdk2-piscina-http-2026-1',
+      'workerpool-1',
+      'main-thread-1',
+    ];
     const headline: Table = {
       title: 'Cancel → slot reused, 1 ms stages (ms)',
       columns: ['server', 'n', 'p50', 'p99', 'max'],
-      rows: all.filter((c) => headKeys.includes(c.key)).map((c) => {
-        const s = stats.get(`${c.key}/reused`)!;
-        return [configLabel(c), s.n, fmt(s.p50), fmt(s.p99), fmt(s.max)];
-      }),
+      rows: all
+        .filter((c) => headKeys.includes(c.key))
+        .map((c) => {
+          const s = stats.get(`${c.key}/reused`)!;
+          return [configLabel(c), s.n, fmt(s.p50), fmt(s.p99), fmt(s.max)];
+        }),
     };
 
     return {
@@ -250,9 +427,9 @@ export const cancelLatency: Scenario = {
       title: this.title,
       method: [
         `Each server runs with one worker thread (the main-thread baselines with their one thread). One sample: ${warmCalls(ctx.quick)} zero-work calls one after another, so the server is idle with a live, warmed-up worker (the previous sample may have replaced it); a call A = spin(${A_MS} ms, stage s) that is cancelled ${LEAD_MS} ms + a random 0–max(2, 2s) ms after it was sent (the SDK client aborts it, which sends \`notifications/cancelled\`).`,
-        '- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and queues behind A; the time is from sending the cancellation to receiving B\'s response. It includes stopping A, handing the worker to B, B\'s (zero) work and B\'s response on the wire.',
+        "- **cancel → slot reused**: a zero-work call B is sent 2 ms before the cancellation and queues behind A; the time is from sending the cancellation to receiving B's response. It includes stopping A, handing the worker to B, B's (zero) work and B's response on the wire.",
         '- **zero-work call, idle server**: the round trip of the last of those zero-work calls, timed in the "reused" samples; it is the floor under "cancel → slot reused", which contains one such call (B).',
-        '- **cancel → stopped**: the client polls the server\'s counters (`executor://stats` `cancelled` − `stopping` for ours, `bench://stats` `stopped` for the baselines) back to back until A is reported stopped; the time is from sending the cancellation to the first poll that sees it, so it overstates by up to one poll round trip (~0.1–0.5 ms). Ours counts a job when its worker has returned from it (or was terminated): `cancelled` alone counts a cancel when it wins, before the work stops; (a) when its loop has ended; (b) when Piscina destroys the worker (terminate requested); (c) when workerpool reports the worker terminated.',
+        "- **cancel → stopped**: the client polls the server's counters (`executor://stats` `cancelled` − `stopping` for ours, `bench://stats` `stopped` for the baselines) back to back until A is reported stopped; the time is from sending the cancellation to the first poll that sees it, so it overstates by up to one poll round trip (~0.1–0.5 ms). Ours counts a job when its worker has returned from it (or was terminated): `cancelled` alone counts a cancel when it wins, before the work stops; (a) when its loop has ended; (b) when Piscina destroys the worker (terminate requested); (c) when workerpool reports the worker terminated.",
         '- Ours runs with its default standby thread (`--spare-threads 1`): once the cancellation of A is accepted, B starts at once on the standby thread while A winds down to its next boundary (or, in the hard-stop rows, until its grace period ends). The "no standby" rows run `--spare-threads 0`, where B waits for A\'s thread.',
         `- After a hard-stop sample, ours gets ${REPLACE_MS} ms for the replacement thread to start before the next sample (calls are served by the other thread meanwhile).`,
         `- Ours runs with \`--grace-ms ${GRACE_MS}\` (the default is 1000): in the hard-stop rows (\`cooperative: false\`, the tool never checks) a stopped call's worker is terminated after that grace and replaced.`,
@@ -260,7 +437,19 @@ export const cancelLatency: Scenario = {
         `- (a') yields to the event loop before every slice, so B runs interleaved with A and there is no slot to reuse: only "stopped" is measured.`,
         '- The "2026" rows speak 2026-07-28 with the SDK 2.x client pinned to it (no `initialize`; each request carries its envelope). Its abort sends `notifications/cancelled` over stdio, and over Streamable HTTP closes A\'s response stream, which is that revision\'s cancellation. (f) is the SDK 2.x `McpServer` (`serveStdio`; over HTTP `createMcpHandler` with `legacy: \'reject\'`) with Piscina, `ctx.mcpReq.signal` passed to `piscina.run`: the 2.x counterpart of (b). Only "slot reused" is measured in these rows.',
       ].join('\n'),
-      params: { stages: stagesOf(ctx.quick), aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, configs: all.map((c) => ({ key: c.key, label: configLabel(c), stageMs: c.stageMs, cooperative: c.cooperative, samples: c.samples })) },
+      params: {
+        stages: stagesOf(ctx.quick),
+        aMs: A_MS,
+        leadMs: LEAD_MS,
+        graceMs: GRACE_MS,
+        configs: all.map((c) => ({
+          key: c.key,
+          label: configLabel(c),
+          stageMs: c.stageMs,
+          cooperative: c.cooperative,
+          samples: c.samples,
+        })),
+      },
       servers: specs.map(serverInfo),
       tables,
       charts,

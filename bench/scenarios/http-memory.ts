@@ -7,7 +7,14 @@
  */
 import type { ClientRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
+import {
+  type RunContext,
+  type Scenario,
+  type ScenarioResult,
+  type Table,
+  type Target,
+  serverInfo,
+} from '../lib/scenario.js';
 import { specLabel, type ServerKind, type ServerSpec } from '../lib/servers.js';
 import { HttpServer, inBatches, uniqueId } from '../lib/http-load.js';
 import { modernRequest } from '../lib/http-wire.js';
@@ -32,15 +39,26 @@ interface Params {
   readMs: number;
   blobSamples: number;
 }
-const params = (quick: boolean): Params => (quick ? { sessions: 32, inFlight: inFlightOf(quick), repeats: 1, settleMs: 150, readMs: 150, blobSamples: 0 } : { sessions: 1000, inFlight: inFlightOf(quick), repeats: 3, settleMs: 1000, readMs: 500, blobSamples: 5 });
+const params = (quick: boolean): Params =>
+  quick
+    ? { sessions: 32, inFlight: inFlightOf(quick), repeats: 1, settleMs: 150, readMs: 150, blobSamples: 0 }
+    : { sessions: 1000, inFlight: inFlightOf(quick), repeats: 3, settleMs: 1000, readMs: 500, blobSamples: 5 };
 
 const spec = (kind: ServerKind, quick: boolean): ServerSpec =>
-  kind === 'ours' ? { kind, transport: 'http', threads: THREADS, args: ['--max-sessions', String(params(quick).sessions + 100)] } : { kind, transport: 'http', threads: THREADS };
+  kind === 'ours'
+    ? { kind, transport: 'http', threads: THREADS, args: ['--max-sessions', String(params(quick).sessions + 100)] }
+    : { kind, transport: 'http', threads: THREADS };
 const KINDS: readonly ServerKind[] = ['ours', 'sdk2-piscina', 'sdk2-coop', 'fastmcp'];
-const NAMES: Partial<Record<ServerKind, string>> = { 'sdk2-piscina': '(f)', 'sdk2-coop': '(g)', fastmcp: '(h) fastmcp' };
+const NAMES: Partial<Record<ServerKind, string>> = {
+  'sdk2-piscina': '(f)',
+  'sdk2-coop': '(g)',
+  fastmcp: '(h) fastmcp',
+};
 /** The large-result servers: ours with bench/tools/blob.ts beside the built-ins, (f) with `--blob`. */
 const blobSpec = (kind: 'ours' | 'sdk2-piscina'): ServerSpec =>
-  kind === 'ours' ? { kind, transport: 'http', threads: THREADS, args: ['--tools', BLOB_TOOLS], tag: 'with blob' } : { kind, transport: 'http', threads: THREADS, args: ['--blob'], tag: 'with blob' };
+  kind === 'ours'
+    ? { kind, transport: 'http', threads: THREADS, args: ['--tools', BLOB_TOOLS], tag: 'with blob' }
+    : { kind, transport: 'http', threads: THREADS, args: ['--blob'], tag: 'with blob' };
 
 /** One server's figures (KiB). */
 export interface MemoryFigures {
@@ -80,7 +98,14 @@ async function idleSessions(server: HttpServer, count: number, readMs: number): 
  * (JIT code, pools, the heap's growth) is not counted per call; then
  * `repeats` cycles, and the median of their figures.
  */
-async function callsInFlight(server: HttpServer, count: number, settleMs: number, readMs: number, repeats: number, warm: boolean): Promise<MemoryFigures['inFlight']> {
+async function callsInFlight(
+  server: HttpServer,
+  count: number,
+  settleMs: number,
+  readMs: number,
+  repeats: number,
+  warm: boolean,
+): Promise<MemoryFigures['inFlight']> {
   const stats = await server.openSession();
   const session = server.spec.kind === 'fastmcp' ? await server.openSession() : undefined;
   const cycles: { beforeKb: number; afterKb: number; perCallKb: number }[] = [];
@@ -89,17 +114,24 @@ async function callsInFlight(server: HttpServer, count: number, settleMs: number
     const beforeKb = await rssMedian(server, readMs);
     const held: ClientRequest[] = [];
     const args = { ms: 60_000, stageMs: 1 };
-    const calls = Array.from({ length: count }, () => (session ? server.spin2025(session, args, uniqueId(), (r) => held.push(r)) : server.spin2026(args, (r) => held.push(r))).catch(() => false));
+    const calls = Array.from({ length: count }, () =>
+      (session
+        ? server.spin2025(session, args, uniqueId(), (r) => held.push(r))
+        : server.spin2026(args, (r) => held.push(r))
+      ).catch(() => false),
+    );
     const until = performance.now() + ARRIVE_WAIT_MS;
     let seen = 0;
     while ((seen = (await server.callsSeen(stats)) - seen0) < count && performance.now() < until) await sleep(50);
     const afterKb = await rssMedian(server, settleMs);
     for (const r of held) r.destroy();
     await Promise.all(calls);
-    if (seen < count) throw new Error(`${server.label}: only ${seen} of ${count} calls arrived in ${ARRIVE_WAIT_MS / 1000} s`);
+    if (seen < count)
+      throw new Error(`${server.label}: only ${seen} of ${count} calls arrived in ${ARRIVE_WAIT_MS / 1000} s`);
     // Every call stopped before the next cycle's "before" (ours: none left in flight).
     const end = performance.now() + ARRIVE_WAIT_MS;
-    while (server.spec.kind === 'ours' && (await server.callsSeen(stats)) > 0 && performance.now() < end) await sleep(50);
+    while (server.spec.kind === 'ours' && (await server.callsSeen(stats)) > 0 && performance.now() < end)
+      await sleep(50);
     await sleep(readMs);
     if (cycle >= 0) cycles.push({ beforeKb, afterKb, perCallKb: (afterKb - beforeKb) / count });
   }
@@ -122,7 +154,8 @@ async function bigResult(server: HttpServer): Promise<{ ms: number; peakAboveKb:
 /** Ours ÷ a baseline, KiB per unit; no ratio where a figure is not above 0 (a collection between the reads outweighed what was added). */
 function memoryTarget(name: string, ours: number, base: number): Target {
   const kib = `${ours.toFixed(1)} / ${base.toFixed(1)} KiB`;
-  if (ours <= 0 || base <= 0) return { name, goal: '≤ 1.0×', measured: `– (${kib}: a figure ≤ 0 is within the RSS noise)`, met: ours <= base };
+  if (ours <= 0 || base <= 0)
+    return { name, goal: '≤ 1.0×', measured: `– (${kib}: a figure ≤ 0 is within the RSS noise)`, met: ours <= base };
   return { name, goal: '≤ 1.0×', measured: `${(ours / base).toFixed(2)}× (${kib})`, met: ours <= base };
 }
 
@@ -132,12 +165,18 @@ export const httpMemory: Scenario = {
   title: '10. Memory over Streamable HTTP: per idle 2025 session, per call in flight; a 10 MB result',
   estimateMs: (quick) => {
     const p = params(quick);
-    return 5000 + KINDS.length * (p.sessions * 8 + (p.repeats + (quick ? 0 : 1)) * (p.settleMs + 1300 + p.inFlight * 5)) + p.blobSamples * 2 * 400;
+    return (
+      5000 +
+      KINDS.length * (p.sessions * 8 + (p.repeats + (quick ? 0 : 1)) * (p.settleMs + 1300 + p.inFlight * 5)) +
+      p.blobSamples * 2 * 400
+    );
   },
 
   async run(ctx: RunContext): Promise<ScenarioResult> {
     const p = params(ctx.quick);
-    const figures = new Map<string, MemoryFigures>(KINDS.map((k) => [specLabel(spec(k, ctx.quick)), { server: specLabel(spec(k, ctx.quick)) }]));
+    const figures = new Map<string, MemoryFigures>(
+      KINDS.map((k) => [specLabel(spec(k, ctx.quick)), { server: specLabel(spec(k, ctx.quick)) }]),
+    );
     const blobs: { server: string; ms: number; peakAboveKb: number | undefined; ok: boolean }[] = [];
     const started: HttpServer[] = [];
     const start = async (specs: readonly ServerSpec[]) => {
@@ -168,7 +207,14 @@ export const httpMemory: Scenario = {
         ctx.progress.tick(p.sessions * 8);
       }
       for (const s of forCalls) {
-        figures.get(s.label)!.inFlight = await callsInFlight(s, p.inFlight, p.settleMs, p.readMs, p.repeats, !ctx.quick);
+        figures.get(s.label)!.inFlight = await callsInFlight(
+          s,
+          p.inFlight,
+          p.settleMs,
+          p.readMs,
+          p.repeats,
+          !ctx.quick,
+        );
         ctx.progress.tick((p.repeats + (ctx.quick ? 0 : 1)) * (p.settleMs + 1300 + p.inFlight * 5));
       }
       for (const s of forBlobs) await bigResult(s); // warm: the first large string and buffer of each process
@@ -186,17 +232,40 @@ export const httpMemory: Scenario = {
     const mb = (v: number) => (v / 1024).toFixed(1);
     const memory: Table = {
       title: `Resident memory over HTTP (KiB): ${p.sessions} idle 2025 sessions, ${p.inFlight} calls in flight`,
-      columns: ['server', 'RSS before sessions (MiB)', 'after (MiB)', 'per idle session (KiB)', 'RSS before calls (MiB)', 'while in flight (MiB)', 'per call in flight (KiB)'],
-      rows: [...figures.values()].map((f) => [f.server, f.sessions ? mb(f.sessions.beforeKb) : '–', f.sessions ? mb(f.sessions.afterKb) : '–', kb(f.sessions?.perSessionKb), f.inFlight ? mb(f.inFlight.beforeKb) : '–', f.inFlight ? mb(f.inFlight.afterKb) : '–', kb(f.inFlight?.perCallKb)]),
+      columns: [
+        'server',
+        'RSS before sessions (MiB)',
+        'after (MiB)',
+        'per idle session (KiB)',
+        'RSS before calls (MiB)',
+        'while in flight (MiB)',
+        'per call in flight (KiB)',
+      ],
+      rows: [...figures.values()].map((f) => [
+        f.server,
+        f.sessions ? mb(f.sessions.beforeKb) : '–',
+        f.sessions ? mb(f.sessions.afterKb) : '–',
+        kb(f.sessions?.perSessionKb),
+        f.inFlight ? mb(f.inFlight.beforeKb) : '–',
+        f.inFlight ? mb(f.inFlight.afterKb) : '–',
+        kb(f.inFlight?.perCallKb),
+      ]),
       note: '(h) fastmcp speaks 2025-11-25 only: its calls in flight share one session.',
     };
     const blobRows = [...new Set(blobs.map((b) => b.server))].map((server) => {
       const of = blobs.filter((b) => b.server === server && b.ok);
       const peaks = of.map((b) => b.peakAboveKb).filter((v): v is number => v !== undefined);
-      return [server, of.length, blobs.filter((b) => b.server === server && !b.ok).length, of.length ? median(of.map((b) => b.ms)).toFixed(1) : '–', peaks.length ? mb(median(peaks)) : '–'];
+      return [
+        server,
+        of.length,
+        blobs.filter((b) => b.server === server && !b.ok).length,
+        of.length ? median(of.map((b) => b.ms)).toFixed(1) : '–',
+        peaks.length ? mb(median(peaks)) : '–',
+      ];
     });
     const blobTable: Table = {
-      title: 'A 10 MB result over HTTP (2026), reported only: time to the last byte and peak RSS above the RSS before the call (medians)',
+      title:
+        'A 10 MB result over HTTP (2026), reported only: time to the last byte and peak RSS above the RSS before the call (medians)',
       columns: ['server', 'answered', 'failed', 'ms to last byte', 'peak RSS above before (MiB)'],
       rows: blobRows,
     };
@@ -205,8 +274,22 @@ export const httpMemory: Scenario = {
     const targets: Target[] = [];
     for (const k of KINDS.filter((x) => x !== 'ours')) {
       const b = figures.get(specLabel(spec(k, ctx.quick)))!;
-      if (ours.sessions && b.sessions) targets.push(memoryTarget(`RSS per idle 2025 session vs ${NAMES[k]}, ${p.sessions} sessions`, ours.sessions.perSessionKb, b.sessions.perSessionKb));
-      if (ours.inFlight && b.inFlight) targets.push(memoryTarget(`RSS per call in flight vs ${NAMES[k]}, ${p.inFlight} calls`, ours.inFlight.perCallKb, b.inFlight.perCallKb));
+      if (ours.sessions && b.sessions)
+        targets.push(
+          memoryTarget(
+            `RSS per idle 2025 session vs ${NAMES[k]}, ${p.sessions} sessions`,
+            ours.sessions.perSessionKb,
+            b.sessions.perSessionKb,
+          ),
+        );
+      if (ours.inFlight && b.inFlight)
+        targets.push(
+          memoryTarget(
+            `RSS per call in flight vs ${NAMES[k]}, ${p.inFlight} calls`,
+            ours.inFlight.perCallKb,
+            b.inFlight.perCallKb,
+          ),
+        );
     }
     return {
       id: this.id,
@@ -218,9 +301,16 @@ export const httpMemory: Scenario = {
         `- **A 10 MB result** (reported only, no target): ours with \`--tools dist-dev/bench/tools/blob.js\` beside the built-in tools, (f) with \`--blob\`; each call returns ${BLOB_BYTES} characters of text built in a worker; the time from sending to the answer's last byte, and the peak RSS (VmHWM, reset through /proc/<pid>/clear_refs before each call) above the RSS before it. One untimed call each, then ${p.blobSamples} alternating${ctx.quick ? '; left out of a quick run, which also measures sessions and calls in flight on one process per server' : ''}.`,
       ].join('\n'),
       params: { threads: THREADS, blobBytes: BLOB_BYTES, ...p },
-      servers: [...KINDS.map((k) => spec(k, ctx.quick)), ...(ctx.quick ? [] : [blobSpec('ours'), blobSpec('sdk2-piscina')])].map(serverInfo),
+      servers: [
+        ...KINDS.map((k) => spec(k, ctx.quick)),
+        ...(ctx.quick ? [] : [blobSpec('ours'), blobSpec('sdk2-piscina')]),
+      ].map(serverInfo),
       tables: [memory, blobTable],
-      headline: { ...memory, title: 'Memory over HTTP', columns: ['server', 'sessions before', 'after', 'KiB/session', 'calls before', 'in flight', 'KiB/call'] },
+      headline: {
+        ...memory,
+        title: 'Memory over HTTP',
+        columns: ['server', 'sessions before', 'after', 'KiB/session', 'calls before', 'in flight', 'KiB/call'],
+      },
       charts: [],
       targets,
       samples: { figures: [...figures.values()], blobs },

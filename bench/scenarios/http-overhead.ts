@@ -10,7 +10,14 @@
  * own session. Windows alternate between the servers as scenario 3's do.
  */
 import { barChart, cdfChart } from '#dist/src/probe/charts.js';
-import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
+import {
+  type RunContext,
+  type Scenario,
+  type ScenarioResult,
+  type Table,
+  type Target,
+  serverInfo,
+} from '../lib/scenario.js';
 import { specLabel, type ServerSpec } from '../lib/servers.js';
 import { pinSelf } from '../lib/raw-client.js';
 import { CLIENT_CPU, SERVER_CPU, THREADS, windowOrder } from '../lib/zero-work.js';
@@ -35,7 +42,10 @@ interface Params {
   warmupMs: number;
   warmupCalls: number;
 }
-const params = (quick: boolean): Params => (quick ? { rounds: 1, windowMs: 200, warmupMs: 150, warmupCalls: 0 } : { rounds: 4, windowMs: 1000, warmupMs: 1000, warmupCalls: 3000 });
+const params = (quick: boolean): Params =>
+  quick
+    ? { rounds: 1, windowMs: 200, warmupMs: 150, warmupCalls: 0 }
+    : { rounds: 4, windowMs: 1000, warmupMs: 1000, warmupCalls: 3000 };
 
 const SPECS: readonly ServerSpec[] = [
   { kind: 'ours', transport: 'http', threads: THREADS },
@@ -47,9 +57,18 @@ const SPECS: readonly ServerSpec[] = [
 const servesEra = (spec: ServerSpec, era: Era) => era === '2025' || spec.kind !== 'fastmcp';
 
 /** The labels the scenario's windows carry, for tools that read its results (bench/pool-runs.ts). */
-export const HTTP_LABELS = { ours: specLabel(SPECS[0]!), f: specLabel(SPECS[1]!), g: specLabel(SPECS[2]!), h: specLabel(SPECS[3]!) } as const;
+export const HTTP_LABELS = {
+  ours: specLabel(SPECS[0]!),
+  f: specLabel(SPECS[1]!),
+  g: specLabel(SPECS[2]!),
+  h: specLabel(SPECS[3]!),
+} as const;
 /** Each baseline's short name in targets. */
-export const HTTP_BASELINES: readonly { readonly label: string; readonly name: string; readonly eras: readonly Era[] }[] = [
+export const HTTP_BASELINES: readonly {
+  readonly label: string;
+  readonly name: string;
+  readonly eras: readonly Era[];
+}[] = [
   { label: HTTP_LABELS.f, name: '(f)', eras: ['2026', '2025'] },
   { label: HTTP_LABELS.g, name: '(g)', eras: ['2026', '2025'] },
   { label: HTTP_LABELS.h, name: '(h) fastmcp', eras: ['2025'] },
@@ -80,7 +99,10 @@ export const httpOverhead: Scenario = {
   title: '8. Overhead of a zero-work call over Streamable HTTP, both eras',
   estimateMs: (quick) => {
     const p = params(quick);
-    const windows = ERAS.reduce((n, era) => n + SPECS.filter((s) => servesEra(s, era)).length * clientsOf(quick, era).length, 0);
+    const windows = ERAS.reduce(
+      (n, era) => n + SPECS.filter((s) => servesEra(s, era)).length * clientsOf(quick, era).length,
+      0,
+    );
     return 4000 + windows * (p.warmupMs + p.rounds * p.windowMs) + (quick ? 2500 : 5000);
   },
 
@@ -96,18 +118,25 @@ export const httpOverhead: Scenario = {
     const callers = (server: HttpServer, era: Era, n: number): Caller[] =>
       era === '2026'
         ? Array.from({ length: n }, () => () => server.spin2026({ ms: 0 }))
-        : sessions.get(server)!.slice(0, n).map((session) => () => server.spin2025(session, { ms: 0 }));
+        : sessions
+            .get(server)!
+            .slice(0, n)
+            .map((session) => () => server.spin2025(session, { ms: 0 }));
     try {
-      const opened = await Promise.allSettled(SPECS.map((spec) => HttpServer.start(spec, pinned ? SERVER_CPU : undefined)));
+      const opened = await Promise.allSettled(
+        SPECS.map((spec) => HttpServer.start(spec, pinned ? SERVER_CPU : undefined)),
+      );
       for (const r of opened) if (r.status === 'fulfilled') servers.push(r.value);
       const failed = opened.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
       // A 2025 client is a session: one per caller, opened (initialize, initialized) before any window.
-      for (const s of servers) sessions.set(s, await inBatches(Array.from({ length: maxClients }), 32, () => s.openSession()));
+      for (const s of servers)
+        sessions.set(s, await inBatches(Array.from({ length: maxClients }), 32, () => s.openSession()));
       ctx.progress.tick(4000);
       for (const era of ERAS) {
         for (const s of servers.filter((x) => servesEra(x.spec, era))) {
-          for (let n = (await httpThroughput(s, callers(s, era, 32), p.warmupMs)).calls; n < p.warmupCalls; ) n += (await httpThroughput(s, callers(s, era, 32), 250)).calls;
+          for (let n = (await httpThroughput(s, callers(s, era, 32), p.warmupMs)).calls; n < p.warmupCalls;)
+            n += (await httpThroughput(s, callers(s, era, 32), 250)).calls;
           ctx.progress.tick(p.warmupMs * clientsOf(ctx.quick, era).length);
         }
       }
@@ -121,8 +150,13 @@ export const httpOverhead: Scenario = {
               for (let w = 0; w < 5; w++) await warm();
               const latencies = clients === 1 ? [] : undefined;
               const t = await httpThroughput(server, callers(server, era, clients), p.windowMs, latencies);
-              if (latencies) sequential.set(`${server.label}|${era}`, [...(sequential.get(`${server.label}|${era}`) ?? []), ...latencies]);
-              const perCall = (ms: number | undefined) => (ms === undefined || t.calls === 0 ? undefined : us(ms / t.calls) * 1000);
+              if (latencies)
+                sequential.set(`${server.label}|${era}`, [
+                  ...(sequential.get(`${server.label}|${era}`) ?? []),
+                  ...latencies,
+                ]);
+              const perCall = (ms: number | undefined) =>
+                ms === undefined || t.calls === 0 ? undefined : us(ms / t.calls) * 1000;
               const lat = latencies && latencies.length ? summarize(latencies) : undefined;
               windows.push({
                 server: server.label,
@@ -149,42 +183,88 @@ export const httpOverhead: Scenario = {
     }
 
     const labels = SPECS.map(specLabel);
-    const of = (label: string, era: Era, n: number) => windows.filter((w) => w.server === label && w.era === era && w.clients === n);
+    const of = (label: string, era: Era, n: number) =>
+      windows.filter((w) => w.server === label && w.era === era && w.clients === n);
     const med = (label: string, era: Era, n: number, f: (w: HttpWindow) => number | undefined) => {
-      const v = of(label, era, n).map(f).filter((x): x is number => x !== undefined);
+      const v = of(label, era, n)
+        .map(f)
+        .filter((x): x is number => x !== undefined);
       return v.length ? median(v) : Number.NaN;
     };
-    const pick = (label: string, era: Era, n: number) => (w: HttpWindow) => w.server === label && w.era === era && w.clients === n;
-    const ratio = (a: string, b: string, era: Era, n: number, f: (w: HttpWindow) => number | undefined) => pairedRatio(windows, pick(a, era, n), pick(b, era, n), (w) => f(w) ?? Number.NaN);
+    const pick = (label: string, era: Era, n: number) => (w: HttpWindow) =>
+      w.server === label && w.era === era && w.clients === n;
+    const ratio = (a: string, b: string, era: Era, n: number, f: (w: HttpWindow) => number | undefined) =>
+      pairedRatio(windows, pick(a, era, n), pick(b, era, n), (w) => f(w) ?? Number.NaN);
     const cps = (w: HttpWindow) => w.callsPerSecond;
     const cpu = (w: HttpWindow) => w.serverCpuUsPerCall;
     const one = (v: number) => (Number.isFinite(v) ? v.toFixed(1) : '–');
     const xx = (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : '–');
 
     const rows = ERAS.flatMap((era) =>
-      labels.filter((_, i) => servesEra(SPECS[i]!, era)).flatMap((label) =>
-        clientsOf(ctx.quick, era).map((n) => {
-          const failures = of(label, era, n).reduce((k, w) => k + w.failures, 0);
-          const vs = (b: (typeof HTTP_BASELINES)[number]) => (!b.eras.includes(era) ? '–' : label === b.label ? '1× / 1×' : `${xx(ratio(label, b.label, era, n, cps))} / ${xx(ratio(label, b.label, era, n, cpu))}`);
-          return [label, era, n, Math.round(med(label, era, n, cps)), one(med(label, era, n, cpu)), one(med(label, era, n, (w) => w.serverMainCpuUsPerCall)), one(med(label, era, n, (w) => w.clientCpuUsPerCall)), failures, ...HTTP_BASELINES.map(vs)];
-        }),
-      ),
+      labels
+        .filter((_, i) => servesEra(SPECS[i]!, era))
+        .flatMap((label) =>
+          clientsOf(ctx.quick, era).map((n) => {
+            const failures = of(label, era, n).reduce((k, w) => k + w.failures, 0);
+            const vs = (b: (typeof HTTP_BASELINES)[number]) =>
+              !b.eras.includes(era)
+                ? '–'
+                : label === b.label
+                  ? '1× / 1×'
+                  : `${xx(ratio(label, b.label, era, n, cps))} / ${xx(ratio(label, b.label, era, n, cpu))}`;
+            return [
+              label,
+              era,
+              n,
+              Math.round(med(label, era, n, cps)),
+              one(med(label, era, n, cpu)),
+              one(med(label, era, n, (w) => w.serverMainCpuUsPerCall)),
+              one(med(label, era, n, (w) => w.clientCpuUsPerCall)),
+              failures,
+              ...HTTP_BASELINES.map(vs),
+            ];
+          }),
+        ),
     );
     const table: Table = {
       title: `Zero-work calls over HTTP: calls/s and server CPU per call (µs), ${THREADS} threads, medians over ${p.rounds} windows`,
-      columns: ['server', 'era', 'clients', 'calls/s', 'server CPU µs', 'main thread µs', 'client µs', 'failed calls', ...HTTP_BASELINES.map((b) => `÷ ${b.name}: calls/s / CPU (paired)`)],
+      columns: [
+        'server',
+        'era',
+        'clients',
+        'calls/s',
+        'server CPU µs',
+        'main thread µs',
+        'client µs',
+        'failed calls',
+        ...HTTP_BASELINES.map((b) => `÷ ${b.name}: calls/s / CPU (paired)`),
+      ],
       rows,
-      note: pinned ? `Client on CPU ${CLIENT_CPU}, every server on CPU ${SERVER_CPU} (taskset).` : 'Unpinned: the client and the servers run where the OS puts them.',
+      note: pinned
+        ? `Client on CPU ${CLIENT_CPU}, every server on CPU ${SERVER_CPU} (taskset).`
+        : 'Unpinned: the client and the servers run where the OS puts them.',
     };
     const latencyRows = ERAS.flatMap((era) =>
-      labels.filter((_, i) => servesEra(SPECS[i]!, era)).map((label) => {
-        const s = summarize(sequential.get(`${label}|${era}`) ?? []);
-        return [label, era, s.n, fmt(s.p50), fmt(s.p90), fmt(s.p99)];
-      }),
+      labels
+        .filter((_, i) => servesEra(SPECS[i]!, era))
+        .map((label) => {
+          const s = summarize(sequential.get(`${label}|${era}`) ?? []);
+          return [label, era, s.n, fmt(s.p50), fmt(s.p90), fmt(s.p99)];
+        }),
     );
-    const latency: Table = { title: 'Idle round trip over HTTP, one client (ms)', columns: ['server', 'era', 'calls', 'p50', 'p90', 'p99'], rows: latencyRows };
+    const latency: Table = {
+      title: 'Idle round trip over HTTP, one client (ms)',
+      columns: ['server', 'era', 'calls', 'p50', 'p90', 'p99'],
+      rows: latencyRows,
+    };
 
-    const aheadIn = (base: string, era: Era, n: number, f: (w: HttpWindow) => number | undefined, better: (r: number) => boolean) => {
+    const aheadIn = (
+      base: string,
+      era: Era,
+      n: number,
+      f: (w: HttpWindow) => number | undefined,
+      better: (r: number) => boolean,
+    ) => {
       const each = pairedRatios(windows, pick(HTTP_LABELS.ours, era, n), pick(base, era, n), (w) => f(w) ?? Number.NaN);
       return `ours ahead in ${each.filter(better).length} of ${each.length} rounds`;
     };
@@ -193,14 +273,35 @@ export const httpOverhead: Scenario = {
       for (const b of HTTP_BASELINES.filter((x) => x.eras.includes(era))) {
         for (const n of clientsOf(ctx.quick, era)) {
           const r = ratio(HTTP_LABELS.ours, b.label, era, n, cps);
-          targets.push({ name: `HTTP ${era} zero-work calls/s vs ${b.name}, ${n} client${n === 1 ? '' : 's'}`, goal: '≥ 1.0×', measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, n, cps, (v) => v > 1)} (medians ${Math.round(med(HTTP_LABELS.ours, era, n, cps))} / ${Math.round(med(b.label, era, n, cps))})`, met: r >= 1 });
+          targets.push({
+            name: `HTTP ${era} zero-work calls/s vs ${b.name}, ${n} client${n === 1 ? '' : 's'}`,
+            goal: '≥ 1.0×',
+            measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, n, cps, (v) => v > 1)} (medians ${Math.round(med(HTTP_LABELS.ours, era, n, cps))} / ${Math.round(med(b.label, era, n, cps))})`,
+            met: r >= 1,
+          });
         }
         for (const n of clientsOf(ctx.quick, era)) {
           const r = ratio(HTTP_LABELS.ours, b.label, era, n, cpu);
-          targets.push({ name: `HTTP ${era} server CPU per call vs ${b.name}, ${n} client${n === 1 ? '' : 's'}`, goal: '≤ 1.0×', measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, n, cpu, (v) => v < 1)} (medians ${one(med(HTTP_LABELS.ours, era, n, cpu))} / ${one(med(b.label, era, n, cpu))} µs)`, met: r <= 1 });
+          targets.push({
+            name: `HTTP ${era} server CPU per call vs ${b.name}, ${n} client${n === 1 ? '' : 's'}`,
+            goal: '≤ 1.0×',
+            measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, n, cpu, (v) => v < 1)} (medians ${one(med(HTTP_LABELS.ours, era, n, cpu))} / ${one(med(b.label, era, n, cpu))} µs)`,
+            met: r <= 1,
+          });
         }
         const r = ratio(HTTP_LABELS.ours, b.label, era, 1, (w) => w.p50Ms);
-        targets.push({ name: `HTTP ${era} idle round trip p50 vs ${b.name}, 1 client`, goal: '≤ 1.0×', measured: `${xx(r)} paired by round, ${aheadIn(b.label, era, 1, (w) => w.p50Ms, (v) => v < 1)} (medians ${fmt(med(HTTP_LABELS.ours, era, 1, (w) => w.p50Ms))} / ${fmt(med(b.label, era, 1, (w) => w.p50Ms))} ms)`, met: r <= 1 });
+        targets.push({
+          name: `HTTP ${era} idle round trip p50 vs ${b.name}, 1 client`,
+          goal: '≤ 1.0×',
+          measured: `${xx(r)} paired by round, ${aheadIn(
+            b.label,
+            era,
+            1,
+            (w) => w.p50Ms,
+            (v) => v < 1,
+          )} (medians ${fmt(med(HTTP_LABELS.ours, era, 1, (w) => w.p50Ms))} / ${fmt(med(b.label, era, 1, (w) => w.p50Ms))} ms)`,
+          met: r <= 1,
+        });
       }
     }
     const failedAll = windows.reduce((k, w) => k + w.failures, 0);
@@ -211,20 +312,53 @@ export const httpOverhead: Scenario = {
         `Servers run with ${THREADS} worker threads; ours with the built-in tools (\`serve --transport http\`), each baseline with the one tool \`spin\`. A raw keep-alive HTTP client (node:http \`Agent\`, one socket per concurrent client) drives each server${pinned ? `, pinned to CPU ${CLIENT_CPU} with every server on CPU ${SERVER_CPU}` : ''}. 2026-07-28: each call a stateless POST carrying the \`_meta\` envelope and the \`MCP-Protocol-Version\`, \`Mcp-Method\` and \`Mcp-Name\` headers. 2025-11-25: each client its own session (\`initialize\`, \`notifications/initialized\`, then calls with \`Mcp-Session-Id\`), ${maxClients} sessions per server opened before the first window; no GET stream. Request ids are unique across the run; a call counts only when its response is a result that is not a tool error (failures are counted apart: ${failedAll} in this run).`,
         `First an untimed warm-up per server and era at 32 clients: ${p.warmupMs / 1000} s and at least ${p.warmupCalls} calls. Each round, in each era, at ${clientsOf(ctx.quick, '2026').join(', ')} clients (2025: ${clientsOf(ctx.quick, '2025').join(', ')}), every server in turn (the first one further on each round, every other round backwards): 5 untimed calls, then a closed-loop window of ${p.windowMs / 1000} s. ${p.rounds} rounds. CPU per call is read from /proc over each window (10 ms ticks): the server process (all threads), its main thread alone, and the client. Ratios are paired by round: the median over rounds of ours ÷ the baseline at the same era and load, a few seconds apart; the idle round trip is each 1-client window's p50, paired the same way. (h) fastmcp speaks 2025-11-25 only.`,
       ].join('\n'),
-      params: { threads: THREADS, clients: { 2026: clientsOf(ctx.quick, '2026'), 2025: clientsOf(ctx.quick, '2025') }, pinned, ...p },
+      params: {
+        threads: THREADS,
+        clients: { 2026: clientsOf(ctx.quick, '2026'), 2025: clientsOf(ctx.quick, '2025') },
+        pinned,
+        ...p,
+      },
       servers: SPECS.map(serverInfo),
       tables: [table, latency],
-      headline: { ...table, title: 'Zero-work calls over HTTP', columns: ['server', 'era', 'clients', 'calls/s', 'CPU µs', 'main', 'client', 'failed', ...HTTP_BASELINES.map((b) => `÷ ${b.name}`)] },
+      headline: {
+        ...table,
+        title: 'Zero-work calls over HTTP',
+        columns: [
+          'server',
+          'era',
+          'clients',
+          'calls/s',
+          'CPU µs',
+          'main',
+          'client',
+          'failed',
+          ...HTTP_BASELINES.map((b) => `÷ ${b.name}`),
+        ],
+      },
       charts: [
         {
           file: 'http-overhead-latency-cdf',
           title: 'Zero-work call over HTTP, one client',
-          spec: cdfChart('Zero-work call over HTTP, one client', [...sequential].map(([key, values]) => ({ label: key.replace('|', ', '), values }))),
+          spec: cdfChart(
+            'Zero-work call over HTTP, one client',
+            [...sequential].map(([key, values]) => ({ label: key.replace('|', ', '), values })),
+          ),
         },
         {
           file: 'http-overhead-throughput',
           title: 'Zero-work calls per second over HTTP, 32 clients',
-          spec: barChart('Zero-work calls per second over HTTP, 32 clients (each bar: one window)', windows.filter((w) => w.clients === 32).map((w) => ({ group: `${w.server}, ${w.era}`, series: `round ${w.round + 1}`, value: w.callsPerSecond })), 'calls per second', 'server, era'),
+          spec: barChart(
+            'Zero-work calls per second over HTTP, 32 clients (each bar: one window)',
+            windows
+              .filter((w) => w.clients === 32)
+              .map((w) => ({
+                group: `${w.server}, ${w.era}`,
+                series: `round ${w.round + 1}`,
+                value: w.callsPerSecond,
+              })),
+            'calls per second',
+            'server, era',
+          ),
         },
       ],
       targets,

@@ -9,11 +9,26 @@
  * reported but is no measure of cost here: a server that waits more for its
  * own wake-ups gets less of the shared core than its CPU per call would give it.
  */
-import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
+import {
+  type RunContext,
+  type Scenario,
+  type ScenarioResult,
+  type Table,
+  type Target,
+  serverInfo,
+} from '../lib/scenario.js';
 import { specLabel, type ServerSpec } from '../lib/servers.js';
 import { pinSelf, type RawConnection } from '../lib/raw-client.js';
 import { median } from '#dist/src/probe/stats.js';
-import { CLIENT_CPU, openAndWarm, SERVER_CPU, THREADS, throughput, zeroWorkParams, type ZeroWorkParams } from '../lib/zero-work.js';
+import {
+  CLIENT_CPU,
+  openAndWarm,
+  SERVER_CPU,
+  THREADS,
+  throughput,
+  zeroWorkParams,
+  type ZeroWorkParams,
+} from '../lib/zero-work.js';
 
 const IN_FLIGHT = [8, 32] as const;
 
@@ -40,8 +55,14 @@ type Measured = Awaited<ReturnType<typeof throughput>>;
 
 /** One side of a window, per call; NaN where /proc could not be read. */
 function perCall(t: Measured): PairWindow['ours'] {
-  const each = (ms: number | undefined) => (ms === undefined || t.calls === 0 ? Number.NaN : Math.round((ms * 10_000) / t.calls) / 10);
-  return { calls: t.calls, callsPerSecond: Math.round(t.calls / t.seconds), cpuUsPerCall: each(t.serverCpuMs), mainCpuUsPerCall: each(t.serverMainCpuMs) };
+  const each = (ms: number | undefined) =>
+    ms === undefined || t.calls === 0 ? Number.NaN : Math.round((ms * 10_000) / t.calls) / 10;
+  return {
+    calls: t.calls,
+    callsPerSecond: Math.round(t.calls / t.seconds),
+    cpuUsPerCall: each(t.serverCpuMs),
+    mainCpuUsPerCall: each(t.serverMainCpuMs),
+  };
 }
 
 export const overheadPaired: Scenario = {
@@ -67,7 +88,10 @@ export const overheadPaired: Scenario = {
           for (const inFlight of IN_FLIGHT) {
             // Which loop starts first alternates, though both start in the same turn.
             const [a, b] = round % 2 === 0 ? [ours, other] : [other, ours];
-            const [ta, tb] = await Promise.all([throughput(a, inFlight, p.windowMs), throughput(b, inFlight, p.windowMs)]);
+            const [ta, tb] = await Promise.all([
+              throughput(a, inFlight, p.windowMs),
+              throughput(b, inFlight, p.windowMs),
+            ]);
             const [t, u] = round % 2 === 0 ? [ta, tb] : [tb, ta];
             windows.push({ baseline: NAMES[i]!, round, inFlight, ours: perCall(t), other: perCall(u) });
             ctx.progress.tick(p.windowMs);
@@ -79,7 +103,8 @@ export const overheadPaired: Scenario = {
       if (restore !== undefined) await pinSelf(restore);
     }
 
-    const of = (name: string, inFlight: number) => windows.filter((w) => w.baseline === name && w.inFlight === inFlight);
+    const of = (name: string, inFlight: number) =>
+      windows.filter((w) => w.baseline === name && w.inFlight === inFlight);
     const ratios = (name: string, inFlight: number, f: (side: PairWindow['ours']) => number) =>
       of(name, inFlight)
         .map((w) => f(w.ours) / f(w.other))
@@ -109,15 +134,32 @@ export const overheadPaired: Scenario = {
     );
     const table: Table = {
       title: `Zero-work calls, ours and a baseline at once: ours ÷ baseline, CPU per call, ${THREADS} threads, ${p.rounds} windows`,
-      columns: ['baseline', 'in flight', 'ours ÷ it, CPU per call (median)', 'range', 'main thread (median)', 'ours CPU µs/call', 'its CPU µs/call', 'ours calls/s', 'its calls/s'],
+      columns: [
+        'baseline',
+        'in flight',
+        'ours ÷ it, CPU per call (median)',
+        'range',
+        'main thread (median)',
+        'ours CPU µs/call',
+        'its CPU µs/call',
+        'ours calls/s',
+        'its calls/s',
+      ],
       rows,
-      note: pinned ? `Client on CPU ${CLIENT_CPU}, both servers of a pair on CPU ${SERVER_CPU} (taskset).` : 'Unpinned: the client and the servers run where the OS puts them.',
+      note: pinned
+        ? `Client on CPU ${CLIENT_CPU}, both servers of a pair on CPU ${SERVER_CPU} (taskset).`
+        : 'Unpinned: the client and the servers run where the OS puts them.',
     };
     const targets: Target[] = NAMES.flatMap((name) =>
       IN_FLIGHT.map((n): Target => {
         const cpu = ratios(name, n, (s) => s.cpuUsPerCall);
         const r = med(cpu);
-        return { name: `Server CPU per zero-work call vs ${name}, ${n} in flight, both at once`, goal: '≤ 1.0×', measured: `${x(r)} (median of ${cpu.length}; ${span(cpu)})`, met: r <= 1 };
+        return {
+          name: `Server CPU per zero-work call vs ${name}, ${n} in flight, both at once`,
+          goal: '≤ 1.0×',
+          measured: `${x(r)} (median of ${cpu.length}; ${span(cpu)})`,
+          met: r <= 1,
+        };
       }),
     );
     return {
@@ -125,12 +167,26 @@ export const overheadPaired: Scenario = {
       title: this.title,
       method: [
         `Ours and (e), then ours and (g), each with ${THREADS} worker threads, run at the same time${pinned ? ` on CPU ${SERVER_CPU}, this client on CPU ${CLIENT_CPU}` : ''}: in each window of ${p.windowMs / 1000} s a raw JSON-RPC client drives both closed loops at once (${IN_FLIGHT.join(' and ')} callers each), so the machine's speed at that moment is the same for both. First an untimed warm-up per server alone at 32 in flight: ${p.warmupMs / 1000} s and at least ${p.warmupCalls} calls. ${p.rounds} rounds; which loop starts first alternates.`,
-        'CPU per call is read from /proc for each server over its window (10 ms ticks). The ratio is taken window by window; the table gives its median and range. The two servers share the core and its caches, so each one\'s absolute figures are higher than alone.',
+        "CPU per call is read from /proc for each server over its window (10 ms ticks). The ratio is taken window by window; the table gives its median and range. The two servers share the core and its caches, so each one's absolute figures are higher than alone.",
       ].join('\n'),
       params: { threads: THREADS, inFlight: IN_FLIGHT, pinned, ...p },
       servers: [OURS_SPEC, ...BASELINES].map(serverInfo),
       tables: [table],
-      headline: { ...table, title: 'Zero-work calls, both at once', columns: ['baseline', 'in flight', 'ours ÷ it, CPU', 'range', 'main', 'ours µs', 'its µs', 'ours calls/s', 'its calls/s'] },
+      headline: {
+        ...table,
+        title: 'Zero-work calls, both at once',
+        columns: [
+          'baseline',
+          'in flight',
+          'ours ÷ it, CPU',
+          'range',
+          'main',
+          'ours µs',
+          'its µs',
+          'ours calls/s',
+          'its calls/s',
+        ],
+      },
       charts: [],
       targets,
       samples: { windows },

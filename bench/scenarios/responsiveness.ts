@@ -5,7 +5,14 @@
  * previous) until the calls end, and time each ping's round trip.
  */
 import { cdfChart } from '#dist/src/probe/charts.js';
-import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
+import {
+  type RunContext,
+  type Scenario,
+  type ScenarioResult,
+  type Table,
+  type Target,
+  serverInfo,
+} from '../lib/scenario.js';
 import { type Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
 import { alternate, fmt, sleep, summarize, us } from '#dist/src/probe/stats.js';
 
@@ -39,7 +46,9 @@ async function round(conn: Connection, index: number, busyMs: number): Promise<{
   const workers = conn.spec.kind === 'ours' ? conn.spec.threads : 1;
   const start = performance.now();
   let busyEnd = Number.POSITIVE_INFINITY;
-  const busy = Promise.all(Array.from({ length: workers }, () => conn.callSpin({ ms: busyMs, stageMs: STAGE_MS }))).then(() => (busyEnd = performance.now()));
+  const busy = Promise.all(
+    Array.from({ length: workers }, () => conn.callSpin({ ms: busyMs, stageMs: STAGE_MS })),
+  ).then(() => (busyEnd = performance.now()));
   await sleep(20); // the calls have reached their workers
   const pings: Promise<Ping>[] = [];
   while (busyEnd === Number.POSITIVE_INFINITY) {
@@ -47,7 +56,13 @@ async function round(conn: Connection, index: number, busyMs: number): Promise<{
     pings.push(
       conn.client.ping().then(() => {
         const t1 = performance.now();
-        return { server: conn.label, round: index, sentAtMs: us(t0 - start), rttMs: us(t1 - t0), answeredWhileBusy: t1 < busyEnd };
+        return {
+          server: conn.label,
+          round: index,
+          sentAtMs: us(t0 - start),
+          rttMs: us(t1 - t0),
+          answeredWhileBusy: t1 < busyEnd,
+        };
       }),
     );
     await Promise.race([sleep(PING_EVERY_MS), busy]);
@@ -65,12 +80,16 @@ export const responsiveness: Scenario = {
     const pings: Ping[] = [];
     const busyCalls: { server: string; round: number; ms: number }[] = [];
     await withConnections(SPECS, (conns) =>
-      alternate(conns, () => p.rounds, async (conn, r) => {
-        const result = await round(conn, r, p.busyMs);
-        pings.push(...result.pings);
-        busyCalls.push({ server: conn.label, round: r, ms: us(result.busyCallMs) });
-        ctx.progress.tick(p.busyMs + 150);
-      }),
+      alternate(
+        conns,
+        () => p.rounds,
+        async (conn, r) => {
+          const result = await round(conn, r, p.busyMs);
+          pings.push(...result.pings);
+          busyCalls.push({ server: conn.label, round: r, ms: us(result.busyCallMs) });
+          ctx.progress.tick(p.busyMs + 150);
+        },
+      ),
     );
 
     const labels = SPECS.map(specLabel);
@@ -80,7 +99,15 @@ export const responsiveness: Scenario = {
       const mine = pings.filter((x) => x.server === label);
       const during = mine.filter((x) => x.answeredWhileBusy).length;
       const busy = summarize(busyCalls.filter((b) => b.server === label).map((b) => b.ms));
-      return [label, s.n, `${during} (${((100 * during) / Math.max(1, s.n)).toFixed(0)} %)`, fmt(s.p50), fmt(s.p99), fmt(s.max), fmt(busy.p50)];
+      return [
+        label,
+        s.n,
+        `${during} (${((100 * during) / Math.max(1, s.n)).toFixed(0)} %)`,
+        fmt(s.p50),
+        fmt(s.p99),
+        fmt(s.max),
+        fmt(busy.p50),
+      ];
     });
     const table: Table = {
       title: `Ping round trip while every worker is busy (ms; busy calls: spin ${p.busyMs} ms)`,
@@ -92,7 +119,12 @@ export const responsiveness: Scenario = {
     const a = summarize(rtts(aLabel));
     const aDuring = pings.filter((x) => x.server === aLabel && x.answeredWhileBusy).length;
     const targets: Target[] = [
-      { name: 'Ping p99 with all workers busy (stdio)', goal: '< 10 ms', measured: `${fmt(ours.p99)} ms`, met: ours.p99 < 10 },
+      {
+        name: 'Ping p99 with all workers busy (stdio)',
+        goal: '< 10 ms',
+        measured: `${fmt(ours.p99)} ms`,
+        met: ours.p99 < 10,
+      },
       {
         name: '(a) blocked for the whole tool run',
         goal: 'no ping answered while busy',
@@ -111,7 +143,16 @@ export const responsiveness: Scenario = {
       servers: SPECS.map(serverInfo),
       tables: [table],
       headline: { ...table, title: 'Ping while busy (ms)' },
-      charts: [{ file: 'ping-busy-cdf', title: 'Ping round trip while every worker is busy', spec: cdfChart('Ping round trip while every worker is busy', labels.map((label) => ({ label, values: rtts(label) }))) }],
+      charts: [
+        {
+          file: 'ping-busy-cdf',
+          title: 'Ping round trip while every worker is busy',
+          spec: cdfChart(
+            'Ping round trip while every worker is busy',
+            labels.map((label) => ({ label, values: rtts(label) })),
+          ),
+        },
+      ],
       targets,
       samples: { pings, busyCalls },
     };

@@ -7,7 +7,14 @@
  * cancel decisions.
  */
 import { barChart } from '#dist/src/probe/charts.js';
-import { type RunContext, type Scenario, type ScenarioResult, type Table, type Target, serverInfo } from '../lib/scenario.js';
+import {
+  type RunContext,
+  type Scenario,
+  type ScenarioResult,
+  type Table,
+  type Target,
+  serverInfo,
+} from '../lib/scenario.js';
 import { rng } from '../lib/rng.js';
 import { Connection, specLabel, type ServerSpec, withConnections } from '../lib/servers.js';
 import { alternate, median, pairedRatio, sleep } from '#dist/src/probe/stats.js';
@@ -32,7 +39,8 @@ function idealPerSecond(workMs: number, share: number): number {
   return (THREADS * (1 - share) * 1000) / meanMsPerCall;
 }
 
-const params = (quick: boolean) => (quick ? { rounds: 1, windowMs: 300, shares: [0.5] } : { rounds: 3, windowMs: 3000, shares: [...SHARES] });
+const params = (quick: boolean) =>
+  quick ? { rounds: 1, windowMs: 300, shares: [0.5] } : { rounds: 3, windowMs: 3000, shares: [...SHARES] };
 
 const SPECS: readonly ServerSpec[] = [
   { kind: 'ours', transport: 'stdio', threads: THREADS },
@@ -56,7 +64,13 @@ interface Window {
   completedPerSecond: number;
 }
 
-async function storm(conn: Connection, workMs: number, share: number, round: number, windowMs: number): Promise<Window> {
+async function storm(
+  conn: Connection,
+  workMs: number,
+  share: number,
+  round: number,
+  windowMs: number,
+): Promise<Window> {
   const start = performance.now();
   const end = start + windowMs;
   let sent = 0;
@@ -126,23 +140,29 @@ export const cancelStorm: Scenario = {
     /** Server processes that died during a window: recorded, restarted, and the window left out. */
     const crashes: { server: string; workMs: number; share: number; round: number; stderr: string }[] = [];
     await withConnections(SPECS, async (conns) => {
-      const runs = WORKS.flatMap((workMs) => p.shares.flatMap((share) => SPECS.map((_, server) => ({ workMs, share, server }))));
+      const runs = WORKS.flatMap((workMs) =>
+        p.shares.flatMap((share) => SPECS.map((_, server) => ({ workMs, share, server }))),
+      );
       // Rounds outermost, so every (server, work, share) window is spread over the run.
-      await alternate(runs, () => p.rounds, async ({ workMs, share, server }, round) => {
-        const conn = conns[server]!;
-        try {
-          windows.push(await storm(conn, workMs, share, round, p.windowMs));
-        } catch (error) {
-          if (!conn.isLost) throw error;
-          crashes.push({ server: conn.label, workMs, share, round, stderr: conn.stderrTail });
-          ctx.log(`${conn.label} crashed during the ${workMs} ms / ${share * 100} % window; restarting it`);
-          await conn.close();
-          const fresh = await Connection.open(conn.spec);
-          await fresh.warm();
-          conns[server] = fresh;
-        }
-        ctx.progress.tick(p.windowMs + 700);
-      });
+      await alternate(
+        runs,
+        () => p.rounds,
+        async ({ workMs, share, server }, round) => {
+          const conn = conns[server]!;
+          try {
+            windows.push(await storm(conn, workMs, share, round, p.windowMs));
+          } catch (error) {
+            if (!conn.isLost) throw error;
+            crashes.push({ server: conn.label, workMs, share, round, stderr: conn.stderrTail });
+            ctx.log(`${conn.label} crashed during the ${workMs} ms / ${share * 100} % window; restarting it`);
+            await conn.close();
+            const fresh = await Connection.open(conn.spec);
+            await fresh.warm();
+            conns[server] = fresh;
+          }
+          ctx.progress.tick(p.windowMs + 700);
+        },
+      );
     });
 
     const labels = SPECS.map(specLabel);
@@ -150,7 +170,16 @@ export const cancelStorm: Scenario = {
       median(windows.filter((w) => w.server === label && w.workMs === workMs && w.share === share).map(f));
     const tables: Table[] = WORKS.map((workMs) => ({
       title: `Useful throughput under cancel storms: spin ${workMs} ms in ${STAGE_MS} ms stages, ${THREADS} threads (medians of ${p.rounds} windows of ${p.windowMs / 1000} s)`,
-      columns: ['cancelled', 'ideal: completed/s', ...labels.map((l) => `${l}: completed/s`), ...labels.map((l) => `${l}: useful %`), 'ours ÷ (b), paired', 'ours ÷ (c), paired', 'no standby ÷ (b), paired', 'ideal ÷ (b)'],
+      columns: [
+        'cancelled',
+        'ideal: completed/s',
+        ...labels.map((l) => `${l}: completed/s`),
+        ...labels.map((l) => `${l}: useful %`),
+        'ours ÷ (b), paired',
+        'ours ÷ (c), paired',
+        'no standby ÷ (b), paired',
+        'ideal ÷ (b)',
+      ],
       rows: p.shares.map((share) => {
         const cps = labels.map((l) => med(l, workMs, share, (w) => w.completedPerSecond));
         const util = labels.map((l) => med(l, workMs, share, (w) => w.usefulUtilisation));
@@ -194,7 +223,13 @@ export const cancelStorm: Scenario = {
       ];
     });
     const shortWork = Math.min(...WORKS);
-    const zeroCancelShares = labels.map((l) => `${(100 * med(l, shortWork, 0, (w) => w.completedPerSecond) / idealPerSecond(shortWork, 0)).toFixed(0)} %`).join(', ') + ` (${labels.join(', ')})`;
+    const zeroCancelShares =
+      labels
+        .map(
+          (l) =>
+            `${((100 * med(l, shortWork, 0, (w) => w.completedPerSecond)) / idealPerSecond(shortWork, 0)).toFixed(0)} %`,
+        )
+        .join(', ') + ` (${labels.join(', ')})`;
     return {
       id: this.id,
       title: this.title,
@@ -211,7 +246,9 @@ export const cancelStorm: Scenario = {
       headline: {
         title: 'Cancel storms: completed calls/s (medians)',
         columns: ['work', 'cancelled', 'ideal', ...labels],
-        rows: WORKS.flatMap((workMs, i) => tables[i]!.rows.map((r) => [`${workMs} ms`, ...r.slice(0, 2 + labels.length)])),
+        rows: WORKS.flatMap((workMs, i) =>
+          tables[i]!.rows.map((r) => [`${workMs} ms`, ...r.slice(0, 2 + labels.length)]),
+        ),
       },
       charts: WORKS.map((workMs) => ({
         file: `storm-throughput-${workMs}ms`,
@@ -219,8 +256,16 @@ export const cancelStorm: Scenario = {
         spec: barChart(
           `Completed calls per second (spin ${workMs} ms, ${THREADS} threads, medians)`,
           p.shares.flatMap((share) => [
-            { group: `${share * 100} % cancelled`, series: 'ideal (free cancellation)', value: idealPerSecond(workMs, share) },
-            ...labels.map((l) => ({ group: `${share * 100} % cancelled`, series: l, value: med(l, workMs, share, (w) => w.completedPerSecond) })),
+            {
+              group: `${share * 100} % cancelled`,
+              series: 'ideal (free cancellation)',
+              value: idealPerSecond(workMs, share),
+            },
+            ...labels.map((l) => ({
+              group: `${share * 100} % cancelled`,
+              series: l,
+              value: med(l, workMs, share, (w) => w.completedPerSecond),
+            })),
           ]),
           'completed calls / s',
           'share of calls cancelled mid-run',

@@ -49,13 +49,19 @@ async function sample(conn: Connection, kind: Kind, random: () => number): Promi
     await a;
     return [{ measure: 'plain: cancel → slot reused', ms: reused }];
   }
-  const { task } = await conn.client.request({ method: 'tools/call', params: { name: 'spin', arguments: args, task: { ttl: TASK_TTL_MS } } }, CreateTaskResultSchema);
+  const { task } = await conn.client.request(
+    { method: 'tools/call', params: { name: 'spin', arguments: args, task: { ttl: TASK_TTL_MS } } },
+    CreateTaskResultSchema,
+  );
   await sleep(LEAD_MS + random() * 2);
   let reusedAt = 0;
   const b = conn.callSpin({ ms: 0 }).then(() => (reusedAt = performance.now()));
   await sleep(2);
   const t0 = performance.now();
-  const cancelled = await conn.client.request({ method: 'tasks/cancel', params: { taskId: task.taskId } }, CancelTaskResultSchema);
+  const cancelled = await conn.client.request(
+    { method: 'tasks/cancel', params: { taskId: task.taskId } },
+    CancelTaskResultSchema,
+  );
   const cancelMs = performance.now() - t0;
   if (cancelled.status !== 'cancelled') throw new Error(`tasks/cancel answered ${cancelled.status}`);
   await b;
@@ -75,12 +81,20 @@ export const tasksCancel: Scenario = {
     const samples: Sample[] = [];
     await withConnections([spec], async ([conn]) => {
       const random = rng(5);
-      await alternate<Kind>(['task', 'plain'], () => perKind, async (kind) => {
-        samples.push(...(await sample(conn!, kind, random)).map((s) => ({ ...s, ms: us(s.ms) })));
-        ctx.progress.tick(40);
-      });
+      await alternate<Kind>(
+        ['task', 'plain'],
+        () => perKind,
+        async (kind) => {
+          samples.push(...(await sample(conn!, kind, random)).map((s) => ({ ...s, ms: us(s.ms) })));
+          ctx.progress.tick(40);
+        },
+      );
     });
-    const measures: Measure[] = ['task: tasks/cancel → cancelled', 'task: tasks/cancel → slot reused', 'plain: cancel → slot reused'];
+    const measures: Measure[] = [
+      'task: tasks/cancel → cancelled',
+      'task: tasks/cancel → slot reused',
+      'plain: cancel → slot reused',
+    ];
     const of = (m: Measure) => samples.filter((s) => s.measure === m).map((s) => s.ms);
     const stats = new Map(measures.map((m) => [m, summarize(of(m))]));
     const rows = measures.map((m) => {
@@ -91,9 +105,18 @@ export const tasksCancel: Scenario = {
     const plain = stats.get('plain: cancel → slot reused')!;
     const ratio = task.p50 / plain.p50;
     const targets: Target[] = [
-      { name: 'tasks/cancel → slot reused, 1 ms stages, stdio: p50 vs the plain call\'s cancel → slot reused', goal: '≤ 1.5×', measured: `${ratio.toFixed(2)}× (${fmt(task.p50)} / ${fmt(plain.p50)} ms)`, met: ratio <= 1.5 },
+      {
+        name: "tasks/cancel → slot reused, 1 ms stages, stdio: p50 vs the plain call's cancel → slot reused",
+        goal: '≤ 1.5×',
+        measured: `${ratio.toFixed(2)}× (${fmt(task.p50)} / ${fmt(plain.p50)} ms)`,
+        met: ratio <= 1.5,
+      },
     ];
-    const table = { title: 'Cancelling a task vs a plain call, 1 ms stages, stdio (ms)', columns: ['measure', 'n', 'p50', 'p90', 'p99', 'max'], rows };
+    const table = {
+      title: 'Cancelling a task vs a plain call, 1 ms stages, stdio (ms)',
+      columns: ['measure', 'n', 'p50', 'p90', 'p99', 'max'],
+      rows,
+    };
     return {
       id: this.id,
       title: this.title,
@@ -101,16 +124,26 @@ export const tasksCancel: Scenario = {
       method: [
         `Ours over stdio with one worker thread and its default standby thread, \`--grace-ms ${GRACE_MS}\`. One sample: ${WARM_CALLS} zero-work calls, then A = spin(${A_MS} ms, ${STAGE_MS} ms stages), cancelled ${LEAD_MS} ms + a random 0–2 ms after it was sent; a zero-work plain call B is sent 2 ms before the cancellation and queues behind A. Task and plain samples alternate.`,
         '- **task**: A is a task-augmented `tools/call` (answered at once with the task); the cancellation is a `tasks/cancel` request. "→ cancelled" is from sending it to its answer (status `cancelled`, which the server sends once the cancellation won on the job\'s state word); "→ slot reused" is from sending it to B\'s response.',
-        '- **plain**: A is a plain `tools/call` that the SDK client aborts (`notifications/cancelled`); from the abort to B\'s response.',
+        "- **plain**: A is a plain `tools/call` that the SDK client aborts (`notifications/cancelled`); from the abort to B's response.",
       ].join('\n'),
-      params: { stageMs: STAGE_MS, aMs: A_MS, leadMs: LEAD_MS, graceMs: GRACE_MS, taskTtlMs: TASK_TTL_MS, samplesPerKind: perKind },
+      params: {
+        stageMs: STAGE_MS,
+        aMs: A_MS,
+        leadMs: LEAD_MS,
+        graceMs: GRACE_MS,
+        taskTtlMs: TASK_TTL_MS,
+        samplesPerKind: perKind,
+      },
       servers: [serverInfo(spec)],
       tables: [table],
       charts: [
         {
           file: 'tasks-cancel-cdf',
           title: 'tasks/cancel vs a plain cancel, 1 ms stages',
-          spec: cdfChart('Cancel latency, 1 ms stages, stdio', measures.map((m) => ({ label: m, values: of(m) }))),
+          spec: cdfChart(
+            'Cancel latency, 1 ms stages, stdio',
+            measures.map((m) => ({ label: m, values: of(m) })),
+          ),
         },
       ],
       targets,

@@ -12,6 +12,12 @@ import { defineTool } from '#dist/src/stages/tool.js';
 export default defineTool({
   name: 'blob',
   description: 'Returns `bytes` characters of text (benchmark).',
-  input: z.object({ bytes: z.number().int().min(0).max(64 * 1024 * 1024) }),
+  input: z.object({
+    bytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(64 * 1024 * 1024),
+  }),
   stages: [(input: { bytes: number }) => ({ content: [{ type: 'text' as const, text: 'x'.repeat(input.bytes) }] })],
 });

@@ -15,10 +15,16 @@ function burn(ms) {
 export const spin = defineTool({
   name: 'spin',
   title: 'Spin',
-  description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`, checking for cancellation between slices and reporting progress after each.',
+  description:
+    'Burns CPU for `ms` milliseconds in slices of `stageMs`, checking for cancellation between slices and reporting progress after each.',
   input: z.object({
     ms: z.number().min(0).max(3_600_000).describe('Total CPU time to burn, in milliseconds.'),
-    stageMs: z.number().positive().max(60_000).default(5).describe('One slice between cancellation checks, in milliseconds.'),
+    stageMs: z
+      .number()
+      .positive()
+      .max(60_000)
+      .default(5)
+      .describe('One slice between cancellation checks, in milliseconds.'),
     cooperative: z.boolean().default(true).describe('If false, never checks for cancellation (shows the hard stop).'),
   }),
   output: z.object({ slices: z.number().int(), elapsedMs: z.number() }),
@@ -34,7 +40,10 @@ export const spin = defineTool({
       }
       return { slices, elapsedMs: performance.now() - started };
     }),
-    stage('report', (r) => ({ content: [{ type: 'text', text: `spun ${r.slices} slices in ${r.elapsedMs.toFixed(1)} ms` }], structuredContent: r })),
+    stage('report', (r) => ({
+      content: [{ type: 'text', text: `spun ${r.slices} slices in ${r.elapsedMs.toFixed(1)} ms` }],
+      structuredContent: r,
+    })),
   ],
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
 });
@@ -55,7 +64,11 @@ export const countPrimes = defineTool({
           ctx.progress(n, limit);
         }
         let prime = true;
-        for (let d = 2; d * d <= n; d++) if (n % d === 0) { prime = false; break; }
+        for (let d = 2; d * d <= n; d++)
+          if (n % d === 0) {
+            prime = false;
+            break;
+          }
         if (prime) count++;
       }
       ctx.log('info', `found ${count}`);

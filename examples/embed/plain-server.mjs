@@ -17,19 +17,33 @@ import { z } from 'zod';
 
 const flag = (name) => (process.argv.includes(name) ? Number(process.argv[process.argv.indexOf(name) + 1]) : undefined);
 const threads = flag('--threads') ?? 2;
-const piscina = new Piscina({ filename: new URL('./plain-spin-worker.mjs', import.meta.url).href, minThreads: threads, maxThreads: threads });
+const piscina = new Piscina({
+  filename: new URL('./plain-spin-worker.mjs', import.meta.url).href,
+  minThreads: threads,
+  maxThreads: threads,
+});
 
 function build() {
   const server = new McpServer({ name: 'plain-example', version: '1.0.0' });
-  server.registerTool('echo', { description: 'Echoes `text` back.', inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  server.registerTool(
+    'echo',
+    { description: 'Echoes `text` back.', inputSchema: z.object({ text: z.string() }) },
+    ({ text }) => ({ content: [{ type: 'text', text }] }),
+  );
   server.registerTool(
     'spin',
-    { description: 'Burns CPU for `ms` milliseconds.', inputSchema: z.object({ ms: z.number().min(0), stageMs: z.number().positive().default(5) }) },
+    {
+      description: 'Burns CPU for `ms` milliseconds.',
+      inputSchema: z.object({ ms: z.number().min(0), stageMs: z.number().positive().default(5) }),
+    },
     async ({ ms, stageMs }, ctx) => {
       const token = ctx.mcpReq._meta?.progressToken;
       const { port1, port2 } = new MessageChannel();
       port1.on('message', (p) => {
-        if (token !== undefined) void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...p } }).catch(() => {});
+        if (token !== undefined)
+          void ctx.mcpReq
+            .notify({ method: 'notifications/progress', params: { progressToken: token, ...p } })
+            .catch(() => {});
       });
       try {
         // Piscina stops the task when the signal aborts: a queued one leaves the queue, a running one's thread is terminated.
@@ -50,5 +64,7 @@ if (port === undefined) {
 } else {
   const handler = toNodeHandler(createMcpHandler(build)); // the SDK's defaults: 2026, and 2025 served statelessly
   const http = createServer((req, res) => void handler(req, res));
-  http.listen(port, '127.0.0.1', () => process.stderr.write(`listening on http://127.0.0.1:${http.address().port}/mcp\n`));
+  http.listen(port, '127.0.0.1', () =>
+    process.stderr.write(`listening on http://127.0.0.1:${http.address().port}/mcp\n`),
+  );
 }

@@ -35,9 +35,13 @@ const pool = await createToolPool({
 /** One server instance: per stdio connection, per 2025 HTTP session, per 2026 HTTP request. Cheap: no schema is converted here. */
 function build() {
   const server = new McpServer({ name: 'embed-example', version: '1.0.0' }, { capabilities: { logging: {} } });
-  server.registerTool('echo', { description: 'Echoes `text` back.', inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
+  server.registerTool(
+    'echo',
+    { description: 'Echoes `text` back.', inputSchema: z.object({ text: z.string() }) },
+    ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }),
+  );
   server.registerTool('server_time', { description: 'The server clock, as an ISO date (no arguments).' }, () => ({
     content: [{ type: 'text', text: new Date().toISOString() }],
   }));
@@ -64,7 +68,8 @@ if (port === undefined) {
   const sessions = new Map();
   const health = pool.healthHandler();
   const http = createServer(async (req, res) => {
-    if (!['127.0.0.1', 'localhost', '[::1]'].includes((req.headers.host ?? '').replace(/:\d+$/, ''))) return reply(res, 403, 'forbidden host');
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes((req.headers.host ?? '').replace(/:\d+$/, '')))
+      return reply(res, 403, 'forbidden host');
     if (health(req, res)) return;
     if (new URL(req.url ?? '/', 'http://localhost').pathname !== '/mcp') return reply(res, 404, 'not found');
     let body;
@@ -78,20 +83,29 @@ if (port === undefined) {
       }
     }
     const sid = req.headers['mcp-session-id'];
-    if (!sid && req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body))) return modern(req, res, body);
+    if (!sid && req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body)))
+      return modern(req, res, body);
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (!transport) {
       if (sid) return reply(res, 404, 'unknown or expired session');
-      if (req.method !== 'POST' || !isInitializeRequest(body)) return reply(res, 400, 'no session: send initialize first');
-      transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => sessions.set(id, transport) });
+      if (req.method !== 'POST' || !isInitializeRequest(body))
+        return reply(res, 400, 'no session: send initialize first');
+      transport = new NodeStreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => sessions.set(id, transport),
+      });
       transport.onclose = () => sessions.delete(transport.sessionId); // DELETE, or closed: its calls are cancelled
       await build().connect(transport);
     }
     await transport.handleRequest(req, res, body);
   });
-  http.listen(port, '127.0.0.1', () => process.stderr.write(`listening on http://127.0.0.1:${http.address().port}/mcp\n`));
+  http.listen(port, '127.0.0.1', () =>
+    process.stderr.write(`listening on http://127.0.0.1:${http.address().port}/mcp\n`),
+  );
 }
 
 function reply(res, status, message, code = -32000) {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+  res
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
 }

@@ -78,7 +78,8 @@ export class FairQueue {
 
   filter(options: Readonly<Partial<FairQueueOptions>>): RunFunction[] {
     const out: RunFunction[] = [];
-    for (const list of this.sessions.values()) for (const item of list) if (item.priority === options.priority) out.push(item.run);
+    for (const list of this.sessions.values())
+      for (const item of list) if (item.priority === options.priority) out.push(item.run);
     return out;
   }
 

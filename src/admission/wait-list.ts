@@ -42,7 +42,8 @@ export function carrying<T extends object>(task: T, job: Waiting): T {
 
 /** The job a task carries, if any (the pool's warm-up tasks carry none). */
 export function waitingOf<J extends Waiting>(task: PoolTask | PiscinaTask): J | undefined {
-  return ((task as unknown as Record<symbol, J | null | undefined>)[Piscina.queueOptionsSymbol] ?? undefined) as J | undefined;
+  return ((task as unknown as Record<symbol, J | null | undefined>)[Piscina.queueOptionsSymbol] ?? undefined) as
+    J | undefined;
 }
 
 /** p-queue never runs an item here: Piscina starts the jobs. */
@@ -90,7 +91,12 @@ export class WaitList<J extends Waiting> implements TaskQueue {
       this.#others.push(task);
       return;
     }
-    void this.#door.add(NOT_RUN, { id: job.waitId, session: job.turn ?? job.session, priority: job.priority, payload: task });
+    void this.#door.add(NOT_RUN, {
+      id: job.waitId,
+      session: job.turn ?? job.session,
+      priority: job.priority,
+      payload: task,
+    });
   }
 
   unshift(task: PoolTask): void {

@@ -33,9 +33,10 @@ export interface Exchange {
   readonly capabilities: Readonly<Record<string, unknown>>;
 }
 
-
 /** How a round ended. */
-export type Round = { readonly kind: 'outcome'; readonly outcome: JobOutcome } | { readonly kind: 'input'; readonly inputRequests: Record<string, InputRequest> };
+export type Round =
+  | { readonly kind: 'outcome'; readonly outcome: JobOutcome }
+  | { readonly kind: 'input'; readonly inputRequests: Record<string, InputRequest> };
 
 export class InputCall {
   readonly outcome: Promise<JobOutcome>;

@@ -93,7 +93,13 @@ export class InputWaits {
   private readonly shared: SharedParking | undefined;
   private readonly waitMs: number;
   private readonly parked = new Map<string, Parked>();
-  private readonly counters = { inputRequired: 0, inputRetries: 0, inputAdopted: 0, inputWaitsExpired: 0, requestStatesRefused: 0 };
+  private readonly counters = {
+    inputRequired: 0,
+    inputRetries: 0,
+    inputAdopted: 0,
+    inputWaitsExpired: 0,
+    requestStatesRefused: 0,
+  };
 
   constructor(
     private readonly backend: CallBackend,
@@ -102,7 +108,8 @@ export class InputWaits {
     this.signer = new RequestStateSigner(options.key);
     this.shared = options.shared;
     this.waitMs = options.waitMs ?? 60_000;
-    if (!Number.isInteger(this.waitMs) || this.waitMs < 1) throw new RangeError(`input wait must be a positive integer of ms (got ${this.waitMs})`);
+    if (!Number.isInteger(this.waitMs) || this.waitMs < 1)
+      throw new RangeError(`input wait must be a positive integer of ms (got ${this.waitMs})`);
   }
 
   /** Reserves a 2026 call of a tool that may ask the client (see the module comment). */
@@ -113,7 +120,22 @@ export class InputWaits {
   /** Parks `input` for `caller`'s retry (shared first, when it is); returns the `requestState` to send. */
   async park(input: InputCall, caller: string, wait: string = randomUUID()): Promise<string> {
     // Shared before the answer leaves: the retry may reach another front end at once.
-    const shared = this.shared ? await this.shared.share(wait, input.call, { caller, tool: input.tool, questions: input.questions(), nextKey: input.keyCounter, ...(input.firstRound !== undefined && { firstRound: input.firstRound }) }, this.waitMs).catch(() => false) : false;
+    const shared = this.shared
+      ? await this.shared
+          .share(
+            wait,
+            input.call,
+            {
+              caller,
+              tool: input.tool,
+              questions: input.questions(),
+              nextKey: input.keyCounter,
+              ...(input.firstRound !== undefined && { firstRound: input.firstRound }),
+            },
+            this.waitMs,
+          )
+          .catch(() => false)
+      : false;
     const issuer = shared ? this.shared!.scope : this.self;
     const expiresAt = Date.now() + this.waitMs;
     const timer = setTimeout(() => this.expire(wait), this.waitMs);
@@ -128,7 +150,12 @@ export class InputWaits {
    * second retry finds it), or why not. `check` vets the retry's answers
    * first: a retry it refuses leaves the call parked, for a correct retry.
    */
-  claim(state: string, caller: string, tool: string, check?: (input: InputCall) => string | undefined): InputCall | RetryRefusal | PendingClaim {
+  claim(
+    state: string,
+    caller: string,
+    tool: string,
+    check?: (input: InputCall) => string | undefined,
+  ): InputCall | RetryRefusal | PendingClaim {
     const opened = this.signer.open(state, caller, tool);
     if (isRefusal(opened)) {
       // After the expiry but before its timer ran: the wait ends now, as the timer would end it.
@@ -138,8 +165,13 @@ export class InputWaits {
     let parked = this.parked.get(opened.wait);
     // Issued under the same key by another process (or another cluster): its call was never here, so it is not "used".
     if (!parked && opened.issuer !== this.self && opened.issuer !== this.shared?.scope) {
-      const where = opened.issuer.startsWith('queue:') ? `the front ends of another cluster (queue '${opened.issuer.slice('queue:'.length)}')` : 'another server process';
-      return this.refuse('foreign', `requestState was issued by ${where} with the same key, not here: its call is parked there; retry it at the server that answered input_required`);
+      const where = opened.issuer.startsWith('queue:')
+        ? `the front ends of another cluster (queue '${opened.issuer.slice('queue:'.length)}')`
+        : 'another server process';
+      return this.refuse(
+        'foreign',
+        `requestState was issued by ${where} with the same key, not here: its call is parked there; retry it at the server that answered input_required`,
+      );
     }
     if (parked && this.shared && !live(parked)) {
       // Adopted by a retry on another front end (this call let go), or ended: nothing of it is here any more.
@@ -151,7 +183,8 @@ export class InputWaits {
       if (problem) return this.refuse('invalid_responses', problem);
       return { wait: opened.wait, caller, local: parked?.input, ...(check && { check }) };
     }
-    if (!parked || parked.caller !== caller) return this.refuse('used', 'requestState was already used by an earlier retry (each one resumes its call once)');
+    if (!parked || parked.caller !== caller)
+      return this.refuse('used', 'requestState was already used by an earlier retry (each one resumes its call once)');
     const problem = check?.(parked.input);
     if (problem !== undefined) return this.refuse('invalid_responses', problem);
     this.parked.delete(opened.wait);
@@ -165,10 +198,18 @@ export class InputWaits {
    * parked here, or the one parked elsewhere taken over into `fresh` (a
    * reservation of this front end) and resumed in `exchange`.
    */
-  async resume(claim: PendingClaim, tool: string, fresh: CallHandle | undefined, exchange: Exchange): Promise<InputCall | RetryRefusal> {
+  async resume(
+    claim: PendingClaim,
+    tool: string,
+    fresh: CallHandle | undefined,
+    exchange: Exchange,
+  ): Promise<InputCall | RetryRefusal> {
     const handle = claim.local?.call ?? fresh;
-    if (!this.shared || !handle) return this.refuse('used', 'requestState was already used by an earlier retry (each one resumes its call once)');
-    const got = await this.shared.adopt(claim.wait, handle).catch((e: unknown) => ({ reason: 'gone' as const, message: String(e) }));
+    if (!this.shared || !handle)
+      return this.refuse('used', 'requestState was already used by an earlier retry (each one resumes its call once)');
+    const got = await this.shared
+      .adopt(claim.wait, handle)
+      .catch((e: unknown) => ({ reason: 'gone' as const, message: String(e) }));
     const here = this.parked.get(claim.wait);
     if ('reason' in got) {
       if (here) this.drop(claim.wait, here); // taken by a retry elsewhere: its job is that front end's now
@@ -258,7 +299,8 @@ export class InputWaits {
     // A job that ended while parked (its deadline, a failure) has nothing to cancel: no late cancel to count.
     if (state !== 'queued' && state !== 'running') return;
     void this.backend.requestCancel(session, id, reason).then((result) => {
-      if (expired && (result === 'cancelled-queued' || result === 'cancelled-running')) this.counters.inputWaitsExpired++;
+      if (expired && (result === 'cancelled-queued' || result === 'cancelled-running'))
+        this.counters.inputWaitsExpired++;
     });
   }
 }

@@ -24,13 +24,21 @@ export interface InputRequest {
 }
 
 /** The capability a client must declare for each kind of request (mrtr.mdx: never ask what it did not declare). */
-export const CAPABILITY: Record<ClientRequestMethod, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' };
+export const CAPABILITY: Record<ClientRequestMethod, string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
 
 /**
  * Why `method` may not be asked of a client that declared `capabilities`
  * (`where` names the request that declared them), or undefined if it may.
  */
-export function undeclared(method: ClientRequestMethod, capabilities: Readonly<Record<string, unknown>>, where: string): Error | undefined {
+export function undeclared(
+  method: ClientRequestMethod,
+  capabilities: Readonly<Record<string, unknown>>,
+  where: string,
+): Error | undefined {
   const capability = CAPABILITY[method];
   if (capabilities[capability] !== undefined) return undefined;
   return new Error(`${method}: the client did not declare the '${capability}' capability in ${where}`);
@@ -42,7 +50,12 @@ export function undeclared(method: ClientRequestMethod, capabilities: Readonly<R
  * and, if that found the question still kept (true), rejects with
  * `notNeeded`. Once answered, the signal no longer matters.
  */
-export function abortableAsk(signal: AbortSignal, notNeeded: string, keep: (answer: AnswerAsk, refuse: RefuseAsk) => void, forget: () => boolean): Promise<Record<string, unknown>> {
+export function abortableAsk(
+  signal: AbortSignal,
+  notNeeded: string,
+  keep: (answer: AnswerAsk, refuse: RefuseAsk) => void,
+  forget: () => boolean,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const stop = () => {
       if (forget()) reject(new Error(notNeeded));

@@ -47,7 +47,10 @@ export function readKeyFile(path: string): Buffer {
   const raw = readFileSync(path);
   const text = raw.toString('utf8');
   const key = /^[\x20-\x7e\s]*$/.test(text) ? Buffer.from(text.trim(), 'utf8') : raw;
-  if (key.length < MIN_KEY_BYTES) throw new RangeError(`--mrtr-key-file ${path}: the key must be at least ${MIN_KEY_BYTES} bytes (got ${key.length})`);
+  if (key.length < MIN_KEY_BYTES)
+    throw new RangeError(
+      `--mrtr-key-file ${path}: the key must be at least ${MIN_KEY_BYTES} bytes (got ${key.length})`,
+    );
   return key;
 }
 
@@ -62,13 +65,18 @@ export class RequestStateSigner {
 
   /** The state for `payload`, bound to `caller` (who alone may present it). */
   sign(payload: StatePayload, caller: string): string {
-    const body = Buffer.from(JSON.stringify({ w: payload.wait, t: payload.tool, x: payload.expiresAt, i: payload.issuer })).toString('base64url');
+    const body = Buffer.from(
+      JSON.stringify({ w: payload.wait, t: payload.tool, x: payload.expiresAt, i: payload.issuer }),
+    ).toString('base64url');
     return `${PREFIX}${body}.${this.mac(body, caller).toString('base64url')}`;
   }
 
   /** The payload of a state presented by `caller` for `tool` at `now`, or why it is refused. */
   open(state: string, caller: string, tool: string, now = Date.now()): StatePayload | StateRefusal {
-    const forged: StateRefusal = { code: 'forged', message: 'requestState failed verification (not issued by this server to this caller, or altered)' };
+    const forged: StateRefusal = {
+      code: 'forged',
+      message: 'requestState failed verification (not issued by this server to this caller, or altered)',
+    };
     const dot = state.lastIndexOf('.');
     if (!state.startsWith(PREFIX) || dot <= PREFIX.length) return forged;
     const body = state.slice(PREFIX.length, dot);
@@ -81,9 +89,21 @@ export class RequestStateSigner {
     } catch {
       return forged;
     }
-    if (typeof parsed.w !== 'string' || typeof parsed.t !== 'string' || typeof parsed.x !== 'number' || typeof parsed.i !== 'string') return forged;
-    if (parsed.t !== tool) return { code: 'wrong_tool', message: `requestState was issued for tool '${parsed.t}', not '${tool}'` };
-    if (now > parsed.x) return { code: 'expired', wait: parsed.w, message: `requestState expired ${now - parsed.x} ms ago: the call waited --input-wait-ms for this retry, then was cancelled` };
+    if (
+      typeof parsed.w !== 'string' ||
+      typeof parsed.t !== 'string' ||
+      typeof parsed.x !== 'number' ||
+      typeof parsed.i !== 'string'
+    )
+      return forged;
+    if (parsed.t !== tool)
+      return { code: 'wrong_tool', message: `requestState was issued for tool '${parsed.t}', not '${tool}'` };
+    if (now > parsed.x)
+      return {
+        code: 'expired',
+        wait: parsed.w,
+        message: `requestState expired ${now - parsed.x} ms ago: the call waited --input-wait-ms for this retry, then was cancelled`,
+      };
     return { wait: parsed.w, tool: parsed.t, expiresAt: parsed.x, issuer: parsed.i };
   }
 

@@ -4,7 +4,12 @@
  * that arrives at once already finds the call; a refused one is answered
  * there with -32602 and `data.reason`, and resumes nothing.
  */
-import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY, specTypeSchemas, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  specTypeSchemas,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import type { InputCall } from './input-call.js';
 import type { InputWaits, PendingClaim, RetryRefusal } from './input-waits.js';
@@ -18,7 +23,9 @@ const RESULT: Record<ClientRequestMethod, 'ElicitResult' | 'CreateMessageResult'
 
 /** Whether request params carry the 2026 envelope. */
 export function isModernParams(params: unknown): boolean {
-  return typeof (params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY] === 'string';
+  return (
+    typeof (params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY] === 'string'
+  );
 }
 
 /** The request's declared client capabilities (2026: per request). */
@@ -38,9 +45,14 @@ export type RetryAdmission =
 
 /** Matches a 2026 call to its parked call when it is a retry. */
 export function admitRetry(waits: InputWaits, params: Record<string, unknown>, caller: string): RetryAdmission {
-  const { requestState, inputResponses, name } = params as { requestState?: unknown; inputResponses?: unknown; name: string };
+  const { requestState, inputResponses, name } = params as {
+    requestState?: unknown;
+    inputResponses?: unknown;
+    name: string;
+  };
   if (requestState === undefined) return { kind: 'fresh' };
-  if (typeof requestState !== 'string') return { kind: 'refuse', ...waits.refuse('forged', 'requestState must be the string the server sent') };
+  if (typeof requestState !== 'string')
+    return { kind: 'refuse', ...waits.refuse('forged', 'requestState must be the string the server sent') };
   const claimed = waits.claim(requestState, caller, name, (input) => responsesProblem(input.pending(), inputResponses));
   if ('reason' in claimed) return { kind: 'refuse', ...claimed };
   return 'wait' in claimed ? { kind: 'pending', claim: claimed } : { kind: 'resume', input: claimed };
@@ -51,15 +63,20 @@ export function admitRetry(waits: InputWaits, params: Record<string, unknown>, c
  * (mrtr.mdx: validate it; ignore keys not asked for). Also the check of a
  * 2026 `tasks/update`.
  */
-export function responsesProblem(pending: ReadonlyMap<string, ClientRequestMethod>, responses: unknown): string | undefined {
+export function responsesProblem(
+  pending: ReadonlyMap<string, ClientRequestMethod>,
+  responses: unknown,
+): string | undefined {
   if (responses === undefined) return undefined; // nothing answered: asked again
-  if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) return 'inputResponses must be an object keyed by the inputRequests keys';
+  if (typeof responses !== 'object' || responses === null || Array.isArray(responses))
+    return 'inputResponses must be an object keyed by the inputRequests keys';
   for (const [key, method] of pending) {
     const response = (responses as Record<string, unknown>)[key];
     if (response === undefined) continue;
     const checked = specTypeSchemas[RESULT[method]]['~standard'].validate(response);
     if ('then' in checked) continue; // the SDK's schemas are synchronous; never taken
-    if (checked.issues) return `inputResponses['${key}'] is not a ${RESULT[method]}: ${checked.issues.map((i) => i.message).join('; ')}`;
+    if (checked.issues)
+      return `inputResponses['${key}'] is not a ${RESULT[method]}: ${checked.issues.map((i) => i.message).join('; ')}`;
   }
   return undefined;
 }

@@ -63,7 +63,8 @@ export interface CallHandle {
  * won, the outcome is on its way. The rest are settled; only `cancelled` means
  * "send nothing".
  */
-export type CallState = 'queued' | 'running' | 'cancelling' | 'responding' | 'completed' | 'failed' | 'timedOut' | 'cancelled';
+export type CallState =
+  'queued' | 'running' | 'cancelling' | 'responding' | 'completed' | 'failed' | 'timedOut' | 'cancelled';
 
 /** One progress report from a running job. */
 export interface ProgressReport {

@@ -66,11 +66,19 @@ export abstract class CallTable<C extends TableCall> {
 }
 
 /** The tool and its parsed arguments, or the failed outcome a call gets for a bad start. */
-export function checkStart(tools: ReadonlyMap<string, ToolDefinition>, options: StartOptions): { readonly tool: ToolDefinition; readonly args: unknown } | Extract<JobOutcome, { kind: 'failed' }> {
+export function checkStart(
+  tools: ReadonlyMap<string, ToolDefinition>,
+  options: StartOptions,
+): { readonly tool: ToolDefinition; readonly args: unknown } | Extract<JobOutcome, { kind: 'failed' }> {
   const tool = tools.get(options.tool);
   if (!tool) return { kind: 'failed', code: 'unknown_tool', message: `unknown tool '${options.tool}'` };
   const parsed = tool.input.safeParse(options.args ?? {});
-  if (!parsed.success) return { kind: 'failed', code: 'invalid_arguments', message: `invalid arguments for tool '${tool.name}': ${describeIssues(parsed.error)}` };
+  if (!parsed.success)
+    return {
+      kind: 'failed',
+      code: 'invalid_arguments',
+      message: `invalid arguments for tool '${tool.name}': ${describeIssues(parsed.error)}`,
+    };
   return { tool, args: parsed.data };
 }
 

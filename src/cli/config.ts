@@ -30,7 +30,8 @@ export class EnvCommand extends Command {
   }
 
   override addOption(option: Option): this {
-    if (option.long && option.long !== '--help' && option.long !== '--version' && option.envVar === undefined) option.env(envName(option));
+    if (option.long && option.long !== '--help' && option.long !== '--version' && option.envVar === undefined)
+      option.env(envName(option));
     return super.addOption(option);
   }
 }
@@ -48,7 +49,8 @@ export function checkSwitchesInEnv(program: Command, env: NodeJS.ProcessEnv = pr
       const value = name === undefined ? undefined : env[name];
       if (name === undefined || value === undefined || option.required || option.optional) continue;
       if (OFF.test(value)) delete env[name];
-      else if (!ON.test(value)) throw new UsageError(`${name}=${value}: expected 1 or 0 (true/false) for the switch ${option.long}`);
+      else if (!ON.test(value))
+        throw new UsageError(`${name}=${value}: expected 1 or 0 (true/false) for the switch ${option.long}`);
     }
   }
 }
@@ -60,28 +62,84 @@ interface Rule {
   readonly why: string;
 }
 
-const HTTP_ONLY = ['--host', '--port', '--session-idle-ms', '--allowed-host', '--allowed-origin', '--max-sessions', '--session-prefix', '--auth-token-file', '--allow-unauthenticated', '--health-auth', '--auth-issuer', '--auth-resource', '--auth-scopes', '--auth-introspection-endpoint', '--auth-client-credentials-file', '--auth-any-jwt-type'];
+const HTTP_ONLY = [
+  '--host',
+  '--port',
+  '--session-idle-ms',
+  '--allowed-host',
+  '--allowed-origin',
+  '--max-sessions',
+  '--session-prefix',
+  '--auth-token-file',
+  '--allow-unauthenticated',
+  '--health-auth',
+  '--auth-issuer',
+  '--auth-resource',
+  '--auth-scopes',
+  '--auth-introspection-endpoint',
+  '--auth-client-credentials-file',
+  '--auth-any-jwt-type',
+];
 // --queue-limit is not here: with --redis it bounds the calls a front end keeps waiting on the queue.
-const LOCAL_POOL = ['--threads', '--spare-threads', '--cores', '--handoff-delay-ms', '--grace-ms', '--worker-memory-mb', '--root'];
+const LOCAL_POOL = [
+  '--threads',
+  '--spare-threads',
+  '--cores',
+  '--handoff-delay-ms',
+  '--grace-ms',
+  '--worker-memory-mb',
+  '--root',
+];
 
 /** Whether the flags (or the environment) give a Redis URL: then serve runs on the queue backend. */
-const onRedis = (v: Record<string, unknown>): boolean => v.redis !== undefined || v.redisUrlFile !== undefined || v.redisSentinels !== undefined || !!process.env[REDIS_URL_ENV];
+const onRedis = (v: Record<string, unknown>): boolean =>
+  v.redis !== undefined ||
+  v.redisUrlFile !== undefined ||
+  v.redisSentinels !== undefined ||
+  !!process.env[REDIS_URL_ENV];
 const onSentinel = (v: Record<string, unknown>): boolean => v.redisSentinels !== undefined;
-const SENTINEL_ONLY: Rule = { flags: ['--redis-sentinel-name', '--redis-sentinel-password-file'], when: onSentinel, why: 'applies with --redis-sentinels only' };
+const SENTINEL_ONLY: Rule = {
+  flags: ['--redis-sentinel-name', '--redis-sentinel-password-file'],
+  when: onSentinel,
+  why: 'applies with --redis-sentinels only',
+};
 
 const SERVE_RULES: readonly Rule[] = [
   { flags: HTTP_ONLY, when: (v) => v.transport === 'http', why: 'applies to --transport http only' },
-  { flags: ['--max-output-buffer-bytes', '--health-port', '--health-host'], when: (v) => v.transport !== 'http', why: 'applies to stdio only (HTTP serves /healthz, /readyz and /metrics on its own port)' },
+  {
+    flags: ['--max-output-buffer-bytes', '--health-port', '--health-host'],
+    when: (v) => v.transport !== 'http',
+    why: 'applies to stdio only (HTTP serves /healthz, /readyz and /metrics on its own port)',
+  },
   { flags: ['--on-stdin-close'], when: (v) => v.transport !== 'http', why: 'applies to stdio only' },
-  { flags: ['--drain-timeout-ms'], when: (v) => v.transport !== 'http' && v.onStdinClose === 'finish', why: 'applies with --on-stdin-close finish only (stdio)' },
-  { flags: LOCAL_POOL, when: (v) => !onRedis(v), why: 'sets the local pool; with --redis the worker hosts run the calls: give it to `mcp-cancel-pool worker`' },
-  { flags: ['--queue', '--redis-ca-file', '--cluster-key-file'], when: onRedis, why: `applies with a Redis URL only (--redis, --redis-url-file, ${REDIS_URL_ENV} or --redis-sentinels)` },
+  {
+    flags: ['--drain-timeout-ms'],
+    when: (v) => v.transport !== 'http' && v.onStdinClose === 'finish',
+    why: 'applies with --on-stdin-close finish only (stdio)',
+  },
+  {
+    flags: LOCAL_POOL,
+    when: (v) => !onRedis(v),
+    why: 'sets the local pool; with --redis the worker hosts run the calls: give it to `mcp-cancel-pool worker`',
+  },
+  {
+    flags: ['--queue', '--redis-ca-file', '--cluster-key-file'],
+    when: onRedis,
+    why: `applies with a Redis URL only (--redis, --redis-url-file, ${REDIS_URL_ENV} or --redis-sentinels)`,
+  },
   SENTINEL_ONLY,
   { flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' },
-  { flags: ['--health-auth'], when: (v) => v.authTokenFile !== undefined || process.env.MCP_CANCEL_POOL_AUTH_TOKEN !== undefined, why: 'needs a token (--auth-token-file or MCP_CANCEL_POOL_AUTH_TOKEN)' },
+  {
+    flags: ['--health-auth'],
+    when: (v) => v.authTokenFile !== undefined || process.env.MCP_CANCEL_POOL_AUTH_TOKEN !== undefined,
+    why: 'needs a token (--auth-token-file or MCP_CANCEL_POOL_AUTH_TOKEN)',
+  },
 ];
 
-const WORKER_RULES: readonly Rule[] = [{ flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' }, SENTINEL_ONLY];
+const WORKER_RULES: readonly Rule[] = [
+  { flags: ['--health-host'], when: (v) => v.healthPort !== undefined, why: 'applies with --health-port only' },
+  SENTINEL_ONLY,
+];
 
 /**
  * Refuses a flag given on the command line for a mode it does not apply to.
@@ -95,7 +153,8 @@ export function refuseInapplicable(command: Command): void {
     if (rule.when(values)) continue;
     for (const flag of rule.flags) {
       const option = (command.options as Option[]).find((o) => o.long === flag);
-      if (option && command.getOptionValueSource(option.attributeName()) === 'cli') throw new UsageError(`${flag} ${rule.why}`);
+      if (option && command.getOptionValueSource(option.attributeName()) === 'cli')
+        throw new UsageError(`${flag} ${rule.why}`);
     }
   }
 }
@@ -108,8 +167,18 @@ export function hostArg(value: string): string {
 
 /** One line for an error the process cannot start past, or undefined for one it does not know. */
 export function startupErrorLine(error: unknown): string | undefined {
-  const e = error as { code?: string; syscall?: string; address?: string; port?: number; hostname?: string; message?: string };
-  const at = e.address !== undefined ? `${e.address.includes(':') ? `[${e.address}]` : e.address}${e.port !== undefined ? `:${e.port}` : ''}` : undefined;
+  const e = error as {
+    code?: string;
+    syscall?: string;
+    address?: string;
+    port?: number;
+    hostname?: string;
+    message?: string;
+  };
+  const at =
+    e.address !== undefined
+      ? `${e.address.includes(':') ? `[${e.address}]` : e.address}${e.port !== undefined ? `:${e.port}` : ''}`
+      : undefined;
   switch (e.code) {
     case 'EADDRINUSE':
       return `cannot listen on ${at ?? 'that address'}: the port is in use (EADDRINUSE); stop what uses it, or pick another port (--port or --health-port; 0 = any free port)`;

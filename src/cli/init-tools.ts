@@ -20,12 +20,20 @@ export function initTools(dir: string, version: string): string {
   const target = resolve(dir);
   if (existsSync(target)) {
     if (!statSync(target).isDirectory()) throw new UsageError(`init-tools: ${target} exists and is not a directory`);
-    if (readdirSync(target).length > 0) throw new UsageError(`init-tools: ${target} is not empty; give a new or empty directory (nothing was written)`);
+    if (readdirSync(target).length > 0)
+      throw new UsageError(`init-tools: ${target} is not empty; give a new or empty directory (nothing was written)`);
   }
   cpSync(TOOLS_TEMPLATE, target, { recursive: true });
   const manifestPath = join(target, 'package.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name: string; dependencies: Record<string, string> };
-  manifest.name = basename(target).toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[._-]+/, '') || manifest.name;
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+    name: string;
+    dependencies: Record<string, string>;
+  };
+  manifest.name =
+    basename(target)
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[._-]+/, '') || manifest.name;
   const { spec } = dependencySpec(version);
   manifest.dependencies['mcp-cancel-pool'] = spec;
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);

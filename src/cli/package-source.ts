@@ -41,7 +41,9 @@ export function dependencySpec(version: string, root = packageRoot()): { spec: s
 /** What npm's hidden lockfile (`node_modules/.package-lock.json`) says this package was resolved from. */
 function lockedResolution(modules: string): string | undefined {
   try {
-    const lock = JSON.parse(readFileSync(join(modules, '.package-lock.json'), 'utf8')) as { packages?: Record<string, { resolved?: string }> };
+    const lock = JSON.parse(readFileSync(join(modules, '.package-lock.json'), 'utf8')) as {
+      packages?: Record<string, { resolved?: string }>;
+    };
     return lock.packages?.[`node_modules/${NAME}`]?.resolved;
   } catch {
     return undefined;

@@ -32,14 +32,26 @@ export interface RedisFlagHelp {
 export function redisOptions(command: Command, help: RedisFlagHelp): Command {
   return command
     .option('--redis <url>', help.redis)
-    .option('--redis-url-file <path>', `like --redis, the URL read from this file (keeps a password out of argv; or set ${REDIS_URL_ENV})`)
-    .option('--redis-ca-file <path>', 'with a rediss:// URL: the CA certificate(s) (PEM) the Redis server\'s certificate must chain to')
+    .option(
+      '--redis-url-file <path>',
+      `like --redis, the URL read from this file (keeps a password out of argv; or set ${REDIS_URL_ENV})`,
+    )
+    .option(
+      '--redis-ca-file <path>',
+      "with a rediss:// URL: the CA certificate(s) (PEM) the Redis server's certificate must chain to",
+    )
     .option(
       '--redis-sentinels <host:port,...>',
       'reach Redis through these Redis Sentinels (host:port, comma-separated; port 26379 if none): every connection asks them for the primary and follows a failover; --redis (or its file or variable), if given, then supplies only the primary\'s password and database (see docs/many-hosts.md "Many hosts")',
     )
-    .option('--redis-sentinel-name <name>', 'with --redis-sentinels: the master group name the sentinels monitor (default: mymaster)')
-    .option('--redis-sentinel-password-file <path>', `with --redis-sentinels: a file whose first line is the sentinels' own password (their requirepass; or set ${SENTINEL_PASSWORD_ENV})`)
+    .option(
+      '--redis-sentinel-name <name>',
+      'with --redis-sentinels: the master group name the sentinels monitor (default: mymaster)',
+    )
+    .option(
+      '--redis-sentinel-password-file <path>',
+      `with --redis-sentinels: a file whose first line is the sentinels' own password (their requirepass; or set ${SENTINEL_PASSWORD_ENV})`,
+    )
     .option('--queue <name>', help.queue, DEFAULT_QUEUE)
     .option(
       '--cluster-key-file <path>',
@@ -48,7 +60,10 @@ export function redisOptions(command: Command, help: RedisFlagHelp): Command {
 }
 
 /** The flags that say where Redis is. */
-export type RedisLocationFlags = Pick<RedisFlags, 'redis' | 'redisUrlFile' | 'redisCaFile' | 'redisSentinels' | 'redisSentinelName' | 'redisSentinelPasswordFile'>;
+export type RedisLocationFlags = Pick<
+  RedisFlags,
+  'redis' | 'redisUrlFile' | 'redisCaFile' | 'redisSentinels' | 'redisSentinelName' | 'redisSentinelPasswordFile'
+>;
 
 /** The Sentinel settings the flags give, if `--redis-sentinels` (or its variable) is there. */
 export function sentinelOf(flags: RedisLocationFlags): Omit<SentinelSource, 'env'> | undefined {
@@ -72,7 +87,13 @@ export function redisUrlOf(flags: RedisLocationFlags): string | undefined {
 /** The checked Redis location the flags (or the environment) give, or undefined for none; a bad one is a usage error. */
 export function redisConfigOf(flags: RedisLocationFlags): RedisConfig | undefined {
   const sentinel = sentinelOf(flags);
-  if (flags.redis === undefined && flags.redisUrlFile === undefined && !process.env[REDIS_URL_ENV] && sentinel === undefined) return undefined;
+  if (
+    flags.redis === undefined &&
+    flags.redisUrlFile === undefined &&
+    !process.env[REDIS_URL_ENV] &&
+    sentinel === undefined
+  )
+    return undefined;
   try {
     return redisConfig({
       ...(flags.redis !== undefined && { url: flags.redis }),

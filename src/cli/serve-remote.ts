@@ -45,7 +45,11 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
     throw new UsageError((error as Error).message);
   }
   // BullMQ (and ioredis) load only for a front end on Redis: the local pool's start-up does not pay for them.
-  const { QueueBackend } = await withPeers('serve --redis', ['bullmq', 'ioredis'], () => import('../remote/front/queue-backend.js'));
+  const { QueueBackend } = await withPeers(
+    'serve --redis',
+    ['bullmq', 'ioredis'],
+    () => import('../remote/front/queue-backend.js'),
+  );
   const backend = await QueueBackend.create({
     redisUrl,
     ...(sentinelOf(flags) && { redisSentinel: sentinelOf(flags)! }),
@@ -64,7 +68,9 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
       throw new UsageError(error.message);
     }
     if (!(error instanceof RedisUnreachableError)) throw error;
-    logger().warn(`${error.message}: serving anyway; calls fail with a clear error until it is reachable (/readyz says not ready meanwhile)`);
+    logger().warn(
+      `${error.message}: serving anyway; calls fail with a clear error until it is reachable (/readyz says not ready meanwhile)`,
+    );
   }
   return backend;
 }

@@ -30,7 +30,12 @@ export interface TaskFlags {
  * that is the Redis queue (tasks are then stored in Redis), else undefined. `log` gets one line when a session's
  * close cancelled working tasks.
  */
-export function serveTasks(queue: QueueBackend | undefined, calls: TaskBackend, flags: TaskFlags, log: (line: string) => void): TaskRunner {
+export function serveTasks(
+  queue: QueueBackend | undefined,
+  calls: TaskBackend,
+  flags: TaskFlags,
+  log: (line: string) => void,
+): TaskRunner {
   const taskLimits = {
     maxWorkingTasksPerSession: flags.maxWorkingTasksPerSession,
     maxWorkingTasks: flags.maxWorkingTasks,
@@ -57,10 +62,17 @@ export function serveTasks(queue: QueueBackend | undefined, calls: TaskBackend, 
  * through Redis under a `requestState` key every front end has: `mrtrKey` (`--mrtr-key-file`) or one derived from
  * the cluster key. Throws a one-line message when tools ask the client and there is neither.
  */
-export function serveInputWaits(queue: QueueBackend | undefined, calls: CallBackend, inputWaitMs: number, mrtrKey: Buffer | undefined): InputWaits {
+export function serveInputWaits(
+  queue: QueueBackend | undefined,
+  calls: CallBackend,
+  inputWaitMs: number,
+  mrtrKey: Buffer | undefined,
+): InputWaits {
   const stateKey = mrtrKey ?? queue?.requestStateKey();
   if (queue && stateKey === undefined && [...queue.tools.values()].some((t) => t.usesClient === true)) {
-    throw new Error('--redis with tools that ask the client (usesClient) needs a key shared by every front end for 2026 requestState: give --cluster-key-file (the key is derived from it) or --mrtr-key-file');
+    throw new Error(
+      '--redis with tools that ask the client (usesClient) needs a key shared by every front end for 2026 requestState: give --cluster-key-file (the key is derived from it) or --mrtr-key-file',
+    );
   }
   const shared = queue?.parking();
   return new InputWaits(calls, { waitMs: inputWaitMs, ...(stateKey && { key: stateKey }), ...(shared && { shared }) });

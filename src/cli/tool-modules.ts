@@ -11,7 +11,8 @@ import { toolsOfModule } from '../stages/tool.js';
 import { UsageError } from './usage-error.js';
 import { dependencySpec, packageRoot } from './package-source.js';
 
-const version = () => (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+const version = () =>
+  (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 
 const GUIDE = 'see docs/tools.md "Writing your own tools"';
 // Node's CommonJS loader records every module it ran here, also those reached through import().
@@ -32,7 +33,8 @@ export async function checkToolModule(file: string): Promise<void> {
     throw new UsageError(`--tools ${file}: no such file (a relative path is resolved from the current directory)`);
   }
   if (!isFile) throw new UsageError(`--tools ${file}: not a file; pass the compiled .js module`);
-  if (/\.[cm]?tsx?$/.test(file)) throw new UsageError(`--tools ${file}: this is TypeScript; compile it (tsc) and pass the .js file (${GUIDE})`);
+  if (/\.[cm]?tsx?$/.test(file))
+    throw new UsageError(`--tools ${file}: this is TypeScript; compile it (tsc) and pass the .js file (${GUIDE})`);
   const real = realpathSync(file);
   let mod: Record<string, unknown>;
   try {
@@ -52,14 +54,18 @@ function explainLoadError(file: string, real: string, error: unknown): UsageErro
   const e = error as { code?: string; message?: string; requireStack?: string[] };
   const message = (e.message ?? String(error)).split('\n')[0]!;
   // A require() that failed inside the module itself: it is CommonJS (and `mcp-cancel-pool` is ESM-only).
-  if (e.code === 'ERR_REQUIRE_ESM' || (e.code === 'MODULE_NOT_FOUND' && e.requireStack?.[0] === real)) return commonJs(file);
+  if (e.code === 'ERR_REQUIRE_ESM' || (e.code === 'MODULE_NOT_FOUND' && e.requireStack?.[0] === real))
+    return commonJs(file);
   if (e.code === 'ERR_MODULE_NOT_FOUND' && /Cannot find package 'mcp-cancel-pool'/.test(message)) {
     return new UsageError(
       `--tools ${file}: it imports mcp-cancel-pool, which is not installed in its own project: run "npm install ${dependencySpec(version()).install}" there (a global install is not visible to it; ${GUIDE})`,
     );
   }
   // A syntax error carries no location in its stack; node --check prints it (only on this failure path).
-  if (error instanceof SyntaxError) return new UsageError(`--tools ${syntaxLocation(real) ?? file}: ${message} (fix the module, or pass its compiled .js)`);
+  if (error instanceof SyntaxError)
+    return new UsageError(
+      `--tools ${syntaxLocation(real) ?? file}: ${message} (fix the module, or pass its compiled .js)`,
+    );
   // An error in the user's own code: keep where it happened, the one frame that helps.
   const url = pathToFileURL(real).href;
   const frame = (e as { stack?: string }).stack?.split('\n').find((l) => l.includes(url) || l.includes(real));

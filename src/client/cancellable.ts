@@ -18,7 +18,11 @@ export const MAX_TIMER_MS = 2_147_483_647;
  * here: an abort or the timeout cancels the request once, through its tag,
  * and rejects at once with a {@link CallAbortedError}.
  */
-export function cancellable<T>(guard: ClientGuard | undefined, send: (tag: RequestTag | undefined, sdkOptions: RequestOptions) => Promise<T>, options: CallOptions): Promise<T> {
+export function cancellable<T>(
+  guard: ClientGuard | undefined,
+  send: (tag: RequestTag | undefined, sdkOptions: RequestOptions) => Promise<T>,
+  options: CallOptions,
+): Promise<T> {
   const { signal } = options;
   if (signal?.aborted) return Promise.reject(new CallAbortedError('AbortError', signal.reason, undefined, false));
   const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
@@ -29,7 +33,8 @@ export function cancellable<T>(guard: ClientGuard | undefined, send: (tag: Reque
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {
       clearTimeout(timer);
-      if (Number.isFinite(timeout)) timer = setTimeout(() => stop('TimeoutError', `timed out after ${timeout} ms`), timeout);
+      if (Number.isFinite(timeout))
+        timer = setTimeout(() => stop('TimeoutError', `timed out after ${timeout} ms`), timeout);
     };
     const settle = () => {
       done = true;

@@ -82,9 +82,16 @@ export class CancelAwareClient {
   /** Outbound (our requests) and inbound (the server's) entries of every connection of this client. */
   readonly registry = new InFlightRegistry();
   private readonly counters = emptyClientStats();
-  private readonly taskCounters: TaskClientCounters = { taskCancelsSent: 0, staleTaskCancelsSuppressed: 0, taskUpdatesSent: 0 };
+  private readonly taskCounters: TaskClientCounters = {
+    taskCancelsSent: 0,
+    staleTaskCancelsSuppressed: 0,
+    taskUpdatesSent: 0,
+  };
   /** Our handlers by the method they answer, for a 2026 task's `inputRequests` (which reach no SDK handler). */
-  private readonly inputHandlers = new Map<string, (params: Record<string, unknown> | undefined, context: ServerRequestContext) => Promise<unknown>>();
+  private readonly inputHandlers = new Map<
+    string,
+    (params: Record<string, unknown> | undefined, context: ServerRequestContext) => Promise<unknown>
+  >();
   /** Tasks not yet known to be terminal, by id, for `notifications/tasks/status`. */
   private readonly tasks = new TaskRoutes();
   private readonly ttlMs: number | undefined;
@@ -118,13 +125,21 @@ export class CancelAwareClient {
   async connect(transport: Transport, options: ConnectOptions = {}): Promise<void> {
     const { signal } = options;
     if (signal?.aborted) throw new CallAbortedError('AbortError', signal.reason, undefined, false);
-    const guard = new ClientGuard(transport, { registry: this.registry, stats: this.counters, ...(this.ttlMs !== undefined && { cancelledTtlMs: this.ttlMs }) });
+    const guard = new ClientGuard(transport, {
+      registry: this.registry,
+      stats: this.counters,
+      ...(this.ttlMs !== undefined && { cancelledTtlMs: this.ttlMs }),
+    });
     guard.own.ontaskstatus = (params) => this.tasks.status(params);
     this.guard = guard;
     const timeout = options.timeout ?? DEFAULT_REQUEST_TIMEOUT_MSEC;
     // Both eras by default: 2026-07-28 where the server speaks it, 2025-11-25 otherwise. The probe
     // gets connect's bound (the SDK would give it our MAX_TIMER_MS, and a silent server would hold connect forever).
-    if (!this.negotiation) this.sdk.setVersionNegotiation({ mode: 'auto', probe: { timeoutMs: Number.isFinite(timeout) ? timeout : MAX_TIMER_MS } });
+    if (!this.negotiation)
+      this.sdk.setVersionNegotiation({
+        mode: 'auto',
+        probe: { timeoutMs: Number.isFinite(timeout) ? timeout : MAX_TIMER_MS },
+      });
     // No signal and no practical timeout for the SDK: it would answer either with notifications/cancelled for initialize.
     const connecting = this.sdk.connect(guard, { timeout: MAX_TIMER_MS });
     await new Promise<void>((resolve, reject) => {
@@ -141,7 +156,9 @@ export class CancelAwareClient {
         void this.sdk.close().catch(() => undefined);
       };
       const onAbort = () => giveUp('AbortError', signal?.reason);
-      const timer = Number.isFinite(timeout) ? setTimeout(() => giveUp('TimeoutError', `initialize did not complete within ${timeout} ms`), timeout) : undefined;
+      const timer = Number.isFinite(timeout)
+        ? setTimeout(() => giveUp('TimeoutError', `initialize did not complete within ${timeout} ms`), timeout)
+        : undefined;
       signal?.addEventListener('abort', onAbort, { once: true });
       connecting.then(
         () => {
@@ -199,13 +216,36 @@ export class CancelAwareClient {
   callToolAsTask(params: CallToolRequest['params'], options: TaskCallOptions = {}): Promise<TaskHandle> {
     if (!this.guard) return Promise.reject(new Error('Not connected'));
     const guard = this.guard;
-    const client = { own: guard.own, modern: this.era === 'modern', counters: this.taskCounters, tasks: this.tasks, dispatch: this.dispatch };
-    return callToolAsTask({ ...client, sendCancel: (id: RequestId, reason?: string) => guard.sendCancel(id, reason) }, params, options);
+    const client = {
+      own: guard.own,
+      modern: this.era === 'modern',
+      counters: this.taskCounters,
+      tasks: this.tasks,
+      dispatch: this.dispatch,
+    };
+    return callToolAsTask(
+      { ...client, sendCancel: (id: RequestId, reason?: string) => guard.sendCancel(id, reason) },
+      params,
+      options,
+    );
   }
 
   /** Any request, with the same cancellation behaviour as {@link CancelAwareClient.callTool}. */
-  request<T extends StandardSchemaV1>(request: { method: string; params?: Record<string, unknown> }, resultSchema: T, options: CallOptions = {}): Promise<StandardSchemaV1.InferOutput<T>> {
-    return cancellable(this.guard, (tag, sdkOptions) => this.sdk.request({ method: request.method, params: tagged(request.params ?? {}, tag) }, resultSchema, sdkOptions), options);
+  request<T extends StandardSchemaV1>(
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: T,
+    options: CallOptions = {},
+  ): Promise<StandardSchemaV1.InferOutput<T>> {
+    return cancellable(
+      this.guard,
+      (tag, sdkOptions) =>
+        this.sdk.request(
+          { method: request.method, params: tagged(request.params ?? {}, tag) },
+          resultSchema,
+          sdkOptions,
+        ),
+      options,
+    );
   }
 
   /**
@@ -215,8 +255,13 @@ export class CancelAwareClient {
    */
   onSampling(handler: SamplingHandler): this {
     this.declare({ sampling: {} });
-    this.inputHandlers.set('sampling/createMessage', async (params, context) => handler(params as Parameters<SamplingHandler>[0], context));
-    this.sdk.setRequestHandler('sampling/createMessage', (request, ctx) => handler(request.params, this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)) as never);
+    this.inputHandlers.set('sampling/createMessage', async (params, context) =>
+      handler(params as Parameters<SamplingHandler>[0], context),
+    );
+    this.sdk.setRequestHandler(
+      'sampling/createMessage',
+      (request, ctx) => handler(request.params, this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)) as never,
+    );
     return this;
   }
 
@@ -227,8 +272,12 @@ export class CancelAwareClient {
    */
   onElicitation(handler: ElicitationHandler): this {
     this.declare({ elicitation: {} });
-    this.inputHandlers.set('elicitation/create', async (params, context) => handler(params as Parameters<ElicitationHandler>[0], context));
-    this.sdk.setRequestHandler('elicitation/create', (request, ctx) => handler(request.params, this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)));
+    this.inputHandlers.set('elicitation/create', async (params, context) =>
+      handler(params as Parameters<ElicitationHandler>[0], context),
+    );
+    this.sdk.setRequestHandler('elicitation/create', (request, ctx) =>
+      handler(request.params, this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)),
+    );
     return this;
   }
 
@@ -236,7 +285,9 @@ export class CancelAwareClient {
   onRoots(handler: RootsHandler): this {
     this.declare({ roots: {} });
     this.inputHandlers.set('roots/list', async (_params, context) => handler(context));
-    this.sdk.setRequestHandler('roots/list', (_request, ctx) => handler(this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)));
+    this.sdk.setRequestHandler('roots/list', (_request, ctx) =>
+      handler(this.contextFor(ctx.mcpReq.id, ctx.mcpReq.signal)),
+    );
     return this;
   }
 
@@ -258,7 +309,11 @@ export class CancelAwareClient {
   /** A 2026 task's input request to our handler for its method; its id is its `inputRequests` key. */
   private readonly dispatch: InputDispatch = async (key, method, params, signal) => {
     const handler = this.inputHandlers.get(method);
-    if (!handler) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, `the task asks ${method}, and this client has no handler for it (register one with onElicitation, onSampling or onRoots before connect)`);
+    if (!handler)
+      throw new ProtocolError(
+        ProtocolErrorCode.MethodNotFound,
+        `the task asks ${method}, and this client has no handler for it (register one with onElicitation, onSampling or onRoots before connect)`,
+      );
     return (await handler(params, { requestId: key, signal })) as Record<string, unknown>;
   };
 

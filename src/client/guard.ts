@@ -130,7 +130,8 @@ export class ClientGuard implements Transport {
       ttlMs,
       counters: {
         cancelSent: () => stats.cancelsSent++,
-        cancelSuppressed: (why) => (why === 'initialize' ? stats.initializeCancelsSuppressed++ : stats.staleCancelsSuppressed++),
+        cancelSuppressed: (why) =>
+          why === 'initialize' ? stats.initializeCancelsSuppressed++ : stats.staleCancelsSuppressed++,
         lateResponse: () => stats.lateResponsesIgnored++,
       },
       toPeer: (message) => this.cancelOnWire(message),
@@ -138,8 +139,14 @@ export class ClientGuard implements Transport {
       toLocal: (message) => this.deliver(message),
       onError: (error) => this.onerror?.(asError(error)),
     });
-    this.own = new OwnRequests((message) => this.send(message), () => this.era);
-    this.tags = new RequestTags((id, reason) => this.sendCancel(id, reason), (message) => this.deliver(message));
+    this.own = new OwnRequests(
+      (message) => this.send(message),
+      () => this.era,
+    );
+    this.tags = new RequestTags(
+      (id, reason) => this.sendCancel(id, reason),
+      (message) => this.deliver(message),
+    );
   }
 
   get sessionId(): string | undefined {
@@ -220,7 +227,12 @@ export class ClientGuard implements Transport {
         // Our own handle on the stream as well as the SDK's: closing it is how we cancel.
         stream = new AbortController();
         this.streams.set(request.id, stream);
-        sendOptions = { ...options, requestSignal: options?.requestSignal ? AbortSignal.any([options.requestSignal, stream.signal]) : stream.signal };
+        sendOptions = {
+          ...options,
+          requestSignal: options?.requestSignal
+            ? AbortSignal.any([options.requestSignal, stream.signal])
+            : stream.signal,
+        };
       }
       try {
         return await this.outboundLedger.send(request, undefined, () => this.inner.send(request, sendOptions));
@@ -281,7 +293,10 @@ export class ClientGuard implements Transport {
         return;
       }
       if (this.own.progress(token, message.params as Record<string, unknown>)) return;
-    } else if (isNotification(message) && this.own.notification(message.method, message.params as Record<string, unknown> | undefined)) {
+    } else if (
+      isNotification(message) &&
+      this.own.notification(message.method, message.params as Record<string, unknown> | undefined)
+    ) {
       return;
     }
     this.onmessage?.(message, extra);

@@ -57,9 +57,15 @@ export interface ServerRequestContext {
 }
 
 /** Answers `sampling/createMessage`. */
-export type SamplingHandler = (params: CreateMessageRequest['params'], context: ServerRequestContext) => CreateMessageResult | Promise<CreateMessageResult>;
+export type SamplingHandler = (
+  params: CreateMessageRequest['params'],
+  context: ServerRequestContext,
+) => CreateMessageResult | Promise<CreateMessageResult>;
 /** Answers `elicitation/create`. */
-export type ElicitationHandler = (params: ElicitRequest['params'], context: ServerRequestContext) => ElicitResult | Promise<ElicitResult>;
+export type ElicitationHandler = (
+  params: ElicitRequest['params'],
+  context: ServerRequestContext,
+) => ElicitResult | Promise<ElicitResult>;
 /** Answers `roots/list`. */
 export type RootsHandler = (context: ServerRequestContext) => ListRootsResult | Promise<ListRootsResult>;
 

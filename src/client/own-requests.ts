@@ -49,17 +49,32 @@ export class OwnRequests {
   ) {}
 
   /** Sends `method` and resolves with the result, or rejects with the server's error as a `ProtocolError`. */
-  request(method: string, params: Record<string, unknown>, options: OwnRequestOptions = {}): { id: RequestId; result: Promise<Record<string, unknown>> } {
+  request(
+    method: string,
+    params: Record<string, unknown>,
+    options: OwnRequestOptions = {},
+  ): { id: RequestId; result: Promise<Record<string, unknown>> } {
     const id = `${ID_PREFIX}${nextId++}`;
     const era = this.era();
     const envelope = era.modern ? withCapabilities(era.envelope ?? {}, options.capabilities) : {};
-    const meta = { ...((params._meta as Record<string, unknown> | undefined) ?? {}), ...envelope, ...(options.onprogress && { progressToken: id }) };
-    const message = { jsonrpc: '2.0' as const, id, method, params: { ...params, ...(Object.keys(meta).length > 0 && { _meta: meta }) } };
+    const meta = {
+      ...((params._meta as Record<string, unknown> | undefined) ?? {}),
+      ...envelope,
+      ...(options.onprogress && { progressToken: id }),
+    };
+    const message = {
+      jsonrpc: '2.0' as const,
+      id,
+      method,
+      params: { ...params, ...(Object.keys(meta).length > 0 && { _meta: meta }) },
+    };
     const result = new Promise<Record<string, unknown>>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
     });
     if (options.onprogress) this.progressRoutes.set(id, options.onprogress);
-    this.send(message).catch((error: unknown) => this.fail(id, error instanceof Error ? error : new Error(String(error))));
+    this.send(message).catch((error: unknown) =>
+      this.fail(id, error instanceof Error ? error : new Error(String(error))),
+    );
     return { id, result };
   }
 
@@ -109,7 +124,10 @@ export class OwnRequests {
   }
 }
 
-function withCapabilities(envelope: Readonly<Record<string, unknown>>, extra: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+function withCapabilities(
+  envelope: Readonly<Record<string, unknown>>,
+  extra: Readonly<Record<string, unknown>> | undefined,
+): Record<string, unknown> {
   if (!extra) return { ...envelope };
   const caps = (envelope[CAPABILITIES_KEY] as Record<string, unknown> | undefined) ?? {};
   const merged: Record<string, unknown> = { ...caps };

@@ -21,7 +21,11 @@ export interface TaskClient extends TaskContext {
 }
 
 /** @internal The body of {@link CancelAwareClient.callToolAsTask}. */
-export async function callToolAsTask(client: TaskClient, params: CallToolRequest['params'], options: TaskCallOptions): Promise<TaskHandle> {
+export async function callToolAsTask(
+  client: TaskClient,
+  params: CallToolRequest['params'],
+  options: TaskCallOptions,
+): Promise<TaskHandle> {
   const { own, modern } = client;
   const { signal } = options;
   if (signal?.aborted) throw new CallAbortedError('AbortError', signal.reason, undefined, false);
@@ -56,7 +60,13 @@ export async function callToolAsTask(client: TaskClient, params: CallToolRequest
   if (modern && answer.resultType !== 'task') {
     // Answered directly: a task that completed as it was created.
     const now = new Date().toISOString();
-    const done: Task = { taskId: `direct:${String(sent.id)}`, status: 'completed', ttl: null, createdAt: now, lastUpdatedAt: now };
+    const done: Task = {
+      taskId: `direct:${String(sent.id)}`,
+      status: 'completed',
+      ttl: null,
+      createdAt: now,
+      lastUpdatedAt: now,
+    };
     const { resultType: _, ...result } = answer;
     own.endProgress(sent.id);
     handle = new ClientTask(client, done, sent.id, options, () => undefined);

@@ -21,7 +21,13 @@
  * with a {@link CallAbortedError} and a late result or progress is not
  * surfaced.
  */
-import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  type CallToolResult,
+  type Progress,
+  type Task,
+} from '@modelcontextprotocol/client';
 import type { RequestId } from '../wire/registry.js';
 import { CallAbortedError } from '../errors.js';
 import type { OwnRequests } from './own-requests.js';
@@ -136,7 +142,8 @@ export class ClientTask implements TaskHandle {
       this.inputs = new TaskInputs(context.dispatch, {
         update: (inputResponses) => {
           context.counters.taskUpdatesSent++;
-          return this.own.request('tasks/update', { taskId: this.taskId, inputResponses }, this.requestOptions()).result;
+          return this.own.request('tasks/update', { taskId: this.taskId, inputResponses }, this.requestOptions())
+            .result;
         },
         answered: () => this.wake?.(),
         failed: (error) => this.fail(error),
@@ -168,7 +175,8 @@ export class ClientTask implements TaskHandle {
     // Our tasks/cancel is out and the task says cancelled: that cancel won, whichever answer told us first
     // (a poll's tasks/get can overtake the cancel's own ack on a loaded machine).
     if (task.status === 'cancelled' && this.cancelling && !this.cancelAccepted) this.accept();
-    if (this.modern && task.status === 'completed' && raw.result !== undefined) this.outcome = { result: raw.result as CallToolResult };
+    if (this.modern && task.status === 'completed' && raw.result !== undefined)
+      this.outcome = { result: raw.result as CallToolResult };
     if (this.modern && task.status === 'failed') this.outcome = { error: errorOf(raw.error) };
     if (task.status !== this.reported) {
       this.reported = task.status;
@@ -210,7 +218,9 @@ export class ClientTask implements TaskHandle {
     this.cancelling = this.own.request('tasks/cancel', { taskId: this.taskId }, this.requestOptions()).result.then(
       async (answer) => {
         // 2025 answers with the task; 2026 acknowledges empty, and tasks/get tells what won.
-        const task = this.modern ? await this.own.request('tasks/get', { taskId: this.taskId }, this.requestOptions()).result : answer;
+        const task = this.modern
+          ? await this.own.request('tasks/get', { taskId: this.taskId }, this.requestOptions()).result
+          : answer;
         // 2026 cancellation may be eventually consistent: an acknowledged cancel of a task still running counts as accepted.
         if (task.status === 'cancelled' || (this.modern && !isTerminal(String(task.status)))) this.accept();
         this.observe(this.cancelAccepted && this.modern ? { ...task, status: 'cancelled' } : task);
@@ -244,12 +254,16 @@ export class ClientTask implements TaskHandle {
   private async fetchResult(): Promise<CallToolResult> {
     const aborted = new Promise<never>((_, reject) => this.stopWaiters.push(reject));
     aborted.catch(() => undefined);
-    const answer = this.modern || this.outcome ? this.poll() : (this.own.request('tasks/result', { taskId: this.taskId }).result as Promise<CallToolResult>);
+    const answer =
+      this.modern || this.outcome
+        ? this.poll()
+        : (this.own.request('tasks/result', { taskId: this.taskId }).result as Promise<CallToolResult>);
     try {
       const result = await Promise.race([answer, aborted]);
       // 2025: tasks/result can overtake the terminal status notification (over HTTP they travel on different
       // streams); learn the status before the handle is forgotten, so onstatus reports it once, as it promises.
-      if (!this.modern && (this.reported === undefined || !isTerminal(this.reported))) await this.status().catch(() => undefined);
+      if (!this.modern && (this.reported === undefined || !isTerminal(this.reported)))
+        await this.status().catch(() => undefined);
       this.end();
       return result;
     } catch (error) {
@@ -265,7 +279,8 @@ export class ClientTask implements TaskHandle {
   /** 2026: `tasks/get` until the task is terminal (the extension has no blocking `tasks/result`). */
   private async poll(): Promise<CallToolResult> {
     while (!this.outcome && !this.cancelAccepted && !this.failure) {
-      if (this.last.status === 'cancelled') throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `task ${this.taskId} was cancelled`);
+      if (this.last.status === 'cancelled')
+        throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `task ${this.taskId} was cancelled`);
       await this.status();
       if (this.outcome || this.cancelAccepted || this.failure || isTerminal(this.last.status)) break;
       await new Promise<void>((resolve) => {
@@ -279,7 +294,11 @@ export class ClientTask implements TaskHandle {
     }
     if (this.failure) throw this.failure;
     if (this.cancelAccepted) throw this.abortedError();
-    if (!this.outcome) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `task ${this.taskId} ended ${this.last.status} without a result`);
+    if (!this.outcome)
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        `task ${this.taskId} ended ${this.last.status} without a result`,
+      );
     if ('error' in this.outcome) throw this.outcome.error;
     return this.outcome.result;
   }
@@ -300,4 +319,3 @@ export class ClientTask implements TaskHandle {
     return new CallAbortedError('AbortError', this.abortReason, this.requestId, true);
   }
 }
-

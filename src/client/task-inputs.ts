@@ -16,7 +16,12 @@ import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/client';
  * if the client has none. `key` is the request's `inputRequests` key (it has
  * no wire id); `signal` fires when the answer is no longer wanted.
  */
-export type InputDispatch = (key: string, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<Record<string, unknown>>;
+export type InputDispatch = (
+  key: string,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  signal: AbortSignal,
+) => Promise<Record<string, unknown>>;
 
 export interface TaskInputsHooks {
   /** Sends `tasks/update` with these responses; resolves once acknowledged. */
@@ -56,7 +61,10 @@ export class TaskInputs {
     const { signal } = this.stopper;
     try {
       if (!isObject(entry) || typeof entry.method !== 'string') {
-        throw new ProtocolError(ProtocolErrorCode.InvalidParams, `input request ${JSON.stringify(key)} of the task has no method`);
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `input request ${JSON.stringify(key)} of the task has no method`,
+        );
       }
       const result = await this.dispatch(key, entry.method, isObject(entry.params) ? entry.params : undefined, signal);
       if (signal.aborted) return; // stopped while the handler worked: its answer is never sent

@@ -10,8 +10,21 @@ export const isTerminal = (status: string): boolean => TERMINAL.has(status);
 
 /** A 2026 task (flat, `ttlMs`, `pollIntervalMs`, inline result, error or input requests) in the 2025 shape the handle shows in both eras. */
 export function fromModern(raw: Record<string, unknown>): Task {
-  const { ttlMs, pollIntervalMs, resultType: _, result: __, error: ___, inputRequests: ____, _meta: _____, ...rest } = raw;
-  return { ...rest, ttl: (ttlMs as number | null | undefined) ?? null, ...(typeof pollIntervalMs === 'number' && { pollInterval: pollIntervalMs }) } as Task;
+  const {
+    ttlMs,
+    pollIntervalMs,
+    resultType: _,
+    result: __,
+    error: ___,
+    inputRequests: ____,
+    _meta: _____,
+    ...rest
+  } = raw;
+  return {
+    ...rest,
+    ttl: (ttlMs as number | null | undefined) ?? null,
+    ...(typeof pollIntervalMs === 'number' && { pollInterval: pollIntervalMs }),
+  } as Task;
 }
 
 /** A 2026 failed task's inline JSON-RPC error as a `ProtocolError`. */

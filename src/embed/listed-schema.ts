@@ -14,7 +14,9 @@
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 
 /** A Standard Schema carrying a JSON Schema computed once; see the module comment. */
-export function listedSchema(json: Record<string, unknown>): StandardSchemaWithJSON<Record<string, unknown>, Record<string, unknown>> {
+export function listedSchema(
+  json: Record<string, unknown>,
+): StandardSchemaWithJSON<Record<string, unknown>, Record<string, unknown>> {
   const stored = () => json;
   return {
     '~standard': {

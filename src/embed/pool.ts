@@ -95,7 +95,13 @@ export class ToolPool {
     this.#inputWaits = new InputWaits(executor);
     const collect = options.metrics ?? false;
     this.#ops = frontEndOps(
-      { stats: () => executor.stats(), taskStats: () => this.#tasks.stats(), wire: this.#wire, tools: new Set(executor.tools.keys()), accepting: () => !this.#closed },
+      {
+        stats: () => executor.stats(),
+        taskStats: () => this.#tasks.stats(),
+        wire: this.#wire,
+        tools: new Set(executor.tools.keys()),
+        accepting: () => !this.#closed,
+      },
       { local: true, scrapeable: collect },
     );
     // Calls are counted once: by the job events when they are collected, otherwise at this seam.
@@ -126,7 +132,8 @@ export class ToolPool {
 
   /** Starts the pool (its threads warmed up) with the tools of `options.toolModules`. */
   static async create(options: ToolPoolOptions = {}): Promise<ToolPool> {
-    if (options.fairnessKey !== undefined && typeof options.fairnessKey !== 'function') throw new InvalidOptionError('fairnessKey', 'expected a function of the request context');
+    if (options.fairnessKey !== undefined && typeof options.fairnessKey !== 'function')
+      throw new InvalidOptionError('fairnessKey', 'expected a function of the request context');
     return new ToolPool(await Executor.create({ ...options, builtins: options.builtins ?? false }), options);
   }
 
@@ -144,7 +151,8 @@ export class ToolPool {
     const names = options.tools ?? this.#registrations.keys();
     for (const name of names) {
       const r = this.#registrations.get(name);
-      if (!r) throw new InvalidOptionError('tools', `the pool has no tool '${name}' (it has: ${this.tools.join(', ')})`);
+      if (!r)
+        throw new InvalidOptionError('tools', `the pool has no tool '${name}' (it has: ${this.tools.join(', ')})`);
       server.registerTool(r.name, r.config, r.handler);
     }
     answerRefusals(server, this.#refusals);

@@ -43,13 +43,19 @@ const NEVER_SENT: CallToolResult = Object.freeze({ content: [], isError: true })
 
 /** The cancel reason of a signal the SDK aborted, in the words the metrics seam counts by (src/ops/instrument.ts). */
 function reasonOf(reason: unknown, perRequestHttp: boolean): string {
-  if (reason instanceof SdkError && reason.code === SdkErrorCode.ConnectionClosed) return perRequestHttp ? 'client disconnected' : 'transport closed';
+  if (reason instanceof SdkError && reason.code === SdkErrorCode.ConnectionClosed)
+    return perRequestHttp ? 'client disconnected' : 'transport closed';
   // A `notifications/cancelled` gives its own reason, or none.
   return typeof reason === 'string' && reason !== '' ? reason : 'cancelled by the client';
 }
 
 /** Runs `tool` with `args` on the pool for the request `ctx` belongs to; see the module comment. */
-export async function pooledCall(site: PoolSite, tool: string, args: unknown, ctx: ServerContext): Promise<CallToolResult> {
+export async function pooledCall(
+  site: PoolSite,
+  tool: string,
+  args: unknown,
+  ctx: ServerContext,
+): Promise<CallToolResult> {
   const { backend } = site;
   const signal = ctx.mcpReq.signal;
   const envelope = envelopeOf(ctx);
@@ -84,7 +90,12 @@ export async function pooledCall(site: PoolSite, tool: string, args: unknown, ct
 }
 
 /** The result of an outcome that was not cancelled; a JSON-RPC error (a full queue) goes to the pool's `tools/call` wrapper. */
-function answer(site: PoolSite, tool: string, outcome: Exclude<JobOutcome, { kind: 'cancelled' }>, signal: AbortSignal): CallToolResult {
+function answer(
+  site: PoolSite,
+  tool: string,
+  outcome: Exclude<JobOutcome, { kind: 'cancelled' }>,
+  signal: AbortSignal,
+): CallToolResult {
   try {
     return resultOf(tool, outcome);
   } catch (error) {
@@ -96,7 +107,14 @@ function answer(site: PoolSite, tool: string, outcome: Exclude<JobOutcome, { kin
 }
 
 /** The backend's start options: progress on the request's token, logs through the SDK's level rules, both gated. */
-function startOptions(site: PoolSite, call: CallHandle, tool: string, args: unknown, ctx: ServerContext, envelope: RequestEnvelope | undefined): StartOptions {
+function startOptions(
+  site: PoolSite,
+  call: CallHandle,
+  tool: string,
+  args: unknown,
+  ctx: ServerContext,
+  envelope: RequestEnvelope | undefined,
+): StartOptions {
   const progressToken = ctx.mcpReq._meta?.progressToken;
   // 2026: the level travels with the request, and one without gets no logs. 2025: the SDK keeps the session's level.
   const logs = envelope === undefined || envelope.logLevel !== undefined;
@@ -110,7 +128,8 @@ function startOptions(site: PoolSite, call: CallHandle, tool: string, args: unkn
     }),
     ...(logs && {
       onLog: (entry) => {
-        if (mayReport(site.wire, call, 'log')) void ctx.mcpReq.log(entry.level, logParams(tool, entry).data, tool).catch(() => undefined);
+        if (mayReport(site.wire, call, 'log'))
+          void ctx.mcpReq.log(entry.level, logParams(tool, entry).data, tool).catch(() => undefined);
       },
       liveLogs: true,
     }),
@@ -130,4 +149,8 @@ function mayReport(wire: WireStats, call: CallHandle, kind: 'progress' | 'log'):
 
 /** 2026 has no requests from server to client; its multi-round-trip answers need the SDK's handler, which a worker's stage cannot reach. */
 const NO_MRTR: ClientRequestHandler = (method) =>
-  Promise.reject(new Error(`ctx.requestClient('${method}') is not available to a 2026-07-28 request of a pooled tool on an embedded server (see docs/embedding.md); it works for 2025-11-25 requests`));
+  Promise.reject(
+    new Error(
+      `ctx.requestClient('${method}') is not available to a 2026-07-28 request of a pooled tool on an embedded server (see docs/embedding.md); it works for 2025-11-25 requests`,
+    ),
+  );

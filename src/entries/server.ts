@@ -33,5 +33,9 @@ export type { LineTransportOptions } from '../transport/stdio/line-transport.js'
 export { InputWaits, type InputWaitsOptions, type InputWaitStats } from '../asks/input-waits.js';
 // OAuth on HTTP (docs/operations.md "Authorization", configured by `serve`'s flags): the types serveHttp's
 // `authorization` option names. Types only: the verifier (jose) loads with the HTTP code.
-export type { AuthorizationConfig, AuthorizationFlags, ClientCredentials } from '../transport/http/authorization-config.js';
+export type {
+  AuthorizationConfig,
+  AuthorizationFlags,
+  ClientCredentials,
+} from '../transport/http/authorization-config.js';
 export type { Authorization, Authorized, HttpAnswer } from '../transport/http/authorization.js';

@@ -7,7 +7,15 @@
  * default, and the errors.
  */
 export { TaskRunner, taskSession } from '../tasks/runner.js';
-export type { TaskBackend, TaskCall, TaskRunnerOptions, TaskStats, WindowDecision, WindowedCall, WindowHooks } from '../tasks/runner.js';
+export type {
+  TaskBackend,
+  TaskCall,
+  TaskRunnerOptions,
+  TaskStats,
+  WindowDecision,
+  WindowedCall,
+  WindowHooks,
+} from '../tasks/runner.js';
 export { TaskNotFoundError, TaskTerminalError } from '../tasks/errors.js';
 export { MemoryTaskStore } from '../tasks/memory-store.js';
 export { InvalidCursorError, TaskLimitError } from '../tasks/store.js';

@@ -37,7 +37,20 @@ export class Executor extends CallTable<Job> implements CallBackend {
   readonly #pool: WorkerPool;
   readonly #admission: Admission<Job>;
   readonly #standby: Standby;
-  readonly #counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, running: 0, stopping: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
+  readonly #counters = {
+    completed: 0,
+    cancelled: 0,
+    failed: 0,
+    timedOut: 0,
+    running: 0,
+    stopping: 0,
+    hardKilled: 0,
+    lateCancelsIgnored: 0,
+    unknownCancelsIgnored: 0,
+    logsDropped: 0,
+    reportsReceived: 0,
+    reportsDiscarded: 0,
+  };
   protected readonly unknownCancels = this.#counters;
   readonly #host: JobHost;
   #toolPriority: AppliedToolPriority = { priority: 'normal' };
@@ -49,7 +62,10 @@ export class Executor extends CallTable<Job> implements CallBackend {
     const waitList = new WaitList<Job>();
     const counters = this.#counters;
     // The pool needs the slab, whose size the standby policy decides, which steers admission, which posts to the pool.
-    const pools: AdmissionPools = { run: (task, done) => this.#pool.run(task, done), runOnStandby: (task, done) => this.#pool.runOnStandby(task, done) };
+    const pools: AdmissionPools = {
+      run: (task, done) => this.#pool.run(task, done),
+      runOnStandby: (task, done) => this.#pool.runOnStandby(task, done),
+    };
     this.#admission = new Admission(options.threads, waitList, pools, () => counters.running + counters.stopping);
     this.#standby = new Standby(options, this.#admission);
     this.#slab = new StateSlab(this.#standby.slabCapacity(options.queueLimit));
@@ -78,7 +94,11 @@ export class Executor extends CallTable<Job> implements CallBackend {
     // Every thread runs the same code, so they agree; should they not, the first that differs is reported.
     const got = reports.find((r) => r.priority.priority !== resolved.toolPriority) ?? reports[0];
     if (got) executor.#toolPriority = got.priority;
-    if (got?.priority.note) process.emitWarning(`toolPriority '${resolved.toolPriority}': tool threads got '${got.priority.priority}' (${got.priority.note})`, { code: 'MCP_CANCEL_POOL_TOOL_PRIORITY' });
+    if (got?.priority.note)
+      process.emitWarning(
+        `toolPriority '${resolved.toolPriority}': tool threads got '${got.priority.priority}' (${got.priority.note})`,
+        { code: 'MCP_CANCEL_POOL_TOOL_PRIORITY' },
+      );
     return executor;
   }
 
@@ -143,7 +163,12 @@ export class Executor extends CallTable<Job> implements CallBackend {
 
   /** A snapshot of the counters. */
   stats(): ExecutorStats {
-    return { ...this.#counters, queued: this.#admission.size, inFlight: this.registry.size, threads: this.#pool.threads };
+    return {
+      ...this.#counters,
+      queued: this.#admission.size,
+      inFlight: this.registry.size,
+      threads: this.#pool.threads,
+    };
   }
 
   /** Cancels everything (each outcome settles as cancelled) and stops the workers. */

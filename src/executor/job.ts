@@ -27,7 +27,17 @@ const STOPPED = 'job stopped';
 /** The executor's counters a job moves: a subset of the stats it reports. */
 export type JobCounters = Pick<
   BackendStats,
-  'completed' | 'cancelled' | 'failed' | 'timedOut' | 'running' | 'stopping' | 'hardKilled' | 'lateCancelsIgnored' | 'logsDropped' | 'reportsReceived' | 'reportsDiscarded'
+  | 'completed'
+  | 'cancelled'
+  | 'failed'
+  | 'timedOut'
+  | 'running'
+  | 'stopping'
+  | 'hardKilled'
+  | 'lateCancelsIgnored'
+  | 'logsDropped'
+  | 'reportsReceived'
+  | 'reportsDiscarded'
 >;
 
 /** What a job needs from its executor, and nothing more. */
@@ -117,7 +127,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   /** Queues the job. Never throws: a full queue or unknown tool settles the outcome as failed. */
   start(options: StartOptions): Promise<JobOutcome> {
     if (this.result || this.slot) return this.outcome;
-    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'start', job: this, tool: options.tool } satisfies JobEvent);
+    if (JOB_EVENTS.hasSubscribers)
+      JOB_EVENTS.publish({ type: 'start', job: this, tool: options.tool } satisfies JobEvent);
     const host = this.host;
     const checked = checkStart(host.tools, options);
     if ('kind' in checked) return this.finish(checked);
@@ -127,7 +138,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     this.tool = checked.tool;
     const trace = (this.trace = JobTrace.begin(checked.tool.name));
     // Traced, its requests to the client are spans of their own and carry the trace to the client.
-    if (trace && options.onClientRequest) options = { ...options, onClientRequest: trace.clientRequests(options.onClientRequest) };
+    if (trace && options.onClientRequest)
+      options = { ...options, onClientRequest: trace.clientRequests(options.onClientRequest) };
     this.options = options;
     this.workerTask = this.buildTask(checked.tool, checked.args, options, this.slot);
     host.admit(this);
@@ -156,7 +168,11 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     if (wantsPort(tool, options)) this.channel = new WorkerChannel(tool, options, this, host.counters);
     const minLogSeverity = options.onLog ? (severityOf(options.logLevel ?? 'debug') ?? 0) : NO_LOGS;
     const port = this.channel?.port;
-    const task: { -readonly [K in keyof WorkerTask]: WorkerTask[K] } = { tool: tool.name, args, slot: packSlot(slot, host.slab.capacity) };
+    const task: { -readonly [K in keyof WorkerTask]: WorkerTask[K] } = {
+      tool: tool.name,
+      args,
+      slot: packSlot(slot, host.slab.capacity),
+    };
     if (options.onProgress) task.progress = true;
     if (minLogSeverity !== 0) task.minLogSeverity = minLogSeverity;
     if (this.trace) task.trace = true;
@@ -237,7 +253,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     const tagged = isBareResult(result) ? undefined : result;
     const reports = tagged?.kind === 'crashed' ? undefined : tagged?.reports;
     this.trace?.workerBack(reports?.marks, host.slab.threadOf(slot));
-    if (reports && !this.channel && carriesReports(reports)) this.channel = new WorkerChannel(this.tool!, this.options!, this, host.counters);
+    if (reports && !this.channel && carriesReports(reports))
+      this.channel = new WorkerChannel(this.tool!, this.options!, this, host.counters);
     const channel = this.channel;
     if (!channel) {
       this.conclude(result, slot);

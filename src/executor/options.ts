@@ -118,21 +118,31 @@ export function resolveOptions(options: ExecutorOptions): ResolvedOptions {
     toolPriority: options.toolPriority ?? DEFAULTS.toolPriority,
   };
   if (resolved.toolPriority !== 'normal' && resolved.toolPriority !== 'idle') {
-    throw new InvalidOptionError('toolPriority', `expected 'normal' or 'idle', got ${typeof resolved.toolPriority === 'string' ? JSON.stringify(resolved.toolPriority) : String(resolved.toolPriority)}`);
+    throw new InvalidOptionError(
+      'toolPriority',
+      `expected 'normal' or 'idle', got ${typeof resolved.toolPriority === 'string' ? JSON.stringify(resolved.toolPriority) : String(resolved.toolPriority)}`,
+    );
   }
-  if (options.toolSettings !== undefined && (options.toolSettings === null || typeof options.toolSettings !== 'object')) {
+  if (
+    options.toolSettings !== undefined &&
+    (options.toolSettings === null || typeof options.toolSettings !== 'object')
+  ) {
     throw new InvalidOptionError('toolSettings', 'expected an object');
   }
   return resolved;
 }
 
-type NumericOption = 'threads' | 'spareThreads' | 'cores' | 'handoffDelayMs' | 'queueLimit' | 'graceMs' | 'progressIntervalMs';
+type NumericOption =
+  'threads' | 'spareThreads' | 'cores' | 'handoffDelayMs' | 'queueLimit' | 'graceMs' | 'progressIntervalMs';
 
 function count(options: ExecutorOptions, name: NumericOption, min: number, fallback: number): number {
   const value: unknown = options[name];
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new InvalidOptionError(name, `expected an integer >= ${min}, got ${typeof value === 'number' ? value : JSON.stringify(value) ?? String(value)}`);
+    throw new InvalidOptionError(
+      name,
+      `expected an integer >= ${min}, got ${typeof value === 'number' ? value : (JSON.stringify(value) ?? String(value))}`,
+    );
   }
   return value;
 }
@@ -144,7 +154,8 @@ function moduleUrls(options: ExecutorOptions): string[] {
     ...(options.builtins === false ? [] : [BUILTIN_TOOLS]),
     ...modules.map((m: unknown) => {
       if (m instanceof URL) return m.href;
-      if (typeof m !== 'string') throw new InvalidOptionError('toolModules', `expected a path or file URL, got ${typeof m}`);
+      if (typeof m !== 'string')
+        throw new InvalidOptionError('toolModules', `expected a path or file URL, got ${typeof m}`);
       return m.startsWith('file:') ? m : pathToFileURL(m).href;
     }),
   ];

@@ -11,12 +11,23 @@ import type { JobStateName } from '../state/job-state.js';
  * The outcome of a job whose worker returned, given the state word after the
  * pool's report (`responding`: completion won; `timedOut`; otherwise cancelled).
  */
-export function outcomeOf(result: PoolOutcome, state: JobStateName, timeoutMs: number, hardKilled: boolean): JobOutcome {
+export function outcomeOf(
+  result: PoolOutcome,
+  state: JobStateName,
+  timeoutMs: number,
+  hardKilled: boolean,
+): JobOutcome {
   switch (state) {
     case 'responding':
       if (isBareResult(result)) return { kind: 'completed', result };
       if (result.kind === 'result') return { kind: 'completed', result: result.result };
-      if (result.kind === 'error') return { kind: 'failed', code: 'stage', stage: result.stage, message: `stage '${result.stage}' failed: ${result.message}` };
+      if (result.kind === 'error')
+        return {
+          kind: 'failed',
+          code: 'stage',
+          stage: result.stage,
+          message: `stage '${result.stage}' failed: ${result.message}`,
+        };
       return { kind: 'failed', code: 'crash', message: 'worker ended without a result' };
     case 'timedOut':
       return { kind: 'timedOut', timeoutMs, hardKilled };

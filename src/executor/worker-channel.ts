@@ -28,7 +28,11 @@ export interface ChannelCounters {
 
 /** Whether a job needs a live port to its worker: progress, a tool that talks to the client, or logs as they come. */
 export function wantsPort(tool: ToolDefinition, options: StartOptions): boolean {
-  return options.onProgress !== undefined || tool.usesClient === true || (options.liveLogs === true && options.onLog !== undefined);
+  return (
+    options.onProgress !== undefined ||
+    tool.usesClient === true ||
+    (options.liveLogs === true && options.onLog !== undefined)
+  );
 }
 
 export class WorkerChannel {
@@ -48,7 +52,8 @@ export class WorkerChannel {
       ? new JobChannel({
           report: (message) => this.report(message),
           ...(onClientRequest && {
-            request: (method: ClientRequestMethod, params: Record<string, unknown>) => onClientRequest(method, params, owner.stopSignal()),
+            request: (method: ClientRequestMethod, params: Record<string, unknown>) =>
+              onClientRequest(method, params, owner.stopSignal()),
           }),
         })
       : undefined;
@@ -85,7 +90,11 @@ export class WorkerChannel {
       const { type: _type, ...report } = message;
       this.options.onProgress?.(report);
     } else {
-      this.options.onLog?.(message.data === undefined ? { level: message.level, message: message.message } : { level: message.level, message: message.message, data: message.data });
+      this.options.onLog?.(
+        message.data === undefined
+          ? { level: message.level, message: message.message }
+          : { level: message.level, message: message.message, data: message.data },
+      );
     }
   }
 }

@@ -90,10 +90,14 @@ export class Logger {
     }
     for (const [k, v] of Object.entries(fields ?? {})) if (v !== undefined) all[k] = v;
     if (this.format === 'json') {
-      this.write(`${JSON.stringify({ time: new Date().toISOString(), level, name: this.name, msg: message, ...all })}\n`);
+      this.write(
+        `${JSON.stringify({ time: new Date().toISOString(), level, name: this.name, msg: message, ...all })}\n`,
+      );
       return;
     }
-    const extra = Object.entries(all).map(([k, v]) => ` ${k}=${typeof v === 'string' && /[\s"=]/.test(v) ? JSON.stringify(v) : String(v)}`).join('');
+    const extra = Object.entries(all)
+      .map(([k, v]) => ` ${k}=${typeof v === 'string' && /[\s"=]/.test(v) ? JSON.stringify(v) : String(v)}`)
+      .join('');
     this.write(`[${this.name}] ${message}${extra}\n`);
   }
 }

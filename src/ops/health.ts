@@ -36,7 +36,9 @@ export function healthHandler(options: HealthOptions): HealthHandler {
       return true;
     }
     if (expected && !authorized(req, expected)) {
-      send(res, 401, 'text/plain', 'authorization required: send Authorization: Bearer <token>\n', { 'www-authenticate': 'Bearer realm="mcp-cancel-pool"' });
+      send(res, 401, 'text/plain', 'authorization required: send Authorization: Bearer <token>\n', {
+        'www-authenticate': 'Bearer realm="mcp-cancel-pool"',
+      });
       return true;
     }
     void answer(path, options, res).catch((error: unknown) => {
@@ -55,7 +57,13 @@ async function answer(path: string, options: HealthOptions, res: ServerResponse)
   send(res, 200, options.metrics.contentType, await options.metrics.text());
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers });
   res.end(body);
 }

@@ -28,7 +28,11 @@ export interface InstrumentOptions {
 }
 
 /** Wraps `backend`; the wrapper is what the server and the task runner get. */
-export function instrumentBackend<B extends CallBackend>(backend: B, metrics: Metrics, options: InstrumentOptions): CallBackend {
+export function instrumentBackend<B extends CallBackend>(
+  backend: B,
+  metrics: Metrics,
+  options: InstrumentOptions,
+): CallBackend {
   /** Per session, per id: the calls still in flight, each holding the source of the first cancel asked for it. */
   const live = new Map<string, Map<RequestId, TrackedCall>>();
   const note = (session: string, id: RequestId, source: CancelSource) => {
@@ -103,7 +107,10 @@ class TrackedCall implements CallHandle {
   start(options: StartOptions): Promise<JobOutcome> {
     this.tool = options.tool;
     const outcome = this.handle.start(options);
-    void outcome.then((o) => this.finish(o), () => undefined);
+    void outcome.then(
+      (o) => this.finish(o),
+      () => undefined,
+    );
     return outcome;
   }
 

@@ -49,7 +49,8 @@ export function subscribeJobMetrics(metrics: Metrics, options: JobMetricsOptions
         t.runningAt = now;
         metrics.queueWait.observe(seconds(t.startedAt, now));
         const stoppedAt = freed.shift();
-        if (stoppedAt !== undefined && t.startedAt <= stoppedAt) metrics.cancelToSlotReused.observe(seconds(stoppedAt, now));
+        if (stoppedAt !== undefined && t.startedAt <= stoppedAt)
+          metrics.cancelToSlotReused.observe(seconds(stoppedAt, now));
         return;
       }
       case 'stopped': {

@@ -14,7 +14,16 @@ import type { JobOutcome } from '../backend/backend.js';
 export type Role = 'front' | 'worker';
 
 /** Where a cancel that won came from. */
-export type CancelSource = 'notification' | 'closed_stream' | 'tasks_cancel' | 'session_close' | 'task_expired' | 'task_lease' | 'deadline' | 'front_end' | 'shutdown';
+export type CancelSource =
+  | 'notification'
+  | 'closed_stream'
+  | 'tasks_cancel'
+  | 'session_close'
+  | 'task_expired'
+  | 'task_lease'
+  | 'deadline'
+  | 'front_end'
+  | 'shutdown';
 
 /** Read at each scrape; every field is optional (a worker host has no sessions, a front end on Redis no threads). */
 export interface Snapshot {
@@ -76,13 +85,47 @@ export class Metrics {
     const registers = [this.registry];
     this.registry.setDefaultLabels({ role });
     if (options.processMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
-    this.calls = new Counter({ name: `${PREFIX}calls_total`, help: 'Tool calls by tool and outcome (completed, failed, cancelled, timed_out).', labelNames: ['tool', 'outcome'], registers });
-    this.cancels = new Counter({ name: `${PREFIX}cancels_total`, help: 'Cancels that won (the call was stopped, nothing sent), by source.', labelNames: ['source'], registers });
-    this.queueRefusals = new Counter({ name: `${PREFIX}queue_refusals_total`, help: 'Calls refused at once because the admission queue was full ("server busy").', registers });
-    this.queueWait = new Histogram({ name: `${PREFIX}queue_wait_seconds`, help: 'Time from a call being handed to the pool to its start on a worker thread.', buckets: BUCKETS, registers });
-    this.runTime = new Histogram({ name: `${PREFIX}run_seconds`, help: 'Time on a worker thread, from start to the settled outcome.', buckets: BUCKETS, registers });
-    this.cancelToStopped = new Histogram({ name: `${PREFIX}cancel_to_stopped_seconds`, help: 'From a cancel (or deadline) winning over a running call to its worker having stopped (checkpoint, or hard stop and replacement).', buckets: BUCKETS, registers });
-    this.cancelToSlotReused = new Histogram({ name: `${PREFIX}cancel_to_slot_reused_seconds`, help: 'From a cancel winning over a running call to the start of the next call that was waiting for a thread.', buckets: BUCKETS, registers });
+    this.calls = new Counter({
+      name: `${PREFIX}calls_total`,
+      help: 'Tool calls by tool and outcome (completed, failed, cancelled, timed_out).',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
+    this.cancels = new Counter({
+      name: `${PREFIX}cancels_total`,
+      help: 'Cancels that won (the call was stopped, nothing sent), by source.',
+      labelNames: ['source'],
+      registers,
+    });
+    this.queueRefusals = new Counter({
+      name: `${PREFIX}queue_refusals_total`,
+      help: 'Calls refused at once because the admission queue was full ("server busy").',
+      registers,
+    });
+    this.queueWait = new Histogram({
+      name: `${PREFIX}queue_wait_seconds`,
+      help: 'Time from a call being handed to the pool to its start on a worker thread.',
+      buckets: BUCKETS,
+      registers,
+    });
+    this.runTime = new Histogram({
+      name: `${PREFIX}run_seconds`,
+      help: 'Time on a worker thread, from start to the settled outcome.',
+      buckets: BUCKETS,
+      registers,
+    });
+    this.cancelToStopped = new Histogram({
+      name: `${PREFIX}cancel_to_stopped_seconds`,
+      help: 'From a cancel (or deadline) winning over a running call to its worker having stopped (checkpoint, or hard stop and replacement).',
+      buckets: BUCKETS,
+      registers,
+    });
+    this.cancelToSlotReused = new Histogram({
+      name: `${PREFIX}cancel_to_slot_reused_seconds`,
+      help: 'From a cancel winning over a running call to the start of the next call that was waiting for a thread.',
+      buckets: BUCKETS,
+      registers,
+    });
 
     const read = (pick: (s: Snapshot) => number | undefined) =>
       async function (this: Gauge | Counter) {
@@ -97,16 +140,30 @@ export class Metrics {
       this.snapshot ??= Promise.resolve(sources()).finally(() => setImmediate(() => (this.snapshot = undefined)));
       return this.snapshot;
     };
-    const gauge = (name: string, help: string, pick: (s: Snapshot) => number | undefined) => new Gauge({ name: PREFIX + name, help, registers, collect: read(pick) });
-    const counter = (name: string, help: string, pick: (s: Snapshot) => number | undefined) => new Counter({ name: PREFIX + name, help, registers, collect: read(pick) });
+    const gauge = (name: string, help: string, pick: (s: Snapshot) => number | undefined) =>
+      new Gauge({ name: PREFIX + name, help, registers, collect: read(pick) });
+    const counter = (name: string, help: string, pick: (s: Snapshot) => number | undefined) =>
+      new Counter({ name: PREFIX + name, help, registers, collect: read(pick) });
     gauge('running', 'Calls on worker threads now (not stopped).', (s) => s.running);
     gauge('queued', 'Calls waiting for a worker thread.', (s) => s.queued);
     gauge('threads', 'Worker threads alive, standby included.', (s) => s.threads);
     gauge('sessions', 'Live MCP sessions (stdio: 1).', (s) => s.sessions);
     gauge('worker_hosts', 'Worker hosts alive on the queue (front end with --redis).', (s) => s.workerHosts);
-    counter('hard_stops_total', 'Stopped calls whose worker ignored its checkpoints past the grace period and was terminated and replaced.', (s) => s.hardStops);
-    counter('tasks_evicted_total', 'Finished tasks removed before their ttl to keep held results within --max-finished-task-bytes (oldest finished first).', (s) => s.tasksEvicted);
-    counter('responses_dropped_total', 'Responses produced for a cancelled call and never sent.', (s) => s.responsesDropped);
+    counter(
+      'hard_stops_total',
+      'Stopped calls whose worker ignored its checkpoints past the grace period and was terminated and replaced.',
+      (s) => s.hardStops,
+    );
+    counter(
+      'tasks_evicted_total',
+      'Finished tasks removed before their ttl to keep held results within --max-finished-task-bytes (oldest finished first).',
+      (s) => s.tasksEvicted,
+    );
+    counter(
+      'responses_dropped_total',
+      'Responses produced for a cancelled call and never sent.',
+      (s) => s.responsesDropped,
+    );
     const tasks = new Gauge({
       name: `${PREFIX}tasks`,
       help: 'Tasks held, by status (working, finished: kept for their ttl).',

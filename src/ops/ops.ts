@@ -24,7 +24,13 @@ export class RedisProbe {
     // Fail fast while Redis is away (the answer is "not ready"), reconnect on its own.
     // ioredis (CommonJS) loads only when a probe is made: a local pool's start-up does not pay for it.
     const { Redis: RedisClient } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-    this.redis = new RedisClient(config.url, { ...config.options, lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, retryStrategy: (n) => Math.min(n * 200, 2000) });
+    this.redis = new RedisClient(config.url, {
+      ...config.options,
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (n) => Math.min(n * 200, 2000),
+    });
     this.redis.on('error', (error: Error) => (this.lastError = describeRedisError(config, error)));
     this.redis.on('ready', () => (this.lastError = undefined));
     void this.redis.connect().catch(() => undefined);
@@ -100,25 +106,35 @@ export interface FrontEndOpsOptions {
 
 /** Metrics and readiness of a front end. */
 export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: FrontEndOpsOptions): Ops {
-  const metrics = new Metrics('front', async (): Promise<Snapshot> => {
-    const s = sources.stats();
-    const t = sources.taskStats();
-    const hosts = sources.redis && (await sources.redis.connected()) ? await sources.redis.liveHosts().catch(() => undefined) : undefined;
-    return {
-      running: s.running,
-      queued: s.queued,
-      ...(local && { threads: s.threads, hardStops: s.hardKilled }),
-      tasksWorking: t.tasksWorking,
-      tasksFinished: t.tasksStored - t.tasksWorking,
-      tasksEvicted: t.tasksEvicted,
-      ...(sources.sessions && { sessions: sources.sessions() }),
-      ...(hosts !== undefined && { workerHosts: hosts }),
-      lateCancelsIgnored: s.lateCancelsIgnored,
-      unknownCancelsIgnored: s.unknownCancelsIgnored,
-      responsesDropped: sources.wire.responsesDropped,
-    };
-  }, { processMetrics: scrapeable });
-  const unsubscribe = local && scrapeable ? subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: false }) : () => undefined;
+  const metrics = new Metrics(
+    'front',
+    async (): Promise<Snapshot> => {
+      const s = sources.stats();
+      const t = sources.taskStats();
+      const hosts =
+        sources.redis && (await sources.redis.connected())
+          ? await sources.redis.liveHosts().catch(() => undefined)
+          : undefined;
+      return {
+        running: s.running,
+        queued: s.queued,
+        ...(local && { threads: s.threads, hardStops: s.hardKilled }),
+        tasksWorking: t.tasksWorking,
+        tasksFinished: t.tasksStored - t.tasksWorking,
+        tasksEvicted: t.tasksEvicted,
+        ...(sources.sessions && { sessions: sources.sessions() }),
+        ...(hosts !== undefined && { workerHosts: hosts }),
+        lateCancelsIgnored: s.lateCancelsIgnored,
+        unknownCancelsIgnored: s.unknownCancelsIgnored,
+        responsesDropped: sources.wire.responsesDropped,
+      };
+    },
+    { processMetrics: scrapeable },
+  );
+  const unsubscribe =
+    local && scrapeable
+      ? subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: false })
+      : () => undefined;
   const readiness: Readiness = async () => {
     if (!sources.accepting()) return { ready: false, why: 'shutting down' };
     const issuer = sources.authorization?.readiness();
@@ -134,7 +150,14 @@ export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: Fro
 /** What {@link workerHostOps} reads from a running worker host. */
 export interface WorkerHostSources {
   /** The host executor's counters. */
-  stats(): { running: number; queued: number; threads: number; hardKilled: number; lateCancelsIgnored: number; unknownCancelsIgnored: number };
+  stats(): {
+    running: number;
+    queued: number;
+    threads: number;
+    hardKilled: number;
+    lateCancelsIgnored: number;
+    unknownCancelsIgnored: number;
+  };
   /** Responses the host produced but lost to a cancel decided in Redis. */
   dropped(): number;
   readonly tools: ReadonlySet<string>;

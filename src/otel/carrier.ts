@@ -5,7 +5,16 @@
  * application registered (src/otel/sdk.ts registers W3C trace context and
  * baggage) does the reading and writing.
  */
-import { context, isSpanContextValid, propagation, ROOT_CONTEXT, trace, TraceFlags, type Context, type SpanContext } from '@opentelemetry/api';
+import {
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  trace,
+  TraceFlags,
+  type Context,
+  type SpanContext,
+} from '@opentelemetry/api';
 import { liveTracer } from './tracer.js';
 
 /** The `_meta` keys SEP-414 reserves. */
@@ -77,7 +86,12 @@ const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 export function spanContextOf(traceparent: unknown): SpanContext | undefined {
   const m = typeof traceparent === 'string' ? TRACEPARENT.exec(traceparent) : null;
   if (!m) return undefined;
-  const spanContext: SpanContext = { traceId: m[1]!, spanId: m[2]!, traceFlags: parseInt(m[3]!, 16) & TraceFlags.SAMPLED, isRemote: true };
+  const spanContext: SpanContext = {
+    traceId: m[1]!,
+    spanId: m[2]!,
+    traceFlags: parseInt(m[3]!, 16) & TraceFlags.SAMPLED,
+    isRemote: true,
+  };
   return isSpanContextValid(spanContext) ? spanContext : undefined;
 }
 

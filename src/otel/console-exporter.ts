@@ -67,7 +67,10 @@ export function stderrMetricExporter(codes: ExportCodes, sink: LineSink = toStde
     export(metrics: ResourceMetrics, done) {
       if (stopped) return done({ code: codes.FAILED });
       for (const scope of metrics.scopeMetrics) {
-        for (const metric of scope.metrics) sink(`${JSON.stringify({ descriptor: metric.descriptor, dataPointType: metric.dataPointType, dataPoints: metric.dataPoints })}\n`);
+        for (const metric of scope.metrics)
+          sink(
+            `${JSON.stringify({ descriptor: metric.descriptor, dataPointType: metric.dataPointType, dataPoints: metric.dataPoints })}\n`,
+          );
       }
       done({ code: codes.SUCCESS });
     },

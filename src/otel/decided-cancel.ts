@@ -19,7 +19,11 @@ export function callContext(): Context | undefined {
 export function traceDecidedCancel(parent: Context, reason: string | undefined, decision: Promise<CancelResult>): void {
   const tracer = liveTracer();
   if (tracer === undefined) return;
-  const span = tracer.startSpan('cancel', { kind: SpanKind.INTERNAL, attributes: { [ATTR.cancelSource]: cancelSourceOf(reason) } }, parent);
+  const span = tracer.startSpan(
+    'cancel',
+    { kind: SpanKind.INTERNAL, attributes: { [ATTR.cancelSource]: cancelSourceOf(reason) } },
+    parent,
+  );
   void decision.then(
     (result) => {
       const won = result === 'cancelled-queued' || result === 'cancelled-running';

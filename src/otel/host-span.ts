@@ -22,7 +22,11 @@ export class HostJobSpan {
     const tracer = liveTracer();
     if (tracer === undefined) return undefined;
     const parent = extractOwnCarrier(parseCarrier(carrier));
-    const span = tracer.startSpan(`host.job ${tool}`, { kind: SpanKind.CONSUMER, attributes: { [ATTR.toolName]: tool, [ATTR.jobId]: jobId, [ATTR.hostId]: hostId } }, parent);
+    const span = tracer.startSpan(
+      `host.job ${tool}`,
+      { kind: SpanKind.CONSUMER, attributes: { [ATTR.toolName]: tool, [ATTR.jobId]: jobId, [ATTR.hostId]: hostId } },
+      parent,
+    );
     return new HostJobSpan(span, trace.setSpan(parent, span));
   }
 
@@ -34,7 +38,8 @@ export class HostJobSpan {
   /** The job is done here: its outcome, and for one that completed whether its answer won in Redis. */
   end(outcome: JobOutcome, answered?: boolean): void {
     this.span.setAttribute(ATTR.outcome, outcome.kind);
-    if (outcome.kind === 'cancelled' || outcome.kind === 'timedOut') this.span.setAttribute(ATTR.hardStop, outcome.hardKilled);
+    if (outcome.kind === 'cancelled' || outcome.kind === 'timedOut')
+      this.span.setAttribute(ATTR.hardStop, outcome.hardKilled);
     if (answered !== undefined) this.span.setAttribute('mcp_cancel_pool.answered', answered);
     if (outcome.kind === 'failed') this.span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.message });
     this.span.end();

@@ -50,7 +50,11 @@ export class JobTrace {
   running(): void {
     const now = epochMs();
     this.endWait(now, undefined);
-    this.run = this.tracer.startSpan(`pool.run ${this.tool}`, { kind: SpanKind.INTERNAL, startTime: now, attributes: { [ATTR.toolName]: this.tool } }, this.parent);
+    this.run = this.tracer.startSpan(
+      `pool.run ${this.tool}`,
+      { kind: SpanKind.INTERNAL, startTime: now, attributes: { [ATTR.toolName]: this.tool } },
+      this.parent,
+    );
     this.runCtx = trace.setSpan(this.parent, this.run);
   }
 
@@ -60,14 +64,18 @@ export class JobTrace {
     this.cancelSeen = true;
     const source = reason === 'deadline' ? 'deadline' : cancelSourceOf(reason);
     const won = result === 'cancelled-queued' || result === 'cancelled-running';
-    this.cancel = this.tracer.startSpan('cancel', {
-      kind: SpanKind.INTERNAL,
-      attributes: {
-        [ATTR.cancelSource]: source,
-        [ATTR.cancelWinner]: won ? 'cancel' : 'completion',
-        ...(won && { [ATTR.cancelFrom]: result === 'cancelled-queued' ? 'queued' : 'running' }),
+    this.cancel = this.tracer.startSpan(
+      'cancel',
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          [ATTR.cancelSource]: source,
+          [ATTR.cancelWinner]: won ? 'cancel' : 'completion',
+          ...(won && { [ATTR.cancelFrom]: result === 'cancelled-queued' ? 'queued' : 'running' }),
+        },
       },
-    }, this.parent);
+      this.parent,
+    );
     this.run?.addEvent('cancel', { [ATTR.cancelSource]: source, [ATTR.cancelWinner]: won ? 'cancel' : 'completion' });
     // Queued, or lost: nothing runs on for it. Running: it ends when the worker is back ({@link workerBack}).
     if (result !== 'cancelled-running') this.endCancel(undefined);
@@ -89,7 +97,13 @@ export class JobTrace {
     if (marks) {
       for (let i = 0; i < marks.stages.length; i++) {
         const end = i + 1 < marks.at.length ? marks.at[i + 1]! : marks.end;
-        this.tracer.startSpan(`stage ${marks.stages[i]}`, { startTime: marks.at[i]!, attributes: { [ATTR.stage]: marks.stages[i]!, [ATTR.threadId]: marks.thread } }, this.runCtx).end(end);
+        this.tracer
+          .startSpan(
+            `stage ${marks.stages[i]}`,
+            { startTime: marks.at[i]!, attributes: { [ATTR.stage]: marks.stages[i]!, [ATTR.threadId]: marks.thread } },
+            this.runCtx,
+          )
+          .end(end);
       }
       if (marks.stoppedAt !== undefined) run.addEvent('stop noticed', { [ATTR.stage]: marks.stoppedAt }, marks.end);
     }
@@ -100,7 +114,12 @@ export class JobTrace {
   /** The outcome settled: everything still open ends, and the run span says how. */
   settled(outcome: JobOutcome): void {
     const now = epochMs();
-    const ended = outcome.kind === 'cancelled' ? { [ATTR.outcome]: 'cancelled', [ATTR.hardStop]: outcome.hardKilled } : outcome.kind === 'timedOut' ? { [ATTR.outcome]: 'timedOut', [ATTR.hardStop]: outcome.hardKilled } : { [ATTR.outcome]: outcome.kind };
+    const ended =
+      outcome.kind === 'cancelled'
+        ? { [ATTR.outcome]: 'cancelled', [ATTR.hardStop]: outcome.hardKilled }
+        : outcome.kind === 'timedOut'
+          ? { [ATTR.outcome]: 'timedOut', [ATTR.hardStop]: outcome.hardKilled }
+          : { [ATTR.outcome]: outcome.kind };
     this.endWait(now, outcome);
     if (this.run) {
       this.run.setAttributes(ended);
@@ -115,7 +134,11 @@ export class JobTrace {
   clientRequests(handler: ClientRequestHandler): ClientRequestHandler {
     return (method, params, signal, relayId) => {
       const parent = this.runCtx ?? this.parent;
-      const span = this.tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes: { [ATTR.mcpMethod]: method } }, parent);
+      const span = this.tracer.startSpan(
+        method,
+        { kind: SpanKind.CLIENT, attributes: { [ATTR.mcpMethod]: method } },
+        parent,
+      );
       const carrier = injectCarrier(trace.setSpan(parent, span));
       const meta = (params._meta ?? {}) as Record<string, unknown>;
       const sent = carrier ? { ...params, _meta: { ...meta, ...carrier } } : params;
@@ -125,8 +148,16 @@ export class JobTrace {
           return result;
         },
         (error: unknown) => {
-          span.setAttribute(ATTR.errorType, typeof (error as { code?: unknown })?.code === 'number' ? String((error as { code: number }).code) : '_OTHER');
-          span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+          span.setAttribute(
+            ATTR.errorType,
+            typeof (error as { code?: unknown })?.code === 'number'
+              ? String((error as { code: number }).code)
+              : '_OTHER',
+          );
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: error instanceof Error ? error.message : String(error),
+          });
           span.end();
           throw error;
         },
@@ -137,7 +168,11 @@ export class JobTrace {
   private endWait(now: number, outcome: JobOutcome | undefined): void {
     if (this.waitEnded) return;
     this.waitEnded = true;
-    const wait = this.tracer.startSpan('pool.wait', { startTime: this.startedAt, attributes: { [ATTR.toolName]: this.tool } }, this.parent);
+    const wait = this.tracer.startSpan(
+      'pool.wait',
+      { startTime: this.startedAt, attributes: { [ATTR.toolName]: this.tool } },
+      this.parent,
+    );
     if (outcome) wait.setAttribute(ATTR.outcome, outcome.kind);
     wait.end(now);
   }

@@ -46,14 +46,24 @@ export function telemetryWanted(env: Env = process.env): { traces?: SignalExport
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
   const endpoint = (signal: string) => env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`] ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
   const wanted = (signal: 'TRACES' | 'METRICS', exporter: string | undefined) => {
-    const names = (exporter ?? (signal === 'TRACES' && endpoint(signal) !== undefined ? 'otlp' : 'none')).split(',').map((s) => s.trim()).filter((s) => s !== '' && s !== 'none');
+    const names = (exporter ?? (signal === 'TRACES' && endpoint(signal) !== undefined ? 'otlp' : 'none'))
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '' && s !== 'none');
     if (names.length === 0) return undefined;
     const other = names.find((n) => n !== 'otlp' && n !== 'console');
-    if (other !== undefined) throw new TelemetryConfigError(`OTEL_${signal}_EXPORTER=${other} is not supported: use otlp, console (JSON lines on stderr) or none`);
-    if (names.length > 1) throw new TelemetryConfigError(`OTEL_${signal}_EXPORTER=${names.join(',')}: name one exporter (otlp or console)`);
+    if (other !== undefined)
+      throw new TelemetryConfigError(
+        `OTEL_${signal}_EXPORTER=${other} is not supported: use otlp, console (JSON lines on stderr) or none`,
+      );
+    if (names.length > 1)
+      throw new TelemetryConfigError(`OTEL_${signal}_EXPORTER=${names.join(',')}: name one exporter (otlp or console)`);
     if (names[0] === 'console') return 'console';
     const protocol = env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
-    if (protocol !== 'http/protobuf' && protocol !== 'http/json') throw new TelemetryConfigError(`OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: use http/protobuf or http/json`);
+    if (protocol !== 'http/protobuf' && protocol !== 'http/json')
+      throw new TelemetryConfigError(
+        `OTEL_EXPORTER_OTLP_PROTOCOL=${protocol} is not supported: use http/protobuf or http/json`,
+      );
     return protocol;
   };
   const traces = wanted('TRACES', env.OTEL_TRACES_EXPORTER);
@@ -82,7 +92,10 @@ export interface PropagatorsWanted {
  * host, a parked call's or task's first span) does not depend on it.
  */
 export function propagatorsWanted(env: Env = process.env): PropagatorsWanted {
-  const names = (env.OTEL_PROPAGATORS ?? 'tracecontext,baggage').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  const names = (env.OTEL_PROPAGATORS ?? 'tracecontext,baggage')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '');
   const list = names.length === 0 ? ['tracecontext', 'baggage'] : names;
   if (list.includes('none')) return { use: [], skipped: [] };
   const use: PropagatorName[] = [];
@@ -93,7 +106,11 @@ export function propagatorsWanted(env: Env = process.env): PropagatorsWanted {
     } else if (!skipped.includes(name)) skipped.push(name);
   }
   if (skipped.length === 0) return { use, skipped };
-  return { use, skipped, warning: `OTEL_PROPAGATORS: ${skipped.join(', ')} not supported (only tracecontext, baggage, none): skipped${use.length === 0 ? '; no propagator installed' : `; using ${use.join(',')}`}` };
+  return {
+    use,
+    skipped,
+    warning: `OTEL_PROPAGATORS: ${skipped.join(', ')} not supported (only tracecontext, baggage, none): skipped${use.length === 0 ? '; no propagator installed' : `; using ${use.join(',')}`}`,
+  };
 }
 
 /** Loads an optional SDK package, or names it in one line. */
@@ -102,7 +119,10 @@ async function need<T>(name: string, load: () => Promise<T>): Promise<T> {
     return await load();
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') throw new TelemetryConfigError(`the OTEL_* variables ask for telemetry, but ${name} is not installed (npm install ${name}); serving without telemetry`);
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND')
+      throw new TelemetryConfigError(
+        `the OTEL_* variables ask for telemetry, but ${name} is not installed (npm install ${name}); serving without telemetry`,
+      );
     throw error;
   }
 }
@@ -113,7 +133,11 @@ async function need<T>(name: string, load: () => Promise<T>): Promise<T> {
  * AsyncLocalStorage context manager). Undefined when they ask for nothing, or
  * when it cannot start (`log` says why, in one line).
  */
-export async function startTelemetry(serviceName: string, log: Logger, env: Env = process.env): Promise<Telemetry | undefined> {
+export async function startTelemetry(
+  serviceName: string,
+  log: Logger,
+  env: Env = process.env,
+): Promise<Telemetry | undefined> {
   let want;
   try {
     want = telemetryWanted(env);
@@ -126,25 +150,44 @@ export async function startTelemetry(serviceName: string, log: Logger, env: Env 
   }
 }
 
-async function start(want: NonNullable<ReturnType<typeof telemetryWanted>>, serviceName: string, log: Logger, env: Env): Promise<Telemetry> {
+async function start(
+  want: NonNullable<ReturnType<typeof telemetryWanted>>,
+  serviceName: string,
+  log: Logger,
+  env: Env,
+): Promise<Telemetry> {
   const propagators = propagatorsWanted(env);
   if (propagators.warning !== undefined) log.warn(`telemetry: ${propagators.warning}`);
   const resources = await need('@opentelemetry/resources', () => import('@opentelemetry/resources'));
   const core = await need('@opentelemetry/core', () => import('@opentelemetry/core'));
   const hooks = await need('@opentelemetry/context-async-hooks', () => import('@opentelemetry/context-async-hooks'));
   // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES (the env detector) win over our default name.
-  const resource = resources.resourceFromAttributes({ 'service.name': serviceName }).merge(resources.detectResources({ detectors: [resources.envDetector] }));
+  const resource = resources
+    .resourceFromAttributes({ 'service.name': serviceName })
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const stops: (() => Promise<void>)[] = [];
   if (want.traces) {
     const base = await need('@opentelemetry/sdk-trace-base', () => import('@opentelemetry/sdk-trace-base'));
     // Console: each span as it ends (as the Node SDK does for its console exporter), on stderr.
     const processor =
       want.traces === 'console'
-        ? new base.SimpleSpanProcessor((await import('./console-exporter.js')).stderrSpanExporter(core.ExportResultCode))
+        ? new base.SimpleSpanProcessor(
+            (await import('./console-exporter.js')).stderrSpanExporter(core.ExportResultCode),
+          )
         : new base.BatchSpanProcessor(
             want.traces === 'http/json'
-              ? new (await need('@opentelemetry/exporter-trace-otlp-http', () => import('@opentelemetry/exporter-trace-otlp-http'))).OTLPTraceExporter()
-              : new (await need('@opentelemetry/exporter-trace-otlp-proto', () => import('@opentelemetry/exporter-trace-otlp-proto'))).OTLPTraceExporter(),
+              ? new (
+                  await need(
+                    '@opentelemetry/exporter-trace-otlp-http',
+                    () => import('@opentelemetry/exporter-trace-otlp-http'),
+                  )
+                ).OTLPTraceExporter()
+              : new (
+                  await need(
+                    '@opentelemetry/exporter-trace-otlp-proto',
+                    () => import('@opentelemetry/exporter-trace-otlp-proto'),
+                  )
+                ).OTLPTraceExporter(),
           );
     // The sampler comes from OTEL_TRACES_SAMPLER(_ARG); the batch from OTEL_BSP_*.
     const provider = new base.BasicTracerProvider({ resource, spanProcessors: [processor] });
@@ -157,20 +200,53 @@ async function start(want: NonNullable<ReturnType<typeof telemetryWanted>>, serv
       want.metrics === 'console'
         ? (await import('./console-exporter.js')).stderrMetricExporter(core.ExportResultCode)
         : want.metrics === 'http/json'
-          ? new (await need('@opentelemetry/exporter-metrics-otlp-http', () => import('@opentelemetry/exporter-metrics-otlp-http'))).OTLPMetricExporter()
-          : new (await need('@opentelemetry/exporter-metrics-otlp-proto', () => import('@opentelemetry/exporter-metrics-otlp-proto'))).OTLPMetricExporter();
+          ? new (
+              await need(
+                '@opentelemetry/exporter-metrics-otlp-http',
+                () => import('@opentelemetry/exporter-metrics-otlp-http'),
+              )
+            ).OTLPMetricExporter()
+          : new (
+              await need(
+                '@opentelemetry/exporter-metrics-otlp-proto',
+                () => import('@opentelemetry/exporter-metrics-otlp-proto'),
+              )
+            ).OTLPMetricExporter();
     const interval = Number(env.OTEL_METRIC_EXPORT_INTERVAL ?? 60000);
-    const provider = new sdk.MeterProvider({ resource, readers: [new sdk.PeriodicExportingMetricReader({ exporter, exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60000 })] });
+    const provider = new sdk.MeterProvider({
+      resource,
+      readers: [
+        new sdk.PeriodicExportingMetricReader({
+          exporter,
+          exportIntervalMillis: Number.isFinite(interval) && interval > 0 ? interval : 60000,
+        }),
+      ],
+    });
     metrics.setGlobalMeterProvider(provider);
     stops.push(() => provider.shutdown());
   }
   context.setGlobalContextManager(new hooks.AsyncLocalStorageContextManager().enable());
   // None installed (OTEL_PROPAGATORS=none): the API's own no-op one stays.
   if (propagators.use.length > 0) {
-    propagation.setGlobalPropagator(new core.CompositePropagator({ propagators: propagators.use.map((name) => (name === 'tracecontext' ? new core.W3CTraceContextPropagator() : new core.W3CBaggagePropagator())) }));
+    propagation.setGlobalPropagator(
+      new core.CompositePropagator({
+        propagators: propagators.use.map((name) =>
+          name === 'tracecontext' ? new core.W3CTraceContextPropagator() : new core.W3CBaggagePropagator(),
+        ),
+      }),
+    );
   }
   // The SDK's own complaints (an exporter that cannot reach its collector) reach the operator as log lines.
-  diag.setLogger({ error: (m) => log.warn(`telemetry: ${m}`), warn: (m) => log.warn(`telemetry: ${m}`), info: () => undefined, debug: () => undefined, verbose: () => undefined }, DiagLogLevel.WARN);
+  diag.setLogger(
+    {
+      error: (m) => log.warn(`telemetry: ${m}`),
+      warn: (m) => log.warn(`telemetry: ${m}`),
+      info: () => undefined,
+      debug: () => undefined,
+      verbose: () => undefined,
+    },
+    DiagLogLevel.WARN,
+  );
   return {
     traces: want.traces && (want.traces === 'console' ? 'console (stderr)' : `otlp ${want.traces}`),
     metrics: want.metrics && (want.metrics === 'console' ? 'console (stderr)' : `otlp ${want.metrics}`),

@@ -12,7 +12,20 @@
  * span; with one that names another trace it keeps the client's parent and
  * gets a Link to the earlier span (docs/operations.md, "Rounds and tasks").
  */
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Histogram, type Link, type Meter, type SpanContext, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Histogram,
+  type Link,
+  type Meter,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { ServerContext } from '@modelcontextprotocol/server';
 import { ATTR, DURATION_BUCKETS } from './attributes.js';
 import { carrierOf, extractCarrier, type TraceCarrier } from './carrier.js';
@@ -53,7 +66,13 @@ export const JOIN_LINK_ATTRIBUTE = 'mcp_cancel_pool.link.reason';
  * Wraps a request handler. While no SDK is registered this costs one global
  * look-up per request and allocates nothing (the handler is called as is).
  */
-export function tracedHandler<Q extends RequestLike, R>(method: string, handler: Handler<Q, R>, protocolVersion: () => string | undefined, isCancelled: IsCancelled, joinOf?: JoinOf): Handler<Q, R> {
+export function tracedHandler<Q extends RequestLike, R>(
+  method: string,
+  handler: Handler<Q, R>,
+  protocolVersion: () => string | undefined,
+  isCancelled: IsCancelled,
+  joinOf?: JoinOf,
+): Handler<Q, R> {
   return (request, ctx) => {
     const tracer = liveTracer();
     const meter = liveMeter();
@@ -77,7 +96,9 @@ function joinedThenTraced<Q extends RequestLike, R>(
   const joined = tracer !== undefined && joinOf ? joinOf(request, ctx) : undefined;
   if (joined instanceof Promise) {
     // A lookup that fails leaves the span unjoined; it never fails the request.
-    return joined.catch(() => undefined).then((j) => traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, j));
+    return joined
+      .catch(() => undefined)
+      .then((j) => traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, j));
   }
   return traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, joined);
 }
@@ -89,14 +110,19 @@ function joinedThenTraced<Q extends RequestLike, R>(
  * and every tasks/* request of one call is in one trace, whatever the client
  * does).
  */
-export function parentAndLinks(ambient: Context, carrier: TraceCarrier | undefined, joined: Joined | undefined): { parent: Context; links: Link[] | undefined } {
+export function parentAndLinks(
+  ambient: Context,
+  carrier: TraceCarrier | undefined,
+  joined: Joined | undefined,
+): { parent: Context; links: Link[] | undefined } {
   const links: Link[] = [];
   const clientParent = carrier ? extractCarrier(carrier, ambient) : undefined;
   const clientSpan = clientParent && trace.getSpanContext(extractCarrier(carrier, ROOT_CONTEXT));
   let parent: Context;
   if (clientSpan) {
     parent = clientParent!;
-    if (joined && joined.spanContext.traceId !== clientSpan.traceId) links.push({ context: joined.spanContext, attributes: { [JOIN_LINK_ATTRIBUTE]: joined.reason } });
+    if (joined && joined.spanContext.traceId !== clientSpan.traceId)
+      links.push({ context: joined.spanContext, attributes: { [JOIN_LINK_ATTRIBUTE]: joined.reason } });
   } else if (joined) {
     parent = trace.setSpanContext(clientParent ?? ambient, joined.spanContext);
   } else {
@@ -140,13 +166,18 @@ function traced<Q extends RequestLike, R>(
   }
   const ambient = context.active();
   const { parent, links } = parentAndLinks(ambient, carrierOf(params._meta, envelope), joined);
-  const span = tracer?.startSpan(target === undefined ? method : `${method} ${target}`, { kind: SpanKind.SERVER, attributes, ...(links && { links }) }, parent);
+  const span = tracer?.startSpan(
+    target === undefined ? method : `${method} ${target}`,
+    { kind: SpanKind.SERVER, attributes, ...(links && { links }) },
+    parent,
+  );
   const inSpan: Context = span ? trace.setSpan(parent, span) : parent;
   const started = performance.now();
   const done = (ended: Attributes, message?: string) => {
     if (span) {
       span.setAttributes(ended);
-      if (ended[ATTR.errorType] !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, ...(message !== undefined && { message }) });
+      if (ended[ATTR.errorType] !== undefined)
+        span.setStatus({ code: SpanStatusCode.ERROR, ...(message !== undefined && { message }) });
       span.end();
     }
     const seconds = (performance.now() - started) / 1000;
@@ -155,11 +186,14 @@ function traced<Q extends RequestLike, R>(
     if (log.debugOn) {
       const ids = span?.spanContext();
       const outcome = ended[ATTR.outcome] ?? (ended[ATTR.errorType] === undefined ? 'answered' : 'failed');
-      log.debug(`${target === undefined ? method : `${method} ${target}`}: ${String(outcome)} in ${(seconds * 1000).toFixed(1)} ms`, {
-        request_id: attributes[ATTR.requestId] as string | undefined,
-        ...(ended[ATTR.errorType] !== undefined && { error_type: String(ended[ATTR.errorType]) }),
-        ...(ids && { trace_id: ids.traceId, span_id: ids.spanId }),
-      });
+      log.debug(
+        `${target === undefined ? method : `${method} ${target}`}: ${String(outcome)} in ${(seconds * 1000).toFixed(1)} ms`,
+        {
+          request_id: attributes[ATTR.requestId] as string | undefined,
+          ...(ended[ATTR.errorType] !== undefined && { error_type: String(ended[ATTR.errorType]) }),
+          ...(ids && { trace_id: ids.traceId, span_id: ids.spanId }),
+        },
+      );
     }
   };
   let pending: Promise<R>;
@@ -177,8 +211,20 @@ function traced<Q extends RequestLike, R>(
       if (isCancelled(error)) done({ [ATTR.outcome]: 'cancelled' });
       else {
         const code = (error as { code?: unknown } | null)?.code;
-        const type = typeof code === 'number' ? String(code) : error instanceof Error && error.constructor.name !== 'Error' ? error.constructor.name : '_OTHER';
-        done({ [ATTR.errorType]: type, ...(typeof code === 'number' && { [ATTR.rpcStatusCode]: String(code) }), [ATTR.outcome]: 'failed' }, error instanceof Error ? error.message : String(error));
+        const type =
+          typeof code === 'number'
+            ? String(code)
+            : error instanceof Error && error.constructor.name !== 'Error'
+              ? error.constructor.name
+              : '_OTHER';
+        done(
+          {
+            [ATTR.errorType]: type,
+            ...(typeof code === 'number' && { [ATTR.rpcStatusCode]: String(code) }),
+            [ATTR.outcome]: 'failed',
+          },
+          error instanceof Error ? error.message : String(error),
+        );
       }
       throw error;
     },
@@ -195,13 +241,23 @@ function resultAttributes(method: string, result: unknown): Attributes {
   }
   if (r.resultType === 'input_required') return { [ATTR.outcome]: 'input_required' };
   if (method !== 'tools/call') return {};
-  return r.isError === true ? { [ATTR.errorType]: 'tool_error', [ATTR.outcome]: 'tool_error' } : { [ATTR.outcome]: 'completed' };
+  return r.isError === true
+    ? { [ATTR.errorType]: 'tool_error', [ATTR.outcome]: 'tool_error' }
+    : { [ATTR.outcome]: 'completed' };
 }
 
 /** The metric's attributes: the conventions' low-cardinality ones only (no ids). */
 function metricAttributes(start: Attributes, ended: Attributes): Attributes {
   const out: Attributes = {};
-  for (const key of [ATTR.mcpMethod, ATTR.toolName, ATTR.operationName, ATTR.mcpProtocolVersion, ATTR.networkTransport, ATTR.networkProtocol]) if (start[key] !== undefined) out[key] = start[key];
+  for (const key of [
+    ATTR.mcpMethod,
+    ATTR.toolName,
+    ATTR.operationName,
+    ATTR.mcpProtocolVersion,
+    ATTR.networkTransport,
+    ATTR.networkProtocol,
+  ])
+    if (start[key] !== undefined) out[key] = start[key];
   if (ended[ATTR.errorType] !== undefined) out[ATTR.errorType] = ended[ATTR.errorType];
   if (ended[ATTR.rpcStatusCode] !== undefined) out[ATTR.rpcStatusCode] = ended[ATTR.rpcStatusCode];
   return out;
@@ -215,7 +271,8 @@ function durationOf(meter: Meter): Histogram {
       meter,
       duration: meter.createHistogram('mcp.server.operation.duration', {
         unit: 's',
-        description: 'MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.',
+        description:
+          'MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent.',
         advice: { explicitBucketBoundaries: DURATION_BUCKETS },
       }),
     };

@@ -26,7 +26,8 @@ export function liveTracer(): Tracer | undefined {
   const provider = trace.getTracerProvider();
   if (cached?.provider === provider) return cached.tracer;
   const proxy = provider as TracerProvider & { getDelegateTracer?: (name: string) => Tracer | undefined };
-  const tracer = typeof proxy.getDelegateTracer === 'function' ? proxy.getDelegateTracer(SCOPE) : provider.getTracer(SCOPE);
+  const tracer =
+    typeof proxy.getDelegateTracer === 'function' ? proxy.getDelegateTracer(SCOPE) : provider.getTracer(SCOPE);
   if (tracer === undefined) return undefined;
   cached = { provider, tracer };
   return tracer;

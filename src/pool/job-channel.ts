@@ -78,7 +78,9 @@ export class JobChannel {
     this.handlers
       .request(method, params)
       .then((result) => reply({ type: 'response', rid, result }))
-      .catch((error: unknown) => reply({ type: 'error', rid, message: error instanceof Error ? error.message : String(error) }));
+      .catch((error: unknown) =>
+        reply({ type: 'error', rid, message: error instanceof Error ? error.message : String(error) }),
+      );
   }
 
   private release(): void {

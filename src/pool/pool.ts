@@ -93,7 +93,10 @@ export class WorkerPool {
       return worker;
     };
     this.main = this.piscina(options.threads, options, main, queue);
-    this.standby = options.spareThreads > 0 ? this.piscina(options.spareThreads, options, (_task, workers) => this.idle(workers)) : undefined;
+    this.standby =
+      options.spareThreads > 0
+        ? this.piscina(options.spareThreads, options, (_task, workers) => this.idle(workers))
+        : undefined;
   }
 
   private piscina(threads: number, options: WorkerPoolOptions, balancer: Balancer, taskQueue?: TaskQueue): Pool {
@@ -135,7 +138,8 @@ export class WorkerPool {
   private static post(pool: Pool, task: WorkerTask, done: PoolCallback): void {
     pool.run(task, task.port ? { transferList: [task.port] } : NO_TRANSFER).then(
       (outcome) => done.poolDone(outcome as WorkerOutcome),
-      (error: unknown) => done.poolDone({ kind: 'crashed', message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) =>
+        done.poolDone({ kind: 'crashed', message: error instanceof Error ? error.message : String(error) }),
     );
   }
 
@@ -145,7 +149,9 @@ export class WorkerPool {
    * its checkpoints past the grace period; a cooperative stop never gets here.
    */
   terminate(threadId: number): void {
-    const worker = this.main.threads.find((w) => w.threadId === threadId) ?? this.standby?.threads.find((w) => w.threadId === threadId);
+    const worker =
+      this.main.threads.find((w) => w.threadId === threadId) ??
+      this.standby?.threads.find((w) => w.threadId === threadId);
     if (!worker) return;
     this.dying.add(threadId);
     worker.once('exit', () => this.dying.delete(threadId));
@@ -158,8 +164,12 @@ export class WorkerPool {
    * do not include thread start-up. Each thread's report says what priority it got.
    */
   async warmup(): Promise<WarmupReport[]> {
-    const each = (pool: Pool | undefined, n: number) => Array.from({ length: pool ? n : 0 }, () => pool!.run({}, { name: 'warmup' }));
-    return (await Promise.all([...each(this.main, this.mainThreads), ...each(this.standby, this.standby?.options.maxThreads ?? 0)])) as WarmupReport[];
+    const each = (pool: Pool | undefined, n: number) =>
+      Array.from({ length: pool ? n : 0 }, () => pool!.run({}, { name: 'warmup' }));
+    return (await Promise.all([
+      ...each(this.main, this.mainThreads),
+      ...each(this.standby, this.standby?.options.maxThreads ?? 0),
+    ])) as WarmupReport[];
   }
 
   /** Worker threads currently alive. */

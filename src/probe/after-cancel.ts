@@ -41,7 +41,10 @@ export function messagesAfterCancel(wire: Wire, sample: CancelSample): AfterCanc
 
 function kindOf(m: Record<string, unknown>, sample: CancelSample, t: number): AfterCancelMessage['kind'] | undefined {
   if ('result' in m || 'error' in m) return m.id === sample.requestId && !saysCancelled(m) ? 'answer' : undefined;
-  if (m.method === 'notifications/progress') return (m.params as { progressToken?: unknown } | undefined)?.progressToken === sample.token ? 'progress' : undefined;
+  if (m.method === 'notifications/progress')
+    return (m.params as { progressToken?: unknown } | undefined)?.progressToken === sample.token
+      ? 'progress'
+      : undefined;
   const alone = sample.aloneFrom !== undefined && t > sample.aloneFrom && t <= sample.windowEnd;
   if (!alone) return undefined;
   if (m.method === 'notifications/message') return 'log';

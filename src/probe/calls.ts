@@ -6,14 +6,21 @@ import type { Wire } from './wire.js';
 const MARKER_GAP_MS = 10;
 
 /** Calls `tool` with a progress token; returns the request id, its send time and the token. */
-export function callTool(wire: Wire, name: string, args: Record<string, unknown>): { id: number; sentAt: number; token: string } {
+export function callTool(
+  wire: Wire,
+  name: string,
+  args: Record<string, unknown>,
+): { id: number; sentAt: number; token: string } {
   const token = `probe-progress-${wire.peekId()}`;
   const sent = wire.request('tools/call', { name, arguments: args, _meta: { progressToken: token } });
   return { ...sent, token };
 }
 
 /** Markers one after another until `stop()`; each round trip (or, unanswered, its age at `deadline`) is kept. */
-export function markerLoop(wire: Wire, timeoutMs: number): { stop: () => void; results: (deadline: number) => Promise<number[]> } {
+export function markerLoop(
+  wire: Wire,
+  timeoutMs: number,
+): { stop: () => void; results: (deadline: number) => Promise<number[]> } {
   let running = true;
   const rtts: number[] = [];
   let current: { sentAt: number; id: number } | undefined;

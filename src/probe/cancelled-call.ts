@@ -38,12 +38,15 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
   const end = cancelAt + options.settleMs;
 
   const next = options.quickTool !== undefined ? callTool(wire, options.quickTool, options.quickArgs) : undefined;
-  const nextAnswer = next ? wire.answer(next.id, Math.max(options.settleMs, options.timeoutMs)) : Promise.resolve(undefined);
+  const nextAnswer = next
+    ? wire.answer(next.id, Math.max(options.settleMs, options.timeoutMs))
+    : Promise.resolve(undefined);
 
   // Does a thread of the server keep working after the cancel? The kernel's own counts, from a third of the window on.
   const tree = pid !== undefined ? processTree(pid) : [];
   const runnableBefore = pid !== undefined ? runnableThreads(tree) : 0;
-  const states = pid !== undefined ? busyOver(tree, cancelAt + STATE_FROM * options.settleMs, end) : Promise.resolve(undefined);
+  const states =
+    pid !== undefined ? busyOver(tree, cancelAt + STATE_FROM * options.settleMs, end) : Promise.resolve(undefined);
   // Watch CPU until the window ends.
   let lastBusyAt = cancelAt;
   let prev = cpu0;
@@ -68,26 +71,31 @@ export async function cancelledCall(ctx: SampleContext): Promise<CancelSample> {
   const progress = wire.progressFor(call.token).filter((t) => t >= cancelAt);
   const progressAfter = progress.filter((t) => orderOf(t, order) === 'after-markers');
   // From here on nothing else of the probe's was open: a log or a request to the client can only be the cancelled call's.
-  const aloneFrom = order.doneAt === undefined || (next && !nextA) ? undefined : Math.max(order.doneAt, nextA?.at ?? order.doneAt);
+  const aloneFrom =
+    order.doneAt === undefined || (next && !nextA) ? undefined : Math.max(order.doneAt, nextA?.at ?? order.doneAt);
   return {
     requestId: call.id,
     token: call.token,
     cancelAt,
     finishedBeforeCancel,
-    answersAfterCancelMs: wire.answersFor(call.id).filter((a) => a.at >= cancelAt).map((a) => a.at - cancelAt),
+    answersAfterCancelMs: wire
+      .answersFor(call.id)
+      .filter((a) => a.at >= cancelAt)
+      .map((a) => a.at - cancelAt),
     afterCancel: [],
     windowEnd: end,
     ...(order.doneAt !== undefined && { markersDoneAt: order.doneAt }),
     ...(aloneFrom !== undefined && { aloneFrom }),
     ...(nextA && next && { nextCallMs: nextA.at - cancelAt }),
     pingWhileRunningMs,
-    ...(cpu0 !== undefined && cpuEnd !== undefined && {
-      cpuAfterCancelMs: cpuEnd - cpu0,
-      ...(cpuStart !== undefined && { cpuBeforeCancelMs: cpu0 - cpuStart }),
-      runnableAtCancel: runnableBefore,
-      ...(busy !== undefined && { busyAfterCancel: busy }),
-      idleAfterCancelMs: stillBusy ? Number.POSITIVE_INFINITY : lastBusyAt - cancelAt,
-    }),
+    ...(cpu0 !== undefined &&
+      cpuEnd !== undefined && {
+        cpuAfterCancelMs: cpuEnd - cpu0,
+        ...(cpuStart !== undefined && { cpuBeforeCancelMs: cpu0 - cpuStart }),
+        runnableAtCancel: runnableBefore,
+        ...(busy !== undefined && { busyAfterCancel: busy }),
+        idleAfterCancelMs: stillBusy ? Number.POSITIVE_INFINITY : lastBusyAt - cancelAt,
+      }),
     progressAfterCancel: progressAfter.length,
     progressCrossed: progress.length - progressAfter.length,
     markersAnswered: order.doneAt !== undefined,

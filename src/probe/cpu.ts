@@ -220,7 +220,8 @@ export function busiestThread(from: RunnableSnapshot | undefined, to: RunnableSn
  * (performance.now() times), read at those two moments. Waits until `to`.
  */
 export async function busyOver(pids: readonly number[], from: number, to: number): Promise<Busy | undefined> {
-  const wait = (until: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, until - performance.now())));
+  const wait = (until: number) =>
+    new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, until - performance.now())));
   await wait(from);
   const first = runnableSnapshot(pids);
   await wait(to);

@@ -21,7 +21,12 @@ export interface EraFacts {
 
 export const ERAS: Readonly<Record<Era, EraFacts>> = {
   '2025': { version: '2025-11-25', marker: 'ping', noFurtherMessagesIsMust: false, closedStreamIsCancel: false },
-  '2026': { version: '2026-07-28', marker: 'server/discover', noFurtherMessagesIsMust: true, closedStreamIsCancel: true },
+  '2026': {
+    version: '2026-07-28',
+    marker: 'server/discover',
+    noFurtherMessagesIsMust: true,
+    closedStreamIsCancel: true,
+  },
 };
 
 /** The `_meta` keys a 2026-07-28 request carries instead of an `initialize` handshake. */

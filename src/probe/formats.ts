@@ -25,7 +25,13 @@ export function jsonReport(results: readonly TargetResult[], options: ProbeOptio
   );
 }
 
-const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
+const xml = (s: string) =>
+  s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 
 /**
  * JUnit XML: a test suite per server and era, a test case per rule. FAIL is a
@@ -44,10 +50,13 @@ export function junitReport(results: readonly TargetResult[]): string {
             ? `<skipped message="${xml(v.evidence)}"/>`
             : v.outcome === 'inconclusive'
               ? `<skipped message="${xml(`INCONCLUSIVE: ${v.evidence}`)}"/>`
-            : `<system-out>${xml(`${v.outcome.toUpperCase()}: ${v.evidence}`)}</system-out>`;
+              : `<system-out>${xml(`${v.outcome.toUpperCase()}: ${v.evidence}`)}</system-out>`;
       return `    <testcase classname="${xml(name(r))}" name="${xml(`${v.rule}: ${v.title}`)}">${body}</testcase>`;
     });
-    if (r.error !== undefined) cases.push(`    <testcase classname="${xml(name(r))}" name="probe"><error message="${xml(r.error.split('\n')[0] ?? '')}">${xml(r.error)}</error></testcase>`);
+    if (r.error !== undefined)
+      cases.push(
+        `    <testcase classname="${xml(name(r))}" name="probe"><error message="${xml(r.error.split('\n')[0] ?? '')}">${xml(r.error)}</error></testcase>`,
+      );
     const failures = r.verdicts.filter((v) => v.outcome === 'fail').length;
     const skipped = r.verdicts.filter((v) => v.outcome === 'skip' || v.outcome === 'inconclusive').length;
     return `  <testsuite name="${xml(name(r))}" tests="${cases.length}" failures="${failures}" errors="${r.error !== undefined ? 1 : 0}" skipped="${skipped}">\n${cases.join('\n')}\n  </testsuite>`;

@@ -31,7 +31,11 @@ export class Http2025Transport extends Http2026Transport {
   }
 
   protected override headersFor(_m: Outgoing): Record<string, string> {
-    return { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...this.sessionHeaders() };
+    return {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...this.sessionHeaders(),
+    };
   }
 
   protected override responded(response: Response, m: Outgoing): void {
@@ -44,9 +48,14 @@ export class Http2025Transport extends Http2026Transport {
   private async openGetStream(): Promise<void> {
     let response: Response;
     try {
-      response = await fetch(this.url, { method: 'GET', headers: { accept: 'text/event-stream', ...this.sessionHeaders() }, signal: this.listen.signal });
+      response = await fetch(this.url, {
+        method: 'GET',
+        headers: { accept: 'text/event-stream', ...this.sessionHeaders() },
+        signal: this.listen.signal,
+      });
     } catch (error) {
-      if (!this.listen.signal.aborted && !this.closed) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      if (!this.listen.signal.aborted && !this.closed)
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
       return;
     }
     if (!response.ok || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {

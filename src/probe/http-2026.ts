@@ -50,7 +50,12 @@ export class Http2026Transport implements Transport {
     if (isRequest) this.streams.set(m.id!, abort);
     let response: Response;
     try {
-      response = await fetch(this.url, { method: 'POST', headers, body: JSON.stringify(message), signal: abort.signal });
+      response = await fetch(this.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(message),
+        signal: abort.signal,
+      });
     } catch (error) {
       if (isRequest) this.streams.delete(m.id!);
       if (!abort.signal.aborted) this.onerror?.(error instanceof Error ? error : new Error(String(error)));
@@ -78,7 +83,14 @@ export class Http2026Transport implements Transport {
           if (text.trim()) this.deliver(text);
         } else {
           // A refusal not addressed to this request (a 2025 server's "no valid session", id null): its answer all the same.
-          this.onmessage?.({ jsonrpc: '2.0', id, error: { code: -32000, message: `HTTP ${response.status}${text.trim() ? `: ${text.trim().replace(/\s+/g, ' ').slice(0, 160)}` : ' with no body'}` } } as JSONRPCMessage);
+          this.onmessage?.({
+            jsonrpc: '2.0',
+            id,
+            error: {
+              code: -32000,
+              message: `HTTP ${response.status}${text.trim() ? `: ${text.trim().replace(/\s+/g, ' ').slice(0, 160)}` : ' with no body'}`,
+            },
+          } as JSONRPCMessage);
         }
       }
     } catch (error) {
@@ -90,7 +102,11 @@ export class Http2026Transport implements Transport {
     try {
       this.onmessage?.(JSON.parse(text) as JSONRPCMessage);
     } catch (error) {
-      this.onerror?.(new Error(`unparsable message: ${text.slice(0, 120)} (${error instanceof Error ? error.message : String(error)})`));
+      this.onerror?.(
+        new Error(
+          `unparsable message: ${text.slice(0, 120)} (${error instanceof Error ? error.message : String(error)})`,
+        ),
+      );
     }
   }
 

@@ -31,7 +31,13 @@ export interface MarkerChain {
 }
 
 /** Sends `count` markers one after another, the first once `delivered` settles; resolves when the last is answered or one times out. */
-export async function markerChain(wire: Wire, cancelAt: number, delivered: Promise<unknown>, count: number, timeoutMs: number): Promise<MarkerChain> {
+export async function markerChain(
+  wire: Wire,
+  cancelAt: number,
+  delivered: Promise<unknown>,
+  count: number,
+  timeoutMs: number,
+): Promise<MarkerChain> {
   await delivered.catch(() => undefined);
   const answeredAt: number[] = [];
   for (let i = 0; i < count; i++) {
@@ -53,7 +59,10 @@ export function orderOf(at: number, chain: MarkerChain): Order {
 /** An error answer that says the request was cancelled: the server accepted the cancel and answered anyway (the Python SDK 1.x's `Request cancelled`). */
 export function saysCancelled(msg: Record<string, unknown>): boolean {
   const error = msg.error as { code?: unknown; message?: unknown } | undefined;
-  return error !== undefined && (error.code === -32800 || (typeof error.message === 'string' && /cancel/i.test(error.message)));
+  return (
+    error !== undefined &&
+    (error.code === -32800 || (typeof error.message === 'string' && /cancel/i.test(error.message)))
+  );
 }
 
 /** The sentence the reports use to explain the method. */

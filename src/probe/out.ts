@@ -27,19 +27,49 @@ async function charts(results: readonly TargetResult[], dir: string): Promise<st
   // JSON are still written, and one line says what to install for the charts.
   const missing = missingPeers(['vega', 'vega-lite']);
   if (missing) {
-    process.stderr.write(`[probe] no charts: they need ${missing.packages.join(' and ')} (optional, not installed with mcp-cancel-pool): ${missing.install}\n`);
+    process.stderr.write(
+      `[probe] no charts: they need ${missing.packages.join(' and ')} (optional, not installed with mcp-cancel-pool): ${missing.install}\n`,
+    );
     return [];
   }
   const lib = await import('./charts.js');
   const name = (r: TargetResult, i: number) => `[${i + 1}] ${r.label.slice(0, 60)}`;
   const valid = (r: TargetResult) => r.samples.filter((s) => !s.finishedBeforeCancel);
   const specs: [string, Parameters<typeof lib.renderSvg>[0]][] = [
-    ['next-call-cdf.svg', lib.cdfChart('cancel → next call answered', results.map((r, i) => ({ label: name(r, i), values: valid(r).flatMap((s) => (s.nextCallMs !== undefined ? [s.nextCallMs] : [])) })))],
-    ['ping-while-running-cdf.svg', lib.cdfChart('ping round trip while the long tool runs', results.map((r, i) => ({ label: name(r, i), values: valid(r).flatMap((s) => s.pingWhileRunningMs) })))],
-    ['cpu-after-cancel.svg', lib.barChart('CPU burned after the cancel', results.flatMap((r, i) => {
-      const cpu = valid(r).flatMap((s) => (s.cpuAfterCancelMs !== undefined ? [s.cpuAfterCancelMs] : []));
-      return cpu.length ? [{ group: name(r, i), series: 'median', value: median(cpu) }, { group: name(r, i), series: 'max', value: Math.max(...cpu) }] : [];
-    }), 'CPU ms (process tree)', 'server')],
+    [
+      'next-call-cdf.svg',
+      lib.cdfChart(
+        'cancel → next call answered',
+        results.map((r, i) => ({
+          label: name(r, i),
+          values: valid(r).flatMap((s) => (s.nextCallMs !== undefined ? [s.nextCallMs] : [])),
+        })),
+      ),
+    ],
+    [
+      'ping-while-running-cdf.svg',
+      lib.cdfChart(
+        'ping round trip while the long tool runs',
+        results.map((r, i) => ({ label: name(r, i), values: valid(r).flatMap((s) => s.pingWhileRunningMs) })),
+      ),
+    ],
+    [
+      'cpu-after-cancel.svg',
+      lib.barChart(
+        'CPU burned after the cancel',
+        results.flatMap((r, i) => {
+          const cpu = valid(r).flatMap((s) => (s.cpuAfterCancelMs !== undefined ? [s.cpuAfterCancelMs] : []));
+          return cpu.length
+            ? [
+                { group: name(r, i), series: 'median', value: median(cpu) },
+                { group: name(r, i), series: 'max', value: Math.max(...cpu) },
+              ]
+            : [];
+        }),
+        'CPU ms (process tree)',
+        'server',
+      ),
+    ],
   ];
   const written: string[] = [];
   for (const [file, spec] of specs) {
@@ -50,12 +80,23 @@ async function charts(results: readonly TargetResult[], dir: string): Promise<st
 }
 
 /** Writes probe.json, report.md and the charts into `dir`; returns the files written. */
-export async function writeOut(dir: string, results: readonly TargetResult[], options: ProbeOptions, argv: readonly string[]): Promise<string[]> {
+export async function writeOut(
+  dir: string,
+  results: readonly TargetResult[],
+  options: ProbeOptions,
+  argv: readonly string[],
+): Promise<string[]> {
   await mkdir(dir, { recursive: true });
-  const command = ['mcp-cancel-pool', ...argv].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+  const command = ['mcp-cancel-pool', ...argv]
+    .map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))
+    .join(' ');
   const svgs = await charts(results, dir);
   // Infinity (still busy at the end of the window) has no JSON form: write it as a string.
-  const json = JSON.stringify({ command, environment: environment(argv), options, results }, (_k, v: unknown) => (v === Number.POSITIVE_INFINITY ? 'Infinity' : v), 2);
+  const json = JSON.stringify(
+    { command, environment: environment(argv), options, results },
+    (_k, v: unknown) => (v === Number.POSITIVE_INFINITY ? 'Infinity' : v),
+    2,
+  );
   await writeFile(join(dir, 'probe.json'), json);
   await writeFile(join(dir, 'report.md'), markdownReport(results, options, command, svgs));
   return ['probe.json', 'report.md', ...svgs];

@@ -3,7 +3,13 @@ import { ORDERING_NOTE } from './ordering.js';
 import { fmt } from './stats.js';
 import type { Measure, Outcome, ProbeOptions, TargetResult } from './types.js';
 
-const MARK: Record<Outcome, string> = { pass: 'PASS', fail: 'FAIL', warn: 'WARN', skip: 'skip', inconclusive: 'INCONCLUSIVE' };
+const MARK: Record<Outcome, string> = {
+  pass: 'PASS',
+  fail: 'FAIL',
+  warn: 'WARN',
+  skip: 'skip',
+  inconclusive: 'INCONCLUSIVE',
+};
 
 /** Whether any rule failed, or a server could not be probed at all. */
 export function failed(results: readonly TargetResult[]): boolean {
@@ -22,14 +28,18 @@ export function overall(results: readonly TargetResult[]): 'pass' | 'fail' | 'in
 
 const RESULT_LINE = {
   fail: 'RESULT: FAIL (a rule was violated or a server could not be probed)',
-  inconclusive: 'RESULT: INCONCLUSIVE (no rule was violated, but a rule could not be decided from what the probe can see: see INCONCLUSIVE above)',
+  inconclusive:
+    'RESULT: INCONCLUSIVE (no rule was violated, but a rule could not be decided from what the probe can see: see INCONCLUSIVE above)',
   pass: 'RESULT: PASS',
 } as const;
 
 /** "4 of 5", when fewer values went into a statistic than were taken. */
 const count = (s: Measure) => (s.taken !== undefined && s.n < s.taken ? `${s.n} of ${s.taken}` : String(s.n));
 /** Why a statistic has fewer values than were taken, one line per statistic. */
-const whyLines = (r: TargetResult) => Object.entries(r.summaries).flatMap(([name, s]) => (s.why !== undefined && s.taken !== undefined && s.n < s.taken ? [`${name}: ${s.n} of ${s.taken}: ${s.why}`] : []));
+const whyLines = (r: TargetResult) =>
+  Object.entries(r.summaries).flatMap(([name, s]) =>
+    s.why !== undefined && s.taken !== undefined && s.n < s.taken ? [`${name}: ${s.n} of ${s.taken}: ${s.why}`] : [],
+  );
 
 function rules(results: readonly TargetResult[]): { rule: string; title: string }[] {
   const seen = new Map<string, string>();
@@ -39,7 +49,14 @@ function rules(results: readonly TargetResult[]): { rule: string; title: string 
 
 function pad(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** The terminal summary: per server, each rule with its verdict and evidence; then the latency table. */
@@ -48,7 +65,9 @@ export function summaryText(results: readonly TargetResult[]): string {
   const width = Math.max(4, ...results.flatMap((r) => r.verdicts.map((v) => MARK[v.outcome].length)));
   results.forEach((r, i) => {
     const who = r.serverInfo ? ` — ${r.serverInfo.name} ${r.serverInfo.version}` : '';
-    out.push(`[${i + 1}] ${r.label}${who}${r.protocolVersion ? ` (protocol ${r.protocolVersion})` : r.era ? ` (era ${r.era})` : ''}`);
+    out.push(
+      `[${i + 1}] ${r.label}${who}${r.protocolVersion ? ` (protocol ${r.protocolVersion})` : r.era ? ` (era ${r.era})` : ''}`,
+    );
     for (const n of r.notes ?? []) out.push(`  note  ${n}`);
     if (r.error) out.push(`  ERROR  the probe could not finish: ${r.error.split('\n').join('\n         ')}`);
     for (const v of r.verdicts) out.push(`  ${MARK[v.outcome].padEnd(width)}  ${v.rule.padEnd(28)} ${v.evidence}`);
@@ -72,22 +91,41 @@ export function summaryText(results: readonly TargetResult[]): string {
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /** The Markdown report: the verdict matrix side by side, each server's evidence, the latency table, how to reproduce. */
-export function markdownReport(results: readonly TargetResult[], options: ProbeOptions, command: string, charts: readonly string[]): string {
+export function markdownReport(
+  results: readonly TargetResult[],
+  options: ProbeOptions,
+  command: string,
+  charts: readonly string[],
+): string {
   const out: string[] = ['# mcp-cancel-pool probe report', '', `Command: \`${command}\``, ''];
-  out.push(`Long tool \`${options.tool}\` ${JSON.stringify(options.args)}, cancelled after ${options.cancelAfterMs} ms, watched ${options.settleMs} ms; ${options.samples} samples; quick tool ${options.quickTool ? `\`${options.quickTool}\` ${JSON.stringify(options.quickArgs)}` : 'none'}; ${options.storm} races; CPU threshold ${options.maxCpuAfterCancelMs} ms.`, '');
+  out.push(
+    `Long tool \`${options.tool}\` ${JSON.stringify(options.args)}, cancelled after ${options.cancelAfterMs} ms, watched ${options.settleMs} ms; ${options.samples} samples; quick tool ${options.quickTool ? `\`${options.quickTool}\` ${JSON.stringify(options.quickArgs)}` : 'none'}; ${options.storm} races; CPU threshold ${options.maxCpuAfterCancelMs} ms.`,
+    '',
+  );
   out.push('## Verdicts', '');
-  out.push(`| rule | ${results.map((r, i) => `[${i + 1}]`).join(' | ')} |`, `|---|${results.map(() => '---').join('|')}|`);
+  out.push(
+    `| rule | ${results.map((r, i) => `[${i + 1}]`).join(' | ')} |`,
+    `|---|${results.map(() => '---').join('|')}|`,
+  );
   for (const { rule, title } of rules(results)) {
-    out.push(`| ${cell(title)} (\`${rule}\`) | ${results.map((r) => MARK[r.verdicts.find((v) => v.rule === rule)?.outcome ?? 'skip']).join(' | ')} |`);
+    out.push(
+      `| ${cell(title)} (\`${rule}\`) | ${results.map((r) => MARK[r.verdicts.find((v) => v.rule === rule)?.outcome ?? 'skip']).join(' | ')} |`,
+    );
   }
   out.push('');
   results.forEach((r, i) => {
     out.push(`## [${i + 1}] ${cell(r.label)}${r.era ? ` (${r.era})` : ''}`, '');
-    if (r.serverInfo) out.push(`Server: ${r.serverInfo.name} ${r.serverInfo.version}${r.protocolVersion ? `, protocol ${r.protocolVersion}` : ''}`, '');
+    if (r.serverInfo)
+      out.push(
+        `Server: ${r.serverInfo.name} ${r.serverInfo.version}${r.protocolVersion ? `, protocol ${r.protocolVersion}` : ''}`,
+        '',
+      );
     if (r.error) out.push(`**The probe could not finish:** ${cell(r.error)}`, '');
     for (const v of r.verdicts) out.push(`- **${MARK[v.outcome]}** ${v.title}: ${v.evidence}`);
     out.push('', '| measure | n | p50 | p90 | p99 | max (ms) |', '|---|---|---|---|---|---|');
-    for (const [name, s] of Object.entries(r.summaries)) if (s.n > 0) out.push(`| ${name} | ${count(s)} | ${fmt(s.p50)} | ${fmt(s.p90)} | ${fmt(s.p99)} | ${fmt(s.max)} |`);
+    for (const [name, s] of Object.entries(r.summaries))
+      if (s.n > 0)
+        out.push(`| ${name} | ${count(s)} | ${fmt(s.p50)} | ${fmt(s.p90)} | ${fmt(s.p99)} | ${fmt(s.max)} |`);
     out.push('');
     const why = whyLines(r);
     if (why.length) out.push('Fewer values than samples:', '', ...why.map((line) => `- ${cell(line)}`), '');

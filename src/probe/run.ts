@@ -16,7 +16,6 @@ import { connect, targetLabel } from './targets.js';
 import type { CancelSample, Era, ProbeOptions, TargetResult, TargetSpec, UncancelledCall, Verdict } from './types.js';
 import { uncancelledCall } from './uncancelled-call.js';
 
-
 /** Where the probe reports how far it got (a progress bar). */
 export interface ProbeProgress {
   phase(name: string): void;
@@ -25,22 +24,41 @@ export interface ProbeProgress {
 
 /** Steps {@link probeTarget} reports through `tick` for one era, for a progress bar's total. */
 export function probeSteps(spec: TargetSpec, options: ProbeOptions): number {
-  return IDLE_PINGS + options.samples + 1 + (options.quickTool !== undefined ? options.storm : 0) + 2 + (spec.kind === 'http' ? 1 : 0);
+  return (
+    IDLE_PINGS +
+    options.samples +
+    1 +
+    (options.quickTool !== undefined ? options.storm : 0) +
+    2 +
+    (spec.kind === 'http' ? 1 : 0)
+  );
 }
 
-export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progress: ProbeProgress, era: Era = '2025'): Promise<TargetResult & { dropped?: DroppedStream }> {
+export async function probeTarget(
+  spec: TargetSpec,
+  options: ProbeOptions,
+  progress: ProbeProgress,
+  era: Era = '2025',
+): Promise<TargetResult & { dropped?: DroppedStream }> {
   const label = targetLabel(spec);
   progress.phase(`${label} (${era}): connecting`);
   const conn = await connect(spec, era, options.connectTimeoutMs, options.timeoutMs);
   const { wire } = conn;
-  const base = { label, target: spec, era, ...(conn.serverInfo && { serverInfo: conn.serverInfo }), ...(conn.protocolVersion && { protocolVersion: conn.protocolVersion }) };
+  const base = {
+    label,
+    target: spec,
+    era,
+    ...(conn.serverInfo && { serverInfo: conn.serverInfo }),
+    ...(conn.protocolVersion && { protocolVersion: conn.protocolVersion }),
+  };
   const verdicts: Verdict[] = [];
   const samples: CancelSample[] = [];
   const idlePingMs: number[] = [];
   try {
     const tools = await conn.listTools();
     for (const name of [options.tool, options.quickTool, options.taskTool]) {
-      if (name !== undefined && !tools.includes(name)) throw new Error(`the server has no tool '${name}' (it lists: ${tools.join(', ')})`);
+      if (name !== undefined && !tools.includes(name))
+        throw new Error(`the server has no tool '${name}' (it lists: ${tools.join(', ')})`);
     }
     progress.phase(`${label} (${era}): idle round trips`);
     for (let i = 0; i < IDLE_PINGS; i++) {
@@ -76,7 +94,10 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
     }
     // Last: anything that answered a cancelled call late, and a server still serving.
     for (const s of samples) {
-      s.answersAfterCancelMs = wire.answersFor(s.requestId).filter((a) => a.at >= s.cancelAt).map((a) => a.at - s.cancelAt);
+      s.answersAfterCancelMs = wire
+        .answersFor(s.requestId)
+        .filter((a) => a.at >= s.cancelAt)
+        .map((a) => a.at - s.cancelAt);
       s.afterCancel = messagesAfterCancel(wire, s);
     }
     const after = await afterAllCase(wire, options, conn.lost, era);
@@ -84,17 +105,38 @@ export async function probeTarget(spec: TargetSpec, options: ProbeOptions, progr
     const workStops = workStopsVerdict(samples, options, cpuMeasured, uncancelled);
     verdicts.push(...noAnswerVerdicts(samples, options, spec, era));
     if (!verdicts.some((v) => v.rule === 'cancel.setup')) {
-      verdicts.push(workStops, noFurtherMessagesVerdict(samples, era, options.markers), whileRunningVerdict(samples, options, era));
+      verdicts.push(
+        workStops,
+        noFurtherMessagesVerdict(samples, era, options.markers),
+        whileRunningVerdict(samples, options, era),
+      );
     }
     verdicts.push(...silent, raceVerdict(races, options), ...tasks);
     if (dropped) verdicts.push(dropped.verdict);
     if (spec.kind === 'http' && era === '2026') verdicts.push(closedStreamVerdict(workStops));
     verdicts.push(after);
-    return { ...base, verdicts, samples, races, idlePingMs, summaries: summariesOf(samples, idlePingMs, options), ...(uncancelled && { uncancelled }), ...(dropped && { dropped }) };
+    return {
+      ...base,
+      verdicts,
+      samples,
+      races,
+      idlePingMs,
+      summaries: summariesOf(samples, idlePingMs, options),
+      ...(uncancelled && { uncancelled }),
+      ...(dropped && { dropped }),
+    };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const tail = conn.stderrTail().trim();
-    return { ...base, verdicts, samples, races: [], idlePingMs, summaries: summariesOf(samples, idlePingMs, options), error: message + (tail ? `\nserver stderr ended with:\n${tail}` : '') };
+    return {
+      ...base,
+      verdicts,
+      samples,
+      races: [],
+      idlePingMs,
+      summaries: summariesOf(samples, idlePingMs, options),
+      error: message + (tail ? `\nserver stderr ended with:\n${tail}` : ''),
+    };
   } finally {
     progress.phase(`${label} (${era}): closing`);
     await conn.close();

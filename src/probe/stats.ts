@@ -31,11 +31,19 @@ export function summarize(values: readonly number[]): Summary {
 }
 
 export function median(values: readonly number[]): number {
-  return quantile([...values].sort((a, b) => a - b), 0.5);
+  return quantile(
+    [...values].sort((a, b) => a - b),
+    0.5,
+  );
 }
 
 /** Each round's a/b, for the rounds in which both ran (in the order the rounds first appear). */
-export function pairedRatios<W extends { round: number }>(windows: readonly W[], a: (w: W) => boolean, b: (w: W) => boolean, value: (w: W) => number): number[] {
+export function pairedRatios<W extends { round: number }>(
+  windows: readonly W[],
+  a: (w: W) => boolean,
+  b: (w: W) => boolean,
+  value: (w: W) => number,
+): number[] {
   const ratios: number[] = [];
   for (const round of new Set(windows.map((w) => w.round))) {
     const x = windows.find((w) => w.round === round && a(w));
@@ -50,7 +58,12 @@ export function pairedRatios<W extends { round: number }>(windows: readonly W[],
  * back to back share the machine's momentary load, so their ratio drifts
  * less than a ratio of medians.
  */
-export function pairedRatio<W extends { round: number }>(windows: readonly W[], a: (w: W) => boolean, b: (w: W) => boolean, value: (w: W) => number): number {
+export function pairedRatio<W extends { round: number }>(
+  windows: readonly W[],
+  a: (w: W) => boolean,
+  b: (w: W) => boolean,
+  value: (w: W) => number,
+): number {
   return median(pairedRatios(windows, a, b, value));
 }
 
@@ -82,7 +95,11 @@ export function fmt(ms: number): string {
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Round-robin: runs `step(item, round)` over the items until each has run `rounds(item)` times. */
-export async function alternate<T>(items: readonly T[], rounds: (item: T) => number, step: (item: T, round: number) => Promise<void>): Promise<void> {
+export async function alternate<T>(
+  items: readonly T[],
+  rounds: (item: T) => number,
+  step: (item: T, round: number) => Promise<void>,
+): Promise<void> {
   const max = Math.max(0, ...items.map(rounds));
   for (let r = 0; r < max; r++) {
     for (const item of items) if (r < rounds(item)) await step(item, r);

@@ -37,7 +37,12 @@ export class ProbeStdioTransport implements Transport {
   /** Starts the child; rejects when it cannot be spawned (no such command, …). */
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(this.command, [...this.args], { env: this.env, stdio: ['pipe', 'pipe', 'pipe'], shell: false, windowsHide: true });
+      const child = spawn(this.command, [...this.args], {
+        env: this.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        shell: false,
+        windowsHide: true,
+      });
       this.child = child;
       child.once('error', (error) => {
         reject(error);
@@ -102,7 +107,11 @@ export class ProbeStdioTransport implements Transport {
     const child = this.child;
     if (!child) return;
     const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
-    const within = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref())]);
+    const within = (ms: number) =>
+      Promise.race([
+        exited.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms).unref()),
+      ]);
     child.stdin?.end();
     if (await within(CLOSE_STEP_MS)) return;
     child.kill('SIGTERM');

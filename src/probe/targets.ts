@@ -50,7 +50,11 @@ export function parseCommand(line: string): [string, ...string[]] {
 const ACCEPTED_2025 = [ERAS['2025'].version, '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
 
 function openTransport(spec: TargetSpec, era: Era): { transport: Transport; tail: () => string } {
-  if (spec.kind === 'http') return { transport: era === '2026' ? new Http2026Transport(new URL(spec.url)) : new Http2025Transport(new URL(spec.url)), tail: () => '' };
+  if (spec.kind === 'http')
+    return {
+      transport: era === '2026' ? new Http2026Transport(new URL(spec.url)) : new Http2025Transport(new URL(spec.url)),
+      tail: () => '',
+    };
   const [command, ...args] = parseCommand(spec.command);
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
   return { transport: new ProbeStdioTransport(command, args, env), tail: () => '' };
@@ -60,7 +64,10 @@ function openTransport(spec: TargetSpec, era: Era): { transport: Transport; tail
 function answerServer(transport: Transport, message: JSONRPCMessage): void {
   const m = message as { id?: unknown; method?: unknown };
   if (typeof m.method !== 'string' || (typeof m.id !== 'string' && typeof m.id !== 'number')) return;
-  const reply = m.method === 'ping' ? { jsonrpc: '2.0', id: m.id, result: {} } : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } };
+  const reply =
+    m.method === 'ping'
+      ? { jsonrpc: '2.0', id: m.id, result: {} }
+      : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } };
   void transport.send(reply as JSONRPCMessage).catch(() => undefined);
 }
 
@@ -68,7 +75,12 @@ function answerServer(transport: Transport, message: JSONRPCMessage): void {
 type ServerInfo = { name?: string; version?: string };
 
 /** Connects in `era`; `timeoutMs` bounds the opening (process start included), later requests get `requestTimeoutMs`. */
-export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, requestTimeoutMs = timeoutMs): Promise<Connected> {
+export async function connect(
+  spec: TargetSpec,
+  era: Era,
+  timeoutMs: number,
+  requestTimeoutMs = timeoutMs,
+): Promise<Connected> {
   const { transport } = openTransport(spec, era);
   const wire = new Wire(transport, era);
   let tail = '';
@@ -78,7 +90,8 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
   }
   let closing = false;
   let lost = false;
-  const pidOf = () => (transport instanceof ProbeStdioTransport ? transport.pid : spec.kind === 'http' ? spec.pid : undefined);
+  const pidOf = () =>
+    transport instanceof ProbeStdioTransport ? transport.pid : spec.kind === 'http' ? spec.pid : undefined;
   const stderrTail = () => tail;
   /** The connection, once the server answered its era's opening. */
   const connected = (info: ServerInfo | undefined, protocolVersion: string, close: () => Promise<void>): Connected => ({
@@ -88,7 +101,8 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
     pid: pidOf(),
     ...(info?.name !== undefined && { serverInfo: { name: info.name, version: info.version ?? '?' } }),
     protocolVersion,
-    listTools: async () => ((await ask(wire, 'tools/list', {}, requestTimeoutMs)).tools as { name: string }[]).map((t) => t.name),
+    listTools: async () =>
+      ((await ask(wire, 'tools/list', {}, requestTimeoutMs)).tools as { name: string }[]).map((t) => t.name),
     stderrTail,
     lost: () => lost,
     close,
@@ -107,10 +121,21 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
     try {
       const started = performance.now();
       await withTimeout(transport.start(), timeoutMs, 'starting the server');
-      if (transport instanceof ProbeStdioTransport) transport.stderr?.on('data', (d: Buffer) => (tail = (tail + d.toString('utf8')).slice(-4096)));
-      const init = await ask(wire, 'initialize', { protocolVersion: ERAS['2025'].version, capabilities: {}, clientInfo: { name: 'mcp-cancel-pool-probe', version: '1.0.0' } }, Math.max(1, timeoutMs - (performance.now() - started)));
+      if (transport instanceof ProbeStdioTransport)
+        transport.stderr?.on('data', (d: Buffer) => (tail = (tail + d.toString('utf8')).slice(-4096)));
+      const init = await ask(
+        wire,
+        'initialize',
+        {
+          protocolVersion: ERAS['2025'].version,
+          capabilities: {},
+          clientInfo: { name: 'mcp-cancel-pool-probe', version: '1.0.0' },
+        },
+        Math.max(1, timeoutMs - (performance.now() - started)),
+      );
       const version = init.protocolVersion as string | undefined;
-      if (version === undefined || !ACCEPTED_2025.includes(version)) throw new Error(`Server's protocol version is not supported: ${String(version)}`);
+      if (version === undefined || !ACCEPTED_2025.includes(version))
+        throw new Error(`Server's protocol version is not supported: ${String(version)}`);
       if (transport instanceof Http2025Transport) transport.setProtocolVersion(version);
       await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
       return connected(init.serverInfo as ServerInfo | undefined, version, close);
@@ -139,11 +164,19 @@ export async function connect(spec: TargetSpec, era: Era, timeoutMs: number, req
   };
   try {
     await withTimeout(transport.start(), timeoutMs, 'starting the server');
-    if (transport instanceof ProbeStdioTransport) transport.stderr?.on('data', (d: Buffer) => (tail = (tail + d.toString('utf8')).slice(-4096)));
+    if (transport instanceof ProbeStdioTransport)
+      transport.stderr?.on('data', (d: Buffer) => (tail = (tail + d.toString('utf8')).slice(-4096)));
     const discover = await ask(wire, 'server/discover', {}, timeoutMs);
     const supported = (discover.supportedVersions as unknown[] | undefined) ?? [];
-    if (!supported.includes(ERAS['2026'].version)) throw new Error(`server/discover does not offer ${ERAS['2026'].version} (it offers: ${supported.join(', ') || 'nothing'})`);
-    return connected((discover._meta as Record<string, unknown> | undefined)?.[META.serverInfo] as ServerInfo | undefined, ERAS['2026'].version, close);
+    if (!supported.includes(ERAS['2026'].version))
+      throw new Error(
+        `server/discover does not offer ${ERAS['2026'].version} (it offers: ${supported.join(', ') || 'nothing'})`,
+      );
+    return connected(
+      (discover._meta as Record<string, unknown> | undefined)?.[META.serverInfo] as ServerInfo | undefined,
+      ERAS['2026'].version,
+      close,
+    );
   } catch (error) {
     await close();
     throw error;
@@ -164,7 +197,12 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
 }
 
 /** A request of the probe's own whose result it needs: an error answer or silence throws. */
-export async function ask(wire: Wire, method: string, params: Record<string, unknown>, timeoutMs: number): Promise<Record<string, unknown>> {
+export async function ask(
+  wire: Wire,
+  method: string,
+  params: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<Record<string, unknown>> {
   const { id } = wire.request(method, params);
   const a = await wire.answer(id, timeoutMs);
   if (!a) throw new Error(`${method}: no answer in ${Math.round(timeoutMs)} ms`);
@@ -184,12 +222,18 @@ const MIN_DISCOVER_MS = 5000;
  * handshake took (the same process start, the same load), else the full
  * `connectTimeoutMs`.
  */
-export async function erasOffered(spec: TargetSpec, connectTimeoutMs: number): Promise<{ eras: Era[]; notes: string[] }> {
+export async function erasOffered(
+  spec: TargetSpec,
+  connectTimeoutMs: number,
+): Promise<{ eras: Era[]; notes: string[] }> {
   const eras: Era[] = [];
   const notes: string[] = [];
   let handshakeMs: number | undefined;
   for (const era of ['2025', '2026'] as const) {
-    const wait = era === '2026' && handshakeMs !== undefined ? Math.min(connectTimeoutMs, Math.max(MIN_DISCOVER_MS, DISCOVER_PER_HANDSHAKE * handshakeMs)) : connectTimeoutMs;
+    const wait =
+      era === '2026' && handshakeMs !== undefined
+        ? Math.min(connectTimeoutMs, Math.max(MIN_DISCOVER_MS, DISCOVER_PER_HANDSHAKE * handshakeMs))
+        : connectTimeoutMs;
     const started = performance.now();
     try {
       const conn = await connect(spec, era, wait);

@@ -12,7 +12,11 @@ export type Era = '2025' | '2026';
 /** One server to probe. */
 export type TargetSpec =
   | { readonly kind: 'stdio'; readonly command: string }
-  | { readonly kind: 'http'; readonly url: string; /** The server's process id, when known: enables the CPU checks. */ readonly pid?: number };
+  | {
+      readonly kind: 'http';
+      readonly url: string;
+      /** The server's process id, when known: enables the CPU checks. */ readonly pid?: number;
+    };
 
 /** How to probe (the CLI flags). */
 export interface ProbeOptions {

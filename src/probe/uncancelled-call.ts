@@ -38,7 +38,8 @@ export async function uncancelledCall(wire: Wire, pid: number, options: ProbeOpt
   if (wire.answersFor(call.id).length === 0) wire.sendCancel(call.id, 'probe: end of the uncancelled measurement');
   const windowMs = to - from;
   const coreShare = cpu0 !== undefined && cpu1 !== undefined && windowMs > 0 ? (cpu1 - cpu0) / windowMs : 0;
-  const computing = busy !== undefined && busy.share >= CPU_CAN_TELL_SHARE && busy.runPerBlockMs >= WORKING_RUN_PER_BLOCK_MS;
+  const computing =
+    busy !== undefined && busy.share >= CPU_CAN_TELL_SHARE && busy.runPerBlockMs >= WORKING_RUN_PER_BLOCK_MS;
   return {
     coreShare,
     ...(busy !== undefined && { busy }),

@@ -55,7 +55,11 @@ export class Wire {
    */
   canceller: (id: Id, reason: string) => { at: number; delivered: Promise<unknown> } = (id, reason) => {
     const t = wireStamp();
-    const delivered = this.transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage);
+    const delivered = this.transport.send({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason },
+    } as JSONRPCMessage);
     return { at: t, delivered };
   };
 
@@ -83,7 +87,11 @@ export class Wire {
       };
       transport.onerror = (error) => {
         // The SDK's schema errors run to pages: keep the gist.
-        this.log.push({ t: wireStamp(), dir: 'error', msg: { transportError: error.message.replace(/\s+/g, ' ').slice(0, 160) } });
+        this.log.push({
+          t: wireStamp(),
+          dir: 'error',
+          msg: { transportError: error.message.replace(/\s+/g, ' ').slice(0, 160) },
+        });
         sdkError?.(error);
       };
       return start();
@@ -118,14 +126,23 @@ export class Wire {
   request(method: string, params?: Record<string, unknown>): { id: number; sentAt: number } {
     const id = this.nextId++;
     const sentAt = wireStamp();
-    const withMeta = this.era === '2026' ? { ...params, _meta: { ...this.requestMeta(), ...(params?._meta as Record<string, unknown> | undefined) } } : params;
-    void this.transport.send({ jsonrpc: '2.0', id, method, ...(withMeta && { params: withMeta }) } as JSONRPCMessage).catch(() => undefined);
+    const withMeta =
+      this.era === '2026'
+        ? { ...params, _meta: { ...this.requestMeta(), ...(params?._meta as Record<string, unknown> | undefined) } }
+        : params;
+    void this.transport
+      .send({ jsonrpc: '2.0', id, method, ...(withMeta && { params: withMeta }) } as JSONRPCMessage)
+      .catch(() => undefined);
     return { id, sentAt };
   }
 
   /** The `_meta` of a 2026-07-28 request: the version, who asks, and what it can do. */
   requestMeta(): Record<string, unknown> {
-    return { [META.protocolVersion]: ERAS[this.era].version, [META.clientInfo]: { name: 'mcp-cancel-pool-probe', version: '1.0.0' }, [META.clientCapabilities]: {} };
+    return {
+      [META.protocolVersion]: ERAS[this.era].version,
+      [META.clientInfo]: { name: 'mcp-cancel-pool-probe', version: '1.0.0' },
+      [META.clientCapabilities]: {},
+    };
   }
 
   /** Sends the era's marker request (`ping`, or `server/discover` in 2026). */
@@ -156,9 +173,16 @@ export class Wire {
   callAndCancelTogether(params: Record<string, unknown>, reason: string): { id: number; sentAt: number } | undefined {
     if (!this.writeTogether) return undefined;
     const id = this.nextId;
-    const withMeta = this.era === '2026' ? { ...params, _meta: { ...this.requestMeta(), ...(params._meta as Record<string, unknown> | undefined) } } : params;
+    const withMeta =
+      this.era === '2026'
+        ? { ...params, _meta: { ...this.requestMeta(), ...(params._meta as Record<string, unknown> | undefined) } }
+        : params;
     const call = { jsonrpc: '2.0', id, method: 'tools/call', params: withMeta } as JSONRPCMessage;
-    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } } as JSONRPCMessage;
+    const cancel = {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason },
+    } as JSONRPCMessage;
     const sentAt = wireStamp();
     if (!this.writeTogether(JSON.stringify(call) + '\n' + JSON.stringify(cancel) + '\n')) return undefined;
     this.nextId++;
@@ -185,7 +209,10 @@ export class Wire {
     if (first) return Promise.resolve(first);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        this.waiters.set(id, (this.waiters.get(id) ?? []).filter((w) => w !== done));
+        this.waiters.set(
+          id,
+          (this.waiters.get(id) ?? []).filter((w) => w !== done),
+        );
         resolve(undefined);
       }, ms);
       const done = (a: Answer) => {

@@ -36,7 +36,12 @@ export type FrontMessage =
   | { readonly j: string; readonly t: 'p'; readonly r: ProgressReport }
   | { readonly j: string; readonly t: 'l'; readonly e: LogEntry }
   /** The job's stage asks the client (`ctx.requestClient`); `a` names the ask (random, one per ask), for the reply. */
-  | { readonly j: string; readonly t: 'q'; readonly a: string; readonly q: { readonly method: ClientRequestMethod; readonly params: Record<string, unknown> } }
+  | {
+      readonly j: string;
+      readonly t: 'q';
+      readonly a: string;
+      readonly q: { readonly method: ClientRequestMethod; readonly params: Record<string, unknown> };
+    }
   /** The ask `a` is not needed any more (the job stopped on its host, e.g. its deadline): stop asking the client. */
   | { readonly j: string; readonly t: 'x'; readonly a: string }
   /** The outcome; `h` is the host that ran it. Only sent once the job's Redis state is `responding`. */
@@ -51,14 +56,30 @@ export type FrontMessage =
  */
 export function parseFrontMessage(text: string, key?: ClusterKey): FrontMessage | undefined {
   const m = jsonObject(text) as (Partial<FrontMessage> & { m?: string }) | undefined;
-  if (m === undefined || typeof m.j !== 'string' || !(m.t === 'p' || m.t === 'l' || m.t === 'o' || m.t === 'r' || m.t === 's' || m.t === 'q' || m.t === 'x' || m.t === 'm')) return undefined;
+  if (
+    m === undefined ||
+    typeof m.j !== 'string' ||
+    !(
+      m.t === 'p' ||
+      m.t === 'l' ||
+      m.t === 'o' ||
+      m.t === 'r' ||
+      m.t === 's' ||
+      m.t === 'q' ||
+      m.t === 'x' ||
+      m.t === 'm'
+    )
+  )
+    return undefined;
   if ((m.t === 'q' || m.t === 'x') && typeof m.a !== 'string') return undefined;
   if (m.t === 'r' || m.t === 'm') return m as FrontMessage; // from a script, unsigned; 'm' is checked against the job's owner
   return verified(key, 'message', m.j, m as FrontMessage);
 }
 
 /** A front end's reply to ask `a` of job `j`, on the hosts' reply channel: the client's result `r`, or why there is none `e`. */
-export type HostReply = { readonly j: string; readonly a: string } & ({ readonly r: Record<string, unknown> } | { readonly e: string });
+export type HostReply = { readonly j: string; readonly a: string } & (
+  { readonly r: Record<string, unknown> } | { readonly e: string }
+);
 
 /** Parses a reply; undefined if it is not one; `unverified` if, with a cluster key, it does not verify (forged or altered). */
 export function parseHostReply(text: string, key?: ClusterKey): HostReply | 'unverified' | undefined {
@@ -75,13 +96,20 @@ export function parseHostReply(text: string, key?: ClusterKey): HostReply | 'unv
  * the channel chooses what arrives. The first failure and every thousandth
  * reach `log` (a publisher must not flood it), never the message itself.
  */
-export function safeListener(what: string, log: (line: string) => void, handle: (channel: string, text: string) => void): (channel: string, text: string) => void {
+export function safeListener(
+  what: string,
+  log: (line: string) => void,
+  handle: (channel: string, text: string) => void,
+): (channel: string, text: string) => void {
   let failures = 0;
   return (channel, text) => {
     try {
       handle(channel, text);
     } catch (error) {
-      if (failures++ % 1000 === 0) log(`ignored a message on the ${what} channel (${text.length} bytes): ${error instanceof Error ? error.message : String(error)}; ${failures} so far`);
+      if (failures++ % 1000 === 0)
+        log(
+          `ignored a message on the ${what} channel (${text.length} bytes): ${error instanceof Error ? error.message : String(error)}; ${failures} so far`,
+        );
     }
   };
 }

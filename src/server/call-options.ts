@@ -11,19 +11,28 @@ import { severityOf, type LoggingLevel } from '../stages/log-levels.js';
 export type HandlerExtra = ServerContext;
 
 /** The backend's start options for one call; `logLevel` is read again for every message (the client may raise it). */
-export function startOptions(request: CallToolRequest, extra: HandlerExtra, logLevel: () => LoggingLevel | undefined, modern = false): StartOptions {
+export function startOptions(
+  request: CallToolRequest,
+  extra: HandlerExtra,
+  logLevel: () => LoggingLevel | undefined,
+  modern = false,
+): StartOptions {
   const progressToken = request.params._meta?.progressToken;
   const level = logLevel();
   return {
     tool: request.params.name,
     args: request.params.arguments ?? {},
-    ...(progressToken !== undefined && { onProgress: (report: ProgressReport) => sendProgress(extra, progressToken, report) }),
+    ...(progressToken !== undefined && {
+      onProgress: (report: ProgressReport) => sendProgress(extra, progressToken, report),
+    }),
     onClientRequest: clientRequester(extra),
     onLog: (entry: LogEntry) => {
       const now = logLevel();
       if (modern && now === undefined) return;
       if (now !== undefined && severityOf(entry.level)! < severityOf(now)!) return;
-      void extra.mcpReq.notify({ method: 'notifications/message', params: logParams(request.params.name, entry) }).catch(() => undefined);
+      void extra.mcpReq
+        .notify({ method: 'notifications/message', params: logParams(request.params.name, entry) })
+        .catch(() => undefined);
     },
     ...(level !== undefined && { logLevel: level }),
     // A client that chose a level gets logs as they come; one that did not, with the response (no channel per call).
@@ -33,12 +42,18 @@ export function startOptions(request: CallToolRequest, extra: HandlerExtra, logL
 
 /** Sends one progress report on the request's token; whether it may go is decided by the caller (or the guard, at the wire). */
 export function sendProgress(extra: HandlerExtra, progressToken: ProgressToken, report: ProgressReport): void {
-  void extra.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, ...report } }).catch(() => undefined);
+  void extra.mcpReq
+    .notify({ method: 'notifications/progress', params: { progressToken, ...report } })
+    .catch(() => undefined);
 }
 
 /** A `notifications/message` payload: the tool is the logger; `data` is the message, or `{ message, data }`. */
 export function logParams(tool: string, entry: LogEntry): { level: LoggingLevel; logger: string; data: unknown } {
-  return { level: entry.level, logger: tool, data: entry.data === undefined ? entry.message : { message: entry.message, data: entry.data } };
+  return {
+    level: entry.level,
+    logger: tool,
+    data: entry.data === undefined ? entry.message : { message: entry.message, data: entry.data },
+  };
 }
 
 /**

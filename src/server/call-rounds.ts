@@ -20,7 +20,10 @@ export type RoundAnswer = JobOutcome | { readonly kind: 'input'; readonly answer
 
 export class CallRounds {
   /** 2026 retries admitted at the door, until their handler resumes the parked call (shared parking: once Redis decides). */
-  private readonly resumes = new Map<RequestId, InputCall | { readonly claim: PendingClaim; readonly handle: CallHandle }>();
+  private readonly resumes = new Map<
+    RequestId,
+    InputCall | { readonly claim: PendingClaim; readonly handle: CallHandle }
+  >();
 
   constructor(
     /** The process's parked calls (one registry for every connection of the backend). */
@@ -40,7 +43,8 @@ export class CallRounds {
    */
   admit(id: RequestId, params: Record<string, unknown>): Admission | undefined {
     const retry = admitRetry(this.waits, params, this.caller);
-    if (retry.kind === 'refuse') return { kind: 'refuse', code: ErrorCode.InvalidParams, message: retry.message, data: { reason: retry.reason } };
+    if (retry.kind === 'refuse')
+      return { kind: 'refuse', code: ErrorCode.InvalidParams, message: retry.message, data: { reason: retry.reason } };
     if (retry.kind === 'resume') {
       this.requests.set(id, retry.input.call);
       this.resumes.set(id, retry.input);
@@ -69,16 +73,30 @@ export class CallRounds {
    * `input_required` once the job asks. Then this request's id no longer
    * leads to the call: the retry's id will.
    */
-  async serve(id: RequestId, call: CallHandle, request: CallToolRequest, ctx: ServerContext, logLevel: () => LoggingLevel | undefined): Promise<RoundAnswer> {
+  async serve(
+    id: RequestId,
+    call: CallHandle,
+    request: CallToolRequest,
+    ctx: ServerContext,
+    logLevel: () => LoggingLevel | undefined,
+  ): Promise<RoundAnswer> {
     // Reports go to this request's stream, at the level it asks for (2026: per request).
-    const exchange = { options: { ...startOptions(request, ctx, logLevel, true), ...(this.turn !== undefined && { turn: this.turn }) }, capabilities: capabilitiesOf(ctx) };
+    const exchange = {
+      options: { ...startOptions(request, ctx, logLevel, true), ...(this.turn !== undefined && { turn: this.turn }) },
+      capabilities: capabilitiesOf(ctx),
+    };
     const resume = this.resumes.get(id);
     let input: InputCall | undefined;
     if (resume) {
       this.resumes.delete(id);
       if (resume instanceof InputCall) input = resume;
       else {
-        const got = await this.waits.resume(resume.claim, request.params.name, resume.claim.local ? undefined : resume.handle, exchange);
+        const got = await this.waits.resume(
+          resume.claim,
+          request.params.name,
+          resume.claim.local ? undefined : resume.handle,
+          exchange,
+        );
         if ('reason' in got) {
           // This request no longer leads to a call: one parked here reads cancelled once a retry elsewhere took it,
           // and the refusal must still leave.
@@ -89,7 +107,9 @@ export class CallRounds {
       }
       // The SDK lifts the retry's answers out of the params into the context (the door checked them in the params).
       const lifted = (ctx.mcpReq as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses;
-      input.answer(lifted ?? (request.params as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses ?? {});
+      input.answer(
+        lifted ?? (request.params as { inputResponses?: Record<string, Record<string, unknown>> }).inputResponses ?? {},
+      );
     } else input = new InputCall(call, exchange);
     const round = await input.round(exchange);
     if (round.kind === 'outcome') {
@@ -98,13 +118,20 @@ export class CallRounds {
       // a stage that caught the refusal and completed anyway gets its result.
       const missing = input.missingCapability;
       if (missing !== undefined && round.outcome.kind === 'failed') {
-        throw wireError(MISSING_CLIENT_CAPABILITY, `tool '${request.params.name}' asks the client for ${missing}: declare the '${missing}' capability in this request's clientCapabilities`, { requiredCapabilities: { [missing]: {} } });
+        throw wireError(
+          MISSING_CLIENT_CAPABILITY,
+          `tool '${request.params.name}' asks the client for ${missing}: declare the '${missing}' capability in this request's clientCapabilities`,
+          { requiredCapabilities: { [missing]: {} } },
+        );
       }
       return round.outcome;
     }
     this.requests.set(id, NOT_A_CALL);
     const requestState = await this.waits.park(input, this.caller);
-    return { kind: 'input', answer: { resultType: 'input_required', inputRequests: round.inputRequests, requestState } };
+    return {
+      kind: 'input',
+      answer: { resultType: 'input_required', inputRequests: round.inputRequests, requestState },
+    };
   }
 
   /** The first round's traceparent of the call retry `id` resumes (admitted at the door); undefined if `id` is no retry. */

@@ -57,7 +57,16 @@ export interface WireStats {
 
 /** All wire counters at zero. */
 export function newWireStats(): WireStats {
-  return { responsesDropped: 0, progressDropped: 0, lateLogsDropped: 0, clientRequestsCancelled: 0, lateClientResponsesIgnored: 0, staleClientCancelsSuppressed: 0, outputStreamsClosed: 0, unreadOutputBytes: 0 };
+  return {
+    responsesDropped: 0,
+    progressDropped: 0,
+    lateLogsDropped: 0,
+    clientRequestsCancelled: 0,
+    lateClientResponsesIgnored: 0,
+    staleClientCancelsSuppressed: 0,
+    outputStreamsClosed: 0,
+    unreadOutputBytes: 0,
+  };
 }
 
 /** Options for {@link GuardedTransport}. */
@@ -196,13 +205,23 @@ export class GuardedTransport extends TransportWrapper {
       if (claimed !== undefined) {
         // 2026-07-28: a revision we do not serve is refused with the ones we do, whatever the request.
         const refusal = new UnsupportedProtocolVersionError({ supported: [...MODERN_VERSIONS], requested: claimed });
-        void this.inner.send({ jsonrpc: '2.0', id: message.id, error: { code: refusal.code, message: refusal.message, data: refusal.data } } as never).catch((e: unknown) => this.onerror?.(asError(e)));
+        void this.inner
+          .send({
+            jsonrpc: '2.0',
+            id: message.id,
+            error: { code: refusal.code, message: refusal.message, data: refusal.data },
+          } as never)
+          .catch((e: unknown) => this.onerror?.(asError(e)));
         return;
       }
       const admission = this.calls.admit(message.id, message.method, message.params);
       if (admission.kind === 'duplicate') return this.refuseDuplicate(message.id, admission.message);
       if (admission.kind === 'refuse') {
-        const error = { code: admission.code, message: admission.message, ...(admission.data !== undefined && { data: admission.data }) };
+        const error = {
+          code: admission.code,
+          message: admission.message,
+          ...(admission.data !== undefined && { data: admission.data }),
+        };
         void this.answer({ jsonrpc: '2.0', id: message.id, error }).catch((e: unknown) => this.onerror?.(asError(e)));
         return;
       }
@@ -226,7 +245,9 @@ export class GuardedTransport extends TransportWrapper {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isRequest(message)) {
       // A request to the client, linked to the tool call it was sent for.
-      return this.clientRequests.send(message, options?.relatedRequestId as RequestId | undefined, () => this.inner.send(message, options as never));
+      return this.clientRequests.send(message, options?.relatedRequestId as RequestId | undefined, () =>
+        this.inner.send(message, options as never),
+      );
     }
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
@@ -237,8 +258,18 @@ export class GuardedTransport extends TransportWrapper {
       if (!this.calls.leaving(message.id as RequestId)) return;
       return this.answer('error' in message ? withPlainMessage(message) : message, options);
     }
-    if (isNotification(message) && options?.relatedRequestId !== undefined && (message.method === 'notifications/progress' || message.method === 'notifications/message')) {
-      if (!this.calls.mayReport(options.relatedRequestId as RequestId, message.method === 'notifications/progress' ? 'progress' : 'log')) return;
+    if (
+      isNotification(message) &&
+      options?.relatedRequestId !== undefined &&
+      (message.method === 'notifications/progress' || message.method === 'notifications/message')
+    ) {
+      if (
+        !this.calls.mayReport(
+          options.relatedRequestId as RequestId,
+          message.method === 'notifications/progress' ? 'progress' : 'log',
+        )
+      )
+        return;
     }
     return this.inner.send(message, options as never);
   }
@@ -255,7 +286,11 @@ export class GuardedTransport extends TransportWrapper {
     return this.answerThen(this.afterAnswered, message, options);
   }
 
-  private async answerThen(afterAnswered: (id: RequestId) => void, message: JSONRPCResultResponse | JSONRPCErrorResponse, options?: TransportSendOptions): Promise<void> {
+  private async answerThen(
+    afterAnswered: (id: RequestId) => void,
+    message: JSONRPCResultResponse | JSONRPCErrorResponse,
+    options?: TransportSendOptions,
+  ): Promise<void> {
     try {
       await this.inner.send(message, options);
     } finally {

@@ -26,7 +26,11 @@ export function envelopeOf(ctx: ServerContext): RequestEnvelope | undefined {
   const protocolVersion = raw?.[PROTOCOL_VERSION_META_KEY];
   if (typeof protocolVersion !== 'string') return undefined;
   const capabilities = raw?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
-  return { protocolVersion, extensions: capabilities?.extensions ?? {}, logLevel: raw?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined };
+  return {
+    protocolVersion,
+    extensions: capabilities?.extensions ?? {},
+    logLevel: raw?.[LOG_LEVEL_META_KEY] as LoggingLevel | undefined,
+  };
 }
 
 /** The envelope-carrying revisions this server serves. */

@@ -14,7 +14,13 @@
  * looked up at run time and, if an SDK release renames it, nothing is
  * rerouted (test/request-route.test.ts pins that it is found).
  */
-import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo, type Transport } from '@modelcontextprotocol/server';
+import {
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+  type Transport,
+} from '@modelcontextprotocol/server';
 
 type RequestDispatch = (request: JSONRPCRequest, extra?: MessageExtraInfo) => void;
 

@@ -5,11 +5,25 @@
  * factory serves both eras; the SDK tells them apart, our guard sits under
  * every instance ({@link GuardedServer}).
  */
-import { ProtocolErrorCode, Server, type BaseContext, type MessageExtraInfo, type ServerContext, type Transport } from '@modelcontextprotocol/server';
+import {
+  ProtocolErrorCode,
+  Server,
+  type BaseContext,
+  type MessageExtraInfo,
+  type ServerContext,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
-import { callAsTask, eraOf, modernTask, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
+import {
+  callAsTask,
+  eraOf,
+  modernTask,
+  registerTaskHandlers,
+  TASK_CAPABILITIES,
+  TASKS_EXTENSION,
+} from '../tasks/handlers.js';
 import { TaskRunner, type TaskStats } from '../tasks/runner.js';
 import type { InputWaits, InputWaitStats } from '../asks/input-waits.js';
 import { executionOf, taskSupportError } from '../tasks/task-support.js';
@@ -34,7 +48,8 @@ export const STATS_RESOURCE = {
   name: 'stats',
   title: 'Executor counters',
   mimeType: 'application/json',
-  description: 'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …',
+  description:
+    'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …',
 } as const;
 
 /** The `resources/read` answer for the stats resource. */
@@ -49,7 +64,12 @@ export const SUPPORTED_VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '20
 export type ServerStats = BackendStats & WireStats & TaskStats & InputWaitStats;
 
 /** Reads the combined counters. */
-export function serverStats(backend: CallBackend, wire: WireStats, tasks: TaskRunner, inputWaits: InputWaits): ServerStats {
+export function serverStats(
+  backend: CallBackend,
+  wire: WireStats,
+  tasks: TaskRunner,
+  inputWaits: InputWaits,
+): ServerStats {
   return { ...backend.stats(), ...wire, ...tasks.stats(), ...inputWaits.stats() };
 }
 
@@ -82,7 +102,9 @@ function convertTools(backend: CallBackend): ListedTool[] {
     ...(tool.title !== undefined && { title: tool.title }),
     description: tool.description,
     inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as ListedTool['inputSchema'],
-    ...(tool.output && { outputSchema: z.toJSONSchema(tool.output, { io: 'output' }) as NonNullable<ListedTool['outputSchema']> }),
+    ...(tool.output && {
+      outputSchema: z.toJSONSchema(tool.output, { io: 'output' }) as NonNullable<ListedTool['outputSchema']>,
+    }),
     ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
     execution: executionOf(tool),
   }));
@@ -132,7 +154,12 @@ export class GuardedServer extends Server {
     req.elicitInput = (params, options) => this.elicitInput(params, options);
     req.requestSampling = (params, options) => this.createMessage(params, options);
     if (ctx.http || info?.request || info?.closeSSEStream || info?.closeStandaloneSSEStream) {
-      full.http = { ...ctx.http, req: info?.request, closeSSE: info?.closeSSEStream, closeStandaloneSSE: info?.closeStandaloneSSEStream };
+      full.http = {
+        ...ctx.http,
+        req: info?.request,
+        closeSSE: info?.closeSSEStream,
+        closeStandaloneSSE: info?.closeStandaloneSSEStream,
+      };
     }
     return full;
   }
@@ -145,9 +172,18 @@ export class GuardedServer extends Server {
    * and the answer itself is put back once it has. (Throwing the answer past the check instead cost as much as
    * the check: three async frames unwound per call. BENCHMARKS.md, eleventh pass on issue 24.)
    */
-  protected override _wrapHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
+  protected override _wrapHandler(
+    method: string,
+    handler: Parameters<Server['_wrapHandler']>[1],
+  ): ReturnType<Server['_wrapHandler']> {
     // Outermost: the server span sees the answer that is sent, and the handler runs inside it (src/otel/server-span.ts).
-    return tracedHandler(method, this.checkedHandler(method, handler), () => this.getNegotiatedProtocolVersion(), isCancelledCall, this.joinOf(method)) as ReturnType<Server['_wrapHandler']>;
+    return tracedHandler(
+      method,
+      this.checkedHandler(method, handler),
+      () => this.getNegotiatedProtocolVersion(),
+      isCancelledCall,
+      this.joinOf(method),
+    ) as ReturnType<Server['_wrapHandler']>;
   }
 
   /**
@@ -156,8 +192,10 @@ export class GuardedServer extends Server {
    * creating call. Read when the request arrives (the scope is set on connect).
    */
   private joinOf(method: string): JoinOf | undefined {
-    if (method === 'tools/call') return (_request, ctx) => joined(this.scope?.guard.calls.firstRoundOf(ctx.mcpReq.id), 'first_round');
-    if (method !== 'tasks/get' && method !== 'tasks/result' && method !== 'tasks/cancel' && method !== 'tasks/update') return undefined;
+    if (method === 'tools/call')
+      return (_request, ctx) => joined(this.scope?.guard.calls.firstRoundOf(ctx.mcpReq.id), 'first_round');
+    if (method !== 'tasks/get' && method !== 'tasks/result' && method !== 'tasks/cancel' && method !== 'tasks/update')
+      return undefined;
     return (request, ctx) => {
       const taskId = request.params?.taskId;
       const scope = this.scope;
@@ -167,7 +205,10 @@ export class GuardedServer extends Server {
     };
   }
 
-  private checkedHandler(method: string, handler: Parameters<Server['_wrapHandler']>[1]): ReturnType<Server['_wrapHandler']> {
+  private checkedHandler(
+    method: string,
+    handler: Parameters<Server['_wrapHandler']>[1],
+  ): ReturnType<Server['_wrapHandler']> {
     if (method !== 'tools/call') return super._wrapHandler(method, handler);
     // Keyed by the request object, which the SDK hands unchanged to the handler it wraps.
     const answers = new WeakMap<object, Answer>();
@@ -195,7 +236,10 @@ type Answer = Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>>;
 const STAND_IN: Answer = Object.freeze({ content: [] }) as Answer;
 
 /** A kept traceparent (or the promise of one) as what a span joins. */
-function joined(traceparent: string | undefined | Promise<string | undefined>, reason: JoinReason): Joined | undefined | Promise<Joined | undefined> {
+function joined(
+  traceparent: string | undefined | Promise<string | undefined>,
+  reason: JoinReason,
+): Joined | undefined | Promise<Joined | undefined> {
   const of = (t: string | undefined): Joined | undefined => {
     const spanContext = spanContextOf(t);
     return spanContext && { spanContext, reason };
@@ -248,9 +292,16 @@ export function createMcpServer(
   const server: GuardedServer = new GuardedServer(
     { name: 'mcp-cancel-pool', version },
     {
-      capabilities: { tools: {}, resources: {}, logging: {}, tasks: TASK_CAPABILITIES, extensions: { [TASKS_EXTENSION]: {} } },
+      capabilities: {
+        tools: {},
+        resources: {},
+        logging: {},
+        tasks: TASK_CAPABILITIES,
+        extensions: { [TASKS_EXTENSION]: {} },
+      },
       supportedProtocolVersions: SUPPORTED_VERSIONS,
-      instructions: 'CPU-heavy tools run on a worker pool. Cancel a call (notifications/cancelled, or over 2026 HTTP by closing its response stream) and its work stops at the next checkpoint; nothing more is sent for it.',
+      instructions:
+        'CPU-heavy tools run on a worker pool. Cancel a call (notifications/cancelled, or over 2026 HTTP by closing its response stream) and its work stops at the next checkpoint; nothing more is sent for it.',
     },
     (transport) => {
       const s = scopeOf(transport);
@@ -264,34 +315,44 @@ export function createMcpServer(
 
   // Replaces the SDK's own handler, whose level only its sendLoggingMessage reads; that sends without
   // relatedRequestId, off the call's HTTP stream. (2025 only: the SDK refuses it on a 2026 request.)
-  if (wanted('logging/setLevel')) server.setRequestHandler('logging/setLevel', (request) => {
-    if (server.scope) server.scope.guard.calls.logLevel = request.params.level;
-    return {};
-  });
+  if (wanted('logging/setLevel'))
+    server.setRequestHandler('logging/setLevel', (request) => {
+      if (server.scope) server.scope.guard.calls.logLevel = request.params.level;
+      return {};
+    });
 
-  if (wanted('tools/call')) server.setRequestHandler('tools/call', (request, ctx) => {
-    const s = server.scope;
-    if (!s) throw invalidParams('not connected');
-    return handleCall(server, backend, tasks, s, request as CallToolRequest, ctx) as Promise<CallToolResult> as never;
-  });
+  if (wanted('tools/call'))
+    server.setRequestHandler('tools/call', (request, ctx) => {
+      const s = server.scope;
+      if (!s) throw invalidParams('not connected');
+      return handleCall(server, backend, tasks, s, request as CallToolRequest, ctx) as Promise<CallToolResult> as never;
+    });
 
   if (wanted('resources/list')) server.setRequestHandler('resources/list', () => ({ resources: [STATS_RESOURCE] }));
 
   // No templates, but a client that lists resources lists templates too (the Inspector shows an error on -32601).
-  if (wanted('resources/templates/list')) server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+  if (wanted('resources/templates/list'))
+    server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
 
-  if (wanted('resources/read')) server.setRequestHandler('resources/read', (request) => {
-    // SEP-2164: the error SHOULD name the resource in data.uri.
-    if (request.params.uri !== STATS_URI) throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, { uri: request.params.uri });
-    if (!server.scope) throw invalidParams('not connected');
-    return statsContents(serverStats(backend, wire, tasks, server.scope.guard.calls.inputWaits));
-  });
+  if (wanted('resources/read'))
+    server.setRequestHandler('resources/read', (request) => {
+      // SEP-2164: the error SHOULD name the resource in data.uri.
+      if (request.params.uri !== STATS_URI)
+        throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, {
+          uri: request.params.uri,
+        });
+      if (!server.scope) throw invalidParams('not connected');
+      return statsContents(serverStats(backend, wire, tasks, server.scope.guard.calls.inputWaits));
+    });
 
   return server;
 }
 
 /** Whether the request declared the tasks extension (2026: per request) or carries a 2025 `task` param. */
-function asTaskRequested(request: CallToolRequest, ctx: ServerContext): { era: 'legacy' | 'modern'; declared: boolean } {
+function asTaskRequested(
+  request: CallToolRequest,
+  ctx: ServerContext,
+): { era: 'legacy' | 'modern'; declared: boolean } {
   const envelope = envelopeOf(ctx);
   if (!envelope) return { era: 'legacy', declared: (request.params as { task?: unknown }).task !== undefined };
   return { era: 'modern', declared: envelope.extensions[TASKS_EXTENSION] !== undefined };
@@ -301,7 +362,14 @@ function asTaskRequested(request: CallToolRequest, ctx: ServerContext): { era: '
  * Not async: every path returns the promise it was given, so a call's answer takes no extra promise and no extra
  * turns to resolve through one; a throw here becomes a rejection in {@link GuardedServer}'s async wrapper.
  */
-function handleCall(server: Server, backend: CallBackend, tasks: TaskRunner, scope: ServerScope, request: CallToolRequest, ctx: ServerContext): Promise<unknown> {
+function handleCall(
+  server: Server,
+  backend: CallBackend,
+  tasks: TaskRunner,
+  scope: ServerScope,
+  request: CallToolRequest,
+  ctx: ServerContext,
+): Promise<unknown> {
   const { era, declared } = asTaskRequested(request, ctx);
   const tool = backend.tools.get(request.params.name);
   if (era === 'legacy') {

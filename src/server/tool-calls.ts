@@ -20,7 +20,12 @@
  *   macrotask in which the handler settled, so one `setImmediate` later the
  *   entry can be forgotten ({@link ToolCalls.settleAfterHandler}).
  */
-import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  ProtocolErrorCode as ErrorCode,
+  type CallToolRequest,
+  type CallToolResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
 import { mayBecomeTask } from '../tasks/task-support.js';
 import type { InputWaits } from '../asks/input-waits.js';
@@ -32,12 +37,18 @@ import { cancelledNotification } from '../wire/jsonrpc.js';
 import { describeIssues } from '../issues.js';
 import { CallToolRequestParamsSchema } from '@modelcontextprotocol/core';
 import { startOptions } from './call-options.js';
-import { NOT_A_CALL, type Admission, type CallTable, type LifecycleCounters, type ToolCallHooks, type ToolCallOptions } from './call-lifecycle.js';
+import {
+  NOT_A_CALL,
+  type Admission,
+  type CallTable,
+  type LifecycleCounters,
+  type ToolCallHooks,
+  type ToolCallOptions,
+} from './call-lifecycle.js';
 import { CallRounds, type RoundAnswer } from './call-rounds.js';
 import { envelopeOf } from './request-envelope.js';
 import { WindowedCalls, type TaskWindow, type WindowAnswer } from './windowed-calls.js';
 import { serverBusy, wireError } from './wire-errors.js';
-
 
 /** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
 class CancelledCall extends Error {}
@@ -106,7 +117,8 @@ export class ToolCalls {
 
   /** A request arrived: a tool call is reserved before the SDK dispatches it. */
   admit(id: RequestId, method: string, params: unknown): Admission {
-    if (this.requests.has(id)) return { kind: 'duplicate', message: new DuplicateRequestError(this.session, id).message };
+    if (this.requests.has(id))
+      return { kind: 'duplicate', message: new DuplicateRequestError(this.session, id).message };
     if (method !== 'tools/call') {
       this.requests.set(id, NOT_A_CALL);
       return { kind: 'forward' };
@@ -151,8 +163,10 @@ export class ToolCalls {
     // A call in its task window is reserved under its future task id, and a 2026 call that may ask the client under
     // the input waits' session: each is cancelled under its own key.
     const call = this.requests.get(id);
-    if (call && (this.windows.has(id) || call.session !== this.session)) void this.backend.requestCancel(call.session, call.id, reason);
-    else if (this.windows.cancelBeforeBegin(id)) return; // its job does not exist yet: cancelled as it begins
+    if (call && (this.windows.has(id) || call.session !== this.session))
+      void this.backend.requestCancel(call.session, call.id, reason);
+    else if (this.windows.cancelBeforeBegin(id))
+      return; // its job does not exist yet: cancelled as it begins
     else void this.backend.requestCancel(this.session, id, reason);
   }
 
@@ -161,7 +175,11 @@ export class ToolCalls {
    * outcome to a result or an error. With a `window`, the call is begun by
    * the task runner instead, and answered with its task if it becomes one.
    */
-  async handle(request: CallToolRequest, ctx: ServerContext, window?: TaskWindow): Promise<CallToolResult | Record<string, unknown>> {
+  async handle(
+    request: CallToolRequest,
+    ctx: ServerContext,
+    window?: TaskWindow,
+  ): Promise<CallToolResult | Record<string, unknown>> {
     const id = ctx.mcpReq.id;
     const envelope = envelopeOf(ctx);
     const modern = envelope !== undefined;
@@ -184,7 +202,8 @@ export class ToolCalls {
     // normal answer; only a call still queued or running is cancelled, so only a close that can win the CAS counts.
     const signal = this.abortMeansCancel ? ctx.mcpReq.signal : undefined;
     const onAbort = () => {
-      if ((call.state === 'queued' || call.state === 'running') && this.requests.get(id) === call) this.onPeerCancel(id, 'client disconnected');
+      if ((call.state === 'queued' || call.state === 'running') && this.requests.get(id) === call)
+        this.onPeerCancel(id, 'client disconnected');
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -220,7 +239,8 @@ export class ToolCalls {
     this.windows.forgetBegin(id); // answered before its handler began it (the SDK refused the params, say)
     if (!call) return true;
     // A retry answered before its handler resumed the call (the SDK refused it): the call has no one to answer to.
-    if (this.rounds.dropResume(id)) void this.backend.requestCancel(call.session, call.id, 'retry refused before it resumed the call');
+    if (this.rounds.dropResume(id))
+      void this.backend.requestCancel(call.session, call.id, 'retry refused before it resumed the call');
     if (call.state === 'cancelled') {
       this.windows.forget(id);
       if (!this.silenced.delete(id)) this.counters.responsesDropped++;
@@ -254,7 +274,8 @@ export class ToolCalls {
     this.backend.cancelSession(this.session, this.closeReason);
     // 2026 calls that may ask the client are held elsewhere (src/mrtr): those of this connection go too.
     for (const call of this.requests.values()) {
-      if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running')) void this.backend.requestCancel(call.session, call.id, this.closeReason);
+      if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running'))
+        void this.backend.requestCancel(call.session, call.id, this.closeReason);
     }
     // Parked ones too, where the connection is the caller (stdio): no retry can come.
     if (this.caller === this.session) this.inputWaits.cancelOwner(this.caller, this.closeReason);
@@ -343,7 +364,10 @@ function plainlyValid(params: unknown): boolean {
   const { name, arguments: args, task } = params as { name?: unknown; arguments?: unknown; task?: unknown };
   if (typeof name !== 'string' || (args !== undefined && !isObject(args))) return false;
   if (task === undefined) return true;
-  return isObject(task) && ((task as { ttl?: unknown }).ttl === undefined || typeof (task as { ttl?: unknown }).ttl === 'number');
+  return (
+    isObject(task) &&
+    ((task as { ttl?: unknown }).ttl === undefined || typeof (task as { ttl?: unknown }).ttl === 'number')
+  );
 }
 
 function isObject(value: unknown): boolean {

@@ -57,11 +57,19 @@ export class WindowedCalls {
   }
 
   /** Begins the call of request `id` through `window`; from the moment it is a task, its reports no longer go out. */
-  begin(id: RequestId, window: TaskWindow, options: StartOptions): { readonly call: CallHandle; readonly outcome: Promise<WindowAnswer> } {
+  begin(
+    id: RequestId,
+    window: TaskWindow,
+    options: StartOptions,
+  ): { readonly call: CallHandle; readonly outcome: Promise<WindowAnswer> } {
     let asTask = false;
     const { onProgress, onLog } = options;
     const begun = window.begin(
-      { ...options, ...(onProgress && { onProgress: (r) => asTask || onProgress(r) }), ...(onLog && { onLog: (e) => asTask || onLog(e) }) },
+      {
+        ...options,
+        ...(onProgress && { onProgress: (r) => asTask || onProgress(r) }),
+        ...(onLog && { onLog: (e) => asTask || onLog(e) }),
+      },
       {
         // From the moment it is a task, the request is answered: its reports and its cancels no longer reach the job.
         becomingTask: () => {

@@ -4,7 +4,16 @@ import type { LoggingLevel } from '@modelcontextprotocol/server';
 export type { LoggingLevel };
 
 /** Every level, least severe first (RFC 5424 order, as in the MCP spec); a level's index is its severity. */
-export const LOGGING_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const satisfies readonly LoggingLevel[];
+export const LOGGING_LEVELS = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+] as const satisfies readonly LoggingLevel[];
 
 /** Severity of `level`, or undefined if it is not an MCP level. */
 export function severityOf(level: unknown): number | undefined {

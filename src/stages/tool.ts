@@ -155,7 +155,10 @@ export function toolsOfModule(mod: Record<string, unknown>, where: string): Tool
         ? (candidate as { tools: unknown[] }).tools
         : [];
   const tools = list.filter(isTool);
-  if (tools.length === 0) throw new ToolModuleError(`${where} exports no tools (expected a default export of defineTool(...) or an array of them)`);
+  if (tools.length === 0)
+    throw new ToolModuleError(
+      `${where} exports no tools (expected a default export of defineTool(...) or an array of them)`,
+    );
   return tools;
 }
 
@@ -168,6 +171,7 @@ function isTool(value: unknown): value is ToolDefinition {
 /** Turns what the last stage returned into an MCP tool result. */
 export function toCallToolResult(value: unknown): CallToolResult {
   if (typeof value === 'string') return { content: [{ type: 'text', text: value }] };
-  if (value && typeof value === 'object' && Array.isArray((value as CallToolResult).content)) return value as CallToolResult;
+  if (value && typeof value === 'object' && Array.isArray((value as CallToolResult).content))
+    return value as CallToolResult;
   return { content: [{ type: 'text', text: JSON.stringify(value, null, 2) ?? 'null' }] };
 }

@@ -43,7 +43,16 @@ const STATE_MASK = (1 << STATE_BITS) - 1;
 /** Generations wrap within 28 bits so a word stays a positive int32. */
 const GENERATION_MASK = (1 << 28) - 1;
 
-const NAMES: readonly JobStateName[] = ['free', 'queued', 'running', 'responding', 'completed', 'cancelled', 'timedOut', 'failed'];
+const NAMES: readonly JobStateName[] = [
+  'free',
+  'queued',
+  'running',
+  'responding',
+  'completed',
+  'cancelled',
+  'timedOut',
+  'failed',
+];
 
 /** Packs a generation and a state into one word. */
 export function word(generation: number, state: JobStateCode): number {
@@ -170,7 +179,12 @@ export interface WorkerSlot {
  * job (so a hard stop can find its thread). Fills `into` (the worker's job
  * context is its slot) rather than allocating.
  */
-export function startSlot<T extends { -readonly [K in keyof WorkerSlot]: WorkerSlot[K] }>(into: T, words: Int32Array, packed: number, threadId: number): T {
+export function startSlot<T extends { -readonly [K in keyof WorkerSlot]: WorkerSlot[K] }>(
+  into: T,
+  words: Int32Array,
+  packed: number,
+  threadId: number,
+): T {
   const capacity = words.length / 3;
   const index = packed % capacity;
   const generation = (packed - index) / capacity;

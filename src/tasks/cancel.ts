@@ -30,7 +30,8 @@ export async function cancelTask(jobs: TaskJobs, owner: string, taskId: string):
   if (live?.owner === owner) {
     live.cancelRequested = true;
     result = await jobs.requestCancel(owner, taskId, 'tasks/cancel');
-  } else if (store.cancelJob) result = await store.cancelJob(owner, taskId, cancelledAnswer(taskId), CANCELLED_BY_REQUEST);
+  } else if (store.cancelJob)
+    result = await store.cancelJob(owner, taskId, cancelledAnswer(taskId), CANCELLED_BY_REQUEST);
   const won = result === 'cancelled-queued' || result === 'cancelled-running';
   if (won) {
     // Here the settle is this process's; a shared store's cancelJob settled it already (then this only counts it).

@@ -13,7 +13,12 @@ import type { TaskJobs } from './task-jobs.js';
  * hears how many working tasks the close cancelled, before any await (a
  * stdio server exits right after its connection closes). Resolves with that count.
  */
-export async function closeOwner(jobs: TaskJobs, owner: string, undecided: readonly string[], told?: (owner: string, cancelled: number) => void): Promise<number> {
+export async function closeOwner(
+  jobs: TaskJobs,
+  owner: string,
+  undecided: readonly string[],
+  told?: (owner: string, cancelled: number) => void,
+): Promise<number> {
   const ids: string[] = [];
   const decisions: Promise<CancelResult>[] = [];
   for (const [taskId, live] of jobs.live) {
@@ -27,7 +32,8 @@ export async function closeOwner(jobs: TaskJobs, owner: string, undecided: reado
   let cancelled = 0;
   const pending = results.map((result, i) => {
     const taskId = ids[i]!;
-    if (result !== 'cancelled-queued' && result !== 'cancelled-running') return jobs.store.waitForTerminal(owner, taskId);
+    if (result !== 'cancelled-queued' && result !== 'cancelled-running')
+      return jobs.store.waitForTerminal(owner, taskId);
     cancelled++;
     return jobs.settle(owner, taskId, 'cancelled', cancelledAnswer(taskId), 'The session closed.');
   });

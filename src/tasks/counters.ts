@@ -38,7 +38,21 @@ export type RemovedWorking = 'tasksExpired' | 'tasksCancelled';
 
 /** The counters, and the tasks each owner holds (its session must stay open while it holds any). */
 export class TaskCounters {
-  private readonly counts: TaskStats = { tasksCreated: 0, tasksWorking: 0, tasksCompleted: 0, tasksFailed: 0, tasksCancelled: 0, tasksExpired: 0, tasksStored: 0, tasksAnsweredDirectly: 0, tasksEvicted: 0, tasksInputRequired: 0, taskUpdates: 0, taskInputWaitsExpired: 0, tasksLeaseExpired: 0 };
+  private readonly counts: TaskStats = {
+    tasksCreated: 0,
+    tasksWorking: 0,
+    tasksCompleted: 0,
+    tasksFailed: 0,
+    tasksCancelled: 0,
+    tasksExpired: 0,
+    tasksStored: 0,
+    tasksAnsweredDirectly: 0,
+    tasksEvicted: 0,
+    tasksInputRequired: 0,
+    taskUpdates: 0,
+    taskInputWaitsExpired: 0,
+    tasksLeaseExpired: 0,
+  };
   private readonly held = new Map<string, number>();
 
   /** Finished tasks the store removed early to bound their bytes. */

@@ -7,7 +7,10 @@ import { McpCancelPoolError } from '../errors.js';
 /** No such task for this owner: an unknown id, an expired task and another owner's task all look the same. */
 export class TaskNotFoundError extends McpCancelPoolError {
   constructor(readonly taskId: string) {
-    super('ERR_TASK_NOT_FOUND', `Failed to retrieve task: Task not found (${JSON.stringify(taskId)}: unknown, expired, removed to bound finished results, or another session's)`);
+    super(
+      'ERR_TASK_NOT_FOUND',
+      `Failed to retrieve task: Task not found (${JSON.stringify(taskId)}: unknown, expired, removed to bound finished results, or another session's)`,
+    );
   }
 }
 

@@ -44,7 +44,8 @@ export class TaskLeases {
     /** Lease the tasks clients asked for too. */
     private readonly clientTasks: boolean,
   ) {
-    if (!Number.isInteger(leaseMs) || leaseMs < 0) throw new RangeError(`task lease must be a non-negative integer of ms (got ${leaseMs})`);
+    if (!Number.isInteger(leaseMs) || leaseMs < 0)
+      throw new RangeError(`task lease must be a non-negative integer of ms (got ${leaseMs})`);
   }
 
   /** A task was made here: it holds a lease if the server made it (or client tasks are leased too). */

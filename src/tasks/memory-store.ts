@@ -10,7 +10,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Task } from '@modelcontextprotocol/server';
 import { DEFAULTS } from '../defaults.js';
-import { InvalidCursorError, isTerminal, TaskLimitError, type TaskAnswer, type TaskLimits, type TaskPage, type TaskRecord, type TaskStore, type TerminalStatus } from './store.js';
+import {
+  InvalidCursorError,
+  isTerminal,
+  TaskLimitError,
+  type TaskAnswer,
+  type TaskLimits,
+  type TaskPage,
+  type TaskRecord,
+  type TaskStore,
+  type TerminalStatus,
+} from './store.js';
 
 interface Entry {
   readonly owner: string;
@@ -70,19 +80,36 @@ export class MemoryTaskStore implements TaskStore {
     this.limits = resolveLimits(limits);
   }
 
-  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID(), _tool?: string, trace?: string): Promise<Task> {
+  async create(
+    owner: string,
+    requestedTtlMs: number | undefined,
+    taskId: string = randomUUID(),
+    _tool?: string,
+    trace?: string,
+  ): Promise<Task> {
     const mine = this.byOwner.get(owner);
     const workingHere = this.workingOf.get(owner) ?? 0;
     if (workingHere >= this.limits.maxWorkingTasksPerSession) {
-      throw new TaskLimitError(`task limit reached: this session has ${this.limits.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`);
+      throw new TaskLimitError(
+        `task limit reached: this session has ${this.limits.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`,
+      );
     }
     if (this.working >= this.limits.maxWorkingTasks) {
-      throw new TaskLimitError(`task limit reached: ${this.limits.maxWorkingTasks} working tasks in all sessions (--max-working-tasks); try again later`);
+      throw new TaskLimitError(
+        `task limit reached: ${this.limits.maxWorkingTasks} working tasks in all sessions (--max-working-tasks); try again later`,
+      );
     }
     const ttl = Math.min(requestedTtlMs ?? this.limits.defaultTtlMs, this.limits.maxTtlMs);
     const now = Date.now();
     const createdAt = new Date(now).toISOString();
-    const task: Task = { taskId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: this.limits.pollIntervalMs };
+    const task: Task = {
+      taskId,
+      status: 'working',
+      createdAt,
+      lastUpdatedAt: createdAt,
+      ttl,
+      pollInterval: this.limits.pollIntervalMs,
+    };
     const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, trace, bytes: 0, waiters: [] };
     this.byId.set(task.taskId, entry);
     this.workingOf.set(owner, workingHere + 1);
@@ -97,11 +124,22 @@ export class MemoryTaskStore implements TaskStore {
     return entry && record(entry);
   }
 
-  async settle(owner: string, taskId: string, status: TerminalStatus, answer: TaskAnswer, statusMessage?: string): Promise<Task | undefined> {
+  async settle(
+    owner: string,
+    taskId: string,
+    status: TerminalStatus,
+    answer: TaskAnswer,
+    statusMessage?: string,
+  ): Promise<Task | undefined> {
     const entry = this.lookup(owner, taskId);
     if (!entry || isTerminal(entry.task.status)) return undefined;
     const { statusMessage: _previous, ...rest } = entry.task;
-    entry.task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+    entry.task = {
+      ...rest,
+      status,
+      lastUpdatedAt: new Date().toISOString(),
+      ...(statusMessage !== undefined && { statusMessage }),
+    };
     entry.answer = answer;
     this.leftWorking(entry);
     for (const wake of entry.waiters.splice(0)) wake(entry);
@@ -110,11 +148,21 @@ export class MemoryTaskStore implements TaskStore {
     return settled;
   }
 
-  async mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined> {
+  async mark(
+    owner: string,
+    taskId: string,
+    status: 'working' | 'input_required',
+    statusMessage?: string,
+  ): Promise<Task | undefined> {
     const entry = this.lookup(owner, taskId);
     if (!entry || isTerminal(entry.task.status)) return undefined;
     const { statusMessage: _previous, ...rest } = entry.task;
-    entry.task = { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+    entry.task = {
+      ...rest,
+      status,
+      lastUpdatedAt: new Date().toISOString(),
+      ...(statusMessage !== undefined && { statusMessage }),
+    };
     return { ...entry.task };
   }
 
@@ -230,5 +278,7 @@ export class MemoryTaskStore implements TaskStore {
 
 function record(entry: Entry): TaskRecord {
   const traced = entry.trace !== undefined ? { trace: entry.trace } : undefined;
-  return entry.answer ? { task: { ...entry.task }, answer: entry.answer, ...traced } : { task: { ...entry.task }, ...traced };
+  return entry.answer
+    ? { task: { ...entry.task }, answer: entry.answer, ...traced }
+    : { task: { ...entry.task }, ...traced };
 }

@@ -106,11 +106,18 @@ export class TaskRunner {
     this.store = options.store ?? new MemoryTaskStore(options);
     this.taskAfterMs = options.taskAfterMs ?? DEFAULTS.taskAfterMs;
     this.jobs = new TaskJobs(backend, this.store, this.counters, () => this.expiry.arm());
-    this.leases = new TaskLeases(this.jobs, this.counters, options.taskLeaseMs ?? defaultTaskLeaseMs(options.pollIntervalMs), options.leaseClientTasks ?? false);
+    this.leases = new TaskLeases(
+      this.jobs,
+      this.counters,
+      options.taskLeaseMs ?? defaultTaskLeaseMs(options.pollIntervalMs),
+      options.leaseClientTasks ?? false,
+    );
     this.windows = new TaskWindows(this.jobs, this.counters, (owner, taskId) => this.leases.hold(owner, taskId, true));
     this.expiry = new TaskExpiry(this.jobs, options.sweepIntervalMs ?? DEFAULTS.taskSweepMs);
     const waitMs = options.inputWaitMs ?? DEFAULTS.inputWaitMs;
-    this.inputs = options.sharedInputs ? new SharedInputs(this.jobs, this.counters, waitMs, options.sharedInputs) : new TaskInputs(this.jobs, this.counters, waitMs);
+    this.inputs = options.sharedInputs
+      ? new SharedInputs(this.jobs, this.counters, waitMs, options.sharedInputs)
+      : new TaskInputs(this.jobs, this.counters, waitMs);
     this.store.onEvicted?.((tasks) => {
       this.counters.evicted(tasks.length);
       this.jobs.forget(tasks, 'tasksExpired'); // finished, so never counted as expired
@@ -122,15 +129,26 @@ export class TaskRunner {
     // Called in the tools/call handler, inside its server span: the task keeps it for its tasks/* requests.
     const task = await this.store.create(owner, call.ttlMs, undefined, call.tool, activeTraceparent());
     const { clientCapabilities } = call;
-    const onClientRequest = clientCapabilities ? this.inputs.requester(owner, task.taskId, clientCapabilities) : call.onClientRequest;
-    const outcome = this.jobs.start(task, this.jobs.track(owner, task, call.tool, call.onStatus), { ...call, ...(onClientRequest && { onClientRequest }) });
+    const onClientRequest = clientCapabilities
+      ? this.inputs.requester(owner, task.taskId, clientCapabilities)
+      : call.onClientRequest;
+    const outcome = this.jobs.start(task, this.jobs.track(owner, task, call.tool, call.onStatus), {
+      ...call,
+      ...(onClientRequest && { onClientRequest }),
+    });
     void outcome.then(() => this.inputs.ended(task.taskId));
     this.leases.hold(owner, task.taskId, false);
     return task;
   }
 
   /** Starts a call that becomes a task only if it has not ended within `windowMs` (./window.ts). */
-  begin(owner: string, options: StartOptions, ttlMs: number | undefined, hooks: WindowHooks, windowMs = this.taskAfterMs): WindowedCall {
+  begin(
+    owner: string,
+    options: StartOptions,
+    ttlMs: number | undefined,
+    hooks: WindowHooks,
+    windowMs = this.taskAfterMs,
+  ): WindowedCall {
     return this.windows.begin(owner, options, ttlMs, hooks, windowMs);
   }
 

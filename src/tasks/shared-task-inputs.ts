@@ -47,13 +47,29 @@ export type SharedClaim = 'sent' | 'stopped' | 'taken' | 'settled' | 'unknown';
 /** Questions of tasks kept where every front end of a cluster reaches them; see the module comment. */
 export interface SharedTaskInputs {
   /** Keeps a question of the owner's task; its key and stored text, or undefined if the task waits for nothing any more. */
-  ask(owner: string, taskId: string, capability: string, question: { readonly method: ClientRequestMethod; readonly params: Record<string, unknown>; readonly relayId: string }, waitMs: number, statusMessage: string): Promise<{ key: string; stored: string } | undefined>;
+  ask(
+    owner: string,
+    taskId: string,
+    capability: string,
+    question: {
+      readonly method: ClientRequestMethod;
+      readonly params: Record<string, unknown>;
+      readonly relayId: string;
+    },
+    waitMs: number,
+    statusMessage: string,
+  ): Promise<{ key: string; stored: string } | undefined>;
   /** Removes a question this front end kept, if it is still there as stored. */
   withdraw(taskId: string, key: string, stored: string): Promise<boolean>;
   /** The task's outstanding questions, oldest first. */
   questions(taskId: string): Promise<SharedQuestion[]>;
   /** Takes one question with its answer, which reaches the host in the same step. */
-  claim(owner: string, taskId: string, question: SharedQuestion, response: Record<string, unknown>): Promise<SharedClaim>;
+  claim(
+    owner: string,
+    taskId: string,
+    question: SharedQuestion,
+    response: Record<string, unknown>,
+  ): Promise<SharedClaim>;
   /** Tasks whose wait ran out. */
   due(): Promise<string[]>;
   /**
@@ -62,7 +78,11 @@ export interface SharedTaskInputs {
    * with `answer` and the status message for the wait the asking front end
    * set (the winner's own when unknown): the owner if it did, undefined otherwise.
    */
-  expire(taskId: string, statusMessage: (waitMs: number | undefined) => string, answer: TaskAnswer): Promise<string | undefined>;
+  expire(
+    taskId: string,
+    statusMessage: (waitMs: number | undefined) => string,
+    answer: TaskAnswer,
+  ): Promise<string | undefined>;
 }
 
 const WAITING = 'Waiting for the client: tasks/get shows inputRequests, tasks/update answers them.';
@@ -79,7 +99,8 @@ export class SharedInputs {
     readonly waitMs: number,
     private readonly shared: SharedTaskInputs,
   ) {
-    if (!Number.isInteger(waitMs) || waitMs < 1) throw new RangeError(`input wait must be a positive integer of ms (got ${waitMs})`);
+    if (!Number.isInteger(waitMs) || waitMs < 1)
+      throw new RangeError(`input wait must be a positive integer of ms (got ${waitMs})`);
     // Often enough that a wait ends close to its time, seldom enough to cost nothing.
     this.sweeper = setInterval(() => void this.sweep(), Math.min(1000, Math.max(50, Math.floor(waitMs / 4))));
     this.sweeper.unref();
@@ -92,7 +113,8 @@ export class SharedInputs {
       if (refused) return Promise.reject(refused);
       const stopped = `${method} not needed: the task stopped`;
       if (signal.aborted) return Promise.reject(new Error(stopped));
-      if (relayId === undefined) return Promise.reject(new Error(`${method}: this task's question came without the worker host's ask id`));
+      if (relayId === undefined)
+        return Promise.reject(new Error(`${method}: this task's question came without the worker host's ask id`));
       // Never answered here (the answer goes to the host from whichever front end takes it): only refused or stopped.
       let kept: { key: string; stored: string } | undefined;
       const withdraw = () => void (kept && this.shared.withdraw(taskId, kept.key, kept.stored).catch(() => undefined));
@@ -100,14 +122,16 @@ export class SharedInputs {
         signal,
         stopped,
         (_answer, refuse) =>
-          void this.shared.ask(owner, taskId, CAPABILITY[method], { method, params, relayId }, this.waitMs, WAITING).then(
-            (placed) => {
-              if (!placed) return refuse(new Error(stopped));
-              kept = placed;
-              if (signal.aborted) withdraw();
-            },
-            () => refuse(new Error(`${method} was not asked: the shared task store failed`)),
-          ),
+          void this.shared
+            .ask(owner, taskId, CAPABILITY[method], { method, params, relayId }, this.waitMs, WAITING)
+            .then(
+              (placed) => {
+                if (!placed) return refuse(new Error(stopped));
+                kept = placed;
+                if (signal.aborted) withdraw();
+              },
+              () => refuse(new Error(`${method} was not asked: the shared task store failed`)),
+            ),
         () => {
           withdraw();
           return true;
@@ -120,20 +144,34 @@ export class SharedInputs {
   async inputRequests(taskId: string): Promise<Record<string, InputRequest> | undefined> {
     const questions = await this.shared.questions(taskId);
     if (questions.length === 0) return undefined;
-    return Object.fromEntries(questions.map((q): [string, InputRequest] => [q.key, { method: q.method, params: q.params }]));
+    return Object.fromEntries(
+      questions.map((q): [string, InputRequest] => [q.key, { method: q.method, params: q.params }]),
+    );
   }
 
   /** `tasks/update` (see `TaskInputs.answer`): each answered question is taken once, on whichever front end. */
-  async answer(owner: string, taskId: string, status: string, responses: Readonly<Record<string, unknown>>): Promise<void> {
-    const notWaiting = () => new TaskInputError(`task ${JSON.stringify(taskId)} is not waiting for input (status '${status}'): tasks/update answers the inputRequests of an input_required task`);
+  async answer(
+    owner: string,
+    taskId: string,
+    status: string,
+    responses: Readonly<Record<string, unknown>>,
+  ): Promise<void> {
+    const notWaiting = () =>
+      new TaskInputError(
+        `task ${JSON.stringify(taskId)} is not waiting for input (status '${status}'): tasks/update answers the inputRequests of an input_required task`,
+      );
     const questions = status === 'input_required' ? await this.shared.questions(taskId) : [];
     if (questions.length === 0) throw notWaiting();
     const matched = questions.filter((q) => responses[q.key] !== undefined);
     if (matched.length === 0) return; // the extension: keys not outstanding are ignored
-    const problem = responsesProblem(new Map<string, ClientRequestMethod>(matched.map((q) => [q.key, q.method])), responses);
+    const problem = responsesProblem(
+      new Map<string, ClientRequestMethod>(matched.map((q) => [q.key, q.method])),
+      responses,
+    );
     if (problem !== undefined) throw new TaskInputError(problem);
     const found: SharedClaim[] = [];
-    for (const q of matched) found.push(await this.shared.claim(owner, taskId, q, responses[q.key] as Record<string, unknown>));
+    for (const q of matched)
+      found.push(await this.shared.claim(owner, taskId, q, responses[q.key] as Record<string, unknown>));
     if (found.includes('sent')) return this.counters.updated();
     // Taken first by another answer (or the expiry): ignored as a key no longer outstanding. A task that ended meanwhile is not waiting.
     if (found.every((f) => f !== 'taken')) throw notWaiting();
@@ -153,7 +191,12 @@ export class SharedInputs {
     try {
       for (const taskId of await this.shared.due()) {
         let reason = '';
-        const owner = await this.shared.expire(taskId, (waitMs) => (reason = `The task was cancelled: no input within ${waitMs ?? this.waitMs} ms (--input-wait-ms).`), cancelledAnswer(taskId));
+        const owner = await this.shared.expire(
+          taskId,
+          (waitMs) =>
+            (reason = `The task was cancelled: no input within ${waitMs ?? this.waitMs} ms (--input-wait-ms).`),
+          cancelledAnswer(taskId),
+        );
         if (owner === undefined) continue;
         this.counters.inputWaitExpired();
         // Settled already, with the cancel: this only counts it where the task's job runs, if that is here.

@@ -100,7 +100,13 @@ export interface TaskStore {
    * outcome wherever it is read, and needs it for the answer). `trace` is
    * kept as the record's {@link TaskRecord.trace}.
    */
-  create(owner: string, requestedTtlMs: number | undefined, taskId?: string, tool?: string, trace?: string): Promise<Task>;
+  create(
+    owner: string,
+    requestedTtlMs: number | undefined,
+    taskId?: string,
+    tool?: string,
+    trace?: string,
+  ): Promise<Task>;
   /** The task, or undefined if unknown, expired or another owner's. */
   get(owner: string, taskId: string): Promise<TaskRecord | undefined>;
   /**
@@ -108,7 +114,13 @@ export interface TaskStore {
    * Returns the updated task if this call did it, undefined if the task was
    * already terminal (the first status stays) or is gone.
    */
-  settle(owner: string, taskId: string, status: TerminalStatus, answer: TaskAnswer, statusMessage?: string): Promise<Task | undefined>;
+  settle(
+    owner: string,
+    taskId: string,
+    status: TerminalStatus,
+    answer: TaskAnswer,
+    statusMessage?: string,
+  ): Promise<Task | undefined>;
   /**
    * A store shared by several front ends (Redis): decides `tasks/cancel` of
    * a task whose job this process does not hold, on the job's own state, as
@@ -123,7 +135,12 @@ export interface TaskStore {
    * (2026: its job asked the client, or got every answer). Returns the task,
    * or undefined if it is terminal or gone.
    */
-  mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined>;
+  mark(
+    owner: string,
+    taskId: string,
+    status: 'working' | 'input_required',
+    statusMessage?: string,
+  ): Promise<Task | undefined>;
   /** The owner's tasks, oldest first, one page at a time; throws {@link InvalidCursorError}. */
   list(owner: string, cursor?: string): Promise<TaskPage>;
   /** Resolves once the task is terminal (at once if it is), or undefined if it is gone or `signal` aborts. */

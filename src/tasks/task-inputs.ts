@@ -40,7 +40,8 @@ export class TaskInputs {
     /** How long a task waits in `input_required` before it is cancelled. */
     readonly waitMs: number,
   ) {
-    if (!Number.isInteger(waitMs) || waitMs < 1) throw new RangeError(`input wait must be a positive integer of ms (got ${waitMs})`);
+    if (!Number.isInteger(waitMs) || waitMs < 1)
+      throw new RangeError(`input wait must be a positive integer of ms (got ${waitMs})`);
   }
 
   /**
@@ -54,10 +55,19 @@ export class TaskInputs {
       if (signal.aborted) return Promise.reject(new Error(`${method} not needed: the task stopped`));
       let asking = this.asking.get(taskId);
       if (!asking) {
-        const entry: Asking = { owner, asks: new OpenQuestions(1, () => this.changed(taskId, entry)), timer: undefined };
+        const entry: Asking = {
+          owner,
+          asks: new OpenQuestions(1, () => this.changed(taskId, entry)),
+          timer: undefined,
+        };
         this.asking.set(taskId, (asking = entry));
       }
-      return asking.asks.ask(asking.asks.newKey(method), { method, params }, signal, `${method} not needed: the task stopped`);
+      return asking.asks.ask(
+        asking.asks.newKey(method),
+        { method, params },
+        signal,
+        `${method} not needed: the task stopped`,
+      );
     };
   }
 
@@ -77,7 +87,9 @@ export class TaskInputs {
   answer(owner: string, taskId: string, status: string, responses: Readonly<Record<string, unknown>>): void {
     const asking = this.asking.get(taskId);
     if (!asking || asking.owner !== owner || asking.asks.size === 0) {
-      throw new TaskInputError(`task ${JSON.stringify(taskId)} is not waiting for input (status '${status}'): tasks/update answers the inputRequests of an input_required task`);
+      throw new TaskInputError(
+        `task ${JSON.stringify(taskId)} is not waiting for input (status '${status}'): tasks/update answers the inputRequests of an input_required task`,
+      );
     }
     const pending = asking.asks.pending();
     const matched = Object.keys(responses).filter((key) => pending.has(key));
@@ -110,7 +122,12 @@ export class TaskInputs {
       asking.timer = setTimeout(() => this.expire(taskId, asking), this.waitMs);
       asking.timer.unref(); // a wait never keeps the process alive
       this.counters.inputRequired(1);
-      void this.jobs.store.mark(asking.owner, taskId, 'input_required', 'Waiting for the client: tasks/get shows inputRequests, tasks/update answers them.');
+      void this.jobs.store.mark(
+        asking.owner,
+        taskId,
+        'input_required',
+        'Waiting for the client: tasks/get shows inputRequests, tasks/update answers them.',
+      );
     } else if (asking.asks.size === 0 && asking.timer) {
       this.leaveInputRequired(asking);
       void this.jobs.store.mark(asking.owner, taskId, 'working');
@@ -130,7 +147,13 @@ export class TaskInputs {
       if (result !== 'cancelled-queued' && result !== 'cancelled-running') return; // its outcome won: it settles the task
       this.counters.inputWaitExpired();
       // As tasks/cancel does: the task reads cancelled from the moment the cancel won, not once the worker returned.
-      await this.jobs.settle(asking.owner, taskId, 'cancelled', cancelledAnswer(taskId), `The task was cancelled: ${reason}.`);
+      await this.jobs.settle(
+        asking.owner,
+        taskId,
+        'cancelled',
+        cancelledAnswer(taskId),
+        `The task was cancelled: ${reason}.`,
+      );
     });
   }
 }

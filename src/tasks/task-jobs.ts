@@ -7,7 +7,14 @@
  * store settles a task once); its progress stops at the terminal status.
  */
 import type { Task } from '@modelcontextprotocol/server';
-import type { CallBackend, CancelResult, ClientRequestHandler, JobOutcome, ProgressReport, StartOptions } from '../backend/backend.js';
+import type {
+  CallBackend,
+  CancelResult,
+  ClientRequestHandler,
+  JobOutcome,
+  ProgressReport,
+  StartOptions,
+} from '../backend/backend.js';
 import { cancelledAnswer, settlementOf } from './answer.js';
 import type { RemovedWorking, TaskCounters } from './counters.js';
 import { isTerminal, type TaskAnswer, type TaskStore, type TerminalStatus } from './store.js';
@@ -74,7 +81,15 @@ export class TaskJobs {
   /** A task was just stored: from now on its job's outcome settles it. */
   track(owner: string, task: Task, tool: string, onStatus: ((task: Task) => void) | undefined): LiveTask {
     this.counters.created(owner);
-    const live: LiveTask = { owner, tool, terminal: false, cancelRequested: false, counted: false, onStatus, announced: new Promise((resolve) => setImmediate(resolve)) };
+    const live: LiveTask = {
+      owner,
+      tool,
+      terminal: false,
+      cancelRequested: false,
+      counted: false,
+      onStatus,
+      announced: new Promise((resolve) => setImmediate(resolve)),
+    };
     this.live.set(task.taskId, live);
     this.onTrack();
     return live;
@@ -107,7 +122,13 @@ export class TaskJobs {
   }
 
   /** Makes the task terminal unless it is already (or gone); no progress from here on either way. */
-  async settle(owner: string, taskId: string, status: TerminalStatus, answer: TaskAnswer, statusMessage?: string): Promise<Task | undefined> {
+  async settle(
+    owner: string,
+    taskId: string,
+    status: TerminalStatus,
+    answer: TaskAnswer,
+    statusMessage?: string,
+  ): Promise<Task | undefined> {
     const live = this.live.get(taskId);
     if (live) live.terminal = true;
     const task = await this.store.settle(owner, taskId, status, answer, statusMessage);
@@ -145,7 +166,14 @@ export class TaskJobs {
 
   /** The job's outcome, whoever won: settles the task unless it is terminal already (or gone). */
   private async finish(taskId: string, live: LiveTask, outcome: JobOutcome): Promise<void> {
-    if (outcome.kind === 'cancelled') await this.settle(live.owner, taskId, 'cancelled', cancelledAnswer(taskId), live.cancelRequested ? CANCELLED_BY_REQUEST : (live.cancelMessage ?? 'The task was cancelled.'));
+    if (outcome.kind === 'cancelled')
+      await this.settle(
+        live.owner,
+        taskId,
+        'cancelled',
+        cancelledAnswer(taskId),
+        live.cancelRequested ? CANCELLED_BY_REQUEST : (live.cancelMessage ?? 'The task was cancelled.'),
+      );
     else {
       const { status, answer, statusMessage } = settlementOf(outcome, live.tool);
       await this.settle(live.owner, taskId, status, answer, statusMessage);

@@ -53,7 +53,13 @@ export class TaskWindows {
   ) {}
 
   /** Starts the call; `decision` settles once, as the module comment says. */
-  begin(owner: string, options: StartOptions, ttlMs: number | undefined, hooks: WindowHooks, windowMs: number): WindowedCall {
+  begin(
+    owner: string,
+    options: StartOptions,
+    ttlMs: number | undefined,
+    hooks: WindowHooks,
+    windowMs: number,
+  ): WindowedCall {
     const taskId = randomUUID();
     // Taken now, in the tools/call's server span: the task is stored from a timer later.
     const trace = activeTraceparent();
@@ -95,7 +101,14 @@ export class TaskWindows {
   }
 
   /** Stores the task of a begun job whose window passed; the task takes the job's outcome. Throws the store's TaskLimitError. */
-  private async adopt(owner: string, taskId: string, tool: string, ttlMs: number | undefined, outcome: Promise<JobOutcome>, trace: string | undefined): Promise<Task> {
+  private async adopt(
+    owner: string,
+    taskId: string,
+    tool: string,
+    ttlMs: number | undefined,
+    outcome: Promise<JobOutcome>,
+    trace: string | undefined,
+  ): Promise<Task> {
     const task = await this.jobs.store.create(owner, ttlMs, taskId, tool, trace);
     this.undecided.delete(taskId);
     this.jobs.follow(taskId, this.jobs.track(owner, task, tool, undefined), outcome);

@@ -47,7 +47,8 @@ export function nestingDepth(text: string, limit: number): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++; // backslash: skip the escaped character
+      if (c === 92)
+        i++; // backslash: skip the escaped character
       else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 91 || c === 123) {
@@ -66,7 +67,13 @@ export function nestingDepth(text: string, limit: number): number {
  * it is invalid.
  */
 export function isNotificationShaped(raw: unknown): boolean {
-  return typeof raw === 'object' && raw !== null && !Array.isArray(raw) && typeof (raw as { method?: unknown }).method === 'string' && !('id' in raw);
+  return (
+    typeof raw === 'object' &&
+    raw !== null &&
+    !Array.isArray(raw) &&
+    typeof (raw as { method?: unknown }).method === 'string' &&
+    !('id' in raw)
+  );
 }
 
 interface Issue {
@@ -85,7 +92,13 @@ export function describeInvalid(raw: unknown): string {
   if (Array.isArray(raw)) return 'a batch (JSON array); send each message on its own line';
   if (typeof raw !== 'object' || raw === null) return `expected an object, got ${raw === null ? 'null' : typeof raw}`;
   const schema: ZodType =
-    'method' in raw ? ('id' in raw ? JSONRPCRequestSchema : JSONRPCNotificationSchema) : 'error' in raw ? JSONRPCErrorResponseSchema : JSONRPCResultResponseSchema;
+    'method' in raw
+      ? 'id' in raw
+        ? JSONRPCRequestSchema
+        : JSONRPCNotificationSchema
+      : 'error' in raw
+        ? JSONRPCErrorResponseSchema
+        : JSONRPCResultResponseSchema;
   const result = schema.safeParse(raw);
   if (result.success) return 'not a request, notification or response';
   return (result.error.issues as readonly Issue[]).slice(0, 3).map(describeIssue).join('; ');

@@ -126,7 +126,12 @@ export class OutputBudget {
     this.unreadTimeoutMs = options.unreadTimeoutMs ?? DEFAULTS.unreadTimeoutMs;
     this.checkMs = options.checkMs ?? 250;
     this.counters = options.counters ?? { outputStreamsClosed: 0, unreadOutputBytes: 0 };
-    for (const [name, v] of [['perStreamBytes', this.perStreamBytes], ['totalBytes', this.totalBytes], ['unreadTimeoutMs', this.unreadTimeoutMs], ['checkMs', this.checkMs]] as const) {
+    for (const [name, v] of [
+      ['perStreamBytes', this.perStreamBytes],
+      ['totalBytes', this.totalBytes],
+      ['unreadTimeoutMs', this.unreadTimeoutMs],
+      ['checkMs', this.checkMs],
+    ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer (got ${v})`);
     }
   }
@@ -143,7 +148,10 @@ export class OutputBudget {
   }
 
   stats(): OutputBudgetStats {
-    return { outputStreamsClosed: this.counters.outputStreamsClosed, unreadOutputBytes: this.counters.unreadOutputBytes };
+    return {
+      outputStreamsClosed: this.counters.outputStreamsClosed,
+      unreadOutputBytes: this.counters.unreadOutputBytes,
+    };
   }
 
   /** A watched stream that {@link WatchedStream.wakes} holds output again: look at the streams until none does. */
@@ -164,7 +172,8 @@ export class OutputBudget {
       // Stalled this long: it holds output and its peer took none of it meanwhile.
       const stalledFor = unread > 0 ? now - e.progressAt : 0;
       if (stalledFor >= this.unreadTimeoutMs) this.closeStream(e, `its output unread for ${this.unreadTimeoutMs} ms`);
-      else if (e.stream.capped && unread > this.perStreamBytes && stalledFor >= STALL_MS) this.closeStream(e, `more than ${this.perStreamBytes} bytes of its output unread`);
+      else if (e.stream.capped && unread > this.perStreamBytes && stalledFor >= STALL_MS)
+        this.closeStream(e, `more than ${this.perStreamBytes} bytes of its output unread`);
       else {
         total += unread;
         // A reader is given a second to start on what it was sent before it counts as stalled.
@@ -177,7 +186,10 @@ export class OutputBudget {
       for (const e of stalled) {
         if (total <= this.totalBytes) break;
         total -= e.last;
-        this.closeStream(e, `all streams together held more than ${this.totalBytes} bytes of unread output, this one unread`);
+        this.closeStream(
+          e,
+          `all streams together held more than ${this.totalBytes} bytes of unread output, this one unread`,
+        );
       }
     }
     this.counters.unreadOutputBytes = total;

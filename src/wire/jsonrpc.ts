@@ -16,7 +16,11 @@ import {
 
 /** A `notifications/cancelled` for `requestId` (a notification: no top-level id). */
 export function cancelledNotification(requestId: RequestId, reason: string | undefined): JSONRPCMessage {
-  return { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, ...(reason !== undefined && { reason }) } };
+  return {
+    jsonrpc: '2.0',
+    method: 'notifications/cancelled',
+    params: { requestId, ...(reason !== undefined && { reason }) },
+  };
 }
 
 /** The `requestId` of a cancellation, or undefined if it is missing or malformed (null, an object, …). */
@@ -59,6 +63,9 @@ const REQUEST_TIMEOUT = -32001;
  * any, is absorbed by the ledger.
  */
 export function cancelledLocally(id: RequestId, reason: string | undefined): JSONRPCErrorResponse {
-  return { jsonrpc: '2.0', id, error: { code: REQUEST_TIMEOUT, message: `request cancelled: ${reason ?? 'no reason given'}` } };
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: REQUEST_TIMEOUT, message: `request cancelled: ${reason ?? 'no reason given'}` },
+  };
 }
-

@@ -74,7 +74,11 @@ export class OutboundLedger {
    * Sends one of our requests with `send`, recorded first so its answer and
    * cancellation find it; forgotten again if it never left.
    */
-  async send(message: JSONRPCRequest, relatedRequestId: RequestId | undefined, send: () => Promise<void>): Promise<void> {
+  async send(
+    message: JSONRPCRequest,
+    relatedRequestId: RequestId | undefined,
+    send: () => Promise<void>,
+  ): Promise<void> {
     const entry = this.record(message, relatedRequestId);
     try {
       await send();
@@ -151,25 +155,32 @@ export class OutboundLedger {
 
   /** True if a progress token belongs to a request we cancelled. */
   cancelledProgress(token: unknown): boolean {
-    return (typeof token === 'string' || typeof token === 'number') && this.byProgressToken.get(token)?.state === 'cancellationRequested';
+    return (
+      (typeof token === 'string' || typeof token === 'number') &&
+      this.byProgressToken.get(token)?.state === 'cancellationRequested'
+    );
   }
 
   /** Drops an entry (answered, never sent, or its TTL ran out). */
   forget(entry: OutboundRequest): void {
     clearTimeout(entry.timer);
     this.options.registry.remove(entry);
-    if (entry.progressToken !== undefined && this.byProgressToken.get(entry.progressToken) === entry) this.byProgressToken.delete(entry.progressToken);
+    if (entry.progressToken !== undefined && this.byProgressToken.get(entry.progressToken) === entry)
+      this.byProgressToken.delete(entry.progressToken);
   }
 
   /** The connection closed: nothing is pending any more, and no cancellation can leave. */
   close(): void {
     this.closed = true;
-    for (const entry of this.options.registry.inSession('outbound', this.options.session)) if (entry instanceof OutboundRequest) this.forget(entry);
+    for (const entry of this.options.registry.inSession('outbound', this.options.session))
+      if (entry instanceof OutboundRequest) this.forget(entry);
   }
 
   /** A snapshot of this ledger's live entries, pending or waiting out their TTL. */
   entries(): OutboundRequest[] {
-    return this.options.registry.inSession('outbound', this.options.session).filter((e): e is OutboundRequest => e instanceof OutboundRequest);
+    return this.options.registry
+      .inSession('outbound', this.options.session)
+      .filter((e): e is OutboundRequest => e instanceof OutboundRequest);
   }
 
   /** Entries in each state. */

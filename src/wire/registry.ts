@@ -70,7 +70,8 @@ export class InFlightRegistry {
   /** A snapshot of every live entry. */
   all(): InFlightEntry[] {
     const out: InFlightEntry[] = [];
-    for (const byId of [...this.bySession.inbound.values(), ...this.bySession.outbound.values()]) out.push(...byId.values());
+    for (const byId of [...this.bySession.inbound.values(), ...this.bySession.outbound.values()])
+      out.push(...byId.values());
     return out;
   }
 

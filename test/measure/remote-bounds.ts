@@ -8,7 +8,11 @@ import { sleep, until } from '../helpers.js';
 import { startRedis } from '../redis-helpers.js';
 import { call, rawFrontEnd, startHost } from '../remote-helpers.js';
 
-const poll = async (check: () => Promise<boolean>, ms = 60_000) => { const t = Date.now(); await until(check, ms, 'x'); return Date.now() - t; };
+const poll = async (check: () => Promise<boolean>, ms = 60_000) => {
+  const t = Date.now();
+  await until(check, ms, 'x');
+  return Date.now() - t;
+};
 
 it('measures the remote bounds', async () => {
   const redis = await startRedis();
@@ -53,11 +57,18 @@ it('measures the remote bounds', async () => {
     const t0 = Date.now();
     const stop = poll(async () => ((await h.stats(r)).stateLost ?? 0) === 1);
     await f.next((m) => m.id === 'c', 60_000);
-    out.push(`Redis restart (no persistence) -> the front end answers the running call with an error: ${Date.now() - t0} ms`);
+    out.push(
+      `Redis restart (no persistence) -> the front end answers the running call with an error: ${Date.now() - t0} ms`,
+    );
     out.push(`Redis restart -> the host stops the job whose state is gone: ${await stop} ms`);
     const t1 = Date.now();
     let n = 0;
-    await until(async () => { const id = `n${n++}`; call(f, id, 'spin', { ms: 1 }); const m = await f.next((x) => x.id === id, 10_000); return (m.result as { isError?: boolean }).isError !== true; }, 30_000);
+    await until(async () => {
+      const id = `n${n++}`;
+      call(f, id, 'spin', { ms: 1 });
+      const m = await f.next((x) => x.id === id, 10_000);
+      return (m.result as { isError?: boolean }).isError !== true;
+    }, 30_000);
     out.push(`Redis restart -> new calls answered again: within ${Date.now() - t1} ms of the restart being up`);
     f.kill();
     await h.kill();
@@ -75,7 +86,9 @@ it('measures the remote bounds', async () => {
     await exited;
     out.push(`SIGTERM with --drain-timeout-ms 2000 and a job running -> host exits: ${Date.now() - t0} ms`);
     const t = await poll(async () => ((await b.stats(r)).running ?? 0) === 1);
-    out.push(`  -> the other host runs the handed-back job: ${Date.now() - t0} ms after the SIGTERM (${t} ms after the exit)`);
+    out.push(
+      `  -> the other host runs the handed-back job: ${Date.now() - t0} ms after the SIGTERM (${t} ms after the exit)`,
+    );
     f.kill();
     await b.kill();
   }

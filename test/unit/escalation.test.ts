@@ -7,7 +7,10 @@ import { Escalation } from '../../dist/src/executor/escalation.js';
 
 function target(onThread = () => true) {
   const seen: string[] = [];
-  return { seen, target: { onDeadline: () => void seen.push('deadline'), onThread, hardStop: () => void seen.push('hardStop') } };
+  return {
+    seen,
+    target: { onDeadline: () => void seen.push('deadline'), onThread, hardStop: () => void seen.push('hardStop') },
+  };
 }
 
 describe('Escalation', () => {

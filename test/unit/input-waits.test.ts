@@ -58,7 +58,10 @@ describe('InputWaits', () => {
   it('a retry whose answers do not check is refused and leaves the call parked', async () => {
     const { backend, waits: w } = setup();
     const { state, input } = await parked(w, backend);
-    expect(w.claim(state, 'c', 'ask-tool', () => 'not an ElicitResult')).toEqual({ reason: 'invalid_responses', message: 'not an ElicitResult' });
+    expect(w.claim(state, 'c', 'ask-tool', () => 'not an ElicitResult')).toEqual({
+      reason: 'invalid_responses',
+      message: 'not an ElicitResult',
+    });
     expect(w.claim(state, 'c', 'ask-tool', () => undefined)).toBe(input);
   });
 
@@ -68,7 +71,10 @@ describe('InputWaits', () => {
     await expect(answer).rejects.toThrow(/not needed: the call stopped/);
     expect(job.state).toBe('cancelled');
     await settled();
-    expect(backend.cancels.at(-1)).toMatchObject({ result: 'cancelled-running', reason: expect.stringMatching(/no retry within 15 ms/) });
+    expect(backend.cancels.at(-1)).toMatchObject({
+      result: 'cancelled-running',
+      reason: expect.stringMatching(/no retry within 15 ms/),
+    });
     expect(w.stats()).toMatchObject({ inputWaitsExpired: 1, inputWaiting: 0 });
   });
 

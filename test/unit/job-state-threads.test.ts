@@ -38,9 +38,15 @@ describe('the job state word under real threads', () => {
     const go = new SharedArrayBuffer(4);
     const halves = [refs.filter((_, i) => i % 2 === 0), refs.filter((_, i) => i % 2 === 1)];
     const workers = halves.map(
-      (half) => new Worker(WORKER, { eval: true, workerData: { module: JOB_STATE, buffer: slab.buffer, go, slots: half.map((r) => packSlot(r, JOBS)) } }),
+      (half) =>
+        new Worker(WORKER, {
+          eval: true,
+          workerData: { module: JOB_STATE, buffer: slab.buffer, go, slots: half.map((r) => packSlot(r, JOBS)) },
+        }),
     );
-    const claimed = workers.map((w) => new Promise<number[]>((resolve, reject) => w.once('message', resolve).once('error', reject)));
+    const claimed = workers.map(
+      (w) => new Promise<number[]>((resolve, reject) => w.once('message', resolve).once('error', reject)),
+    );
     // Let both workers reach their wait, then release them and cancel from the other end of the list.
     await new Promise((r) => setTimeout(r, 50));
     Atomics.store(new Int32Array(go), 0, 1);

@@ -7,7 +7,15 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { OutputBudget, reclaimDecision, type ReclaimState } from '../../dist/src/transport/output-budget.js';
 
 const MB = 1024 * 1024;
-const base: ReclaimState = { open: 0, watchedSince: false, closedSince: false, unreadPeak: 20 * MB, again: false, heapBase: 100 * MB, held: () => 100 * MB };
+const base: ReclaimState = {
+  open: 0,
+  watchedSince: false,
+  closedSince: false,
+  unreadPeak: 20 * MB,
+  again: false,
+  heapBase: 100 * MB,
+  held: () => 100 * MB,
+};
 
 describe('reclaimDecision', () => {
   it('collects once the streams are gone, the traffic stopped and the heap grew by 16 MB', () => {
@@ -23,8 +31,12 @@ describe('reclaimDecision', () => {
   });
 
   it('collects after the budget closed streams, traffic or not', () => {
-    expect(reclaimDecision({ ...base, open: 3, watchedSince: true, closedSince: true, held: () => 117 * MB })).toBe('collect');
-    expect(reclaimDecision({ ...base, open: 3, watchedSince: true, closedSince: true, held: () => 101 * MB })).toBe('no');
+    expect(reclaimDecision({ ...base, open: 3, watchedSince: true, closedSince: true, held: () => 117 * MB })).toBe(
+      'collect',
+    );
+    expect(reclaimDecision({ ...base, open: 3, watchedSince: true, closedSince: true, held: () => 101 * MB })).toBe(
+      'no',
+    );
   });
 
   it('never collects after answers that were read: unread output stayed under 16 MB', () => {

@@ -4,7 +4,16 @@
  * job to, and guards them by the table's `from` states; plus the front end's gauges derived from its call states.
  */
 import { describe, expect, it } from 'vitest';
-import { callStateOf, countedAs, JOB_TRANSITIONS, JobStatus, LUA_JOB_STATUS, luaStatusName, type FrontState, type JobStatusName } from '../../dist/src/remote/lua/call-states.js';
+import {
+  callStateOf,
+  countedAs,
+  JOB_TRANSITIONS,
+  JobStatus,
+  LUA_JOB_STATUS,
+  luaStatusName,
+  type FrontState,
+  type JobStatusName,
+} from '../../dist/src/remote/lua/call-states.js';
 import * as lua from '../../dist/src/remote/lua/job-lua.js';
 import * as askLua from '../../dist/src/remote/lua/ask-lua.js';
 import * as taskLua from '../../dist/src/remote/lua/task-lua.js';
@@ -22,14 +31,17 @@ function writes(script: string): Set<JobStatusName> {
 describe('the remote job states: one table, the Lua checked against it', () => {
   it('the Lua constants are generated from the table', () => {
     for (const s of STATES) expect(LUA_JOB_STATUS).toContain(luaStatusName(s));
-    expect(LUA_JOB_STATUS.trim()).toBe(`local QUEUED, RUNNING, RESPONDING, CANCELLED, FAILED, REFUSED = 'queued', 'running', 'responding', 'cancelled', 'failed', 'refused'`);
+    expect(LUA_JOB_STATUS.trim()).toBe(
+      `local QUEUED, RUNNING, RESPONDING, CANCELLED, FAILED, REFUSED = 'queued', 'running', 'responding', 'cancelled', 'failed', 'refused'`,
+    );
   });
 
   it('no script spells a job state as a string: each that reads or writes `s` starts with the generated constants', () => {
     for (const [name, script] of Object.entries(SCRIPTS)) {
       const body = script.replace(LUA_JOB_STATUS, '');
       expect(body, name).not.toMatch(new RegExp(`'(${STATES.join('|')})'`));
-      if ([...LUA_NAME.keys()].some((c) => new RegExp(`\\b${c}\\b`).test(body))) expect(script.startsWith(LUA_JOB_STATUS), name).toBe(true);
+      if ([...LUA_NAME.keys()].some((c) => new RegExp(`\\b${c}\\b`).test(body)))
+        expect(script.startsWith(LUA_JOB_STATUS), name).toBe(true);
     }
   });
 
@@ -39,7 +51,8 @@ describe('the remote job states: one table, the Lua checked against it', () => {
       expect(SCRIPTS[t.script], t.script).toBeTypeOf('string');
       expected.set(t.script, (expected.get(t.script) ?? new Set()).add(t.to));
     }
-    for (const [name, script] of Object.entries(SCRIPTS)) expect([...writes(script)].sort(), name).toEqual([...(expected.get(name) ?? [])].sort());
+    for (const [name, script] of Object.entries(SCRIPTS))
+      expect([...writes(script)].sort(), name).toEqual([...(expected.get(name) ?? [])].sort());
   });
 
   it('a script moving a job out of a state guards by the table’s `from` states', () => {
@@ -47,7 +60,8 @@ describe('the remote job states: one table, the Lua checked against it', () => {
       if (t.from.length === 0) continue;
       const script = SCRIPTS[t.script]!;
       // Either each from-state is compared (s == X, ~= X) or the script refuses all but them.
-      for (const from of t.from) expect(script, `${name}: ${from}`).toMatch(new RegExp(`[=~]= ${luaStatusName(from)}\\b`));
+      for (const from of t.from)
+        expect(script, `${name}: ${from}`).toMatch(new RegExp(`[=~]= ${luaStatusName(from)}\\b`));
     }
   });
 
@@ -83,6 +97,8 @@ describe('the front end’s call states', () => {
     expect(callStateOf({ kind: 'queued', job })).toBe('queued');
     expect(callStateOf({ kind: 'running', job, host: 'h' })).toBe('running');
     expect(callStateOf({ kind: 'cancelling', job, from: 'running', decision })).toBe('cancelling');
-    expect(callStateOf({ kind: 'settled', outcome: { kind: 'timedOut', timeoutMs: 5, hardKilled: false } })).toBe('timedOut');
+    expect(callStateOf({ kind: 'settled', outcome: { kind: 'timedOut', timeoutMs: 5, hardKilled: false } })).toBe(
+      'timedOut',
+    );
   });
 });

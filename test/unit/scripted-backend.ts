@@ -3,7 +3,16 @@
  * says how it ends (`complete`, `fail`, `ask`), and every race is decided on a real {@link StateSlab} word, as the
  * local pool decides it: a cancel wins only from queued or running, a completion only from running.
  */
-import type { CallBackend, CallHandle, CallState, CancelResult, ClientRequestHandler, JobOutcome, StartOptions, BackendStats } from '../../dist/src/backend/backend.js';
+import type {
+  CallBackend,
+  CallHandle,
+  CallState,
+  CancelResult,
+  ClientRequestHandler,
+  JobOutcome,
+  StartOptions,
+  BackendStats,
+} from '../../dist/src/backend/backend.js';
 import type { ToolDefinition } from '../../dist/src/stages/tool.js';
 import { JobState, StateSlab, type SlotRef } from '../../dist/src/state/job-state.js';
 
@@ -40,7 +49,10 @@ export class ScriptedCall implements CallHandle {
   }
 
   /** The stage asks the client through its handler, with the job's stop signal. */
-  ask(method: Parameters<ClientRequestHandler>[0], params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+  ask(
+    method: Parameters<ClientRequestHandler>[0],
+    params: Record<string, unknown> = {},
+  ): Promise<Record<string, unknown>> {
     return this.options!.onClientRequest!(method, params, this.abort.signal);
   }
 
@@ -109,7 +121,8 @@ export class ScriptedBackend implements CallBackend {
   }
 
   cancelSession(session: string, reason: string): void {
-    for (const c of [...this.live.values()]) if (c.session === session) void this.requestCancel(c.session, c.id, reason);
+    for (const c of [...this.live.values()])
+      if (c.session === session) void this.requestCancel(c.session, c.id, reason);
   }
 
   callsInFlight(session: string): number {
@@ -121,10 +134,21 @@ export class ScriptedBackend implements CallBackend {
     const of = (state: CallState) => this.calls.filter((c) => c.state === state).length;
     const cancels = (result: CancelResult) => this.cancels.filter((c) => c.result === result).length;
     return {
-      completed: of('completed'), cancelled: of('cancelled'), failed: of('failed'), timedOut: of('timedOut'),
-      running: of('running'), stopping: 0, queued: of('queued'), hardKilled: 0,
-      lateCancelsIgnored: cancels('too-late'), unknownCancelsIgnored: cancels('unknown'),
-      logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0, inFlight: this.live.size, threads: 0,
+      completed: of('completed'),
+      cancelled: of('cancelled'),
+      failed: of('failed'),
+      timedOut: of('timedOut'),
+      running: of('running'),
+      stopping: 0,
+      queued: of('queued'),
+      hardKilled: 0,
+      lateCancelsIgnored: cancels('too-late'),
+      unknownCancelsIgnored: cancels('unknown'),
+      logsDropped: 0,
+      reportsReceived: 0,
+      reportsDiscarded: 0,
+      inFlight: this.live.size,
+      threads: 0,
     };
   }
 

@@ -107,13 +107,18 @@ describe('TaskRunner', () => {
   it('2026: a question puts the task in input_required; tasks/update answers it and the task is working again', async () => {
     const { runner, job } = setup();
     const t = await runner.create('o', { tool: 't', args: {}, clientCapabilities: { elicitation: {} } });
-    const asked = job(t.taskId).ask('elicitation/create', { message: 'name?', requestedSchema: { type: 'object', properties: {} } });
+    const asked = job(t.taskId).ask('elicitation/create', {
+      message: 'name?',
+      requestedSchema: { type: 'object', properties: {} },
+    });
     await settled();
     expect((await runner.get('o', t.taskId)).status).toBe('input_required');
     const requests = await runner.inputRequests(t.taskId);
     expect(Object.keys(requests!)).toEqual(['elicitation-1']);
     expect(runner.stats().tasksInputRequired).toBe(1);
-    await expect(runner.update('o', t.taskId, { 'elicitation-1': { action: 'nonsense' } })).rejects.toBeInstanceOf(TaskInputError);
+    await expect(runner.update('o', t.taskId, { 'elicitation-1': { action: 'nonsense' } })).rejects.toBeInstanceOf(
+      TaskInputError,
+    );
     await runner.update('o', t.taskId, { 'other-key': {} }); // nothing it waits for: ignored, still waiting
     expect(await runner.inputRequests(t.taskId)).toBeDefined();
     await runner.update('o', t.taskId, { 'elicitation-1': { action: 'accept', content: {} } });
@@ -127,7 +132,9 @@ describe('TaskRunner', () => {
   it('2026: a question for a capability the request did not declare is refused at once', async () => {
     const { runner, job } = setup();
     const t = await runner.create('o', { tool: 't', args: {}, clientCapabilities: {} });
-    await expect(job(t.taskId).ask('sampling/createMessage')).rejects.toThrow(/did not declare the 'sampling' capability/);
+    await expect(job(t.taskId).ask('sampling/createMessage')).rejects.toThrow(
+      /did not declare the 'sampling' capability/,
+    );
     expect(await runner.inputRequests(t.taskId)).toBeUndefined();
   });
 

@@ -13,12 +13,18 @@ describe('MemoryTaskStore', () => {
     const s = new MemoryTaskStore();
     const t = await s.create('a', undefined);
     expect(t.status).toBe('working');
-    expect(await s.mark('a', t.taskId, 'input_required', 'waiting')).toMatchObject({ status: 'input_required', statusMessage: 'waiting' });
+    expect(await s.mark('a', t.taskId, 'input_required', 'waiting')).toMatchObject({
+      status: 'input_required',
+      statusMessage: 'waiting',
+    });
     expect(await s.mark('a', t.taskId, 'working')).not.toHaveProperty('statusMessage');
     expect(await s.settle('a', t.taskId, 'completed', ok())).toMatchObject({ status: 'completed' });
     expect(await s.settle('a', t.taskId, 'cancelled', { kind: 'error', code: 1, message: 'late' })).toBeUndefined();
     expect(await s.mark('a', t.taskId, 'working')).toBeUndefined();
-    expect(await s.get('a', t.taskId)).toEqual({ task: expect.objectContaining({ status: 'completed' }), answer: ok() });
+    expect(await s.get('a', t.taskId)).toEqual({
+      task: expect.objectContaining({ status: 'completed' }),
+      answer: ok(),
+    });
     expect(['completed', 'failed', 'cancelled'].every((x) => isTerminal(x as never))).toBe(true);
     expect(isTerminal('working') || isTerminal('input_required')).toBe(false);
   });

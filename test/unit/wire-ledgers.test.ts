@@ -8,12 +8,23 @@ import type { JSONRPCMessage, JSONRPCRequest } from '@modelcontextprotocol/serve
 import { InFlightRegistry, type InFlightEntry } from '../../dist/src/wire/registry.js';
 import { OutboundLedger, OutboundRequest } from '../../dist/src/wire/outbound-ledger.js';
 
-const entry = (direction: 'inbound' | 'outbound', session: string, id: string | number): InFlightEntry => ({ direction, session, id, state: 'x', stop: () => true });
+const entry = (direction: 'inbound' | 'outbound', session: string, id: string | number): InFlightEntry => ({
+  direction,
+  session,
+  id,
+  state: 'x',
+  stop: () => true,
+});
 
 describe('InFlightRegistry', () => {
   it('keys by direction, session and id: 7 and "7", two sessions and two directions are distinct', () => {
     const r = new InFlightRegistry();
-    const all = [entry('inbound', 'a', 7), entry('inbound', 'a', '7'), entry('inbound', 'b', 7), entry('outbound', 'a', 7)];
+    const all = [
+      entry('inbound', 'a', 7),
+      entry('inbound', 'a', '7'),
+      entry('inbound', 'b', 7),
+      entry('outbound', 'a', 7),
+    ];
     for (const e of all) expect(r.add(e)).toBe(true);
     expect(r.size).toBe(4);
     expect(r.get('inbound', 'a', 7)).toBe(all[0]);
@@ -49,7 +60,11 @@ function ledger(ttlMs = 1000) {
     registry,
     session: 's',
     ttlMs,
-    counters: { cancelSent: () => counters.sent++, cancelSuppressed: (why) => counters[why]++, lateResponse: () => counters.late++ },
+    counters: {
+      cancelSent: () => counters.sent++,
+      cancelSuppressed: (why) => counters[why]++,
+      lateResponse: () => counters.late++,
+    },
     toPeer: async (m) => void toPeer.push(m),
     toLocal: (m) => void toLocal.push(m),
     onError: () => undefined,
@@ -71,7 +86,9 @@ describe('OutboundLedger', () => {
     await l.send(request(1), 'call-1', async () => undefined);
     expect(l.get(1)).toBeInstanceOf(OutboundRequest);
     expect(l.get(1)!.relatedRequestId).toBe('call-1');
-    await expect(l.send(request(2), undefined, async () => Promise.reject(new Error('closed')))).rejects.toThrow('closed');
+    await expect(l.send(request(2), undefined, async () => Promise.reject(new Error('closed')))).rejects.toThrow(
+      'closed',
+    );
     expect(l.get(2)).toBeUndefined();
     expect(registry.size).toBe(1);
     expect(l.record(request(1))).toBeUndefined(); // a live id is not recorded twice
@@ -88,7 +105,9 @@ describe('OutboundLedger', () => {
     expect(l.sendCancel(99)).toBe(false);
     expect(l.sendCancel(2)).toBe(false);
     expect(counters).toEqual({ sent: 1, stale: 2, initialize: 1, late: 0 });
-    expect(toPeer).toEqual([{ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'user' } }]);
+    expect(toPeer).toEqual([
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'user' } },
+    ]);
     expect(toLocal).toHaveLength(1);
     expect(toLocal[0]).toMatchObject({ id: 1, error: { code: -32001 } });
     expect(l.counts()).toEqual({ pending: 1, cancelling: 1 });
@@ -100,7 +119,9 @@ describe('OutboundLedger', () => {
     const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'r' } } as JSONRPCMessage;
     expect(l.gateCancel(cancel)).toBe(true);
     expect(l.gateCancel(cancel)).toBe(false);
-    expect(l.gateCancel({ jsonrpc: '2.0', method: 'notifications/cancelled', params: {} } as JSONRPCMessage)).toBe(false);
+    expect(l.gateCancel({ jsonrpc: '2.0', method: 'notifications/cancelled', params: {} } as JSONRPCMessage)).toBe(
+      false,
+    );
     expect(counters.sent).toBe(1);
   });
 

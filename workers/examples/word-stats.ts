@@ -38,7 +38,12 @@ export default defineTool({
     stage('rank', (s: { total: number; counts: Map<string, number>; top: number }) => {
       const top = [...s.counts].sort((a, b) => b[1] - a[1]).slice(0, s.top);
       return {
-        content: [{ type: 'text' as const, text: `${s.total} words, ${s.counts.size} distinct; top: ${top.map(([w, n]) => `${w} (${n})`).join(', ')}` }],
+        content: [
+          {
+            type: 'text' as const,
+            text: `${s.total} words, ${s.counts.size} distinct; top: ${top.map(([w, n]) => `${w} (${n})`).join(', ')}`,
+          },
+        ],
         structuredContent: { total: s.total, distinct: s.counts.size, top: Object.fromEntries(top) },
       };
     }),

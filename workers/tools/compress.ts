@@ -5,7 +5,14 @@
  */
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { constants, createBrotliCompress, createDeflate, createGzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
+import {
+  constants,
+  createBrotliCompress,
+  createDeflate,
+  createGzip,
+  type BrotliOptions,
+  type ZlibOptions,
+} from 'node:zlib';
 import { z } from 'zod';
 import { defineTool, stage } from '../../src/stages/tool.js';
 import { readChunks, resolveInRoot } from './files.js';
@@ -23,12 +30,35 @@ const FORMATS = {
 const input = z
   .object({
     text: z.string().optional().describe('Text to compress (UTF-8). Give exactly one of `text` and `path`.'),
-    path: z.string().min(1).optional().describe('File to compress, relative to the server\'s allowed root directory. Give exactly one of `text` and `path`.'),
-    format: z.enum(['gzip', 'brotli', 'deflate']).default('gzip').describe('Output format: gzip (.gz), brotli (.br) or deflate in a zlib wrapper (.zz). Default gzip.'),
-    level: z.number().int().min(0).max(11).optional().describe('Compression level: 0–9 for gzip/deflate (default 6), 0–11 for brotli (default 11, slow on large inputs).'),
+    path: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "File to compress, relative to the server's allowed root directory. Give exactly one of `text` and `path`.",
+      ),
+    format: z
+      .enum(['gzip', 'brotli', 'deflate'])
+      .default('gzip')
+      .describe('Output format: gzip (.gz), brotli (.br) or deflate in a zlib wrapper (.zz). Default gzip.'),
+    level: z
+      .number()
+      .int()
+      .min(0)
+      .max(11)
+      .optional()
+      .describe(
+        'Compression level: 0–9 for gzip/deflate (default 6), 0–11 for brotli (default 11, slow on large inputs).',
+      ),
   })
-  .refine((a) => (a.text === undefined) !== (a.path === undefined), { message: 'give exactly one of `text` and `path`', path: ['text'] })
-  .refine((a) => a.level === undefined || a.level <= FORMATS[a.format].maxLevel, { message: 'level is out of range for this format (gzip/deflate: 0–9, brotli: 0–11)', path: ['level'] });
+  .refine((a) => (a.text === undefined) !== (a.path === undefined), {
+    message: 'give exactly one of `text` and `path`',
+    path: ['text'],
+  })
+  .refine((a) => a.level === undefined || a.level <= FORMATS[a.format].maxLevel, {
+    message: 'level is out of range for this format (gzip/deflate: 0–9, brotli: 0–11)',
+    path: ['level'],
+  });
 type Input = z.infer<typeof input>;
 
 interface Source {
@@ -64,11 +94,11 @@ export const compress = defineTool({
   name: 'compress',
   title: 'Compress text or a file',
   description:
-    'Compresses a text or a file under the server\'s allowed root with gzip, deflate or brotli and returns size statistics plus the compressed bytes as an embedded resource (base64). Output is limited to 32 MiB. Brotli at high levels is slow (about 1 MB/s at level 11).',
+    "Compresses a text or a file under the server's allowed root with gzip, deflate or brotli and returns size statistics plus the compressed bytes as an embedded resource (base64). Output is limited to 32 MiB. Brotli at high levels is slow (about 1 MB/s at level 11).",
   input,
   output: z.strictObject({
     format: z.enum(['gzip', 'brotli', 'deflate']).describe('Output format.'),
-    level: z.number().int().nullable().describe('Compression level asked for, or null for the format\'s default.'),
+    level: z.number().int().nullable().describe("Compression level asked for, or null for the format's default."),
     inputBytes: z.number().int().min(0).describe('Bytes in.'),
     outputBytes: z.number().int().min(0).describe('Bytes out.'),
     ratio: z.number().nullable().describe('outputBytes / inputBytes; null for an empty input.'),
@@ -103,18 +133,31 @@ export const compress = defineTool({
         }
       }
       // The signal also interrupts a chunk still inside zlib (brotli can spend a long time on one).
-      await pipeline(feed, compressor(src.args, src.size, src.args.text !== undefined), collect, { signal: ctx.signal });
+      await pipeline(feed, compressor(src.args, src.size, src.args.text !== undefined), collect, {
+        signal: ctx.signal,
+      });
       return { args: src.args, name: src.name, inputBytes, output: Buffer.concat(out, outputBytes) };
     }),
     stage('report', (c: Compressed) => {
       const { ext, mimeType } = FORMATS[c.args.format];
       const uri = `compressed://${encodeURIComponent(`${c.name}.${ext}`)}`;
       const ratio = c.inputBytes === 0 ? null : c.output.length / c.inputBytes;
-      const ratioText = ratio === null ? 'n/a' : `${ratio.toFixed(3)} (output is ${(ratio * 100).toFixed(1)}% of input)`;
-      const stats = { format: c.args.format, level: c.args.level ?? null, inputBytes: c.inputBytes, outputBytes: c.output.length, ratio, uri };
+      const ratioText =
+        ratio === null ? 'n/a' : `${ratio.toFixed(3)} (output is ${(ratio * 100).toFixed(1)}% of input)`;
+      const stats = {
+        format: c.args.format,
+        level: c.args.level ?? null,
+        inputBytes: c.inputBytes,
+        outputBytes: c.output.length,
+        ratio,
+        uri,
+      };
       return {
         content: [
-          { type: 'text' as const, text: `${c.args.format}: ${c.inputBytes} bytes in, ${c.output.length} bytes out, ratio ${ratioText}` },
+          {
+            type: 'text' as const,
+            text: `${c.args.format}: ${c.inputBytes} bytes in, ${c.output.length} bytes out, ratio ${ratioText}`,
+          },
           { type: 'resource' as const, resource: { uri, mimeType, blob: c.output.toString('base64') } },
         ],
         structuredContent: stats,

@@ -10,7 +10,13 @@ import { defineTool, stage } from '../../src/stages/tool.js';
 const SEGMENT = 1 << 20;
 
 const input = z.object({
-  limit: z.number().int().min(2).max(5e9).default(1e7).describe('Count primes up to and including this number, 2–5,000,000,000 (default 10,000,000).'),
+  limit: z
+    .number()
+    .int()
+    .min(2)
+    .max(5e9)
+    .default(1e7)
+    .describe('Count primes up to and including this number, 2–5,000,000,000 (default 10,000,000).'),
 });
 type Input = z.infer<typeof input>;
 
@@ -46,7 +52,10 @@ export const countPrimes = defineTool({
     twinPairs: z.number().int().min(0).describe('Pairs of primes two apart, both up to the limit.'),
   }),
   stages: [
-    stage('base primes', (args: Input) => ({ limit: args.limit, base: oddPrimesUpTo(Math.floor(Math.sqrt(args.limit))) })),
+    stage('base primes', (args: Input) => ({
+      limit: args.limit,
+      base: oddPrimesUpTo(Math.floor(Math.sqrt(args.limit))),
+    })),
     stage('sieve', ({ limit, base }: { limit: number; base: Uint32Array }, ctx): Counts => {
       const odds = new Uint8Array(SEGMENT / 2);
       const segments = Math.ceil(limit / SEGMENT);
@@ -82,7 +91,12 @@ export const countPrimes = defineTool({
       return { limit, count, largest: previous, twinPairs };
     }),
     stage('report', (c: Counts) => ({
-      content: [{ type: 'text' as const, text: `${c.count} primes ≤ ${c.limit}; the largest is ${c.largest}; ${c.twinPairs} twin-prime pairs.` }],
+      content: [
+        {
+          type: 'text' as const,
+          text: `${c.count} primes ≤ ${c.limit}; the largest is ${c.largest}; ${c.twinPairs} twin-prime pairs.`,
+        },
+      ],
       structuredContent: { ...c },
     })),
   ],

@@ -18,7 +18,8 @@ export interface RootedFile {
 /** The directory file tools may read: `settings.root`, else the working directory. */
 export function rootOf(settings: Readonly<Record<string, unknown>>): string {
   const configured = settings.root;
-  if (configured !== undefined && typeof configured !== 'string') throw new Error('tool setting `root` must be a string');
+  if (configured !== undefined && typeof configured !== 'string')
+    throw new Error('tool setting `root` must be a string');
   const root = configured ?? process.cwd();
   try {
     return realpathSync(root);
@@ -47,7 +48,11 @@ export function resolveInRoot(requested: string, settings: Readonly<Record<strin
     real = realpathSync(lexical);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? `path '${requested}' does not exist under the allowed root` : `cannot resolve path '${requested}': ${(error as Error).message}`);
+    throw new Error(
+      code === 'ENOENT'
+        ? `path '${requested}' does not exist under the allowed root`
+        : `cannot resolve path '${requested}': ${(error as Error).message}`,
+    );
   }
   if (!inside(root, real)) throw new Error(`path '${requested}' is outside the allowed root (through a symlink)`);
   const stats = statSync(real);

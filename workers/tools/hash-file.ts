@@ -10,8 +10,16 @@ import { readChunks, resolveInRoot, type RootedFile } from './files.js';
 const CHUNK = 1 << 20;
 
 const input = z.object({
-  path: z.string().min(1).describe('File to hash, relative to the server\'s allowed root directory (absolute paths must also lie inside it).'),
-  algorithm: z.enum(['sha256', 'sha512', 'sha1', 'md5']).default('sha256').describe('Digest algorithm (default sha256).'),
+  path: z
+    .string()
+    .min(1)
+    .describe(
+      "File to hash, relative to the server's allowed root directory (absolute paths must also lie inside it).",
+    ),
+  algorithm: z
+    .enum(['sha256', 'sha512', 'sha1', 'md5'])
+    .default('sha256')
+    .describe('Digest algorithm (default sha256).'),
 });
 type Input = z.infer<typeof input>;
 
@@ -26,11 +34,14 @@ export const hashFile = defineTool({
   name: 'hash_file',
   title: 'Hash a file',
   description:
-    'Computes the sha256, sha512, sha1 or md5 digest of a file under the server\'s allowed root directory. Reads the whole file: cost grows with its size (roughly 0.5–2 s per GiB).',
+    "Computes the sha256, sha512, sha1 or md5 digest of a file under the server's allowed root directory. Reads the whole file: cost grows with its size (roughly 0.5–2 s per GiB).",
   input,
   output: z.strictObject({
     algorithm: z.enum(['sha256', 'sha512', 'sha1', 'md5']).describe('Digest algorithm used.'),
-    digest: z.string().regex(/^[0-9a-f]+$/).describe('The digest, in lower-case hex.'),
+    digest: z
+      .string()
+      .regex(/^[0-9a-f]+$/)
+      .describe('The digest, in lower-case hex.'),
     bytes: z.number().int().min(0).describe('Bytes hashed.'),
     path: z.string().describe('The file, relative to the allowed root.'),
   }),

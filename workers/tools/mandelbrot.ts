@@ -11,8 +11,19 @@ const input = z.object({
   height: z.number().int().min(16).max(2048).default(512).describe('Image height in pixels, 16–2048 (default 512).'),
   centerX: z.number().min(-4).max(4).default(-0.5).describe('Real part of the image centre (default -0.5).'),
   centerY: z.number().min(-4).max(4).default(0).describe('Imaginary part of the image centre (default 0).'),
-  zoom: z.number().positive().max(1e13).default(1).describe('Magnification; 1 shows the whole set, each doubling halves the view (default 1).'),
-  maxIterations: z.number().int().min(1).max(100_000).default(500).describe('Iterations before a point counts as inside the set; raise it for deep zooms (default 500).'),
+  zoom: z
+    .number()
+    .positive()
+    .max(1e13)
+    .default(1)
+    .describe('Magnification; 1 shows the whole set, each doubling halves the view (default 1).'),
+  maxIterations: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .default(500)
+    .describe('Iterations before a point counts as inside the set; raise it for deep zooms (default 500).'),
 });
 type Input = z.infer<typeof input>;
 

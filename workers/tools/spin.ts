@@ -10,10 +10,16 @@ import { burn } from './burn.js';
 export const spin = defineTool({
   name: 'spin',
   title: 'Spin (benchmark)',
-  description: 'Burns CPU for `ms` milliseconds in slices of `stageMs`, checking for cancellation between slices. For benchmarking and testing cancellation.',
+  description:
+    'Burns CPU for `ms` milliseconds in slices of `stageMs`, checking for cancellation between slices. For benchmarking and testing cancellation.',
   input: z.object({
     ms: z.number().min(0).max(3_600_000).describe('Total CPU time to burn, in milliseconds.'),
-    stageMs: z.number().positive().max(60_000).default(1).describe('Length of one slice between cancellation checks, in milliseconds (default 1).'),
+    stageMs: z
+      .number()
+      .positive()
+      .max(60_000)
+      .default(1)
+      .describe('Length of one slice between cancellation checks, in milliseconds (default 1).'),
     cooperative: z.boolean().default(true).describe('If false, never checks for cancellation (tests the hard stop).'),
   }),
   output: z.strictObject({

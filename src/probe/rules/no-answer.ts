@@ -8,11 +8,23 @@
 import { fmt } from '../stats.js';
 import type { CancelSample, Era, ProbeOptions, TargetSpec, Verdict } from '../types.js';
 
-export function noAnswerVerdicts(samples: readonly CancelSample[], options: ProbeOptions, spec: TargetSpec, era: Era): Verdict[] {
+export function noAnswerVerdicts(
+  samples: readonly CancelSample[],
+  options: ProbeOptions,
+  spec: TargetSpec,
+  era: Era,
+): Verdict[] {
   const valid = samples.filter((s) => !s.finishedBeforeCancel);
   const early = samples.length - valid.length;
   if (valid.length === 0) {
-    return [{ rule: 'cancel.setup', title: 'the long tool is still running when cancelled', outcome: 'fail', evidence: `all ${samples.length} calls finished within --cancel-after-ms ${options.cancelAfterMs}: give --args for a longer call` }];
+    return [
+      {
+        rule: 'cancel.setup',
+        title: 'the long tool is still running when cancelled',
+        outcome: 'fail',
+        evidence: `all ${samples.length} calls finished within --cancel-after-ms ${options.cancelAfterMs}: give --args for a longer call`,
+      },
+    ];
   }
   const answered = valid.filter((s) => s.answersAfterCancelMs.length > 0);
   const closed = spec.kind === 'http' && era === '2026';
@@ -28,7 +40,12 @@ export function noAnswerVerdicts(samples: readonly CancelSample[], options: Prob
   };
   const out = [verdict];
   if (spec.kind === 'http' && era === '2025') {
-    out.push({ ...verdict, rule: 'http.cancel-own-post', title: 'a cancel on its own POST reaches the call', evidence: `every cancel above travelled on its own POST: ${verdict.evidence}` });
+    out.push({
+      ...verdict,
+      rule: 'http.cancel-own-post',
+      title: 'a cancel on its own POST reaches the call',
+      evidence: `every cancel above travelled on its own POST: ${verdict.evidence}`,
+    });
   }
   return out;
 }

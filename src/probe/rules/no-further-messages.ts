@@ -17,8 +17,21 @@ export function noFurtherMessagesVerdict(samples: readonly CancelSample[], era: 
   const progressed = valid.filter((s) => s.progressAfterCancel > 0);
   const crossed = valid.reduce((n, s) => n + s.progressCrossed, 0);
   const unjudged = valid.filter((s) => !s.markersAnswered).length;
-  const note = [crossed ? `${crossed} progress notification(s) arrived before the markers were answered (may have crossed the cancel; not counted)` : '', unjudged ? `${unjudged} sample(s) whose markers went unanswered cannot be judged` : ''].filter(Boolean).join('; ');
-  if (progressed.length === 0) return { rule, title, outcome: 'pass', evidence: `no progress for ${valid.length} cancelled calls once the server had answered the ${markers} marker(s) behind each cancel${note ? `; ${note}` : ''}` };
+  const note = [
+    crossed
+      ? `${crossed} progress notification(s) arrived before the markers were answered (may have crossed the cancel; not counted)`
+      : '',
+    unjudged ? `${unjudged} sample(s) whose markers went unanswered cannot be judged` : '',
+  ]
+    .filter(Boolean)
+    .join('; ');
+  if (progressed.length === 0)
+    return {
+      rule,
+      title,
+      outcome: 'pass',
+      evidence: `no progress for ${valid.length} cancelled calls once the server had answered the ${markers} marker(s) behind each cancel${note ? `; ${note}` : ''}`,
+    };
   return {
     rule,
     title,

@@ -60,7 +60,10 @@ export async function raceCase(wire: Wire, options: ProbeOptions, tick: () => vo
       races.push(c);
     } else {
       const cancel = wire.sendCancel(c.id, 'probe: race');
-      races.push({ ...c, chain: await markerChain(wire, cancel.at, cancel.delivered, options.markers, options.timeoutMs) });
+      races.push({
+        ...c,
+        chain: await markerChain(wire, cancel.at, cancel.delivered, options.markers, options.timeoutMs),
+      });
     }
     tick();
   }
@@ -85,19 +88,38 @@ function judge(wire: Wire, r: Race): RaceSample {
   const order = orderOf(first.at, r.chain);
   const after = first.at - r.chain.cancelAt;
   const outcome: RaceSample['outcome'] =
-    (r.together && order === 'after-markers') || answers.length > 1 || (order !== 'before-cancel' && saysCancelled(first.msg)) ? 'violation' : order === 'before-cancel' ? 'completed' : order === 'after-markers' ? 'late' : 'crossed';
+    (r.together && order === 'after-markers') ||
+    answers.length > 1 ||
+    (order !== 'before-cancel' && saysCancelled(first.msg))
+      ? 'violation'
+      : order === 'before-cancel'
+        ? 'completed'
+        : order === 'after-markers'
+          ? 'late'
+          : 'crossed';
   return { ...base, cancelDelayMs, answerAfterCancelMs: after, order, outcome };
 }
 
 export function raceVerdict(races: readonly RaceSample[], options: ProbeOptions): Verdict {
   const rule = 'race.no-answer-after-cancel';
   const title = 'complete-vs-cancel races: no answer once the server has read the cancel';
-  if (options.quickTool === undefined || races.length === 0) return { rule, title, outcome: 'skip', evidence: options.quickTool === undefined ? 'no --quick-tool' : '--storm 0' };
+  if (options.quickTool === undefined || races.length === 0)
+    return {
+      rule,
+      title,
+      outcome: 'skip',
+      evidence: options.quickTool === undefined ? 'no --quick-tool' : '--storm 0',
+    };
   const count = (o: RaceSample['outcome']) => races.filter((r) => r.outcome === o).length;
   const bad = races.filter((r) => r.outcome === 'violation');
   const unjudged = races.filter((r) => r.order === 'markers-unanswered').length;
   const together = races.filter((r) => r.together).length;
-  const why = (r: RaceSample) => (r.answers > 1 ? `${r.answers} answers` : r.together && r.order === 'after-markers' ? `cancelled in the same write as the call, answered ${fmt(r.answerAfterCancelMs ?? 0)} ms later, after all ${options.markers} markers behind it` : 'an error saying it was cancelled');
+  const why = (r: RaceSample) =>
+    r.answers > 1
+      ? `${r.answers} answers`
+      : r.together && r.order === 'after-markers'
+        ? `cancelled in the same write as the call, answered ${fmt(r.answerAfterCancelMs ?? 0)} ms later, after all ${options.markers} markers behind it`
+        : 'an error saying it was cancelled';
   return {
     rule,
     title,

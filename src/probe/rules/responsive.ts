@@ -18,7 +18,9 @@ export function whileRunningVerdict(samples: readonly CancelSample[], options: P
     rule: 'ping.while-running',
     title: `${marker} is answered while the long tool runs`,
     outcome: pings.length === 0 || p.max >= options.timeoutMs ? 'fail' : 'pass',
-    evidence: pings.length ? `${pings.length} × ${marker}: p50 ${fmt(p.p50)} ms, p99 ${fmt(p.p99)} ms, max ${fmt(p.max)} ms` : `no ${marker} was answered`,
+    evidence: pings.length
+      ? `${pings.length} × ${marker}: p50 ${fmt(p.p50)} ms, p99 ${fmt(p.p99)} ms, max ${fmt(p.max)} ms`
+      : `no ${marker} was answered`,
   };
 }
 
@@ -29,6 +31,9 @@ export async function afterAllCase(wire: Wire, options: ProbeOptions, lost: () =
     rule: 'ping.after',
     title: `the server still answers ${marker} after all of it`,
     outcome: rtt === undefined || lost() ? 'fail' : 'pass',
-    evidence: rtt === undefined ? `no answer in ${options.timeoutMs} ms${lost() ? '; the connection closed' : ''}` : `answered in ${rtt.toFixed(1)} ms`,
+    evidence:
+      rtt === undefined
+        ? `no answer in ${options.timeoutMs} ms${lost() ? '; the connection closed' : ''}`
+        : `answered in ${rtt.toFixed(1)} ms`,
   };
 }

@@ -29,7 +29,13 @@ const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const DECLARES_TASKS = { _meta: { [META.clientCapabilities]: { extensions: { [TASKS_EXTENSION]: {} } } } };
 
 /** How each era asks for a task and says it made one. */
-const CREATE: Record<Era, { params(options: ProbeOptions): Record<string, unknown>; taskId(result: Record<string, unknown>): string | undefined }> = {
+const CREATE: Record<
+  Era,
+  {
+    params(options: ProbeOptions): Record<string, unknown>;
+    taskId(result: Record<string, unknown>): string | undefined;
+  }
+> = {
   '2025': {
     params: (o) => ({ name: o.taskTool, arguments: o.taskArgs, task: { ttl: 60_000 } }),
     taskId: (r) => (r as { task?: { taskId?: unknown } }).task?.taskId as string | undefined,
@@ -40,17 +46,32 @@ const CREATE: Record<Era, { params(options: ProbeOptions): Record<string, unknow
   },
 };
 
-export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid: number | undefined): Promise<Verdict[]> {
-  const skip = (evidence: string): Verdict[] => [{ rule: 'tasks.cancel', title: 'tasks/cancel ends a running task', outcome: 'skip', evidence }];
+export async function tasksCase(
+  wire: Wire,
+  options: ProbeOptions,
+  era: Era,
+  pid: number | undefined,
+): Promise<Verdict[]> {
+  const skip = (evidence: string): Verdict[] => [
+    { rule: 'tasks.cancel', title: 'tasks/cancel ends a running task', outcome: 'skip', evidence },
+  ];
   if (options.taskTool === undefined) return [];
-  const created = await ask(wire, 'tools/call', CREATE[era].params(options), options.timeoutMs).catch((e: unknown) => e);
+  const created = await ask(wire, 'tools/call', CREATE[era].params(options), options.timeoutMs).catch(
+    (e: unknown) => e,
+  );
   const taskId = created instanceof Error ? undefined : CREATE[era].taskId(created as Record<string, unknown>);
-  if (taskId === undefined) return skip(`no task was created: ${created instanceof Error ? created.message : JSON.stringify(created).slice(0, 160)}`);
+  if (taskId === undefined)
+    return skip(
+      `no task was created: ${created instanceof Error ? created.message : JSON.stringify(created).slice(0, 160)}`,
+    );
   const modern = era === '2026';
   const ofTask = { taskId, ...(modern && DECLARES_TASKS) };
   await sleep(options.cancelAfterMs);
   const before = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch(() => undefined);
-  if (before && before.status !== 'working') return skip(`the task was already ${String(before.status)} at --cancel-after-ms ${options.cancelAfterMs}: give --task-args for a longer call`);
+  if (before && before.status !== 'working')
+    return skip(
+      `the task was already ${String(before.status)} at --cancel-after-ms ${options.cancelAfterMs}: give --task-args for a longer call`,
+    );
   const tree = pid !== undefined ? processTree(pid) : [];
   const cpu0 = pid !== undefined ? treeCpuMs(pid) : undefined;
   const cancelAt = performance.now();
@@ -64,35 +85,56 @@ export async function tasksCase(wire: Wire, options: ProbeOptions, era: Era, pid
           rule: 'tasks.cancel',
           title: 'tasks/cancel of a running task is acknowledged',
           outcome: answered ? 'pass' : 'fail',
-          evidence: answered ? `acknowledged in ${ackedIn}${answered.resultType === undefined ? '' : ` (resultType ${String(answered.resultType)})`}` : `refused: ${(answer as Error).message}`,
+          evidence: answered
+            ? `acknowledged in ${ackedIn}${answered.resultType === undefined ? '' : ` (resultType ${String(answered.resultType)})`}`
+            : `refused: ${(answer as Error).message}`,
         }
       : {
           rule: 'tasks.cancel',
           title: 'tasks/cancel of a running task is answered with status cancelled',
           outcome: answered?.status === 'cancelled' ? 'pass' : 'fail',
-          evidence: answered ? `answered in ${ackedIn} with status ${String(answered.status)}` : `refused: ${(answer as Error).message}`,
+          evidence: answered
+            ? `answered in ${ackedIn} with status ${String(answered.status)}`
+            : `refused: ${(answer as Error).message}`,
         },
   );
   const right = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch((e: unknown) => e);
   const end = cancelAt + options.settleMs;
-  const busy = pid !== undefined ? await busyOver(tree, cancelAt + options.settleMs / 3, end) : await sleep(Math.max(0, end - performance.now()));
+  const busy =
+    pid !== undefined
+      ? await busyOver(tree, cancelAt + options.settleMs / 3, end)
+      : await sleep(Math.max(0, end - performance.now()));
   const cpu1 = pid !== undefined ? treeCpuMs(pid) : undefined;
   const later = await ask(wire, 'tasks/get', ofTask, options.timeoutMs).catch((e: unknown) => e);
-  const statusOf = (r: unknown) => (r instanceof Error ? `error (${r.message.slice(0, 80)})` : String((r as { status?: unknown }).status));
+  const statusOf = (r: unknown) =>
+    r instanceof Error ? `error (${r.message.slice(0, 80)})` : String((r as { status?: unknown }).status);
   // 2026 may be eventually consistent: only the end of the window counts, and a miss is a WARN.
   const ended = statusOf(later) === 'cancelled' && (modern || statusOf(right) === 'cancelled');
   out.push({
     rule: 'tasks.ends-cancelled',
-    title: modern ? 'the task ends cancelled within the watch window' : 'the task is cancelled right after the answer, and stays cancelled',
+    title: modern
+      ? 'the task ends cancelled within the watch window'
+      : 'the task is cancelled right after the answer, and stays cancelled',
     outcome: ended ? 'pass' : modern ? 'warn' : 'fail',
     evidence: `tasks/get right after: ${statusOf(right)}; ${options.settleMs} ms later: ${statusOf(later)}`,
   });
   if (cpu0 !== undefined && cpu1 !== undefined) {
-    const stop = stopVerdict('tasks.work-stops', `the task's work stops: at most ${options.maxCpuAfterCancelMs} ms CPU after tasks/cancel, no thread left working`, cpu1 - cpu0, busy ?? undefined, options);
+    const stop = stopVerdict(
+      'tasks.work-stops',
+      `the task's work stops: at most ${options.maxCpuAfterCancelMs} ms CPU after tasks/cancel, no thread left working`,
+      cpu1 - cpu0,
+      busy ?? undefined,
+      options,
+    );
     // The extension's cancellation is cooperative ("need not stop the work"): burning on is reported, not failed.
     out.push(modern && stop.outcome === 'fail' ? { ...stop, outcome: 'warn' } : stop);
   } else {
-    out.push({ rule: 'tasks.work-stops', title: "the task's work stops after tasks/cancel", outcome: 'skip', evidence: 'CPU not measurable: an HTTP server without --pid, or no /proc' });
+    out.push({
+      rule: 'tasks.work-stops',
+      title: "the task's work stops after tasks/cancel",
+      outcome: 'skip',
+      evidence: 'CPU not measurable: an HTTP server without --pid, or no /proc',
+    });
   }
   return out;
 }

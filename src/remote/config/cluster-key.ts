@@ -26,7 +26,9 @@ export class ClusterKey {
     try {
       text = readFileSync(path, 'utf8');
     } catch (e) {
-      throw new RedisConfigError(`cannot read the cluster key file ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+      throw new RedisConfigError(
+        `cannot read the cluster key file ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+      );
     }
     return ClusterKey.from(text.replace(/\r?\n$/, ''), path);
   }
@@ -34,14 +36,20 @@ export class ClusterKey {
   /** A key given as text (`where` names it in an error, never its value). */
   static from(text: string, where = 'the cluster key'): ClusterKey {
     const key = Buffer.from(text, 'utf8');
-    if (key.length < MIN_KEY_BYTES) throw new RedisConfigError(`${where} holds ${key.length} bytes; a cluster key needs at least ${MIN_KEY_BYTES} (make one with: openssl rand -hex 32 > cluster.key)`);
+    if (key.length < MIN_KEY_BYTES)
+      throw new RedisConfigError(
+        `${where} holds ${key.length} bytes; a cluster key needs at least ${MIN_KEY_BYTES} (make one with: openssl rand -hex 32 > cluster.key)`,
+      );
     return new ClusterKey(key);
   }
 
   /** The MAC of `body` (plain JSON) as `kind` for job `jobId`. */
   sign(kind: SignedKind, jobId: string, body: unknown): string {
     // JSON.stringify of parsed JSON reproduces the text it was parsed from, so both ends sign the same bytes.
-    return createHmac('sha256', this.key).update(`${kind}\n${jobId}\n`).update(JSON.stringify(body)).digest('base64url');
+    return createHmac('sha256', this.key)
+      .update(`${kind}\n${jobId}\n`)
+      .update(JSON.stringify(body))
+      .digest('base64url');
   }
 
   /** A key for another purpose (e.g. signing 2026 requestStates), the same on every holder of this key, and not this key. */
@@ -62,12 +70,22 @@ export class ClusterKey {
 export type Signed<T> = T & { readonly m?: string };
 
 /** `value` with its MAC added (unchanged without a key). */
-export function signed<T extends object>(key: ClusterKey | undefined, kind: SignedKind, jobId: string, value: T): Signed<T> {
+export function signed<T extends object>(
+  key: ClusterKey | undefined,
+  kind: SignedKind,
+  jobId: string,
+  value: T,
+): Signed<T> {
   return key ? { ...value, m: key.sign(kind, jobId, value) } : value;
 }
 
 /** `value` without its MAC if it verifies (or there is no key); undefined if it does not. */
-export function verified<T extends object>(key: ClusterKey | undefined, kind: SignedKind, jobId: string, value: Signed<T>): T | undefined {
+export function verified<T extends object>(
+  key: ClusterKey | undefined,
+  kind: SignedKind,
+  jobId: string,
+  value: Signed<T>,
+): T | undefined {
   if (!key) return value;
   const { m, ...rest } = value;
   return key.verify(kind, jobId, rest, m) ? (rest as T) : undefined;
@@ -79,7 +97,12 @@ export function verified<T extends object>(key: ClusterKey | undefined, kind: Si
  * it), not an object, or does not verify. Its fields are not checked: the
  * caller checks the shape it expects.
  */
-export function parseSigned<T extends object>(text: string, key: ClusterKey | undefined, kind: SignedKind, id: string): T | undefined {
+export function parseSigned<T extends object>(
+  text: string,
+  key: ClusterKey | undefined,
+  kind: SignedKind,
+  id: string,
+): T | undefined {
   const value = jsonObject(text);
   return value && verified(key, kind, id, value as Signed<T>);
 }

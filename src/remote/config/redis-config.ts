@@ -22,7 +22,9 @@ export interface RedisConfig {
    * with Sentinel, the sentinels and master group: the URL then gives only
    * the primary's credentials and database, its host is not used).
    */
-  readonly options: { readonly tls?: { readonly ca: Buffer } } & Partial<SentinelOptions> & { readonly reconnectOnError?: (error: Error) => boolean };
+  readonly options: { readonly tls?: { readonly ca: Buffer } } & Partial<SentinelOptions> & {
+      readonly reconnectOnError?: (error: Error) => boolean;
+    };
   /** Replaces the URL's secrets wherever they occur in `text` (an error message from a library, say). */
   redact(text: string): string;
 }
@@ -49,27 +51,36 @@ export function redisConfig(source: RedisSource): RedisConfig {
     try {
       url = readFileSync(source.urlFile, 'utf8').split(/\r?\n/)[0]!.trim();
     } catch (error) {
-      throw new RedisConfigError(`cannot read the Redis URL file ${source.urlFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new RedisConfigError(
+        `cannot read the Redis URL file ${source.urlFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
     }
   }
   url ??= (source.env ?? process.env)[REDIS_URL_ENV];
   if ((url === undefined || url === '') && source.sentinel !== undefined) url = SENTINEL_PLACEHOLDER_URL;
-  if (url === undefined || url === '') throw new RedisConfigError(`no Redis URL: give --redis <url>, --redis-url-file <path> or ${REDIS_URL_ENV}`);
+  if (url === undefined || url === '')
+    throw new RedisConfigError(`no Redis URL: give --redis <url>, --redis-url-file <path> or ${REDIS_URL_ENV}`);
   const display = redactUrl(url);
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new RedisConfigError(`not a Redis URL: ${display} (expected redis://[user:password@]host[:port][/db] or rediss://...)`);
+    throw new RedisConfigError(
+      `not a Redis URL: ${display} (expected redis://[user:password@]host[:port][/db] or rediss://...)`,
+    );
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new RedisConfigError(`not a Redis URL: ${display} (the scheme must be redis:// or rediss://)`);
   }
   if (parsed.hostname === '') throw new RedisConfigError(`not a Redis URL: ${display} (no host)`);
   const db = parsed.pathname.replace(/^\//, '');
-  if (db !== '' && !/^\d+$/.test(db)) throw new RedisConfigError(`not a Redis URL: ${display} (the path must be a database number)`);
+  if (db !== '' && !/^\d+$/.test(db))
+    throw new RedisConfigError(`not a Redis URL: ${display} (the path must be a database number)`);
   const sentinel = source.sentinel && sentinelConfig({ ...source.sentinel, ...(source.env && { env: source.env }) });
-  if (sentinel && parsed.protocol === 'rediss:') throw new RedisConfigError(`TLS (rediss://) through Sentinel is not supported: give a redis:// URL with --redis-sentinels (got ${display})`);
+  if (sentinel && parsed.protocol === 'rediss:')
+    throw new RedisConfigError(
+      `TLS (rediss://) through Sentinel is not supported: give a redis:// URL with --redis-sentinels (got ${display})`,
+    );
   const options: RedisConfig['options'] = {
     ...(sentinel && {
       ...sentinel.options,
@@ -78,16 +89,25 @@ export function redisConfig(source: RedisSource): RedisConfig {
     }),
   };
   if (source.caFile !== undefined) {
-    if (parsed.protocol !== 'rediss:') throw new RedisConfigError(`--redis-ca-file needs a rediss:// URL (got ${display})`);
+    if (parsed.protocol !== 'rediss:')
+      throw new RedisConfigError(`--redis-ca-file needs a rediss:// URL (got ${display})`);
     let ca: Buffer;
     try {
       ca = readFileSync(source.caFile);
     } catch (error) {
-      throw new RedisConfigError(`cannot read the Redis CA file ${source.caFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new RedisConfigError(
+        `cannot read the Redis CA file ${source.caFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
     }
     Object.assign(options, { tls: { ca } });
   }
-  const secrets = [parsed.password, decodeURIComponent(parsed.password), parsed.username, decodeURIComponent(parsed.username), sentinel?.secret ?? ''].filter((s) => s.length >= 3);
+  const secrets = [
+    parsed.password,
+    decodeURIComponent(parsed.password),
+    parsed.username,
+    decodeURIComponent(parsed.username),
+    sentinel?.secret ?? '',
+  ].filter((s) => s.length >= 3);
   return {
     url,
     display: sentinel ? sentinel.display : display,
@@ -114,7 +134,9 @@ export function redactUrl(url: string): string {
 /** Whether an error from Redis means the credentials were refused (not that Redis is away). */
 export function isAuthFailure(error: unknown): boolean {
   const m = error instanceof Error ? error.message : String(error);
-  return /WRONGPASS|NOAUTH|invalid password|invalid username-password|AUTH <password> called without any password/i.test(m);
+  return /WRONGPASS|NOAUTH|invalid password|invalid username-password|AUTH <password> called without any password/i.test(
+    m,
+  );
 }
 
 /** A one-line reason for a connection error, without secrets. */
@@ -122,7 +144,15 @@ export function describeRedisError(config: RedisConfig, error: unknown): string 
   const m = error instanceof Error ? ((error as NodeJS.ErrnoException).code ?? error.message) : String(error);
   // ioredis's Sentinel error wraps the cause: name it, not "unreachable", when the sentinels refused the password.
   const viaSentinels = /^All sentinels are unreachable\..*?Last error: (.*)$/s.exec(m);
-  if (viaSentinels) return config.redact(isAuthFailure(viaSentinels[1]) ? `the sentinels said: ${viaSentinels[1]}` : `no sentinel answered; the last said: ${viaSentinels[1]}`);
-  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|altnames/i.test(m)) return config.redact(`${m}: its TLS certificate was not accepted; give --redis-ca-file with the CA that signed it, and a host name the certificate names`);
+  if (viaSentinels)
+    return config.redact(
+      isAuthFailure(viaSentinels[1])
+        ? `the sentinels said: ${viaSentinels[1]}`
+        : `no sentinel answered; the last said: ${viaSentinels[1]}`,
+    );
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|altnames/i.test(m))
+    return config.redact(
+      `${m}: its TLS certificate was not accepted; give --redis-ca-file with the CA that signed it, and a host name the certificate names`,
+    );
   return config.redact(m);
 }

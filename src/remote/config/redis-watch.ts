@@ -32,7 +32,8 @@ export class RedisWatch {
 
   /** One line on what is wrong with Redis now. */
   describe(): string {
-    if (this.authFailed) return `Redis at ${this.config.display} refused the credentials (${this.lastError ?? 'auth failed'})`;
+    if (this.authFailed)
+      return `Redis at ${this.config.display} refused the credentials (${this.lastError ?? 'auth failed'})`;
     return `Redis at ${this.config.display} is unreachable${this.lastError ? ` (${this.lastError})` : ''}`;
   }
 

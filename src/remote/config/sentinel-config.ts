@@ -48,15 +48,19 @@ export function sentinelConfig(source: SentinelSource): SentinelConfig {
     .map((s) => s.trim())
     .filter((s) => s !== '')
     .map(parseAddress);
-  if (sentinels.length === 0) throw new RedisConfigError('--redis-sentinels: no sentinel given (expected host:port[,host:port...])');
+  if (sentinels.length === 0)
+    throw new RedisConfigError('--redis-sentinels: no sentinel given (expected host:port[,host:port...])');
   const name = source.name ?? DEFAULT_SENTINEL_NAME;
-  if (!/^[\w.\-:]+$/.test(name)) throw new RedisConfigError(`--redis-sentinel-name: not a master group name: ${JSON.stringify(name)}`);
+  if (!/^[\w.\-:]+$/.test(name))
+    throw new RedisConfigError(`--redis-sentinel-name: not a master group name: ${JSON.stringify(name)}`);
   let password: string | undefined;
   if (source.passwordFile !== undefined) {
     try {
       password = readFileSync(source.passwordFile, 'utf8').split(/\r?\n/)[0]!.trim();
     } catch (error) {
-      throw new RedisConfigError(`cannot read the Sentinel password file ${source.passwordFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new RedisConfigError(
+        `cannot read the Sentinel password file ${source.passwordFile}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
     }
   } else {
     password = (source.env ?? process.env)[SENTINEL_PASSWORD_ENV];
@@ -76,7 +80,9 @@ function parseAddress(entry: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:[\]]+))(?::(\d+))?$/.exec(entry);
   const port = m?.[3] === undefined ? DEFAULT_SENTINEL_PORT : Number(m[3]);
   if (!m || !Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new RedisConfigError(`--redis-sentinels: not a host:port: ${JSON.stringify(entry.replace(/^[^@]*@/, '***@'))} (expected host:port[,host:port...])`);
+    throw new RedisConfigError(
+      `--redis-sentinels: not a host:port: ${JSON.stringify(entry.replace(/^[^@]*@/, '***@'))} (expected host:port[,host:port...])`,
+    );
   }
   return { host: m[1] ?? m[2]!, port };
 }

@@ -26,7 +26,10 @@ export interface OpenAsk {
 
 export class FrontAsks {
   /** Asks being answered, by ask id, in the order they came. */
-  private readonly open = new Map<string, { readonly stop: AbortController; readonly method: ClientRequestMethod; readonly params: Record<string, unknown> }>();
+  private readonly open = new Map<
+    string,
+    { readonly stop: AbortController; readonly method: ClientRequestMethod; readonly params: Record<string, unknown> }
+  >();
   /** Asks that ended here (answered, withdrawn, aborted), or were withdrawn before they came: never asked again. */
   private readonly done = new Set<string>();
 
@@ -57,7 +60,9 @@ export class FrontAsks {
     this.open.set(a, { stop, method, params });
     let asked: Promise<Record<string, unknown>>;
     try {
-      asked = this.handler ? this.handler(method, params, stop.signal, a) : Promise.reject(new Error(`${method}: this call has no way to reach its client`));
+      asked = this.handler
+        ? this.handler(method, params, stop.signal, a)
+        : Promise.reject(new Error(`${method}: this call has no way to reach its client`));
     } catch (error) {
       asked = Promise.reject(error);
     }

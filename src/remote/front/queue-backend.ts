@@ -86,7 +86,18 @@ const RETIRE_BACKLOG = 100_000;
 const RETIRE_DELAY_MS = 5;
 
 export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
-  private readonly counters = { completed: 0, cancelled: 0, failed: 0, timedOut: 0, hardKilled: 0, lateCancelsIgnored: 0, unknownCancelsIgnored: 0, logsDropped: 0, reportsReceived: 0, reportsDiscarded: 0 };
+  private readonly counters = {
+    completed: 0,
+    cancelled: 0,
+    failed: 0,
+    timedOut: 0,
+    hardKilled: 0,
+    lateCancelsIgnored: 0,
+    unknownCancelsIgnored: 0,
+    logsDropped: 0,
+    reportsReceived: 0,
+    reportsDiscarded: 0,
+  };
   protected readonly unknownCancels = this.counters;
   private readonly context: RemoteContext;
   private readonly byJob = new Map<string, RemoteCall>();
@@ -130,9 +141,18 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       redisTimeoutMs: options.submitTimeoutMs ?? REDIS_TIMEOUT_MS,
       clusterKey: options.clusterKey,
       refusal: (o) => this.refusal(o, queueLimit),
-      enqueue: async (jobId, data) => void (await queue.add(data.tool, data, { jobId, removeOnComplete: true, removeOnFail: true })),
+      enqueue: async (jobId, data) =>
+        void (await queue.add(data.tool, data, { jobId, removeOnComplete: true, removeOnFail: true })),
       dequeue: (jobId) => void queue.remove(jobId).catch(() => undefined),
-      reply: (jobId, a, reply) => void states.reply(jobId, frontId, a, JSON.stringify(signed(options.clusterKey, 'reply', jobId, { j: jobId, a, ...reply }))).catch(() => undefined),
+      reply: (jobId, a, reply) =>
+        void states
+          .reply(
+            jobId,
+            frontId,
+            a,
+            JSON.stringify(signed(options.clusterKey, 'reply', jobId, { j: jobId, a, ...reply })),
+          )
+          .catch(() => undefined),
       submitted: (jobId, call) => this.byJob.set(jobId, call as RemoteCall),
       stopping: (jobId, host) => this.stoppingJobs.set(jobId, { host, until: Date.now() + this.lostHostTimeoutMs }),
       released: (call, jobId) => {
@@ -157,14 +177,29 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
    * and connects; does not wait for Redis (see {@link QueueBackend.ready}).
    */
   static async create(options: QueueBackendOptions): Promise<QueueBackend> {
-    const redis = redisConfig({ url: options.redisUrl, ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }), ...(options.redisSentinel && { sentinel: options.redisSentinel }) });
+    const redis = redisConfig({
+      url: options.redisUrl,
+      ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }),
+      ...(options.redisSentinel && { sentinel: options.redisSentinel }),
+    });
     const tools = await loadToolCatalog(options.toolModules ?? [], options.builtins ?? true);
     const name = options.queue ?? DEFAULT_QUEUE;
     const frontId = randomBytes(6).toString('hex');
     // Fail fast while Redis is away instead of queueing commands for later; reconnect on its own.
     const retry = { retryStrategy: (times: number) => Math.min(times * 100, 1000) };
-    const cmd = new Redis(redis.url, { ...redis.options, ...retry, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectionName: `mcp-front-${frontId}-cmd` });
-    const sub = new Redis(redis.url, { ...redis.options, ...retry, maxRetriesPerRequest: null, connectionName: `mcp-front-${frontId}-sub` });
+    const cmd = new Redis(redis.url, {
+      ...redis.options,
+      ...retry,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      connectionName: `mcp-front-${frontId}-cmd`,
+    });
+    const sub = new Redis(redis.url, {
+      ...redis.options,
+      ...retry,
+      maxRetriesPerRequest: null,
+      connectionName: `mcp-front-${frontId}-sub`,
+    });
     const log = options.log ?? ((m: string) => logger().warn(m));
     const watch = new RedisWatch(redis, 'calls fail until it is back', log);
     watch.follow(cmd);
@@ -173,8 +208,14 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     queue.on('error', () => undefined);
     const states = new JobStates(cmd, name);
     const liveness = new Liveness(cmd, states.keys.front(frontId), FRONT_LIVENESS_TTL_MS, LIVENESS_REFRESH_MS);
-    const backend = new QueueBackend(tools, frontId, redis, name, cmd, sub, queue, liveness, states, watch, { ...options, log });
-    sub.on('message', safeListener('front end', log, (_channel, text) => backend.onMessage(text)));
+    const backend = new QueueBackend(tools, frontId, redis, name, cmd, sub, queue, liveness, states, watch, {
+      ...options,
+      log,
+    });
+    sub.on(
+      'message',
+      safeListener('front end', log, (_channel, text) => backend.onMessage(text)),
+    );
     void sub.subscribe(states.keys.frontChannel(frontId)).catch(() => undefined); // ioredis resubscribes after a reconnect
     let first = true;
     const onReady = () => {
@@ -203,7 +244,8 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     for (;;) {
       if (this.watch.authFailed) throw new RedisAuthError(this.watch.describe());
       if (this.cmd.status === 'ready' && (await this.cmd.exists(this.liveness.key).catch(() => 0)) === 1) break;
-      if (Date.now() > end || (failFast && this.watch.lastError !== undefined)) throw new RedisUnreachableError(this.watch.describe());
+      if (Date.now() > end || (failFast && this.watch.lastError !== undefined))
+        throw new RedisUnreachableError(this.watch.describe());
       await new Promise((r) => setTimeout(r, 50));
     }
     await this.queue.waitUntilReady();
@@ -211,7 +253,9 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
 
   /** A task store in this queue's Redis, shared with every front end of the queue (task-store.ts). */
   taskStore(options: RedisTaskStoreOptions): RedisTaskStore {
-    return new RedisTaskStore(this.cmd, this.states, this.frontId, this.options.clusterKey, options, () => this.watch.describe());
+    return new RedisTaskStore(this.cmd, this.states, this.frontId, this.options.clusterKey, options, () =>
+      this.watch.describe(),
+    );
   }
 
   /** 2026 tasks' questions to the client in this queue's Redis, shared with every front end of the queue (task-input-store.ts). */
@@ -226,7 +270,12 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
 
   /** Parked 2026 calls shared with every front end of the queue (parking.ts): hand it to the InputWaits. */
   parking(): SharedParking {
-    return new RedisParking(this.states, this.frontId, this.options.clusterKey, (h) => this.registry.get('inbound', h.session, h.id) as RemoteCall | undefined);
+    return new RedisParking(
+      this.states,
+      this.frontId,
+      this.options.clusterKey,
+      (h) => this.registry.get('inbound', h.session, h.id) as RemoteCall | undefined,
+    );
   }
 
   protected newCall(session: string, id: RequestId): RemoteCall {
@@ -241,7 +290,14 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       if (counted === 'running') running++;
       else if (counted === 'queued') queued++;
     }
-    return { ...this.counters, running, queued, stopping: this.stoppingJobs.size, inFlight: this.registry.size, threads: 0 };
+    return {
+      ...this.counters,
+      running,
+      queued,
+      stopping: this.stoppingJobs.size,
+      inFlight: this.registry.size,
+      threads: 0,
+    };
   }
 
   async close(): Promise<void> {
@@ -251,7 +307,10 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     // A task's job is left running: its task, in Redis, outlives this front end (docs/many-hosts.md "Many hosts"). One whose
     // task was never stored (an undecided task window) is cancelled by its host's check once our liveness key is gone.
     const calls = this.calls().filter((c) => c.taskId === undefined);
-    await Promise.race([Promise.all(calls.map((c) => c.requestCancel('front end closing'))), new Promise((r) => setTimeout(r, 2000))]);
+    await Promise.race([
+      Promise.all(calls.map((c) => c.requestCancel('front end closing'))),
+      new Promise((r) => setTimeout(r, 2000)),
+    ]);
     this.retireNow(); // before the connection goes, not at a timer after it
     await Promise.race([this.liveness.stop(), new Promise((r) => setTimeout(r, 1000))]);
     await Promise.race([this.queue.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
@@ -262,7 +321,12 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   /** Why a new call cannot be queued now. */
   private refusal(_options: StartOptions, queueLimit: number): Refusal | undefined {
     if (this.cmd.status !== 'ready') {
-      return { code: 'rejected', message: this.watch.authFailed ? `${this.watch.describe()}: the call was not queued` : `Redis at ${this.redis.display} is unreachable: the call was not queued; try again when it is back` };
+      return {
+        code: 'rejected',
+        message: this.watch.authFailed
+          ? `${this.watch.describe()}: the call was not queued`
+          : `Redis at ${this.redis.display} is unreachable: the call was not queued; try again when it is back`,
+      };
     }
     if (this.noHostReported) return { code: 'rejected', message: this.noHostMessage() };
     let waiting = 0;
@@ -270,7 +334,11 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       const k = call.phase.kind;
       if (k === 'submitting' || k === 'queued') waiting++;
     }
-    if (waiting >= queueLimit) return { code: 'queue_full', message: `server busy: ${waiting} calls already waiting for a worker host (queue limit ${queueLimit}); try again later` };
+    if (waiting >= queueLimit)
+      return {
+        code: 'queue_full',
+        message: `server busy: ${waiting} calls already waiting for a worker host (queue limit ${queueLimit}); try again later`,
+      };
     return undefined;
   }
 
@@ -327,7 +395,10 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       if (all || call.phase.kind === 'running') void call.check(this.lostHostTimeoutMs).catch(() => undefined);
     }
     for (const jobId of [...this.retireLater].slice(0, 1000)) this.retire(jobId);
-    void this.states.liveHosts().then((n) => this.hosts(n), () => undefined);
+    void this.states.liveHosts().then(
+      (n) => this.hosts(n),
+      () => undefined,
+    );
   }
 
   /** A stop not yet reported: wait on while its host lives, else give up on hearing of it. */
@@ -354,7 +425,8 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     this.noHostSince ??= Date.now();
     if (Date.now() - this.noHostSince < (this.options.noHostTimeoutMs ?? NO_HOST_TIMEOUT_MS)) return;
     const message = this.noHostMessage();
-    if (!this.noHostReported) log(message.replace(': the call was not run', ': waiting calls fail, new ones are refused'));
+    if (!this.noHostReported)
+      log(message.replace(': the call was not run', ': waiting calls fail, new ones are refused'));
     this.noHostReported = true;
     for (const call of this.byJob.values()) void call.noHost(message).catch(() => undefined);
   }
@@ -362,5 +434,8 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
 
 /** Loads tools by name from the built-ins (unless `builtins` is false) and `modules` (paths or file URLs). */
 function loadToolCatalog(modules: readonly (string | URL)[], builtins = true): Promise<Map<string, ToolDefinition>> {
-  return loadTools([...(builtins ? [BUILTIN_TOOLS] : []), ...modules.map((m) => (m instanceof URL ? m.href : m.startsWith('file:') ? m : pathToFileURL(m).href))]);
+  return loadTools([
+    ...(builtins ? [BUILTIN_TOOLS] : []),
+    ...modules.map((m) => (m instanceof URL ? m.href : m.startsWith('file:') ? m : pathToFileURL(m).href)),
+  ]);
 }

@@ -80,7 +80,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     const texts = await this.ctx.states.openAsks(jobId, unseen);
     texts.forEach((text, i) => {
       const message = text === null ? undefined : parseFrontMessage(text, this.ctx.clusterKey);
-      if (message?.t === 'q' && message.j === jobId && message.a === unseen[i] && this.jobId === jobId) this.receive(message);
+      if (message?.t === 'q' && message.j === jobId && message.a === unseen[i] && this.jobId === jobId)
+        this.receive(message);
     });
   }
 
@@ -92,7 +93,11 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   /** submitting → settled{failed}: no cancel was asked, so the error is owed. */
   private submitFailed(job: Submission, why: string): void {
     if (this.current.kind !== 'submitting' || this.current.job !== job) return;
-    this.settle({ kind: 'failed', code: 'rejected', message: `Redis at ${this.ctx.redisDisplay} failed while queuing the call: ${why}` });
+    this.settle({
+      kind: 'failed',
+      code: 'rejected',
+      message: `Redis at ${this.ctx.redisDisplay} failed while queuing the call: ${why}`,
+    });
   }
 
   /** The host won running → responding in Redis: this outcome is the answer, whatever the client sent since. */
@@ -195,10 +200,20 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       await this.ctx.states.create(jobId, this.ctx.frontId, options.taskId);
       await this.ctx.enqueue(jobId, data);
     })();
-    const job: Submission = { jobId, options, inRedis: queuing.then(() => true, () => false) };
+    const job: Submission = {
+      jobId,
+      options,
+      inRedis: queuing.then(
+        () => true,
+        () => false,
+      ),
+    };
     this.current = { kind: 'submitting', job };
     this.ctx.submitted(jobId, this);
-    const timer = setTimeout(() => this.submitFailed(job, `no answer within ${this.ctx.redisTimeoutMs} ms`), this.ctx.redisTimeoutMs);
+    const timer = setTimeout(
+      () => this.submitFailed(job, `no answer within ${this.ctx.redisTimeoutMs} ms`),
+      this.ctx.redisTimeoutMs,
+    );
     queuing.then(
       () => {
         clearTimeout(timer);
@@ -214,7 +229,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
 
   /** {@link CallHandle.abandon}: reserved → settled{failed}. */
   abandon(): void {
-    if (this.current.kind === 'reserved') this.settle({ kind: 'failed', code: 'rejected', message: 'request rejected before it started' });
+    if (this.current.kind === 'reserved')
+      this.settle({ kind: 'failed', code: 'rejected', message: 'request rejected before it started' });
   }
 
   /**
@@ -256,7 +272,10 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   }
 
   /** An adopted job runs on its host already: its open asks are handed to the call's handler as if they came now. */
-  private startAdopted(adoption: { readonly jobId: string; readonly asks: readonly OpenAsk[] }, options: StartOptions): Promise<JobOutcome> {
+  private startAdopted(
+    adoption: { readonly jobId: string; readonly asks: readonly OpenAsk[] },
+    options: StartOptions,
+  ): Promise<JobOutcome> {
     const job: Submission = { jobId: adoption.jobId, options, inRedis: Promise.resolve(true) };
     this.current = { kind: 'running', job, host: '' };
     this.ctx.submitted(job.jobId, this);
@@ -272,7 +291,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       case 'o':
         return this.delivered(message.o);
       case 'r':
-        if (s.kind === 'submitting' || s.kind === 'queued') this.current = { kind: 'running', job: s.job, host: message.h };
+        if (s.kind === 'submitting' || s.kind === 'queued')
+          this.current = { kind: 'running', job: s.job, host: message.h };
         return;
       case 's':
         return;
@@ -281,7 +301,10 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       case 'm': {
         // Believed once Redis says so: then the job is another front end's, and this call lets go without a cancel.
         const jobId = s.job.jobId;
-        return void this.ctx.states.owner(jobId).then((owner) => owner !== undefined && owner !== this.ctx.frontId && this.release(), () => undefined);
+        return void this.ctx.states.owner(jobId).then(
+          (owner) => owner !== undefined && owner !== this.ctx.frontId && this.release(),
+          () => undefined,
+        );
       }
       case 'q': {
         if (s.kind === 'cancelling') return; // being stopped: the host's stop rejects the ask there
@@ -303,7 +326,9 @@ export class RemoteCall implements CallHandle, InFlightEntry {
 
   /** The job's asks here, from the first message about one. */
   private asksOf(job: Submission): FrontAsks {
-    return (this.asks ??= new FrontAsks(job.options.onClientRequest, (a, reply) => this.ctx.reply(job.jobId, a, reply)));
+    return (this.asks ??= new FrontAsks(job.options.onClientRequest, (a, reply) =>
+      this.ctx.reply(job.jobId, a, reply),
+    ));
   }
 
   /**
@@ -323,34 +348,57 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         if (message?.t === 'o') return void this.delivered(message.o);
         // A stranger's write, not the host's answer: dropped. The host's own respond still lands over it (RESPOND in
         // lua.ts); meanwhile the call waits on that host's liveness, as a running call does.
-        const since = probe.hostAlive ? undefined : now.kind === 'running' && now.hostlessSince !== undefined ? now.hostlessSince : Date.now();
-        this.current = { kind: 'running', job: now.job, host: probe.host, ...(since !== undefined && { hostlessSince: since }) };
+        const since = probe.hostAlive
+          ? undefined
+          : now.kind === 'running' && now.hostlessSince !== undefined
+            ? now.hostlessSince
+            : Date.now();
+        this.current = {
+          kind: 'running',
+          job: now.job,
+          host: probe.host,
+          ...(since !== undefined && { hostlessSince: since }),
+        };
         if (since === undefined || Date.now() - since < lostHostTimeoutMs) return;
-        return void this.fail(`worker host ${probe.host || '(none took it)'} is gone and the only outcome in Redis does not verify against this front end's cluster key (a write by someone without it, or the worker hosts use another --cluster-key-file); the call may or may not have run`);
+        return void this.fail(
+          `worker host ${probe.host || '(none took it)'} is gone and the only outcome in Redis does not verify against this front end's cluster key (a write by someone without it, or the worker hosts use another --cluster-key-file); the call may or may not have run`,
+        );
       }
       case 'gone':
-        return void this.fail('the job\'s state in Redis is gone (was Redis restarted without persistence, or flushed?); the call may or may not have run');
+        return void this.fail(
+          "the job's state in Redis is gone (was Redis restarted without persistence, or flushed?); the call may or may not have run",
+        );
       case JobStatus.failed:
         return void this.fail('the worker host running this call was lost and no other host took it over');
       case 'jobless': {
         // Seen again after a while, not once in passing: no host will ever take or answer it.
         this.joblessSince ??= Date.now();
         if (Date.now() - this.joblessSince < JOBLESS_GRACE_MS) return;
-        if (await this.ctx.states.failIfJobless(now.job.jobId)) this.fail('the call\'s job is gone from the queue in Redis (a write lost when Redis failed over?); the call may or may not have run');
+        if (await this.ctx.states.failIfJobless(now.job.jobId))
+          this.fail(
+            "the call's job is gone from the queue in Redis (a write lost when Redis failed over?); the call may or may not have run",
+          );
         return;
       }
       case JobStatus.refused:
-        return void this.fail('a worker host refused this call: its job did not verify against the host\'s cluster key (front ends and worker hosts need the same --cluster-key-file); it was not run');
+        return void this.fail(
+          "a worker host refused this call: its job did not verify against the host's cluster key (front ends and worker hosts need the same --cluster-key-file); it was not run",
+        );
       case JobStatus.cancelled:
         // A task's job: tasks/cancel through another front end won in Redis, and that front end settled the task.
-        if (now.job.options.taskId !== undefined) return void this.settle({ kind: 'cancelled', from: now.kind, hardKilled: false });
-        return void this.fail(`the worker hosts cancelled this call: this front end's liveness key in Redis expired (no refresh reached Redis for that long: Redis or this process stalled)`);
+        if (now.job.options.taskId !== undefined)
+          return void this.settle({ kind: 'cancelled', from: now.kind, hardKilled: false });
+        return void this.fail(
+          `the worker hosts cancelled this call: this front end's liveness key in Redis expired (no refresh reached Redis for that long: Redis or this process stalled)`,
+        );
       case 'hostless': {
         const since = now.kind === 'running' && now.hostlessSince !== undefined ? now.hostlessSince : Date.now();
         this.current = { kind: 'running', job: now.job, host: probe.host, hostlessSince: since };
         if (Date.now() - since < lostHostTimeoutMs) return this.recoverAsks(now.job.jobId, probe.asks);
         if (await this.ctx.states.failIfLost(now.job.jobId, probe.host)) {
-          this.fail(`worker host ${probe.host} stopped (crashed?) while running this call, and no other host took it over within ${Math.round(lostHostTimeoutMs / 1000)} s`);
+          this.fail(
+            `worker host ${probe.host} stopped (crashed?) while running this call, and no other host took it over within ${Math.round(lostHostTimeoutMs / 1000)} s`,
+          );
         }
         return;
       }
@@ -379,7 +427,10 @@ export class RemoteCall implements CallHandle, InFlightEntry {
    */
   private async afterSubmit(job: Submission): Promise<CancelResult> {
     let timer: NodeJS.Timeout | undefined;
-    const inRedis = await Promise.race([job.inRedis, new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.ctx.redisTimeoutMs)))]);
+    const inRedis = await Promise.race([
+      job.inRedis,
+      new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), this.ctx.redisTimeoutMs))),
+    ]);
     clearTimeout(timer);
     if (inRedis) return this.askRedis(job, 'queued');
     const s = this.current;
@@ -397,7 +448,12 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     ]);
     clearTimeout(timer);
     const s = this.current;
-    if (s.kind === 'settled') return s.outcome.kind === 'cancelled' ? (s.outcome.from === 'queued' ? 'cancelled-queued' : 'cancelled-running') : 'too-late';
+    if (s.kind === 'settled')
+      return s.outcome.kind === 'cancelled'
+        ? s.outcome.from === 'queued'
+          ? 'cancelled-queued'
+          : 'cancelled-running'
+        : 'too-late';
     if (found?.found === JobStatus.responding) {
       const message = parseFrontMessage(found.message, this.ctx.clusterKey);
       if (message?.t === 'o') {
@@ -406,7 +462,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       }
     }
     // Won in Redis, or Redis lost the job, or did not answer: nothing of this call is sent, ever.
-    const wonFrom = found?.found === JobStatus.queued ? 'queued' : found?.found === JobStatus.running ? 'running' : from;
+    const wonFrom =
+      found?.found === JobStatus.queued ? 'queued' : found?.found === JobStatus.running ? 'running' : from;
     if (wonFrom === 'queued') this.ctx.dequeue(job.jobId);
     else this.ctx.stopping(job.jobId, found?.found === JobStatus.running ? found.host : undefined);
     this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });

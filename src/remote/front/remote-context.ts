@@ -7,7 +7,10 @@ import type { FrontJobStates } from '../lua/job-states.js';
 import type { FrontMessage, RemoteJobData } from '../messages.js';
 
 /** The counters a remote call moves. */
-export type RemoteCounters = Pick<BackendStats, 'completed' | 'failed' | 'timedOut' | 'cancelled' | 'lateCancelsIgnored' | 'reportsReceived' | 'reportsDiscarded'>;
+export type RemoteCounters = Pick<
+  BackendStats,
+  'completed' | 'failed' | 'timedOut' | 'cancelled' | 'lateCancelsIgnored' | 'reportsReceived' | 'reportsDiscarded'
+>;
 
 /** A refusal of a new call: the code and message its failed outcome gets. */
 export interface Refusal {

@@ -69,16 +69,22 @@ export class HostAsks {
         (answer, refuse) => mine.set(a, { answer, refuse }),
         () => {
           if (!this.take(job.jobId, a)) return false;
-          void this.states.withdrawAsk(job.jobId, job.front, job.token, a, this.sign({ j: job.jobId, t: 'x', a })).catch(() => undefined);
+          void this.states
+            .withdrawAsk(job.jobId, job.front, job.token, a, this.sign({ j: job.jobId, t: 'x', a }))
+            .catch(() => undefined);
           return true;
         },
       );
       if (mine.has(a)) {
         this.stats.asksRelayed++;
-        this.states.ask(job.jobId, job.front, job.token, a, this.sign({ j: job.jobId, t: 'q', a, q: { method, params } })).then(
-          (sent) => sent || this.settle({ j: job.jobId, a, e: `${method} was not relayed: the job no longer runs on this host` }),
-          () => this.settle({ j: job.jobId, a, e: `${method} was not relayed: Redis failed` }),
-        );
+        this.states
+          .ask(job.jobId, job.front, job.token, a, this.sign({ j: job.jobId, t: 'q', a, q: { method, params } }))
+          .then(
+            (sent) =>
+              sent ||
+              this.settle({ j: job.jobId, a, e: `${method} was not relayed: the job no longer runs on this host` }),
+            () => this.settle({ j: job.jobId, a, e: `${method} was not relayed: Redis failed` }),
+          );
       }
       return asked;
     };
@@ -108,7 +114,11 @@ export class HostAsks {
     const taskId = taskOfJob(jobId);
     if (taskId === undefined || asks.size === 0) return;
     for (const a of await this.states.stranded(jobId, taskId, [...asks.keys()])) {
-      this.settle({ j: jobId, a, e: 'the question was not relayed: the front end that relayed this task\'s questions is gone, and died before it kept this one in Redis, so no front end can show it' });
+      this.settle({
+        j: jobId,
+        a,
+        e: "the question was not relayed: the front end that relayed this task's questions is gone, and died before it kept this one in Redis, so no front end can show it",
+      });
     }
   }
 

@@ -86,7 +86,16 @@ export interface WorkerHostStats {
 const SESSION = 'remote';
 
 export class WorkerHost {
-  readonly stats: WorkerHostStats = { answered: 0, dropped: 0, skipped: 0, cancelsRelayed: 0, orphansCancelled: 0, stateLost: 0, stopped: 0, refused: 0 };
+  readonly stats: WorkerHostStats = {
+    answered: 0,
+    dropped: 0,
+    skipped: 0,
+    cancelsRelayed: 0,
+    orphansCancelled: 0,
+    stateLost: 0,
+    stopped: 0,
+    refused: 0,
+  };
   private readonly jobs = new Map<string, HostJob>();
   private sweeper: NodeJS.Timeout | undefined;
   private worker!: Worker<RemoteJobData>;
@@ -104,9 +113,17 @@ export class WorkerHost {
     private readonly key: ClusterKey | undefined,
     private readonly log: (message: string) => void,
   ) {
-    this.asks = new HostAsks(states, key, (m) => this.sign(m), (jobId) => {
-      if (this.asks.stats.repliesRefused % 1000 === 1) this.log(`refused a reply to an ask of job ${jobId}: it does not verify against this host's cluster key (forged, or front ends and hosts use different --cluster-key-file); ${this.asks.stats.repliesRefused} refused so far`);
-    });
+    this.asks = new HostAsks(
+      states,
+      key,
+      (m) => this.sign(m),
+      (jobId) => {
+        if (this.asks.stats.repliesRefused % 1000 === 1)
+          this.log(
+            `refused a reply to an ask of job ${jobId}: it does not verify against this host's cluster key (forged, or front ends and hosts use different --cluster-key-file); ${this.asks.stats.repliesRefused} refused so far`,
+          );
+      },
+    );
   }
 
   /**
@@ -116,13 +133,27 @@ export class WorkerHost {
    * and the BullMQ worker.
    */
   static async start(options: WorkerHostOptions): Promise<WorkerHost> {
-    const redis = redisConfig({ url: options.redisUrl, ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }), ...(options.redisSentinel && { sentinel: options.redisSentinel }) });
+    const redis = redisConfig({
+      url: options.redisUrl,
+      ...(options.redisCaFile !== undefined && { caFile: options.redisCaFile }),
+      ...(options.redisSentinel && { sentinel: options.redisSentinel }),
+    });
     const queue = options.queue ?? DEFAULT_QUEUE;
     const hostId = options.hostId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const log = options.log ?? warn;
     const retry = { retryStrategy: (times: number) => Math.min(times * 200, 2000) };
-    const cmd = new Redis(redis.url, { ...redis.options, ...retry, maxRetriesPerRequest: null, connectionName: `mcp-host-${hostId}-cmd` });
-    const sub = new Redis(redis.url, { ...redis.options, ...retry, maxRetriesPerRequest: null, connectionName: `mcp-host-${hostId}-sub` });
+    const cmd = new Redis(redis.url, {
+      ...redis.options,
+      ...retry,
+      maxRetriesPerRequest: null,
+      connectionName: `mcp-host-${hostId}-cmd`,
+    });
+    const sub = new Redis(redis.url, {
+      ...redis.options,
+      ...retry,
+      maxRetriesPerRequest: null,
+      connectionName: `mcp-host-${hostId}-sub`,
+    });
     const watch = new RedisWatch(redis, 'waiting for it (jobs cannot be taken or answered meanwhile)', log);
     watch.follow(cmd);
     sub.on('error', () => undefined);
@@ -145,13 +176,26 @@ export class WorkerHost {
       states.keys.host(hostId),
       HOST_LIVENESS_TTL_MS,
       LIVENESS_REFRESH_MS,
-      () => JSON.stringify({ pid: process.pid, toolPriority: executor.toolPriority.priority, active: host.active, ...host.stats, ...host.asks.stats, ...executor.stats() }),
+      () =>
+        JSON.stringify({
+          pid: process.pid,
+          toolPriority: executor.toolPriority.priority,
+          active: host.active,
+          ...host.stats,
+          ...host.asks.stats,
+          ...executor.stats(),
+        }),
       () => states.hostBeat(hostId, HOST_LIVENESS_TTL_MS),
     );
     host = new WorkerHost(hostId, executor, redis, cmd, sub, states, liveness, options.clusterKey, log);
     await liveness.start();
     cmd.on('ready', () => void liveness.refresh().catch(() => undefined)); // at once after a Redis restart
-    sub.on('message', safeListener('worker host', log, (channel, message) => (channel === states.keys.replyChannel ? host.asks.onReply(message) : host.onCancelMessage(message))));
+    sub.on(
+      'message',
+      safeListener('worker host', log, (channel, message) =>
+        channel === states.keys.replyChannel ? host.asks.onReply(message) : host.onCancelMessage(message),
+      ),
+    );
     await sub.subscribe(states.keys.cancelChannel, states.keys.replyChannel);
     host.worker = new Worker<RemoteJobData>(queue, (job, token) => host.process(job, token), {
       connection: { url: redis.url, ...redis.options, maxRetriesPerRequest: null },
@@ -178,7 +222,8 @@ export class WorkerHost {
   private async process(bull: BullJob<RemoteJobData>, token: string | undefined): Promise<void> {
     const jobId = bull.id!;
     const raw: unknown = bull.data;
-    const data = raw !== null && typeof raw === 'object' ? verified(this.key, 'job', jobId, raw as RemoteJobData) : undefined;
+    const data =
+      raw !== null && typeof raw === 'object' ? verified(this.key, 'job', jobId, raw as RemoteJobData) : undefined;
     if (!data) return this.refuse(jobId, (raw as { tool?: unknown } | null)?.tool);
     const job = new HostJob(jobId, token ?? '', data.front);
     // Registered before the take: a cancel published while the take is in flight is kept, not dropped.
@@ -190,7 +235,11 @@ export class WorkerHost {
       if (took === 'gone' && bull.stalledCounter === 0) {
         job.skipped();
         this.jobs.delete(jobId);
-        return this.refuse(jobId, data.tool, 'it is signed, but its state in Redis is gone: re-added after it ended (a replay), or cancelled as this host took it');
+        return this.refuse(
+          jobId,
+          data.tool,
+          'it is signed, but its state in Redis is gone: re-added after it ended (a replay), or cancelled as this host took it',
+        );
       }
       if (took !== JobStatus.running && took !== 'retaken') job.skipped(); // cancelled while queued, its front end gone, or finished elsewhere
       if (!job.taken()) {
@@ -221,15 +270,19 @@ export class WorkerHost {
     });
     const span = HostJobSpan.begin(data.tc, data.tool, jobId, this.hostId);
     if (this.executor.tools.has(data.tool)) {
-      const start = () => local.start({
-        tool: data.tool,
-        args: data.args,
-        ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
-        ...(data.progress && { onProgress: (r: ProgressReport) => this.report(job, { j: jobId, t: 'p', r }) }),
-        ...(data.logLevel !== undefined && { onLog: (e: LogEntry) => this.report(job, { j: jobId, t: 'l', e }), logLevel: data.logLevel }),
-        liveLogs: data.liveLogs,
-        onClientRequest: this.asks.handler(job),
-      });
+      const start = () =>
+        local.start({
+          tool: data.tool,
+          args: data.args,
+          ...(data.timeoutMs !== undefined && { timeoutMs: data.timeoutMs }),
+          ...(data.progress && { onProgress: (r: ProgressReport) => this.report(job, { j: jobId, t: 'p', r }) }),
+          ...(data.logLevel !== undefined && {
+            onLog: (e: LogEntry) => this.report(job, { j: jobId, t: 'l', e }),
+            logLevel: data.logLevel,
+          }),
+          liveLogs: data.liveLogs,
+          onClientRequest: this.asks.handler(job),
+        });
       void (span ? span.within(start) : start());
     } else {
       local.abandon();
@@ -237,7 +290,11 @@ export class WorkerHost {
     this.publishStats(); // after the job is on its thread: the counters' write is not on its way there
     const outcome: Promise<JobOutcome> = this.executor.tools.has(data.tool)
       ? local.outcome
-      : Promise.resolve({ kind: 'failed', code: 'crash', message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)` });
+      : Promise.resolve({
+          kind: 'failed',
+          code: 'crash',
+          message: `tool '${data.tool}' is not loaded on worker host ${this.hostId} (start it with the same --tools as the front end)`,
+        });
     void outcome.then(async (o) => {
       if (o.kind === 'cancelled') {
         // Its work has stopped (the worker thread is back, or was replaced): say so at once, to the front end too.
@@ -255,7 +312,9 @@ export class WorkerHost {
         return;
       }
       if (job.state.kind !== 'running') return void span?.end(o);
-      const won = await this.states.respond(jobId, job.front, token, this.sign({ j: jobId, t: 'o', o, h: this.hostId })).catch(() => false);
+      const won = await this.states
+        .respond(jobId, job.front, token, this.sign({ j: jobId, t: 'o', o, h: this.hostId }))
+        .catch(() => false);
       span?.end(o, won);
       job.responded(won);
       if (won) this.stats.answered++;
@@ -295,8 +354,15 @@ export class WorkerHost {
   }
 
   /** A job not signed with this cluster's key, or replayed: never run; its call (if a front end of ours made it) fails there. */
-  private async refuse(jobId: string, tool: unknown, why = 'its data does not verify against this host\'s cluster key (forged, or front ends and hosts use different --cluster-key-file)'): Promise<void> {
-    if (this.stats.refused++ % 1000 === 0) this.log(`refused job ${jobId} (tool ${JSON.stringify(String(tool)).slice(0, 80)}): ${why}; ${this.stats.refused} refused so far`);
+  private async refuse(
+    jobId: string,
+    tool: unknown,
+    why = "its data does not verify against this host's cluster key (forged, or front ends and hosts use different --cluster-key-file)",
+  ): Promise<void> {
+    if (this.stats.refused++ % 1000 === 0)
+      this.log(
+        `refused job ${jobId} (tool ${JSON.stringify(String(tool)).slice(0, 80)}): ${why}; ${this.stats.refused} refused so far`,
+      );
     this.publishStats();
     await this.states.refuse(jobId).catch(() => undefined);
   }
@@ -392,7 +458,11 @@ async function closeHost(host: ClosingHost, drainMs: number): Promise<number> {
       job.state.local.tryCancel();
     }
   }
-  if (!(await within(closing, 1000))) await within(host.worker.close(true).catch(() => undefined), 1000);
+  if (!(await within(closing, 1000)))
+    await within(
+      host.worker.close(true).catch(() => undefined),
+      1000,
+    );
   await within(host.executor.close(), 5000);
   // With jobs handed back, the liveness key is left to expire (HOST_LIVENESS_TTL_MS), so their front ends
   // wait for the retake (within LOCK_DURATION_MS + STALLED_INTERVAL_MS) instead of failing them as lost.
@@ -406,5 +476,8 @@ async function closeHost(host: ClosingHost, drainMs: number): Promise<number> {
 /** True if `p` settled within `ms`. */
 function within(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    p.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]).finally(() => clearTimeout(timer));
 }

@@ -99,7 +99,11 @@ export function luaStatusName(state: JobStatusName): string {
  * through these constants.
  */
 export const LUA_JOB_STATUS = `
-local ${Object.keys(JobStatus).map((s) => luaStatusName(s as JobStatusName)).join(', ')} = ${Object.values(JobStatus).map((s) => `'${s}'`).join(', ')}`;
+local ${Object.keys(JobStatus)
+  .map((s) => luaStatusName(s as JobStatusName))
+  .join(', ')} = ${Object.values(JobStatus)
+  .map((s) => `'${s}'`)
+  .join(', ')}`;
 
 /** A call's job once it has an id: what it runs and whether it reached Redis. */
 export interface Submission {
@@ -115,7 +119,12 @@ export type FrontState =
   | { readonly kind: 'submitting'; readonly job: Submission }
   | { readonly kind: 'queued'; readonly job: Submission }
   | { readonly kind: 'running'; readonly job: Submission; readonly host: string; readonly hostlessSince?: number }
-  | { readonly kind: 'cancelling'; readonly job: Submission; readonly from: 'queued' | 'running'; readonly decision: Promise<CancelResult> }
+  | {
+      readonly kind: 'cancelling';
+      readonly job: Submission;
+      readonly from: 'queued' | 'running';
+      readonly decision: Promise<CancelResult>;
+    }
   | { readonly kind: 'settled'; readonly outcome: JobOutcome };
 
 /** A front state's name. */

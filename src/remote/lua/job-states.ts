@@ -6,7 +6,22 @@
 import type { Redis } from 'ioredis';
 import { RemoteKeys } from '../keys.js';
 import { ADOPT, ASK, REPLY, STRANDED, WITHDRAW } from './ask-lua.js';
-import { CANCEL, CHECK, CREATE, HOST_BEAT, JOBLESS, LIVE_HOSTS, LOST, NO_HOST, PROBE, REFUSE, REPORT, RESPOND, RETIRE, TAKE } from './job-lua.js';
+import {
+  CANCEL,
+  CHECK,
+  CREATE,
+  HOST_BEAT,
+  JOBLESS,
+  LIVE_HOSTS,
+  LOST,
+  NO_HOST,
+  PROBE,
+  REFUSE,
+  REPORT,
+  RESPOND,
+  RETIRE,
+  TAKE,
+} from './job-lua.js';
 import { defineScripts, type ScriptCaller } from './scripts.js';
 import { JobStatus, type JobStatusName } from './call-states.js';
 
@@ -45,15 +60,35 @@ export type RemoteCancelResult =
 export type CheckResult = Exclude<JobStatusName, 'queued' | 'refused'> | 'orphan' | 'retaken' | 'gone';
 /** What {@link JobStates.probe} found. */
 export type ProbeResult =
-  | { state: 'running' | 'hostless'; host: string; /** The host's open asks of the client (ids), if any. */ asks?: readonly string[] }
-  | { state: 'responding'; message: string; /** The host that took the job ('' if none did) and whether it lives: the outcome may not verify. */ host: string; hostAlive: boolean }
+  | {
+      state: 'running' | 'hostless';
+      host: string;
+      /** The host's open asks of the client (ids), if any. */ asks?: readonly string[];
+    }
+  | {
+      state: 'responding';
+      message: string;
+      /** The host that took the job ('' if none did) and whether it lives: the outcome may not verify. */ host: string;
+      hostAlive: boolean;
+    }
   | { state: Exclude<JobStatusName, 'running' | 'responding'> | 'gone' | 'jobless' };
 
 /** A job hash left without an explicit delete (e.g. its front end died) expires after this. */
 export const JOB_STATE_TTL_MS = 24 * 3600_000;
 
 /** The job-state operations a front end's {@link RemoteCall} uses (a fake stands in for it in the unit tests). */
-export type FrontJobStates = Pick<JobStates, 'create' | 'requestCancel' | 'probe' | 'failIfLost' | 'failIfNoHost' | 'failIfJobless' | 'retire' | 'owner' | 'openAsks'>;
+export type FrontJobStates = Pick<
+  JobStates,
+  | 'create'
+  | 'requestCancel'
+  | 'probe'
+  | 'failIfLost'
+  | 'failIfNoHost'
+  | 'failIfJobless'
+  | 'retire'
+  | 'owner'
+  | 'openAsks'
+>;
 
 export class JobStates {
   readonly keys: RemoteKeys;
@@ -68,7 +103,14 @@ export class JobStates {
 
   /** A new job, queued, owned by a front end; a task's job names its task (see CREATE in job-lua.ts). */
   async create(jobId: string, frontId: string, taskId?: string): Promise<void> {
-    await this.call('mcpCreate', this.keys.job(jobId), this.keys.front(frontId), frontId, JOB_STATE_TTL_MS, taskId === undefined ? '' : this.keys.task(taskId));
+    await this.call(
+      'mcpCreate',
+      this.keys.job(jobId),
+      this.keys.front(frontId),
+      frontId,
+      JOB_STATE_TTL_MS,
+      taskId === undefined ? '' : this.keys.task(taskId),
+    );
   }
 
   /*
@@ -79,22 +121,39 @@ export class JobStates {
 
   /** queued → running for this host (or a takeover after a stalled host); the owning front end is told. */
   take(jobId: string, frontId: string, hostId: string, token: string): Promise<TakeResult> {
-    return this.call('mcpTake', this.keys.job(jobId), hostId, token, this.keys.cancelChannel, jobId, this.keys.front(''), this.keys.frontChannel(''), frontId) as Promise<TakeResult>;
+    return this.call(
+      'mcpTake',
+      this.keys.job(jobId),
+      hostId,
+      token,
+      this.keys.cancelChannel,
+      jobId,
+      this.keys.front(''),
+      this.keys.frontChannel(''),
+      frontId,
+    ) as Promise<TakeResult>;
   }
 
   /** running → responding for the token's holder, publishing `message` to the owning front end in the same step. */
   async respond(jobId: string, frontId: string, token: string, message: string): Promise<boolean> {
-    return (await this.call('mcpRespond', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId)) === 1;
+    return (
+      (await this.call('mcpRespond', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId)) === 1
+    );
   }
 
   /** Publishes a report to the owning front end only while the token's holder runs the job. */
   async report(jobId: string, frontId: string, token: string, message: string): Promise<boolean> {
-    return (await this.call('mcpReport', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId)) === 1;
+    return (
+      (await this.call('mcpReport', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId)) === 1
+    );
   }
 
   /** The front end's side of the race: queued|running → cancelled; a running job's host hears of it on the cancel channel. */
   async requestCancel(jobId: string): Promise<RemoteCancelResult> {
-    const [found, message] = (await this.call('mcpCancel', this.keys.job(jobId), this.keys.cancelChannel, jobId)) as [string, string];
+    const [found, message] = (await this.call('mcpCancel', this.keys.job(jobId), this.keys.cancelChannel, jobId)) as [
+      string,
+      string,
+    ];
     if (found === JobStatus.responding) return { found, message };
     if (found === JobStatus.running) return { found, host: message };
     return { found: found as 'queued' };
@@ -142,8 +201,14 @@ export class JobStates {
 
   /** Reads a job's state for the front end's sweep. */
   async probe(jobId: string): Promise<ProbeResult> {
-    const [state, detail, more] = (await this.call('mcpProbe', this.keys.job(jobId), this.keys.bullJob(jobId), this.keys.host(''))) as [string, string, string[] | undefined];
-    if (state === JobStatus.running || state === 'hostless') return { state, host: detail, ...(more && more.length > 0 && { asks: more }) };
+    const [state, detail, more] = (await this.call(
+      'mcpProbe',
+      this.keys.job(jobId),
+      this.keys.bullJob(jobId),
+      this.keys.host(''),
+    )) as [string, string, string[] | undefined];
+    if (state === JobStatus.running || state === 'hostless')
+      return { state, host: detail, ...(more && more.length > 0 && { asks: more }) };
     if (state === JobStatus.responding) {
       const [host, alive] = (more ?? []) as unknown as [string?, number?];
       return { state, message: detail, host: host ?? '', hostAlive: alive === 1 };
@@ -163,12 +228,24 @@ export class JobStates {
 
   /** A host's ask of the client: kept in the job's hash and published to the owning front end, only while the token's holder runs the job (ASK in ask-lua.ts). */
   async ask(jobId: string, frontId: string, token: string, ask: string, message: string): Promise<boolean> {
-    return (await this.call('mcpAsk', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId, ask)) === 1;
+    return (
+      (await this.call('mcpAsk', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId, ask)) === 1
+    );
   }
 
   /** A host withdraws its ask: gone from the job's hash, and the withdrawal published while it holds the job. */
   async withdrawAsk(jobId: string, frontId: string, token: string, ask: string, message: string): Promise<boolean> {
-    return (await this.call('mcpWithdraw', this.keys.job(jobId), token, this.keys.frontChannel(''), message, frontId, ask)) === 1;
+    return (
+      (await this.call(
+        'mcpWithdraw',
+        this.keys.job(jobId),
+        token,
+        this.keys.frontChannel(''),
+        message,
+        frontId,
+        ask,
+      )) === 1
+    );
   }
 
   /** A host got its reply: the ask is no longer open. */
@@ -193,7 +270,13 @@ export class JobStates {
 
   /** Of a task's job's open asks, those no front end can show: its owner died before keeping them (STRANDED in ask-lua.ts). */
   async stranded(jobId: string, taskId: string, asks: readonly string[]): Promise<string[]> {
-    return (await this.call('mcpStranded', this.keys.job(jobId), this.keys.taskInputs(taskId), this.keys.front(''), ...asks)) as string[];
+    return (await this.call(
+      'mcpStranded',
+      this.keys.job(jobId),
+      this.keys.taskInputs(taskId),
+      this.keys.front(''),
+      ...asks,
+    )) as string[];
   }
 
   /** The front end that owns the job now (undefined if its state is gone). */
@@ -213,8 +296,18 @@ export class JobStates {
   }
 
   /** The one adoption of a parked call by `frontId` (ADOPT in ask-lua.ts). */
-  async adopt(wait: string, frontId: string): Promise<{ found: 'adopted'; data: string; jobId: string } | { found: 'used' | 'gone' }> {
-    const [found, data, jobId] = (await this.call('mcpAdopt', this.keys.park(wait), this.keys.job(''), frontId, this.keys.frontChannel(''), this.keys.cancelChannel)) as [string, string, string];
+  async adopt(
+    wait: string,
+    frontId: string,
+  ): Promise<{ found: 'adopted'; data: string; jobId: string } | { found: 'used' | 'gone' }> {
+    const [found, data, jobId] = (await this.call(
+      'mcpAdopt',
+      this.keys.park(wait),
+      this.keys.job(''),
+      frontId,
+      this.keys.frontChannel(''),
+      this.keys.cancelChannel,
+    )) as [string, string, string];
     return found === 'adopted' ? { found, data, jobId } : { found: found as 'used' };
   }
 

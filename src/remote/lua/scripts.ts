@@ -10,7 +10,10 @@ import type { Redis } from 'ioredis';
 export type ScriptTable = Readonly<Record<string, readonly [numberOfKeys: number, lua: string]>>;
 
 /** A call of one of the table's scripts by name: its keys, then its arguments. */
-export type ScriptCaller<S extends ScriptTable> = (name: keyof S & string, ...keysAndArgs: (string | number)[]) => Promise<unknown>;
+export type ScriptCaller<S extends ScriptTable> = (
+  name: keyof S & string,
+  ...keysAndArgs: (string | number)[]
+) => Promise<unknown>;
 
 /**
  * Defines each of `scripts` on `redis` and returns the caller of them by

@@ -42,7 +42,13 @@ interface Question {
   readonly params: Record<string, unknown>;
 }
 
-const SCRIPTS = { mcpInputAsk: [4, INPUT_ASK], mcpInputClaim: [4, INPUT_CLAIM], mcpInputWithdraw: [3, INPUT_WITHDRAW], mcpInputDue: [1, INPUT_DUE], mcpInputExpire: [6, INPUT_EXPIRE] } as const;
+const SCRIPTS = {
+  mcpInputAsk: [4, INPUT_ASK],
+  mcpInputClaim: [4, INPUT_CLAIM],
+  mcpInputWithdraw: [3, INPUT_WITHDRAW],
+  mcpInputDue: [1, INPUT_DUE],
+  mcpInputExpire: [6, INPUT_EXPIRE],
+} as const;
 
 /** Tasks expired per look of a sweep (the next sweep takes the rest). */
 const DUE_BATCH = 100;
@@ -69,13 +75,36 @@ export class RedisTaskInputs {
    * one, its wait `waitMs`); its key and stored text, or undefined if the
    * task no longer waits for anything (ended, gone, its job stopped).
    */
-  async ask(owner: string, taskId: string, capability: string, question: { readonly method: ClientRequestMethod; readonly params: Record<string, unknown>; readonly relayId: string }, waitMs: number, statusMessage: string): Promise<{ key: string; stored: string } | undefined> {
+  async ask(
+    owner: string,
+    taskId: string,
+    capability: string,
+    question: {
+      readonly method: ClientRequestMethod;
+      readonly params: Record<string, unknown>;
+      readonly relayId: string;
+    },
+    waitMs: number,
+    statusMessage: string,
+  ): Promise<{ key: string; stored: string } | undefined> {
     const json = await this.taskAs(taskId, 'input_required', statusMessage);
     if (json === undefined) return undefined;
     const body: Question = { a: question.relayId, method: question.method, params: question.params };
     const stored = JSON.stringify(signed(this.clusterKey, 'input', taskId, body));
     const k = this.keys;
-    const key = (await this.call('mcpInputAsk', k.taskInputs(taskId), k.task(taskId), k.job(taskJobId(taskId)), k.inputWaits, owner, capability, stored, json, waitMs, taskId)) as string;
+    const key = (await this.call(
+      'mcpInputAsk',
+      k.taskInputs(taskId),
+      k.task(taskId),
+      k.job(taskJobId(taskId)),
+      k.inputWaits,
+      owner,
+      capability,
+      stored,
+      json,
+      waitMs,
+      taskId,
+    )) as string;
     return key === '' ? undefined : { key, stored };
   }
 
@@ -83,7 +112,18 @@ export class RedisTaskInputs {
   async withdraw(taskId: string, key: string, stored: string): Promise<boolean> {
     const json = (await this.taskAs(taskId, 'working')) ?? '';
     const k = this.keys;
-    return (await this.call('mcpInputWithdraw', k.taskInputs(taskId), k.task(taskId), k.inputWaits, key, stored, json, taskId)) === 1;
+    return (
+      (await this.call(
+        'mcpInputWithdraw',
+        k.taskInputs(taskId),
+        k.task(taskId),
+        k.inputWaits,
+        key,
+        stored,
+        json,
+        taskId,
+      )) === 1
+    );
   }
 
   /** The task's outstanding questions, oldest first; one that does not verify against the cluster key is left out. */
@@ -98,12 +138,33 @@ export class RedisTaskInputs {
   }
 
   /** tasks/update's answer to one question of the owner's task: taken once, and sent to the host in the same step. */
-  async claim(owner: string, taskId: string, question: StoredQuestion, response: Record<string, unknown>): Promise<StoredClaim> {
+  async claim(
+    owner: string,
+    taskId: string,
+    question: StoredQuestion,
+    response: Record<string, unknown>,
+  ): Promise<StoredClaim> {
     const jobId = taskJobId(taskId);
-    const reply = JSON.stringify(signed(this.clusterKey, 'reply', jobId, { j: jobId, a: question.relayId, r: response }));
+    const reply = JSON.stringify(
+      signed(this.clusterKey, 'reply', jobId, { j: jobId, a: question.relayId, r: response }),
+    );
     const json = (await this.taskAs(taskId, 'working')) ?? '';
     const k = this.keys;
-    return (await this.call('mcpInputClaim', k.taskInputs(taskId), k.task(taskId), k.job(jobId), k.inputWaits, owner, question.key, question.stored, k.replyChannel, reply, question.relayId, json, taskId)) as StoredClaim;
+    return (await this.call(
+      'mcpInputClaim',
+      k.taskInputs(taskId),
+      k.task(taskId),
+      k.job(jobId),
+      k.inputWaits,
+      owner,
+      question.key,
+      question.stored,
+      k.replyChannel,
+      reply,
+      question.relayId,
+      json,
+      taskId,
+    )) as StoredClaim;
   }
 
   /** Tasks whose --input-wait-ms ran out (Redis's clock). */
@@ -119,18 +180,42 @@ export class RedisTaskInputs {
    * undefined if another front end won, nothing waits, or the job's own end
    * came first.
    */
-  async expire(taskId: string, statusMessage: (waitMs: number | undefined) => string, answer: unknown): Promise<string | undefined> {
+  async expire(
+    taskId: string,
+    statusMessage: (waitMs: number | undefined) => string,
+    answer: unknown,
+  ): Promise<string | undefined> {
     const k = this.keys;
     const [owner, j, wait] = await this.redis.hmget(k.task(taskId), 'w', 'j', 'i');
     const jobId = taskJobId(taskId);
     const waitMs = wait === null ? undefined : Number(wait);
-    const json = j ? JSON.stringify(taskWithStatus(j, 'cancelled', statusMessage(Number.isFinite(waitMs) ? waitMs : undefined))) : '';
-    const won = await this.call('mcpInputExpire', k.taskInputs(taskId), k.task(taskId), k.inputWaits, k.job(jobId), k.working(owner ?? ''), k.working(), taskId, owner ?? '', json, JSON.stringify(answer), k.cancelChannel, jobId);
+    const json = j
+      ? JSON.stringify(taskWithStatus(j, 'cancelled', statusMessage(Number.isFinite(waitMs) ? waitMs : undefined)))
+      : '';
+    const won = await this.call(
+      'mcpInputExpire',
+      k.taskInputs(taskId),
+      k.task(taskId),
+      k.inputWaits,
+      k.job(jobId),
+      k.working(owner ?? ''),
+      k.working(),
+      taskId,
+      owner ?? '',
+      json,
+      JSON.stringify(answer),
+      k.cancelChannel,
+      jobId,
+    );
     return won === 'won' && owner ? owner : undefined;
   }
 
   /** The task's record as JSON in `status` (its immutable fields as stored), or undefined if it is gone. */
-  private async taskAs(taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<string | undefined> {
+  private async taskAs(
+    taskId: string,
+    status: 'working' | 'input_required',
+    statusMessage?: string,
+  ): Promise<string | undefined> {
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
     return j === null ? undefined : JSON.stringify(taskWithStatus(j, status, statusMessage));
   }
@@ -138,7 +223,14 @@ export class RedisTaskInputs {
 
 function parse(text: string, key: ClusterKey | undefined, taskId: string): Question | undefined {
   const q = parseSigned<Question>(text, key, 'input', taskId);
-  if (!q || typeof q.a !== 'string' || typeof q.method !== 'string' || typeof q.params !== 'object' || q.params === null) return undefined;
+  if (
+    !q ||
+    typeof q.a !== 'string' ||
+    typeof q.method !== 'string' ||
+    typeof q.params !== 'object' ||
+    q.params === null
+  )
+    return undefined;
   return q;
 }
 

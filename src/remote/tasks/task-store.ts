@@ -28,7 +28,9 @@ import { TASK_CANCEL, TASK_CREATE, TASK_DROP, TASK_LEASE, TASK_MARK, TASK_SETTLE
 
 type Terminal = 'completed' | 'failed' | 'cancelled';
 /** A terminal task's answer (the `TaskAnswer` of src/tasks/store.ts). */
-export type StoredAnswer = { readonly kind: 'result'; readonly result: CallToolResult } | { readonly kind: 'error'; readonly code: number; readonly message: string };
+export type StoredAnswer =
+  | { readonly kind: 'result'; readonly result: CallToolResult }
+  | { readonly kind: 'error'; readonly code: number; readonly message: string };
 /** A task and, once terminal, its answer. */
 export interface StoredTask {
   readonly task: Task;
@@ -61,7 +63,14 @@ export interface RedisTaskStoreOptions {
   readonly waitPollMs?: number;
 }
 
-const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTLE], mcpTaskCancel: [6, TASK_CANCEL], mcpTaskDrop: [4, TASK_DROP], mcpTaskMark: [1, TASK_MARK], mcpTaskLease: [1, TASK_LEASE] } as const;
+const SCRIPTS = {
+  mcpTaskCreate: [5, TASK_CREATE],
+  mcpTaskSettle: [5, TASK_SETTLE],
+  mcpTaskCancel: [6, TASK_CANCEL],
+  mcpTaskDrop: [4, TASK_DROP],
+  mcpTaskMark: [1, TASK_MARK],
+  mcpTaskLease: [1, TASK_LEASE],
+} as const;
 
 /**
  * The task whose record's JSON is `j`, now in `status` (updated now, with
@@ -71,7 +80,12 @@ const SCRIPTS = { mcpTaskCreate: [5, TASK_CREATE], mcpTaskSettle: [5, TASK_SETTL
  */
 export function taskWithStatus(j: string, status: Task['status'], statusMessage?: string): Task {
   const { statusMessage: _previous, ...rest } = JSON.parse(j) as Task;
-  return { ...rest, status, lastUpdatedAt: new Date().toISOString(), ...(statusMessage !== undefined && { statusMessage }) };
+  return {
+    ...rest,
+    status,
+    lastUpdatedAt: new Date().toISOString(),
+    ...(statusMessage !== undefined && { statusMessage }),
+  };
 }
 
 /** The fields of a record read at once (see RemoteKeys.task). */
@@ -102,7 +116,8 @@ export class RedisTaskStore {
    * (one a caller made, still connecting) sends the command once it is up.
    */
   private reachable(what: string): void {
-    if (this.redis.status !== 'ready' && this.redis.options.enableOfflineQueue === false) throw new RedisUnreachableError(`${this.down()}: ${what}; try again when it is back`);
+    if (this.redis.status !== 'ready' && this.redis.options.enableOfflineQueue === false)
+      throw new RedisUnreachableError(`${this.down()}: ${what}; try again when it is back`);
   }
 
   private get keys() {
@@ -110,18 +125,53 @@ export class RedisTaskStore {
   }
 
   /** `TaskStore.create`; `tool` names what runs (a task ended elsewhere is settled with it). */
-  async create(owner: string, requestedTtlMs: number | undefined, taskId: string = randomUUID(), tool = '', trace?: string): Promise<Task> {
+  async create(
+    owner: string,
+    requestedTtlMs: number | undefined,
+    taskId: string = randomUUID(),
+    tool = '',
+    trace?: string,
+  ): Promise<Task> {
     this.reachable('the task was not created');
     const o = this.options;
     const ttl = Math.min(requestedTtlMs ?? o.defaultTtlMs, o.maxTtlMs);
     const now = Date.now();
     const createdAt = new Date(now).toISOString();
-    const task: Task = { taskId, status: 'working', createdAt, lastUpdatedAt: createdAt, ttl, pollInterval: o.pollIntervalMs };
+    const task: Task = {
+      taskId,
+      status: 'working',
+      createdAt,
+      lastUpdatedAt: createdAt,
+      ttl,
+      pollInterval: o.pollIntervalMs,
+    };
     const k = this.keys;
-    const found = await this.call('mcpTaskCreate', k.task(taskId), k.tasksOf(owner), k.working(owner), k.working(), k.taskSequence,
-      owner, tool, this.frontId, JSON.stringify(task), ttl, now + ttl, now, o.maxWorkingTasksPerSession, o.maxWorkingTasks, taskId);
-    if (found === 'owner') throw new TaskLimitError(`task limit reached: this session has ${o.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`);
-    if (found === 'all') throw new TaskLimitError(`task limit reached: ${o.maxWorkingTasks} working tasks in all sessions of the queue (--max-working-tasks); try again later`);
+    const found = await this.call(
+      'mcpTaskCreate',
+      k.task(taskId),
+      k.tasksOf(owner),
+      k.working(owner),
+      k.working(),
+      k.taskSequence,
+      owner,
+      tool,
+      this.frontId,
+      JSON.stringify(task),
+      ttl,
+      now + ttl,
+      now,
+      o.maxWorkingTasksPerSession,
+      o.maxWorkingTasks,
+      taskId,
+    );
+    if (found === 'owner')
+      throw new TaskLimitError(
+        `task limit reached: this session has ${o.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`,
+      );
+    if (found === 'all')
+      throw new TaskLimitError(
+        `task limit reached: ${o.maxWorkingTasks} working tasks in all sessions of the queue (--max-working-tasks); try again later`,
+      );
     if (found !== 'ok') throw new Error(`task ${taskId} exists already`);
     // Only while tracing (a field of its own, outside the Lua's create): what tasks/* requests on any front end join.
     if (trace !== undefined) await this.redis.hset(k.task(taskId), 't', trace);
@@ -132,7 +182,9 @@ export class RedisTaskStore {
   /** `TaskStore.get`: a working task whose job has ended (here or elsewhere) is settled first. */
   async get(owner: string, taskId: string): Promise<StoredTask | undefined> {
     this.reachable('the task cannot be read');
-    const [w, tool, front, j, a, outcome, t] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (string | null)[];
+    const [w, tool, front, j, a, outcome, t] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (
+      string | null
+    )[];
     if (w !== owner || j === null || j === undefined) return undefined;
     const task = JSON.parse(j) as Task;
     const traced = typeof t === 'string' ? { trace: t } : undefined;
@@ -169,23 +221,54 @@ export class RedisTaskStore {
       case JobStatus.cancelled:
         return { kind: 'cancelled', from: 'running', hardKilled: false };
       case 'gone':
-        return { kind: 'failed', code: 'crash', message: 'the task\'s job state in Redis is gone and the front end that created it is gone too; the call may or may not have run' };
+        return {
+          kind: 'failed',
+          code: 'crash',
+          message:
+            "the task's job state in Redis is gone and the front end that created it is gone too; the call may or may not have run",
+        };
       case JobStatus.failed:
-        return { kind: 'failed', code: 'crash', message: 'the worker host running this task was lost and no other host took it over' };
+        return {
+          kind: 'failed',
+          code: 'crash',
+          message: 'the worker host running this task was lost and no other host took it over',
+        };
       case JobStatus.refused:
-        return { kind: 'failed', code: 'crash', message: 'a worker host refused this task\'s job: it did not verify against the host\'s cluster key; it was not run' };
+        return {
+          kind: 'failed',
+          code: 'crash',
+          message:
+            "a worker host refused this task's job: it did not verify against the host's cluster key; it was not run",
+        };
       default:
         return undefined; // queued or running: its host answers into the record
     }
   }
 
   /** `TaskStore.settle`: the first terminal status stays. */
-  async settle(owner: string, taskId: string, status: Terminal, answer: StoredAnswer, statusMessage?: string): Promise<Task | undefined> {
+  async settle(
+    owner: string,
+    taskId: string,
+    status: Terminal,
+    answer: StoredAnswer,
+    statusMessage?: string,
+  ): Promise<Task | undefined> {
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
     if (j === null) return undefined;
     const task = taskWithStatus(j, status, statusMessage);
     const k = this.keys;
-    const won = await this.call('mcpTaskSettle', k.task(taskId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, JSON.stringify(task), JSON.stringify(answer), taskId);
+    const won = await this.call(
+      'mcpTaskSettle',
+      k.task(taskId),
+      k.working(owner),
+      k.working(),
+      k.taskInputs(taskId),
+      k.inputWaits,
+      owner,
+      JSON.stringify(task),
+      JSON.stringify(answer),
+      taskId,
+    );
     if (won !== 1) return undefined;
     const here = this.mine.get(taskId);
     if (here) here.task = task;
@@ -193,7 +276,12 @@ export class RedisTaskStore {
   }
 
   /** `TaskStore.mark`: `working` ⇄ `input_required` while no settle has won. */
-  async mark(owner: string, taskId: string, status: 'working' | 'input_required', statusMessage?: string): Promise<Task | undefined> {
+  async mark(
+    owner: string,
+    taskId: string,
+    status: 'working' | 'input_required',
+    statusMessage?: string,
+  ): Promise<Task | undefined> {
     const j = await this.redis.hget(this.keys.task(taskId), 'j');
     if (j === null) return undefined;
     const task = taskWithStatus(j, status, statusMessage);
@@ -215,7 +303,21 @@ export class RedisTaskStore {
     if (j === null) return 'unknown';
     const task = taskWithStatus(j, 'cancelled', statusMessage);
     const k = this.keys;
-    const [found] = (await this.call('mcpTaskCancel', k.task(taskId), k.job(jobId), k.working(owner), k.working(), k.taskInputs(taskId), k.inputWaits, owner, k.cancelChannel, jobId, JSON.stringify(task), JSON.stringify(answer), taskId)) as [string, string];
+    const [found] = (await this.call(
+      'mcpTaskCancel',
+      k.task(taskId),
+      k.job(jobId),
+      k.working(owner),
+      k.working(),
+      k.taskInputs(taskId),
+      k.inputWaits,
+      owner,
+      k.cancelChannel,
+      jobId,
+      JSON.stringify(task),
+      JSON.stringify(answer),
+      taskId,
+    )) as [string, string];
     if (found === JobStatus.queued || found === JobStatus.running) {
       const here = this.mine.get(taskId);
       if (here) here.task = task;
@@ -239,7 +341,15 @@ export class RedisTaskStore {
     const tasks: Task[] = [];
     let last = after;
     for (;;) {
-      const batch = await this.redis.zrangebyscore(this.keys.tasksOf(owner), `(${last}`, '+inf', 'WITHSCORES', 'LIMIT', 0, size + 1);
+      const batch = await this.redis.zrangebyscore(
+        this.keys.tasksOf(owner),
+        `(${last}`,
+        '+inf',
+        'WITHSCORES',
+        'LIMIT',
+        0,
+        size + 1,
+      );
       if (batch.length === 0) return { tasks };
       for (let i = 0; i < batch.length; i += 2) {
         const id = batch[i]!;
@@ -309,7 +419,8 @@ export class RedisTaskStore {
     const k = this.keys;
     const gone: Task[] = [];
     for (const id of await this.redis.zrange(k.tasksOf(owner), '0', '-1')) {
-      const j = (await this.call('mcpTaskDrop', k.task(id), k.tasksOf(owner), k.working(owner), k.working(), id)) as string | null;
+      const j = (await this.call('mcpTaskDrop', k.task(id), k.tasksOf(owner), k.working(owner), k.working(), id)) as
+        string | null;
       this.mine.delete(id);
       if (j) gone.push(JSON.parse(j) as Task);
     }

@@ -24,7 +24,6 @@ export const AUTH_REALM = 'mcp-cancel-pool';
 /** Shorter tokens are refused at start: they could be guessed. */
 export const MIN_TOKEN_LENGTH = 16;
 
-
 const LOCALHOST_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 /** Whether binding `host` keeps the server reachable from this machine only. */
@@ -53,7 +52,9 @@ export function acceptedHostnames(host: string, allowedHosts: readonly string[] 
   const bare = host.replace(/^\[|\]$/g, '');
   if (isLoopback(bare)) return [...new Set([...LOCALHOST_NAMES, hostname(bare)])];
   if (bare === '0.0.0.0' || bare === '::' || bare === '') {
-    const addresses = Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => hostname(a.address.replace(/%.*$/, ''))));
+    const addresses = Object.values(networkInterfaces()).flatMap((list) =>
+      (list ?? []).map((a) => hostname(a.address.replace(/%.*$/, ''))),
+    );
     return [...new Set([...LOCALHOST_NAMES, ...addresses])];
   }
   return [hostname(bare)];
@@ -86,7 +87,9 @@ export function loadAuthToken(file: string | undefined, env: NodeJS.ProcessEnv =
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      throw new HttpConfigError(`cannot read --auth-token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+      throw new HttpConfigError(
+        `cannot read --auth-token-file ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      );
     }
     return validateToken(text.trim(), `--auth-token-file ${file}`);
   }
@@ -96,8 +99,12 @@ export function loadAuthToken(file: string | undefined, env: NodeJS.ProcessEnv =
 
 function validateToken(token: string, source: string): string {
   // Visible ASCII only: anything else cannot travel in an Authorization header as one token.
-  if (!/^[\x21-\x7e]*$/.test(token)) throw new HttpConfigError(`${source}: the token must be one word of visible ASCII characters`);
-  if (token.length < MIN_TOKEN_LENGTH) throw new HttpConfigError(`${source}: the token must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`);
+  if (!/^[\x21-\x7e]*$/.test(token))
+    throw new HttpConfigError(`${source}: the token must be one word of visible ASCII characters`);
+  if (token.length < MIN_TOKEN_LENGTH)
+    throw new HttpConfigError(
+      `${source}: the token must be at least ${MIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32)`,
+    );
   return token;
 }
 
@@ -112,14 +119,29 @@ export function bearerAuth(token: string): HttpStep {
     const header = req.headers.authorization;
     if (!header || !/^bearer(\s|$)/i.test(header)) {
       // No credentials at all: a bare challenge, without an error code (RFC 6750 section 3.1).
-      return deny(res, 401, `Bearer realm="${AUTH_REALM}"`, 'authorization required: send Authorization: Bearer <token>');
+      return deny(
+        res,
+        401,
+        `Bearer realm="${AUTH_REALM}"`,
+        'authorization required: send Authorization: Bearer <token>',
+      );
     }
     const presented = /^bearer +(\S+) *$/i.exec(header)?.[1];
     if (presented === undefined) {
-      return deny(res, 400, `Bearer realm="${AUTH_REALM}", error="invalid_request"`, 'malformed Authorization header: expected Bearer <token>');
+      return deny(
+        res,
+        400,
+        `Bearer realm="${AUTH_REALM}", error="invalid_request"`,
+        'malformed Authorization header: expected Bearer <token>',
+      );
     }
     if (!timingSafeEqual(digest(presented), expected)) {
-      return deny(res, 401, `Bearer realm="${AUTH_REALM}", error="invalid_token", error_description="the bearer token is not valid"`, 'invalid bearer token');
+      return deny(
+        res,
+        401,
+        `Bearer realm="${AUTH_REALM}", error="invalid_token", error_description="the bearer token is not valid"`,
+        'invalid bearer token',
+      );
     }
     next();
   };

@@ -57,22 +57,35 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
  */
 export function authorizationConfig(flags: AuthorizationFlags): AuthorizationConfig | undefined {
   if (flags.authIssuer === undefined || flags.authIssuer.trim() === '') {
-    const stray = (['authResource', 'authScopes', 'authIntrospectionEndpoint', 'authClientCredentialsFile'] as const).find((k) => flags[k] !== undefined && flags[k] !== '');
-    if (stray) throw new HttpConfigError(`--${kebab(stray)} needs --auth-issuer (the authorization server whose tokens are accepted)`);
+    const stray = (
+      ['authResource', 'authScopes', 'authIntrospectionEndpoint', 'authClientCredentialsFile'] as const
+    ).find((k) => flags[k] !== undefined && flags[k] !== '');
+    if (stray)
+      throw new HttpConfigError(
+        `--${kebab(stray)} needs --auth-issuer (the authorization server whose tokens are accepted)`,
+      );
     return undefined;
   }
   const issuer = flags.authIssuer.trim();
   httpUrl(issuer, '--auth-issuer');
   if (flags.authResource === undefined || flags.authResource.trim() === '') {
-    throw new HttpConfigError('--auth-issuer needs --auth-resource: the canonical URI of this MCP server (e.g. https://mcp.example.com/mcp), the audience its tokens must name');
+    throw new HttpConfigError(
+      '--auth-issuer needs --auth-resource: the canonical URI of this MCP server (e.g. https://mcp.example.com/mcp), the audience its tokens must name',
+    );
   }
   const resource = flags.authResource.trim();
   httpUrl(resource, '--auth-resource');
   const requiredScopes = scopesOf(flags.authScopes ?? '');
-  const introspectionEndpoint = flags.authIntrospectionEndpoint ? httpUrl(flags.authIntrospectionEndpoint.trim(), '--auth-introspection-endpoint') : undefined;
-  const introspectionClient = flags.authClientCredentialsFile ? readClientCredentials(flags.authClientCredentialsFile) : undefined;
+  const introspectionEndpoint = flags.authIntrospectionEndpoint
+    ? httpUrl(flags.authIntrospectionEndpoint.trim(), '--auth-introspection-endpoint')
+    : undefined;
+  const introspectionClient = flags.authClientCredentialsFile
+    ? readClientCredentials(flags.authClientCredentialsFile)
+    : undefined;
   if (introspectionEndpoint && !introspectionClient) {
-    throw new HttpConfigError('--auth-introspection-endpoint needs --auth-client-credentials-file: the introspection endpoint wants this server to authenticate');
+    throw new HttpConfigError(
+      '--auth-introspection-endpoint needs --auth-client-credentials-file: the introspection endpoint wants this server to authenticate',
+    );
   }
   return {
     issuer,
@@ -88,7 +101,11 @@ export function authorizationConfig(flags: AuthorizationFlags): AuthorizationCon
 /** Scopes from a space- or comma-separated list. */
 export function scopesOf(text: string): string[] {
   const scopes = text.split(/[\s,]+/).filter((s) => s !== '');
-  for (const scope of scopes) if (!SCOPE_TOKEN.test(scope)) throw new HttpConfigError(`--auth-scopes: ${JSON.stringify(scope)} is not an OAuth scope (visible ASCII, no quotes or backslashes)`);
+  for (const scope of scopes)
+    if (!SCOPE_TOKEN.test(scope))
+      throw new HttpConfigError(
+        `--auth-scopes: ${JSON.stringify(scope)} is not an OAuth scope (visible ASCII, no quotes or backslashes)`,
+      );
   return [...new Set(scopes)];
 }
 
@@ -106,10 +123,14 @@ function httpUrl(text: string, flag: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new HttpConfigError(`${flag}: ${JSON.stringify(text)} is not an absolute URL (e.g. https://auth.example.com/realms/mcp)`);
+    throw new HttpConfigError(
+      `${flag}: ${JSON.stringify(text)} is not an absolute URL (e.g. https://auth.example.com/realms/mcp)`,
+    );
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new HttpConfigError(`${flag}: ${text} must be an https URL`);
-  if (url.protocol === 'http:' && !isLoopback(url.hostname)) throw new HttpConfigError(`${flag}: ${text} must be https (plain http only for a loopback host)`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new HttpConfigError(`${flag}: ${text} must be an https URL`);
+  if (url.protocol === 'http:' && !isLoopback(url.hostname))
+    throw new HttpConfigError(`${flag}: ${text} must be https (plain http only for a loopback host)`);
   if (url.hash || text.includes('#')) throw new HttpConfigError(`${flag}: ${text} must not have a fragment`);
   if (url.search) throw new HttpConfigError(`${flag}: ${text} must not have a query string`);
   if (url.username || url.password) throw new HttpConfigError(`${flag}: must not carry credentials in the URL`);
@@ -125,17 +146,28 @@ export function readClientCredentials(file: string): ClientCredentials {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new HttpConfigError(`cannot read --auth-client-credentials-file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+    throw new HttpConfigError(
+      `cannot read --auth-client-credentials-file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new HttpConfigError(`--auth-client-credentials-file ${file}: expected JSON {"client_id": "…", "client_secret": "…"}`);
+    throw new HttpConfigError(
+      `--auth-client-credentials-file ${file}: expected JSON {"client_id": "…", "client_secret": "…"}`,
+    );
   }
   const p = parsed as { client_id?: unknown; client_secret?: unknown } | null;
-  if (typeof p?.client_id !== 'string' || p.client_id === '' || typeof p.client_secret !== 'string' || p.client_secret === '') {
-    throw new HttpConfigError(`--auth-client-credentials-file ${file}: expected JSON {"client_id": "…", "client_secret": "…"}, both non-empty strings`);
+  if (
+    typeof p?.client_id !== 'string' ||
+    p.client_id === '' ||
+    typeof p.client_secret !== 'string' ||
+    p.client_secret === ''
+  ) {
+    throw new HttpConfigError(
+      `--auth-client-credentials-file ${file}: expected JSON {"client_id": "…", "client_secret": "…"}, both non-empty strings`,
+    );
   }
   return { clientId: p.client_id, clientSecret: p.client_secret };
 }

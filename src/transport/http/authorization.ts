@@ -80,12 +80,18 @@ export class Authorization {
     for (const tool of tools.values()) {
       const scopes = tool.scopes ?? [];
       const bad = scopes.find((s) => !isScopeToken(s));
-      if (bad !== undefined) throw new HttpConfigError(`tool ${tool.name}: scope ${JSON.stringify(bad)} is not an OAuth scope (visible ASCII, no spaces, quotes or backslashes)`);
+      if (bad !== undefined)
+        throw new HttpConfigError(
+          `tool ${tool.name}: scope ${JSON.stringify(bad)} is not an OAuth scope (visible ASCII, no spaces, quotes or backslashes)`,
+        );
       const all = [...new Set([...config.requiredScopes, ...scopes])];
-      if (scopes.length > 0) this.#toolScopes.set(tool.name, { scopes: all, check: requireScopes(...(all as [string, ...string[]])) });
+      if (scopes.length > 0)
+        this.#toolScopes.set(tool.name, { scopes: all, check: requireScopes(...(all as [string, ...string[]])) });
     }
     this.metadataUrl = getOAuthProtectedResourceMetadataUrl(resource);
-    const scopesSupported = [...new Set([...config.requiredScopes, ...[...tools.values()].flatMap((t) => t.scopes ?? [])])];
+    const scopesSupported = [
+      ...new Set([...config.requiredScopes, ...[...tools.values()].flatMap((t) => t.scopes ?? [])]),
+    ];
     let built: OAuthProtectedResourceMetadata;
     try {
       built = buildOAuthProtectedResourceMetadata({
@@ -129,9 +135,27 @@ export class Authorization {
   metadata(method: string, path: string): HttpAnswer | undefined {
     if (!this.#paths.has(path.replace(/(.)\/$/, '$1'))) return undefined;
     const cors = { 'access-control-allow-origin': '*' };
-    if (method === 'OPTIONS') return { status: 204, headers: { ...cors, 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-allow-headers': 'mcp-protocol-version' }, body: '' };
-    if (method !== 'GET' && method !== 'HEAD') return { status: 405, headers: { ...cors, allow: 'GET, HEAD, OPTIONS', 'content-type': 'application/json' }, body: JSON.stringify({ error: 'method_not_allowed' }) };
-    return { status: 200, headers: { ...cors, 'content-type': 'application/json', 'cache-control': 'max-age=300' }, body: method === 'HEAD' ? '' : JSON.stringify(this.#document) };
+    if (method === 'OPTIONS')
+      return {
+        status: 204,
+        headers: {
+          ...cors,
+          'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+          'access-control-allow-headers': 'mcp-protocol-version',
+        },
+        body: '',
+      };
+    if (method !== 'GET' && method !== 'HEAD')
+      return {
+        status: 405,
+        headers: { ...cors, allow: 'GET, HEAD, OPTIONS', 'content-type': 'application/json' },
+        body: JSON.stringify({ error: 'method_not_allowed' }),
+      };
+    return {
+      status: 200,
+      headers: { ...cors, 'content-type': 'application/json', 'cache-control': 'max-age=300' },
+      body: method === 'HEAD' ? '' : JSON.stringify(this.#document),
+    };
   }
 
   /** Verifies the request's bearer token; see the module comment for the refusals. */
@@ -140,20 +164,64 @@ export class Authorization {
     if (authorization === undefined || !/^bearer(\s|$)/i.test(authorization)) {
       // No credentials at all: a challenge without an error code (RFC 6750 section 3.1), naming where to start.
       const scope = this.config.requiredScopes.length > 0 ? `, scope="${this.config.requiredScopes.join(' ')}"` : '';
-      return { refused: { status: 401, headers: { 'www-authenticate': `Bearer resource_metadata="${this.metadataUrl}"${scope}`, 'content-type': 'application/json' }, body: JSON.stringify({ error: 'invalid_request', error_description: 'authorization required: send Authorization: Bearer <access token>' }) } };
+      return {
+        refused: {
+          status: 401,
+          headers: {
+            'www-authenticate': `Bearer resource_metadata="${this.metadataUrl}"${scope}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({
+            error: 'invalid_request',
+            error_description: 'authorization required: send Authorization: Bearer <access token>',
+          }),
+        },
+      };
     }
     const token = /^bearer +(\S+) *$/i.exec(authorization)?.[1];
     if (token === undefined) {
-      return { refused: { status: 400, headers: { 'www-authenticate': `Bearer error="invalid_request", resource_metadata="${this.metadataUrl}"`, 'content-type': 'application/json' }, body: JSON.stringify({ error: 'invalid_request', error_description: 'malformed Authorization header: expected Bearer <token>' }) } };
+      return {
+        refused: {
+          status: 400,
+          headers: {
+            'www-authenticate': `Bearer error="invalid_request", resource_metadata="${this.metadataUrl}"`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({
+            error: 'invalid_request',
+            error_description: 'malformed Authorization header: expected Bearer <token>',
+          }),
+        },
+      };
     }
     try {
-      const authInfo = await verifyBearerToken(`Bearer ${token}`, { ...options, verifier: this.#verifier, expectedResource: new URL(this.config.resource) });
+      const authInfo = await verifyBearerToken(`Bearer ${token}`, {
+        ...options,
+        verifier: this.#verifier,
+        expectedResource: new URL(this.config.resource),
+      });
       return { caller: callerOf(authInfo)!, authInfo };
     } catch (error) {
       if (error instanceof IssuerUnavailableError) {
-        return { refused: { status: 503, headers: { 'retry-after': '5', 'content-type': 'application/json' }, body: JSON.stringify({ error: 'temporarily_unavailable', error_description: `tokens cannot be verified now: ${error.why}` }) } };
+        return {
+          refused: {
+            status: 503,
+            headers: { 'retry-after': '5', 'content-type': 'application/json' },
+            body: JSON.stringify({
+              error: 'temporarily_unavailable',
+              error_description: `tokens cannot be verified now: ${error.why}`,
+            }),
+          },
+        };
       }
-      return { refused: await answerOf(bearerAuthChallengeResponse(error instanceof OAuthError ? error : new OAuthError(OAuthErrorCode.InvalidToken, 'the token is not valid'), options)) };
+      return {
+        refused: await answerOf(
+          bearerAuthChallengeResponse(
+            error instanceof OAuthError ? error : new OAuthError(OAuthErrorCode.InvalidToken, 'the token is not valid'),
+            options,
+          ),
+        ),
+      };
     }
   }
 
@@ -169,8 +237,16 @@ export class Authorization {
       const needs = this.#toolScopes.get(m.params.name);
       const challenge = needs && (await needs.check({ request: m as never, authInfo }));
       if (!challenge) continue;
-      const error = new OAuthError(OAuthErrorCode.InsufficientScope, `the tool ${m.params.name} needs the scope ${needs.scopes.join(' ')}`);
-      return answerOf(bearerAuthChallengeResponse(error, { requiredScopes: [...challenge.scopes], resourceMetadataUrl: this.metadataUrl }));
+      const error = new OAuthError(
+        OAuthErrorCode.InsufficientScope,
+        `the tool ${m.params.name} needs the scope ${needs.scopes.join(' ')}`,
+      );
+      return answerOf(
+        bearerAuthChallengeResponse(error, {
+          requiredScopes: [...challenge.scopes],
+          resourceMetadataUrl: this.metadataUrl,
+        }),
+      );
     }
     return undefined;
   }
@@ -197,7 +273,10 @@ export function callerOf(authInfo: AuthInfo | undefined): string | undefined {
   const subject = authInfo?.extra?.subject as TokenSubject | undefined;
   if (!authInfo || !subject) return undefined;
   // Hashed: a fixed-length key with no separator a crafted sub could imitate, and no personal data in keys and logs.
-  return `oauth:${createHash('sha256').update(JSON.stringify([subject.iss, subject.sub, authInfo.clientId])).digest('hex').slice(0, 32)}`;
+  return `oauth:${createHash('sha256')
+    .update(JSON.stringify([subject.iss, subject.sub, authInfo.clientId]))
+    .digest('hex')
+    .slice(0, 32)}`;
 }
 
 /** The caller of a request the gate let through, or `fallback` (no OAuth: every client is that one caller). */

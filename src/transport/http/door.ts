@@ -37,7 +37,8 @@ export function malformedMessages(body: unknown): Refusal | undefined {
     if (JSONRPCMessageSchema.safeParse(raw).success) continue;
     const id = requestIdOf(raw);
     // A request-shaped message: the request schema alone says what is wrong (the union's error only says "invalid").
-    const why = id === undefined ? '' : `: ${describeIssues(JSONRPCRequestSchema.safeParse(raw).error ?? { issues: [] })}`;
+    const why =
+      id === undefined ? '' : `: ${describeIssues(JSONRPCRequestSchema.safeParse(raw).error ?? { issues: [] })}`;
     errors.push(rpcError(id ?? null, ErrorCode.InvalidRequest, `invalid JSON-RPC message${why}`));
   }
   return refusal(body, errors);
@@ -47,14 +48,19 @@ export function malformedMessages(body: unknown): Refusal | undefined {
  * Errors for the requests of `body` whose id is still in flight in the
  * session, or repeated within the batch. Run after {@link malformedMessages}.
  */
-export function duplicateRequests(body: unknown, session: string, inFlight: (id: RequestId) => boolean): Refusal | undefined {
+export function duplicateRequests(
+  body: unknown,
+  session: string,
+  inFlight: (id: RequestId) => boolean,
+): Refusal | undefined {
   const messages = Array.isArray(body) ? body : [body];
   const errors: ErrorResponse[] = [];
   const seen = new Set<RequestId>();
   for (const raw of messages) {
     const id = requestIdOf(raw);
     if (id === undefined) continue;
-    if (inFlight(id) || seen.has(id)) errors.push(rpcError(id, ErrorCode.InvalidRequest, new DuplicateRequestError(session, id).message));
+    if (inFlight(id) || seen.has(id))
+      errors.push(rpcError(id, ErrorCode.InvalidRequest, new DuplicateRequestError(session, id).message));
     seen.add(id);
   }
   return refusal(body, errors);

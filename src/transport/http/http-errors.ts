@@ -10,21 +10,37 @@ export type HttpStep = (req: IncomingMessage, res: ServerResponse, next: () => v
 
 /** The JSON-RPC error for a refused body: 413 for a body over the limit, 400 with -32700 for bad JSON, 400 with -32600 for a body nested too deep, 415 for an encoding. */
 export function bodyError(res: ServerResponse, error: BodyError): void {
-  if (error.kind === 'too-large') return void rpcError(res, 413, ErrorCode.InvalidRequest, `message too large: ${error.message}`);
+  if (error.kind === 'too-large')
+    return void rpcError(res, 413, ErrorCode.InvalidRequest, `message too large: ${error.message}`);
   if (error.kind === 'parse') return void rpcError(res, 400, ErrorCode.ParseError, `parse error: ${error.message}`);
   if (error.kind === 'deep') return void rpcError(res, 400, ErrorCode.InvalidRequest, error.message, error.id);
   rpcError(res, error.status, ErrorCode.InvalidRequest, error.message);
 }
 
 /** Answers `status` with `body` as JSON (unless the response has started). */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
 /** Answers `status` with one JSON-RPC error (unless the response has started). */
-export function rpcError(res: ServerResponse, status: number, code: number, message: string, id: RequestId | null = null): void {
+export function rpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  id: RequestId | null = null,
+): void {
   sendJson(res, status, errorResponse(id, code, message));
 }

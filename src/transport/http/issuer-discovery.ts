@@ -43,7 +43,11 @@ export function metadataUrls(issuer: string): URL[] {
   const path = url.pathname.replace(/\/$/, '');
   const at = (p: string) => new URL(p, url.origin);
   if (path === '') return [at('/.well-known/oauth-authorization-server'), at('/.well-known/openid-configuration')];
-  return [at(`/.well-known/oauth-authorization-server${path}`), at(`/.well-known/openid-configuration${path}`), at(`${path}/.well-known/openid-configuration`)];
+  return [
+    at(`/.well-known/oauth-authorization-server${path}`),
+    at(`/.well-known/openid-configuration${path}`),
+    at(`${path}/.well-known/openid-configuration`),
+  ];
 }
 
 /** Options for {@link IssuerDiscovery}. */
@@ -89,7 +93,8 @@ export class IssuerDiscovery {
   /** The issuer's key set; throws {@link IssuerUnavailableError} before discovery succeeded or without a `jwks_uri`. */
   keys(): RemoteJWKSet {
     this.metadata();
-    if (!this.#jwks) throw new IssuerUnavailableError(`the issuer's metadata names no jwks_uri: JWT access tokens cannot be verified`);
+    if (!this.#jwks)
+      throw new IssuerUnavailableError(`the issuer's metadata names no jwks_uri: JWT access tokens cannot be verified`);
     return this.#jwks;
   }
 
@@ -107,9 +112,21 @@ export class IssuerDiscovery {
   async #discover(): Promise<void> {
     try {
       const metadata = await fetchMetadata(this.issuer);
-      const jwks = metadata.jwks_uri === undefined ? undefined : createRemoteJWKSet(new URL(metadata.jwks_uri), { cooldownDuration: JWKS_COOLDOWN_MS, cacheMaxAge: JWKS_MAX_AGE_MS, timeoutDuration: FETCH_TIMEOUT_MS });
+      const jwks =
+        metadata.jwks_uri === undefined
+          ? undefined
+          : createRemoteJWKSet(new URL(metadata.jwks_uri), {
+              cooldownDuration: JWKS_COOLDOWN_MS,
+              cacheMaxAge: JWKS_MAX_AGE_MS,
+              timeoutDuration: FETCH_TIMEOUT_MS,
+            });
       // Ready means tokens can be checked: the keys are fetched once now, not on the first request.
-      if (jwks) await jwks.reload().catch((error: unknown) => Promise.reject(new Error(`cannot fetch the issuer's keys from ${metadata.jwks_uri}: ${reason(error)}`)));
+      if (jwks)
+        await jwks
+          .reload()
+          .catch((error: unknown) =>
+            Promise.reject(new Error(`cannot fetch the issuer's keys from ${metadata.jwks_uri}: ${reason(error)}`)),
+          );
       this.#metadata = metadata;
       this.#jwks = jwks;
       if (this.#failed) this.options.onRecovered?.();
@@ -135,7 +152,11 @@ async function fetchMetadata(issuer: string): Promise<IssuerMetadata> {
   for (const url of metadataUrls(issuer)) {
     let response: Response;
     try {
-      response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' });
+      response = await fetch(url, {
+        headers: { accept: 'application/json' },
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        redirect: 'error',
+      });
     } catch (error) {
       problems.push(`${url.href}: ${reason(error)}`);
       continue;
@@ -151,7 +172,10 @@ async function fetchMetadata(issuer: string): Promise<IssuerMetadata> {
       continue;
     }
     // A document for another issuer would let that issuer's keys verify our tokens.
-    if (doc.issuer !== issuer) throw new Error(`${url.href} names the issuer ${JSON.stringify(doc.issuer)}, not ${JSON.stringify(issuer)} (--auth-issuer must be exactly the issuer's identifier)`);
+    if (doc.issuer !== issuer)
+      throw new Error(
+        `${url.href} names the issuer ${JSON.stringify(doc.issuer)}, not ${JSON.stringify(issuer)} (--auth-issuer must be exactly the issuer's identifier)`,
+      );
     return doc as IssuerMetadata;
   }
   throw new Error(problems.join('; '));

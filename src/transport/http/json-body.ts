@@ -86,7 +86,11 @@ function readAll(stream: Readable, req: IncomingMessage, limit: number, tooLarge
  * with a {@link BodyError} for a body over `limit` bytes, bad JSON, or a
  * top-level value that is neither an object nor an array.
  */
-export async function readJsonBody(req: IncomingMessage, limit: number, maxDepth = Number.POSITIVE_INFINITY): Promise<unknown> {
+export async function readJsonBody(
+  req: IncomingMessage,
+  limit: number,
+  maxDepth = Number.POSITIVE_INFINITY,
+): Promise<unknown> {
   if (!isJson(req)) return undefined;
   const declared = Number(req.headers['content-length']);
   const tooLarge = () => new BodyError(413, 'too-large', `request entity too large (limit ${limit} bytes)`);
@@ -99,7 +103,12 @@ export async function readJsonBody(req: IncomingMessage, limit: number, maxDepth
   if (text.trim() === '') return {};
   // Objects and arrays only: a JSON-RPC message or batch is never a bare string or number.
   const first = text.trimStart()[0];
-  if (first !== '{' && first !== '[') throw new BodyError(400, 'parse', `expected a JSON object or array, got ${JSON.stringify(text.trimStart().slice(0, 16))}`);
+  if (first !== '{' && first !== '[')
+    throw new BodyError(
+      400,
+      'parse',
+      `expected a JSON object or array, got ${JSON.stringify(text.trimStart().slice(0, 16))}`,
+    );
   let body: unknown;
   try {
     body = JSON.parse(text) as unknown;

@@ -80,8 +80,15 @@ export async function writeWebResponse(response: Response, res: ServerResponse):
 }
 
 /** A web handler (`createMcpHandler`'s) on Node: `(req, res, parsedBody)`. A client gone before the answer aborts its request. */
-export function nodeHandler(handler: { fetch(request: Request, options?: { parsedBody?: unknown; authInfo?: AuthInfo }): Promise<Response> }) {
-  return async (req: IncomingMessage, res: ServerResponse, parsedBody: unknown, request = abortableRequest(req, res)): Promise<void> => {
+export function nodeHandler(handler: {
+  fetch(request: Request, options?: { parsedBody?: unknown; authInfo?: AuthInfo }): Promise<Response>;
+}) {
+  return async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    parsedBody: unknown,
+    request = abortableRequest(req, res),
+  ): Promise<void> => {
     const response = await handler.fetch(request, handlerOptions(req, parsedBody));
     await writeWebResponse(response, res);
   };

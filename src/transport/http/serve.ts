@@ -13,7 +13,13 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server as HttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
-import { createMcpHandler, isInitializeRequest, isLegacyRequest, ProtocolErrorCode as ErrorCode, type Transport } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  ProtocolErrorCode as ErrorCode,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import type { CallBackend } from '../../backend/backend.js';
 import type { RequestId } from '../../wire/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../../server/server.js';
@@ -26,7 +32,12 @@ import { requestCaller, send, type Authorization, type AuthorizedRequest } from 
 import { duplicateRequests, malformedMessages } from './door.js';
 import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
 import { BodyError, readJsonBody } from './json-body.js';
-import { abortableRequest, hostGuard, nodeHandler, NodeSessionTransport as StreamableHTTPServerTransport } from './node-adapter.js';
+import {
+  abortableRequest,
+  hostGuard,
+  nodeHandler,
+  NodeSessionTransport as StreamableHTTPServerTransport,
+} from './node-adapter.js';
 import { originCheck } from './origin.js';
 import { ResponseStreams } from './response-streams.js';
 import { OutputBudget } from '../output-budget.js';
@@ -151,10 +162,15 @@ interface Session {
 /** Serves MCP over Streamable HTTP at `/mcp`. */
 export async function serveHttp(backend: CallBackend, options: HttpOptions): Promise<HttpMcpServer> {
   const host = options.host ?? DEFAULTS.host;
-  checkExposure({ host, authToken: options.authToken, allowUnauthenticated: options.allowUnauthenticated || options.authorization !== undefined });
+  checkExposure({
+    host,
+    authToken: options.authToken,
+    allowUnauthenticated: options.allowUnauthenticated || options.authorization !== undefined,
+  });
   const authorization = options.authorization;
   const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
-  if (options.sessionIdPrefix !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.sessionIdPrefix)) throw new RangeError('sessionIdPrefix: 1 to 64 of A-Za-z0-9_-');
+  if (options.sessionIdPrefix !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.sessionIdPrefix))
+    throw new RangeError('sessionIdPrefix: 1 to 64 of A-Za-z0-9_-');
   const tasks = options.tasks ?? new TaskRunner(backend);
   const inputWaits = options.inputWaits ?? new InputWaits(backend);
   /** Sessions whose initialize the transport accepted: only these have an id a client knows. */
@@ -163,7 +179,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   let opening = 0;
   // The request chain, in order; each step answers the request or passes it on (plain node:http, no framework).
   const chain: HttpStep[] = [];
-  const budget = options.outputBudget ?? new OutputBudget({ perStreamBytes: DEFAULTS.maxOutputBufferBytes, counters: options.wire });
+  const budget =
+    options.outputBudget ?? new OutputBudget({ perStreamBytes: DEFAULTS.maxOutputBufferBytes, counters: options.wire });
   /** Every MCP response stream is watched until it ends: one its client does not read is closed, which cancels what it carries. */
   const log = options.log ?? ((line: string) => void process.stderr.write(`[mcp-cancel-pool] ${line}\n`));
   const watched = (res: Response) => {
@@ -184,7 +201,10 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const maxDepth = options.maxNestingDepth ?? DEFAULTS.maxNestingDepth;
 
   // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
-  const caller = options.authToken === undefined ? 'caller:anonymous' : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
+  const caller =
+    options.authToken === undefined
+      ? 'caller:anonymous'
+      : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
   // With OAuth, the token's caller instead (the SDK's Node adapter hands the factory the gate's req.auth).
   /** The method each 2026 exchange's request carries, by its web Request (what the SDK hands the factory). */
   const exchangeMethods = new WeakMap<globalThis.Request, string>();
@@ -197,7 +217,12 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         options.wire,
         options.version,
         (transport: Transport) => ({
-          guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, { caller: who, inputWaits, closeReason: CLIENT_DISCONNECTED, ...(authorization && { turn: who }) }),
+          guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, {
+            caller: who,
+            inputWaits,
+            closeReason: CLIENT_DISCONNECTED,
+            ...(authorization && { turn: who }),
+          }),
           wraps: true,
           caller: who,
         }),
@@ -238,7 +263,13 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       return handlePost(session, req, res);
     }
     if (sid) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
-    if (!isInitializeRequest(req.body)) return void rpcError(res, 400, ErrorCode.InvalidRequest, 'no session: send initialize first, without mcp-session-id');
+    if (!isInitializeRequest(req.body))
+      return void rpcError(
+        res,
+        400,
+        ErrorCode.InvalidRequest,
+        'no session: send initialize first, without mcp-session-id',
+      );
     if (sessions.size + opening >= maxSessions) {
       const message = `session limit reached: ${maxSessions} live sessions (--max-sessions); end unused sessions with DELETE or retry later`;
       return void rpcError(res, 503, SERVER_BUSY, message, requestsIn(req.body)[0]?.id ?? null);
@@ -272,7 +303,17 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const existing = async (req: Request, res: Response) => {
     const sid = header(req, 'mcp-session-id');
     // Without a 2025 session there is nothing to GET or DELETE: 2026 has neither a GET stream nor sessions.
-    if (!sid) return sendJson(res, 405, errorResponse(null, ErrorCode.InvalidRequest, 'Method not allowed: GET and DELETE need a 2025-11-25 session (Mcp-Session-Id)'), { allow: 'POST' });
+    if (!sid)
+      return sendJson(
+        res,
+        405,
+        errorResponse(
+          null,
+          ErrorCode.InvalidRequest,
+          'Method not allowed: GET and DELETE need a 2025-11-25 session (Mcp-Session-Id)',
+        ),
+        { allow: 'POST' },
+      );
     const session = owned(sid, req);
     if (!session) return void rpcError(res, 404, ErrorCode.InvalidRequest, 'unknown or expired session');
     session.lastSeen = Date.now();
@@ -284,7 +325,12 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const path = new URL(req.url ?? '/', 'http://localhost').pathname.toLowerCase().replace(/(.)\/$/, '$1');
     if (path === '/mcp' && req.method === 'POST') return post(req, res);
     if (path === '/mcp' && (req.method === 'GET' || req.method === 'DELETE')) return existing(req, res);
-    return rpcError(res, 404, ErrorCode.InvalidRequest, `not found: ${req.method ?? '?'} ${path} (the MCP endpoint is POST, GET or DELETE /mcp)`);
+    return rpcError(
+      res,
+      404,
+      ErrorCode.InvalidRequest,
+      `not found: ${req.method ?? '?'} ${path} (the MCP endpoint is POST, GET or DELETE /mcp)`,
+    );
   };
   const handle = (req: Request, res: Response): void => {
     let step = 0;
@@ -294,7 +340,9 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       endpoint(req, res).catch((error: unknown) => {
         // A handler that failed: one JSON-RPC error if nothing was sent yet, never a stack trace to the client.
         // The stack goes to the log, never to the client (it holds the server's paths).
-        log(`http: ${req.method ?? '?'} ${req.url ?? ''} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+        log(
+          `http: ${req.method ?? '?'} ${req.url ?? ''} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+        );
         if (!res.headersSent) rpcError(res, 500, ErrorCode.InternalError, 'internal error');
         else res.destroy();
       });
@@ -325,7 +373,13 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       inputWaits,
       ...(authorization && { turn: owner }),
     });
-    const server = createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller: owner }), tasks);
+    const server = createMcpServer(
+      backend,
+      options.wire,
+      options.version,
+      () => ({ guard, wraps: false, caller: owner }),
+      tasks,
+    );
     const session: Session = { caller: owner, transport, guard, streams, lastSeen: Date.now() };
     // The session is gone: so are its tasks.
     guard.onOwnerClosed = () => {
@@ -337,13 +391,17 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   }
 
   const idleMs = options.sessionIdleMs ?? DEFAULTS.sessionIdleMs;
-  const sweeper = setInterval(() => {
-    const now = Date.now();
-    for (const [id, s] of sessions) {
-      // A session holding tasks stays open until they expire: its client may come back for them.
-      if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0 && !tasks.holdsTasks(id)) void s.transport.close();
-    }
-  }, Math.min(idleMs, DEFAULTS.sessionSweepMs));
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions) {
+        // A session holding tasks stays open until they expire: its client may come back for them.
+        if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0 && !tasks.holdsTasks(id))
+          void s.transport.close();
+      }
+    },
+    Math.min(idleMs, DEFAULTS.sessionSweepMs),
+  );
   sweeper.unref();
 
   const listener: HttpServer = await new Promise((resolve, reject) => {
@@ -379,7 +437,11 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
  * The newer MCP revision: a client that disconnects the response stream of a
  * pending POST has cancelled the requests it carried.
  */
-function cancelOnDisconnect(res: Response, requests: readonly { id: RequestId; method: string }[], guard: GuardedTransport): void {
+function cancelOnDisconnect(
+  res: Response,
+  requests: readonly { id: RequestId; method: string }[],
+  guard: GuardedTransport,
+): void {
   const ids = requests.filter((r) => r.method === 'tools/call').map((r) => r.id);
   if (ids.length === 0) return;
   res.once('close', () => {
@@ -393,7 +455,8 @@ function requestsIn(body: unknown): { id: RequestId; method: string }[] {
   const requests: { id: RequestId; method: string }[] = [];
   for (const m of Array.isArray(body) ? body : [body]) {
     const msg = m as { method?: unknown; id?: unknown } | null;
-    if (typeof msg?.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number')) requests.push({ id: msg.id, method: msg.method });
+    if (typeof msg?.method === 'string' && (typeof msg.id === 'string' || typeof msg.id === 'number'))
+      requests.push({ id: msg.id, method: msg.method });
   }
   return requests;
 }

@@ -14,7 +14,19 @@ import type { AuthorizationConfig } from './authorization-config.js';
 import { IssuerUnavailableError, type IssuerDiscovery } from './issuer-discovery.js';
 
 /** Signature algorithms accepted: asymmetric only (a symmetric key would be one the issuer shares with us, and `none` is no signature). */
-export const ALLOWED_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+export const ALLOWED_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+];
 
 /** What a verified token says about its holder, kept in `AuthInfo.extra`. */
 export interface TokenSubject {
@@ -74,8 +86,13 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
 
   async #introspect(token: string): Promise<AuthInfo> {
     const client = this.config.introspectionClient;
-    const endpoint = this.config.introspectionEndpoint?.href ?? (client ? this.issuer.metadata().introspection_endpoint : undefined);
-    if (!client || !endpoint) throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token is not a JWT access token, and no introspection is configured for opaque tokens');
+    const endpoint =
+      this.config.introspectionEndpoint?.href ?? (client ? this.issuer.metadata().introspection_endpoint : undefined);
+    if (!client || !endpoint)
+      throw new OAuthError(
+        OAuthErrorCode.InvalidToken,
+        'the token is not a JWT access token, and no introspection is configured for opaque tokens',
+      );
     const key = createHash('sha256').update(token).digest('base64url');
     const cached = this.#introspected.get(key);
     if (cached && cached.until > Date.now()) return cached.info;
@@ -101,17 +118,22 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
       answer = (await response.json()) as Record<string, unknown>;
     } catch (error) {
       if (error instanceof IssuerUnavailableError) throw error;
-      throw new IssuerUnavailableError(`the introspection endpoint cannot be reached (${(error as Error).name === 'TimeoutError' ? 'timed out' : 'request failed'})`);
+      throw new IssuerUnavailableError(
+        `the introspection endpoint cannot be reached (${(error as Error).name === 'TimeoutError' ? 'timed out' : 'request failed'})`,
+      );
     }
     const now = Date.now() / 1000;
     const skew = this.config.clockToleranceSec;
     if (answer.active !== true) throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token is not active');
-    if (answer.iss !== undefined && answer.iss !== this.config.issuer) throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token was issued by another issuer');
+    if (answer.iss !== undefined && answer.iss !== this.config.issuer)
+      throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token was issued by another issuer');
     const audiences = typeof answer.aud === 'string' ? [answer.aud] : Array.isArray(answer.aud) ? answer.aud : [];
-    if (!audiences.some((a) => this.#audiences.includes(a as string))) throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token was not issued for this resource');
+    if (!audiences.some((a) => this.#audiences.includes(a as string)))
+      throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token was not issued for this resource');
     if (typeof answer.exp !== 'number') throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token has no expiry');
     if (answer.exp + skew <= now) throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token has expired');
-    if (typeof answer.nbf === 'number' && answer.nbf - skew > now) throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token is not valid yet');
+    if (typeof answer.nbf === 'number' && answer.nbf - skew > now)
+      throw new OAuthError(OAuthErrorCode.InvalidToken, 'the token is not valid yet');
     const info = this.#authInfo(token, {
       iss: this.config.issuer,
       sub: typeof answer.sub === 'string' ? answer.sub : '',
@@ -119,7 +141,8 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
       scopes: typeof answer.scope === 'string' ? answer.scope.split(' ').filter((s) => s !== '') : [],
       exp: answer.exp,
     });
-    if (this.#introspected.size >= INTROSPECTION_CACHE_ENTRIES) this.#introspected.delete(this.#introspected.keys().next().value!);
+    if (this.#introspected.size >= INTROSPECTION_CACHE_ENTRIES)
+      this.#introspected.delete(this.#introspected.keys().next().value!);
     this.#introspected.set(key, { info, until: Math.min(Date.now() + INTROSPECTION_CACHE_MS, answer.exp * 1000) });
     return info;
   }
@@ -127,7 +150,14 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
   #authInfo(token: string, t: { iss: string; sub: string; clientId: string; scopes: string[]; exp: number }): AuthInfo {
     const subject: TokenSubject = { iss: t.iss, sub: t.sub };
     // The SDK's helpers refuse a token past expiresAt exactly; the tolerance for skewed clocks is granted here.
-    return { token, clientId: t.clientId, scopes: t.scopes, expiresAt: t.exp + this.config.clockToleranceSec, resource: new URL(this.config.resource), extra: { subject } };
+    return {
+      token,
+      clientId: t.clientId,
+      scopes: t.scopes,
+      expiresAt: t.exp + this.config.clockToleranceSec,
+      resource: new URL(this.config.resource),
+      extra: { subject },
+    };
   }
 }
 
@@ -152,10 +182,16 @@ function jwtRefusal(error: unknown): Error {
     if (error.claim === 'typ') return invalid('the token is not a JWT access token (typ at+jwt)');
     return invalid(`the token's ${error.claim} claim is not valid`);
   }
-  if (error instanceof joseErrors.JWKSNoMatchingKey) return invalid('the token is signed with a key the issuer does not publish');
+  if (error instanceof joseErrors.JWKSNoMatchingKey)
+    return invalid('the token is signed with a key the issuer does not publish');
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return invalid('the token signature does not verify');
-  if (error instanceof joseErrors.JOSEAlgNotAllowed) return invalid('the token is signed with an algorithm that is not accepted');
-  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid || (error as Error)?.name === 'TypeError') {
+  if (error instanceof joseErrors.JOSEAlgNotAllowed)
+    return invalid('the token is signed with an algorithm that is not accepted');
+  if (
+    error instanceof joseErrors.JWKSTimeout ||
+    error instanceof joseErrors.JWKSInvalid ||
+    (error as Error)?.name === 'TypeError'
+  ) {
     return new IssuerUnavailableError("the issuer's keys cannot be fetched");
   }
   if (error instanceof joseErrors.JOSEError) return invalid('the token is not a valid JWT');

@@ -10,7 +10,12 @@
  * the transport as the end of stdin does. stdout carries nothing else.
  */
 import type { Readable, Writable } from 'node:stream';
-import { ProtocolErrorCode as ErrorCode, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+import {
+  ProtocolErrorCode as ErrorCode,
+  serializeMessage,
+  type JSONRPCMessage,
+  type Transport,
+} from '@modelcontextprotocol/server';
 // The 2.x line's zod message schema (its core package; the server re-exports only the Standard Schema ones) parses a line.
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import { describeInvalid, isNotificationShaped, nestingDepth, requestIdOf } from '../envelope.js';
@@ -163,7 +168,9 @@ export class LineTransport implements Transport {
       this.chunks = [];
       this.buffered = 0;
       // A CRLF line's \r is left out before decoding, not cut off after it with a regex.
-      this.dispatch(line.toString('utf8', 0, line.length > 0 && line[line.length - 1] === 13 ? line.length - 1 : line.length));
+      this.dispatch(
+        line.toString('utf8', 0, line.length > 0 && line[line.length - 1] === 13 ? line.length - 1 : line.length),
+      );
     }
     const rest = chunk.subarray(start);
     if (rest.length === 0 || this.skipping) return;
@@ -179,7 +186,10 @@ export class LineTransport implements Transport {
   private reject(size: number): void {
     this.chunks = [];
     this.buffered = 0;
-    void this.sendError(ErrorCode.InvalidRequest, `message too large: more than ${this.maxBytes} bytes (got at least ${size})`);
+    void this.sendError(
+      ErrorCode.InvalidRequest,
+      `message too large: more than ${this.maxBytes} bytes (got at least ${size})`,
+    );
   }
 
   private dispatch(line: string): void {
@@ -231,11 +241,13 @@ export class LineTransport implements Transport {
   private track(message: JSONRPCMessage): void {
     if (!('method' in message)) return;
     if ('id' in message) this.owed.add(message.id);
-    else if (message.method === 'notifications/cancelled') this.owed.delete((message.params as { requestId?: string | number } | undefined)?.requestId ?? '');
+    else if (message.method === 'notifications/cancelled')
+      this.owed.delete((message.params as { requestId?: string | number } | undefined)?.requestId ?? '');
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    if (!('method' in message) && 'id' in message && message.id !== null && message.id !== undefined) this.owed.delete(message.id);
+    if (!('method' in message) && 'id' in message && message.id !== null && message.id !== undefined)
+      this.owed.delete(message.id);
     return this.write(serializeMessage(message));
   }
 

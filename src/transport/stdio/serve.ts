@@ -98,10 +98,17 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
   });
   const inputWaits = options.inputWaits ?? new InputWaits(backend);
   const budget = options.outputBudget;
-  const unwatch = budget?.watch({ unread: () => transport.unreadOutput, close: (why) => void transport.close(`output not read: ${why}`), wakes: true });
+  const unwatch = budget?.watch({
+    unread: () => transport.unreadOutput,
+    close: (why) => void transport.close(`output not read: ${why}`),
+    wakes: true,
+  });
   if (budget) transport.onOutputHeld = () => budget.wake();
   // abortMeansCancel: over stdio the SDK's request signal never aborts for a reason the guard has not already acted on.
-  const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire, { inputWaits, abortMeansCancel: false });
+  const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire, {
+    inputWaits,
+    abortMeansCancel: false,
+  });
   const tasks = options.tasks ?? new TaskRunner(backend);
   const closed = new Promise<StdioClosed>((resolve) => {
     // The connection is gone: so are its tasks (both eras: the connection is the caller), then the process may end.
@@ -109,7 +116,9 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
       unwatch?.();
       const reason = transport.closeReason ?? 'closed';
       const cancelledCalls = guard.unansweredAtClose;
-      void tasks.closeOwner(STDIO_SESSION).then((cancelledTasks) => resolve({ reason, cancelledCalls, cancelledTasks }));
+      void tasks
+        .closeOwner(STDIO_SESSION)
+        .then((cancelledTasks) => resolve({ reason, cancelledCalls, cancelledTasks }));
     };
   });
   if (finish) {
@@ -117,18 +126,30 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
       options.onInputEnd?.(guard.calls.callsInFlight());
       // Every request already read gets its answer (a tasks/result waits for its task), within the bound; then the close cancels the rest.
       let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs)));
+      const timedOut = new Promise<void>(
+        (resolve) => (timer = setTimeout(resolve, options.drainTimeoutMs ?? DEFAULTS.drainTimeoutMs)),
+      );
       void Promise.race([guard.calls.whenIdle(), timedOut]).then(() => {
         clearTimeout(timer);
         return transport.close('stdin closed');
       });
     };
   }
-  const handle = sdkServeStdio(() => createMcpServer(backend, options.wire, options.version, () => ({ guard, wraps: false, caller: STDIO_SESSION }), tasks), {
-    transport: guard as never,
-    // Out-of-band reports (a refused opening was already answered on the wire); stderr stays as it was on 1.x.
-    onerror: () => undefined,
-  });
+  const handle = sdkServeStdio(
+    () =>
+      createMcpServer(
+        backend,
+        options.wire,
+        options.version,
+        () => ({ guard, wraps: false, caller: STDIO_SESSION }),
+        tasks,
+      ),
+    {
+      transport: guard as never,
+      // Out-of-band reports (a refused opening was already answered on the wire); stderr stays as it was on 1.x.
+      onerror: () => undefined,
+    },
+  );
   return {
     closed,
     close: async () => {

@@ -11,7 +11,10 @@ const tools = fileURLToPath(new URL('../src/my-tools.js', import.meta.url));
 test('word_stats is listed and answers', async () => {
   const client = new Client({ name: 'my-tools-test', version: '1.0.0' });
   await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: [cli, 'serve', '--no-builtins', '--threads', '1', '--tools', tools] }),
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [cli, 'serve', '--no-builtins', '--threads', '1', '--tools', tools],
+    }),
   );
   try {
     const { tools: listed } = await client.listTools();
