@@ -330,10 +330,13 @@ describe('2026-07-28 multi-round-trip requests over stdio', () => {
       args: [CLI, 'serve', '--threads', '1', '--tools', MRTR_TOOLS],
       stderr: 'pipe',
     });
-    const client = new Client({ name: 'mrtr-test', version: '1.0.0' }, {
-      capabilities: { elicitation: {} },
-      versionNegotiation: { mode: { pin: MODERN } },
-    } as never);
+    const client = new Client(
+      { name: 'mrtr-test', version: '1.0.0' },
+      {
+        capabilities: { elicitation: {} },
+        versionNegotiation: { mode: { pin: MODERN } },
+      },
+    );
     let asked = 0;
     client.setRequestHandler('elicitation/create', () => {
       asked++;
@@ -430,10 +433,13 @@ describe('2026-07-28 multi-round-trip requests over Streamable HTTP', () => {
 
   it('a 2.x SDK client in modern mode over HTTP: elicitation answered through MRTR', async () => {
     const srv = await http();
-    const client = new Client({ name: 'mrtr-http', version: '1.0.0' }, {
-      capabilities: { elicitation: {} },
-      versionNegotiation: { mode: { pin: MODERN } },
-    } as never);
+    const client = new Client(
+      { name: 'mrtr-http', version: '1.0.0' },
+      {
+        capabilities: { elicitation: {} },
+        versionNegotiation: { mode: { pin: MODERN } },
+      },
+    );
     client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'grace' } }));
     await client.connect(new StreamableHTTPClientTransport(srv.url));
     open.push({ close: () => client.close() });
