@@ -452,6 +452,7 @@ describe('--mrtr-key-file', () => {
   it('signs with the key from the file: another process with the same key verifies the state (but has no such call), one with its own key does not; a short key is refused at start-up', async () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- path.join is declared as a method but uses no this
     const { join } = await import('node:path');
     const { spawnSync } = await import('node:child_process');
     const dir = mkdtempSync(join(tmpdir(), 'mrtr-key-'));

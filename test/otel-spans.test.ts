@@ -360,7 +360,7 @@ describe("every round of a 2026 call is in its first round's trace", () => {
     const first = await c.answer(1);
     expect(first.resultType).toBe('input_required');
     const [key] = Object.keys(first.inputRequests as object) as [string];
-    c.send(
+    void c.send(
       modernRequest(
         2,
         'tools/call',

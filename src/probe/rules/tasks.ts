@@ -85,9 +85,9 @@ export async function tasksCase(
           rule: 'tasks.cancel',
           title: 'tasks/cancel of a running task is acknowledged',
           outcome: answered ? 'pass' : 'fail',
-          // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the wire's value as sent
           evidence: answered
-            ? `acknowledged in ${ackedIn}${answered.resultType === undefined ? '' : ` (resultType ${String(answered.resultType)})`}`
+            ? // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the wire's value as sent
+              `acknowledged in ${ackedIn}${answered.resultType === undefined ? '' : ` (resultType ${String(answered.resultType)})`}`
             : `refused: ${(answer as Error).message}`,
         }
       : {
