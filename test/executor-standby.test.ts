@@ -1,5 +1,5 @@
 /**
- * The standby thread against the real pool (the policy alone, with a fake clock: test/standby.test.ts):
+ * The standby thread against the real pool (the policy alone, with a fake clock: test/unit/standby.test.ts):
  * a stopped job's slot passes to the next job at once while a core is free, after the hand-off delay when
  * every core is busy, never to more than spareThreads jobs.
  * Run: npx tsc -p . && npx vitest run test/executor-standby.test.ts

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkOutput } from '../workers/output-check.js';
-import { defineTool, stage } from '../dist/src/stages/tool.js';
+import { checkOutput } from '../../workers/output-check.js';
+import { defineTool, stage } from '../../dist/src/stages/tool.js';
 
 function toolWith(output: z.ZodObject) {
   return defineTool({
