@@ -6,7 +6,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const semver = createRequire(import.meta.url)('semver');
-const pages = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = [
+  'README.md',
+  ...readdirSync('docs')
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 const peers = JSON.parse(readFileSync('package.json', 'utf8')).peerDependencies;
 let bad = 0;
 for (const page of pages) {
