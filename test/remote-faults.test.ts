@@ -76,6 +76,7 @@ describe('faults across hosts', () => {
         5000,
         'the survivor answered it',
       );
+      // Sleep is the point: a second answer for k1, if one were sent, would arrive within it.
       await sleep(2000);
       expect(responsesFor(a, 'k1')).toHaveLength(1);
       hosts.splice(hosts.indexOf(victim), 1);

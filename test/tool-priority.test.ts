@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Executor, InvalidOptionError } from '../dist/src/index.js';
-import { CLI, sleep, stats, stdioClient, until, type WiredClient } from './helpers.js';
+import { CLI, stats, stdioClient, until, type WiredClient } from './helpers.js';
 import { run } from './cli-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { frontEnd, startHost, type HostProcess } from './remote-helpers.js';
@@ -247,7 +247,11 @@ describe('tool threads priority on a worker host', () => {
         SCHED_IDLE_LIVENESS_BOUND_MS,
         'the host counting the stop',
       );
-      await sleep(50);
+      await until(
+        async () => (await host.stats(r)).answered === before.answered! + 1,
+        SCHED_IDLE_LIVENESS_BOUND_MS,
+        'the host counting the next answer',
+      );
       // The cancelled call never answered; the next one did.
       expect(await host.stats(r)).toMatchObject({ stopped: 1, answered: before.answered! + 1, cancelsRelayed: 1 });
     },

@@ -35,6 +35,8 @@ export class ModernInFlight {
 
   /** Tracks the stream of the request `id` of `caller` until it closes. */
   track(caller: string, id: string | number, res: ServerResponse): void {
+    // Without authentication no POST cancel is honoured: nothing to look up later, so nothing kept per call.
+    if (!this.authenticated) return;
     const key = JSON.stringify(id);
     let ids = this.byCaller.get(caller);
     if (!ids) this.byCaller.set(caller, (ids = new Map<string, Set<ServerResponse>>()));
