@@ -4,8 +4,8 @@
  * processes; the stalled clients are raw sockets that send a request and
  * never read, as in the report. Memory is asserted with generous bounds,
  * and otherwise what the server decided: streams closed, calls cancelled,
- * bytes held. Before: RSS stayed near its peak after the clients left, a
- * stalled stream was held for good, and stdio kept every answer.
+ * bytes held. Before: a stalled stream was held for good (RSS grew with
+ * every burst), and stdio kept every answer.
  */
 import { connect, type Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -79,46 +79,57 @@ const bigCall = (id: string | number, args: Record<string, unknown>, meta: Recor
   });
 
 describe('over HTTP', () => {
-  it('100 stalled 2026 clients of ~1 MB: every call answered, the bytes held stay within the total bound, RSS returns near its start once they go; a reader gets 3 MB', async () => {
+  it('100 stalled 2026 clients of ~1 MB, twice: every call answered, the bytes held stay within the total bound and go to none once they go, RSS levels off and the second wave peaks no higher; a reader gets 3 MB', async () => {
     const s = await server([]);
     const pid = s.child.pid!;
     await stats(s.url);
     const start = rssMb(pid);
     let peak = start;
-    const body = (i: number) => bigCall(i, { bytes: 1_000_000 });
-    for (let i = 0; i < 100; i++) stalled(s.url, body(i), modernHeaders(body(i)));
-    // A client that reads, meanwhile: more than the per-stream bound (1 MiB), all of it.
-    const reader = bigCall('reader', { bytes: 3 * MiB });
-    const read = await post(s.url, reader, modernHeaders(reader));
-    expect((messagesIn(read.text)[0]!.result as { content: { text: string }[] }).content[0]!.text).toHaveLength(
-      3 * MiB,
-    );
-    let st: Awaited<ReturnType<typeof stats>>;
-    await until(
-      async () => {
-        peak = Math.max(peak, rssMb(pid));
-        return (st = await stats(s.url)).completed >= 101;
-      },
-      120_000,
-      'all 101 calls completed',
-    );
-    for (let i = 0; i < 8; i++) {
-      await sleep(500);
-      peak = Math.max(peak, rssMb(pid));
-      st = await stats(s.url);
-      expect(st.unreadOutputBytes).toBeLessThanOrEqual(16 * MiB + MiB);
-    }
-    expect(peak - start).toBeLessThan(600); // levels off: 100 answers of 1 MB, generously
-    for (const sock of sockets) sock.destroy();
-    // Gone: what their answers left behind is collected, and the process gives it back. Not all of it: after the
-    // collections, Node 26's allocator keeps 20-30 MB of the burst's arenas (measured: 160 → 363 → 184 MB).
-    let now = 0;
-    await until(() => (now = rssMb(pid)) < start + 45, 30_000, 'RSS back within 45 MB of its start').catch(() => {
-      throw new Error(
-        `RSS ${now.toFixed(0)} MB, not back within 45 MB of its start (${start.toFixed(0)} MB; peak ${peak.toFixed(0)} MB)`,
+    let completed = 0;
+    /** One wave: 100 stalled clients and a reader; returns RSS's peak once they are gone. */
+    const wave = async (w: number): Promise<number> => {
+      peak = rssMb(pid);
+      const body = (i: number) => bigCall(`w${w}-${i}`, { bytes: 1_000_000 });
+      for (let i = 0; i < 100; i++) stalled(s.url, body(i), modernHeaders(body(i)));
+      // A client that reads, meanwhile: more than the per-stream bound (1 MiB), all of it.
+      const reader = bigCall(`reader-${w}`, { bytes: 3 * MiB });
+      const read = await post(s.url, reader, modernHeaders(reader));
+      expect((messagesIn(read.text)[0]!.result as { content: { text: string }[] }).content[0]!.text).toHaveLength(
+        3 * MiB,
       );
-    });
-  }, 240_000);
+      completed += 101;
+      let st: Awaited<ReturnType<typeof stats>>;
+      await until(
+        async () => {
+          peak = Math.max(peak, rssMb(pid));
+          return (st = await stats(s.url)).completed >= completed;
+        },
+        120_000,
+        `wave ${w}: all 101 calls completed`,
+      );
+      for (let i = 0; i < 8; i++) {
+        await sleep(500);
+        peak = Math.max(peak, rssMb(pid));
+        st = await stats(s.url);
+        expect(st.unreadOutputBytes).toBeLessThanOrEqual(16 * MiB + MiB);
+      }
+      expect(peak - start).toBeLessThan(600); // levels off: 100 answers of 1 MB, generously
+      for (const sock of sockets) sock.destroy();
+      sockets = [];
+      // Gone: the server holds none of their bytes (what it decides)...
+      await until(async () => (await stats(s.url)).unreadOutputBytes === 0, 30_000, `wave ${w}: no bytes held`);
+      return peak;
+    };
+    // What a wave leaves in RSS once it is gone is the allocator's and the worker threads' collections' (measured
+    // on Node 26: 160-196 MB at start, 258-342 MB for 25 s after a wave, then 194-295 MB), not ours to assert. A
+    // second wave reuses it: answers held past their clients would add their 100 MB.
+    const first = await wave(1);
+    const second = await wave(2);
+    expect(
+      second - first,
+      `RSS peaked at ${first.toFixed(0)} MB in the first wave, ${second.toFixed(0)} MB in the second (start ${start.toFixed(0)} MB)`,
+    ).toBeLessThan(60);
+  }, 480_000);
 
   it('a 2026 call whose progress nobody reads: its stream is closed past the unread timeout, the call cancelled through the compare-exchange', async () => {
     const s = await server([]);
