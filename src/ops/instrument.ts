@@ -2,24 +2,15 @@
  * The front end's metrics seam: a {@link CallBackend} that passes everything
  * to the real one and notes, per call, who asked for its cancel, so that a
  * cancel that wins is counted once by its source when the outcome settles.
- * Sources are told apart by the reason given, and by who calls: `cancelSession`
+ * Sources are read from the reason given by the one list (src/state/cancel-source.ts), and by who calls: `cancelSession`
  * is a session (or the server) closing unless its reason says a 2026 exchange
  * closed (a closed stream); `requestCancel` carries the reason its caller gave.
  */
 import type { CallBackend, CallHandle, CallState, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
-import type { CancelSource, Metrics } from './metrics.js';
+import type { Metrics } from './metrics.js';
+import { cancelSourceOf, type CancelSource } from '../state/cancel-source.js';
 
-/** Reasons our own callers pass to {@link CallBackend.requestCancel}; anything else came from a client's `notifications/cancelled`. */
-const SOURCE_OF_REASON: Readonly<Record<string, CancelSource>> = {
-  'tasks/cancel': 'tasks_cancel',
-  'client disconnected': 'closed_stream',
-  'session closed': 'session_close',
-  // A stdio connection or a 2025 session's transport closing (a 2026 exchange closing says 'client disconnected').
-  'transport closed': 'session_close',
-  'task expired': 'task_expired',
-  'task lease expired': 'task_lease',
-};
 
 /** Options for {@link instrumentBackend}. */
 export interface InstrumentOptions {
@@ -60,12 +51,12 @@ export function instrumentBackend<B extends CallBackend>(
       return call;
     },
     requestCancel(session, id, reason) {
-      note(session, id, sourceOf(reason));
+      note(session, id, cancelSourceOf(reason));
       return backend.requestCancel(session, id, reason);
     },
     cancelSession(session, reason) {
       // A 2026 exchange closing unanswered is a closed stream; any other connection closing ends its session.
-      const source = (reason !== undefined && SOURCE_OF_REASON[reason]) || 'session_close';
+      const source = cancelSourceOf(reason, 'session_close');
       for (const id of live.get(session)?.keys() ?? []) note(session, id, source);
       return backend.cancelSession(session, reason);
     },
@@ -124,8 +115,4 @@ class TrackedCall implements CallHandle {
     this.done = true;
     this.settled(this, this.tool, outcome);
   }
-}
-
-function sourceOf(reason: string | undefined): CancelSource {
-  return (reason !== undefined && SOURCE_OF_REASON[reason]) || 'notification';
 }

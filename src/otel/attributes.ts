@@ -25,7 +25,7 @@ export const ATTR = {
   errorType: 'error.type',
   rpcStatusCode: 'rpc.response.status_code',
   threadId: 'thread.id',
-  /** Why a cancel was asked: notification, closed_stream, session_close, deadline, tasks_cancel, task_expired, input_wait, superseded, front_end, lease, shutdown (src/otel/cancel-source.ts). */
+  /** Why a cancel was asked: notification, closed_stream, session_close, deadline, tasks_cancel, task_expired, task_lease, lease, front_end, input_wait, superseded, shutdown (the one list, src/state/cancel-source.ts). */
   cancelSource: 'mcp_cancel_pool.cancel.source',
   /** Who won the compare-exchange: `cancel` or `completion`. */
   cancelWinner: 'mcp_cancel_pool.cancel.winner',

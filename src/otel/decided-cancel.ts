@@ -7,7 +7,7 @@
 import { context, SpanKind, type Context } from '@opentelemetry/api';
 import type { CancelResult } from '../backend/backend.js';
 import { ATTR } from './attributes.js';
-import { cancelSourceOf } from './cancel-source.js';
+import { cancelSourceOf } from '../state/cancel-source.js';
 import { liveTracer } from './tracer.js';
 
 /** The context a call started in, kept for its later cancel; undefined (nothing kept) while no SDK is registered. */

@@ -13,7 +13,7 @@ import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type
 import type { CancelResult, ClientRequestHandler, JobOutcome } from '../backend/backend.js';
 import type { StageMarks } from '../pool/protocol.js';
 import { ATTR } from './attributes.js';
-import { cancelSourceOf } from './cancel-source.js';
+import { cancelSourceOf } from '../state/cancel-source.js';
 import { injectCarrier } from './carrier.js';
 import { liveTracer } from './tracer.js';
 
@@ -62,7 +62,7 @@ export class JobTrace {
   cancelDecided(reason: string | undefined, result: CancelResult): void {
     if (this.cancelSeen) return; // the first cancel is the one that decided; later ones find it settled
     this.cancelSeen = true;
-    const source = reason === 'deadline' ? 'deadline' : cancelSourceOf(reason);
+    const source = cancelSourceOf(reason);
     const won = result === 'cancelled-queued' || result === 'cancelled-running';
     this.cancel = this.tracer.startSpan(
       'cancel',
