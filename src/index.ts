@@ -33,6 +33,8 @@ export type {
 } from './backend/backend.js';
 export type { RequestId } from './wire/registry.js';
 export type { JobStateName } from './state/job-state.js';
+export { CANCEL_SOURCES } from './state/cancel-source.js';
+export type { CancelSource } from './state/cancel-source.js';
 export { createToolPool, ToolPool } from './embed/pool.js';
 export type { ToolPoolOptions, RegisterOptions } from './embed/pool.js';
 export {

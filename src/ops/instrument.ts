@@ -2,15 +2,14 @@
  * The front end's metrics seam: a {@link CallBackend} that passes everything
  * to the real one and notes, per call, who asked for its cancel, so that a
  * cancel that wins is counted once by its source when the outcome settles.
- * Sources are read from the reason given by the one list (src/state/cancel-source.ts), and by who calls: `cancelSession`
- * is a session (or the server) closing unless its reason says a 2026 exchange
- * closed (a closed stream); `requestCancel` carries the reason its caller gave.
+ * Each cancel names its source where it is asked (src/state/cancel-source.ts):
+ * a `requestCancel` without one is a client's notification, a `cancelSession`
+ * without one a session closing.
  */
 import type { CallBackend, CallHandle, CallState, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
 import type { Metrics } from './metrics.js';
-import { cancelSourceOf, type CancelSource } from '../state/cancel-source.js';
-
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** Options for {@link instrumentBackend}. */
 export interface InstrumentOptions {
@@ -50,15 +49,13 @@ export function instrumentBackend<B extends CallBackend>(
       calls.set(id, call);
       return call;
     },
-    requestCancel(session, id, reason) {
-      note(session, id, cancelSourceOf(reason));
-      return backend.requestCancel(session, id, reason);
+    requestCancel(session, id, reason, source = 'notification') {
+      note(session, id, source);
+      return backend.requestCancel(session, id, reason, source);
     },
-    cancelSession(session, reason) {
-      // A 2026 exchange closing unanswered is a closed stream; any other connection closing ends its session.
-      const source = cancelSourceOf(reason, 'session_close');
+    cancelSession(session, reason, source = 'session_close') {
       for (const id of live.get(session)?.keys() ?? []) note(session, id, source);
-      return backend.cancelSession(session, reason);
+      return backend.cancelSession(session, reason, source);
     },
     callsInFlight: (session) => backend.callsInFlight(session),
     stats: () => backend.stats(),

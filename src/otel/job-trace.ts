@@ -13,7 +13,7 @@ import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type
 import type { CancelResult, ClientRequestHandler, JobOutcome } from '../backend/backend.js';
 import type { StageMarks } from '../pool/protocol.js';
 import { ATTR } from './attributes.js';
-import { cancelSourceOf } from '../state/cancel-source.js';
+import type { CancelSource } from '../state/cancel-source.js';
 import { injectCarrier } from './carrier.js';
 import { liveTracer } from './tracer.js';
 
@@ -58,11 +58,10 @@ export class JobTrace {
     this.runCtx = trace.setSpan(this.parent, this.run);
   }
 
-  /** A cancel (or the deadline: `reason` 'deadline') was decided by the state word's compare-exchange. */
-  cancelDecided(reason: string | undefined, result: CancelResult): void {
+  /** A cancel asked by `source` (or the deadline) was decided by the state word's compare-exchange. */
+  cancelDecided(source: CancelSource, result: CancelResult): void {
     if (this.cancelSeen) return; // the first cancel is the one that decided; later ones find it settled
     this.cancelSeen = true;
-    const source = cancelSourceOf(reason);
     const won = result === 'cancelled-queued' || result === 'cancelled-running';
     this.cancel = this.tracer.startSpan(
       'cancel',

@@ -21,6 +21,7 @@ import { callStateOf, JobStatus, type FrontState, type Submission } from '../lua
 import { activeCarrier } from '../../otel/carrier.js';
 import { callContext, traceDecidedCancel } from '../../otel/decided-cancel.js';
 import type { Context } from '@opentelemetry/api';
+import type { CancelSource } from '../../state/cancel-source.js';
 
 export type { FrontState } from '../lua/call-states.js';
 
@@ -149,9 +150,9 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   /** The call's trace context while tracing, for its cancel's span (src/otel/decided-cancel.ts). */
   private traceCtx: Context | undefined;
   /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
-  stop(reason?: string): boolean {
+  stop(reason?: string, source: CancelSource = 'notification'): boolean {
     if (this.current.kind === 'settled') return false;
-    void this.requestCancel(reason);
+    void this.requestCancel(reason, source);
     return true;
   }
 
@@ -240,11 +241,11 @@ export class RemoteCall implements CallHandle, InFlightEntry {
    * cancelled in one script), or, should Redis not answer in time, the front
    * end does: cancelled. Never rejects.
    */
-  requestCancel(reason?: string): Promise<CancelResult> {
+  requestCancel(_reason?: string, source: CancelSource = 'notification'): Promise<CancelResult> {
     const decision = this.decideCancel();
     const traced = this.traceCtx;
     this.traceCtx = undefined; // one decision, one span: a repeated cancel gets the same decision
-    if (traced) traceDecidedCancel(traced, reason, decision);
+    if (traced) traceDecidedCancel(traced, source, decision);
     return decision;
   }
 

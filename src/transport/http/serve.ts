@@ -221,6 +221,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
             caller: who,
             inputWaits,
             closeReason: CLIENT_DISCONNECTED,
+            closeSource: 'closed_stream',
             ...(authorization && { turn: who }),
           }),
           wraps: true,
@@ -446,7 +447,7 @@ function cancelOnDisconnect(
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.calls.onPeerCancel(id, CLIENT_DISCONNECTED);
+    for (const id of ids) guard.calls.onPeerCancel(id, CLIENT_DISCONNECTED, 'closed_stream');
   });
 }
 
