@@ -19,7 +19,7 @@ import { crashed, outcomeOf, settledState, stoppedWhileRunning } from './outcome
 import type { StandbyLoan } from './standby.js';
 import { WorkerChannel, wantsPort } from './worker-channel.js';
 import { JOB_EVENTS, type JobEvent } from './events.js';
-import { JobTrace } from '../otel/job-trace.js';
+import { beginJobTrace, type JobTraceHooks } from './job-tracing.js';
 import type { CancelSource } from '../state/cancel-source.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
@@ -83,8 +83,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   private workerTask: WorkerTask | undefined;
   /** Made when the job needs a port, or when its worker carried reports back. */
   private channel: WorkerChannel | undefined;
-  /** Its spans, while an OpenTelemetry SDK is registered (src/otel/job-trace.ts); undefined costs nothing. */
-  private trace: JobTrace | undefined;
+  /** Its spans, while an OpenTelemetry SDK is registered (./job-tracing.ts); undefined costs nothing. */
+  private trace: JobTraceHooks | undefined;
   /** Who asked for the cancel that won (or `deadline`), for the job's events. */
   private stoppedBy: CancelSource | undefined;
 
@@ -139,7 +139,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     if (refusal !== undefined) return this.finish({ kind: 'failed', code: 'queue_full', message: refusal });
     this.slot = host.slab.allocate();
     this.tool = checked.tool;
-    const trace = (this.trace = JobTrace.begin(checked.tool.name));
+    const trace = (this.trace = beginJobTrace(checked.tool.name));
     // Traced, its requests to the client are spans of their own and carry the trace to the client.
     if (trace && options.onClientRequest)
       options = { ...options, onClientRequest: trace.clientRequests(options.onClientRequest) };

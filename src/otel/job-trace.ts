@@ -16,6 +16,7 @@ import { ATTR } from './attributes.js';
 import type { CancelSource } from '../state/cancel-source.js';
 import { injectCarrier } from './carrier.js';
 import { liveTracer } from './tracer.js';
+import { traceJobsWith, type JobTraceHooks } from '../executor/job-tracing.js';
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable with a worker thread's (see workers/runtime.ts). */
 export function epochMs(): number {
@@ -23,7 +24,7 @@ export function epochMs(): number {
 }
 
 /** One job's spans (see the module comment); made by {@link JobTrace.begin} only while an SDK is registered. */
-export class JobTrace {
+export class JobTrace implements JobTraceHooks {
   private readonly startedAt = epochMs();
   private run: Span | undefined;
   private runCtx: Context | undefined;
@@ -181,3 +182,6 @@ export class JobTrace {
     this.cancel = undefined;
   }
 }
+
+// The executor makes its jobs' spans through this (it imports nothing of otel/).
+traceJobsWith((tool) => JobTrace.begin(tool));

@@ -29,6 +29,8 @@ import type { ExecutorOptions } from '../../executor/options.js';
 import { JobStatus } from '../lua/call-states.js';
 import { logger } from '../../log/logger.js';
 import { HostJobSpan } from '../../otel/host-span.js';
+// Registers the jobs' spans with the executor (src/executor/job-tracing.ts), which imports nothing of otel/.
+import '../../otel/job-trace.js';
 
 /** BullMQ's lock on an active job; a host that stops renewing it (SIGKILL) loses the job to the stalled check. */
 export const LOCK_DURATION_MS = 5000;
