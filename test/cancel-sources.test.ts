@@ -7,7 +7,8 @@
  * session closing) are driven for real: the lease's cancel used to be
  * counted as `task_lease` but traced as `notification`, because metrics and
  * traces each read it back out of the reason text with a map of their own.
- * Real pool, the metrics seam and an in-memory OpenTelemetry exporter.
+ * The debug log's line for each cancel names the same source. Real pool, the
+ * metrics seam and an in-memory OpenTelemetry exporter.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { context, trace } from '@opentelemetry/api';
@@ -17,6 +18,7 @@ import { CANCEL_SOURCES, Executor, type CallBackend, type CancelSource } from '.
 import { Metrics } from '../dist/src/ops/metrics.js';
 import { instrumentBackend } from '../dist/src/ops/instrument.js';
 import { TaskRunner } from '../dist/src/tasks/runner.js';
+import { Logger, setLogger } from '../dist/src/log/logger.js';
 import { until } from './helpers.js';
 
 const exporter = new InMemorySpanExporter();
@@ -60,9 +62,11 @@ function traced(): string[] {
     .sort();
 }
 
-describe('a cancel carries its source to the metrics and the traces', () => {
+describe('a cancel carries its source to the metrics, the traces and the logs', () => {
   it('every source of the one list, asked through the backend, is counted and traced as itself', async () => {
     expect(new Set(CANCEL_SOURCES).size).toBe(CANCEL_SOURCES.length);
+    const lines: string[] = [];
+    setLogger(new Logger({ level: 'debug', format: 'json', write: (line) => void lines.push(line) }));
     const outcomes = CANCEL_SOURCES.map((source: CancelSource) => {
       const call = backend.reserve(`s-${source}`, 1);
       const outcome = call.start({ tool: 'spin', args: { ms: 20_000 } });
@@ -74,6 +78,12 @@ describe('a cancel carries its source to the metrics and the traces', () => {
     expect(await counted()).toEqual(want);
     await until(() => traced().length === CANCEL_SOURCES.length, 10_000, 'a cancel span per source');
     expect(traced()).toEqual([...CANCEL_SOURCES].sort());
+    setLogger(new Logger());
+    const logged = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.cancel_source);
+    expect(logged.map((l) => l.cancel_source).sort()).toEqual([...CANCEL_SOURCES].sort());
+    expect(logged.every((l) => l.msg === 'cancel: cancelled-queued' || l.msg === 'cancel: cancelled-running')).toBe(
+      true,
+    );
   });
 
   it('a cancel without a source is a client notification; a session closing without one, session_close', async () => {

@@ -114,7 +114,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   admission: ['pool'],
   backend: ['.', 'stages', 'state', 'wire'],
   // A job's spans are made through executor/job-tracing.ts, which otel/job-trace.ts fills: no arrow into otel/.
-  executor: ['.', 'admission', 'backend', 'pool', 'stages', 'state', 'wire'],
+  executor: ['.', 'admission', 'backend', 'log', 'pool', 'stages', 'state', 'wire'],
   otel: ['backend', 'executor', 'pool', 'state'],
   asks: ['backend', 'otel', 'stages', 'state'],
   tasks: ['.', 'asks', 'backend', 'otel', 'server', 'stages', 'state'],

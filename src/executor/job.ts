@@ -21,6 +21,7 @@ import { WorkerChannel, wantsPort } from './worker-channel.js';
 import { JOB_EVENTS, type JobEvent } from './events.js';
 import { beginJobTrace, type JobTraceHooks } from './job-tracing.js';
 import type { CancelSource } from '../state/cancel-source.js';
+import { logger } from '../log/logger.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -199,9 +200,11 @@ export class Job implements InFlightEntry, TableCall, Admittable {
    * The cancellation's side of the race: a CAS on the word, decided now. `source` names who asked (for its span);
    * `reason` is for people.
    */
-  tryCancel(_reason?: string, source: CancelSource = 'notification'): CancelResult {
+  tryCancel(reason?: string, source: CancelSource = 'notification'): CancelResult {
     const result = this.decideCancel(source);
     this.trace?.cancelDecided(source, result);
+    const log = logger();
+    if (log.debugOn) log.debug(`cancel: ${result}`, { request_id: String(this.id), cancel_source: source, reason });
     return result;
   }
 

@@ -19,6 +19,7 @@ import { taskJobId } from '../keys.js';
 import type { RemoteContext } from './remote-context.js';
 import { callStateOf, JobStatus, type FrontState, type Submission } from '../lua/call-states.js';
 import { FrontCallState } from './front-state.js';
+import { logger } from '../../log/logger.js';
 import { activeCarrier } from '../../otel/carrier.js';
 import { callContext, traceDecidedCancel } from '../../otel/decided-cancel.js';
 import type { Context } from '@opentelemetry/api';
@@ -246,11 +247,16 @@ export class RemoteCall implements CallHandle, InFlightEntry {
    * cancelled in one script), or, should Redis not answer in time, the front
    * end does: cancelled. Never rejects.
    */
-  requestCancel(_reason?: string, source: CancelSource = 'notification'): Promise<CancelResult> {
+  requestCancel(reason?: string, source: CancelSource = 'notification'): Promise<CancelResult> {
     const decision = this.decideCancel();
     const traced = this.traceCtx;
     this.traceCtx = undefined; // one decision, one span: a repeated cancel gets the same decision
     if (traced) traceDecidedCancel(traced, source, decision);
+    const log = logger();
+    if (log.debugOn) {
+      const fields = { request_id: String(this.id), cancel_source: source, reason };
+      void decision.then((result) => log.debug(`cancel: ${result}`, fields));
+    }
     return decision;
   }
 
