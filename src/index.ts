@@ -12,6 +12,8 @@
  * `mcp-cancel-pool/client`, many hosts on one Redis `mcp-cancel-pool/remote`.
  * It loads no transport: serving is the server entry's.
  */
+// Registers the jobs' spans with the executor (src/executor/job-tracing.ts), which imports nothing of otel/.
+import './otel/job-trace.js';
 export { Executor } from './executor/executor.js';
 export type { ExecutorStats } from './executor/executor.js';
 export type { Job } from './executor/job.js';
@@ -33,6 +35,8 @@ export type {
 } from './backend/backend.js';
 export type { RequestId } from './wire/registry.js';
 export type { JobStateName } from './state/job-state.js';
+export { CANCEL_SOURCES } from './state/cancel-source.js';
+export type { CancelSource } from './state/cancel-source.js';
 export { createToolPool, ToolPool } from './embed/pool.js';
 export type { ToolPoolOptions, RegisterOptions } from './embed/pool.js';
 export {

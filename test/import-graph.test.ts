@@ -100,6 +100,54 @@ const FORBIDDEN: Record<string, readonly string[]> = {
 const layerOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : '.');
 
 /**
+ * Every folder of src/ (and `.`, its root files) and the only folders it may import: a new arrow between folders,
+ * or a new folder, fails here until it is named (docs/architecture.md draws the same table).
+ */
+const ALLOWED: Record<string, readonly string[]> = {
+  // The root files: errors, defaults, issues (imported by all), and the entry points that assemble the rest.
+  '.': ['backend', 'embed', 'executor', 'otel', 'pool', 'stages', 'state', 'wire'],
+  state: [],
+  log: [],
+  stages: ['.'],
+  wire: ['state'],
+  pool: ['stages'],
+  admission: ['pool'],
+  backend: ['.', 'stages', 'state', 'wire'],
+  // A job's spans are made through executor/job-tracing.ts, which otel/job-trace.ts fills: no arrow into otel/.
+  executor: ['.', 'admission', 'backend', 'log', 'pool', 'stages', 'state', 'wire'],
+  otel: ['backend', 'executor', 'pool', 'state'],
+  asks: ['backend', 'otel', 'stages', 'state'],
+  tasks: ['.', 'asks', 'backend', 'otel', 'server', 'stages', 'state'],
+  server: ['.', 'asks', 'backend', 'log', 'otel', 'stages', 'state', 'tasks', 'wire'],
+  remote: ['.', 'asks', 'backend', 'executor', 'log', 'otel', 'stages', 'state', 'wire'],
+  transport: ['.', 'asks', 'backend', 'server', 'stages', 'tasks', 'wire'],
+  client: ['.', 'state', 'wire'],
+  ops: ['backend', 'executor', 'remote', 'server', 'state', 'tasks', 'wire'],
+  embed: ['.', 'asks', 'backend', 'executor', 'ops', 'otel', 'server', 'state', 'tasks', 'wire'],
+  entries: ['.', 'asks', 'backend', 'ops', 'server', 'tasks', 'transport'],
+  probe: ['.'],
+  cli: [
+    '.',
+    'asks',
+    'backend',
+    'executor',
+    'log',
+    'ops',
+    'otel',
+    'pool',
+    'probe',
+    'remote',
+    'server',
+    'stages',
+    'tasks',
+    'transport',
+  ],
+};
+
+/** What the worker threads' code (workers/, outside src/) may import of src/: the stages API, the pool's messages, the state word. */
+const WORKERS_ALLOWED = ['.', 'stages', 'pool', 'state'];
+
+/**
  * The rooms of remote/ and the rooms each must never import: the worker host and the front end meet only in Redis
  * (their Lua, their messages), the Lua knows no caller, and where Redis is knows nothing of what runs on it.
  */
@@ -135,6 +183,43 @@ describe('the import graph of src/', () => {
       expect(bad).toEqual([]);
     });
   }
+
+  it('names every folder of src/ in the layering table', () => {
+    const folders = [...new Set([...g.keys()].map(layerOf))].sort();
+    expect(Object.keys(ALLOWED).sort()).toEqual(folders);
+  });
+
+  for (const [layer, allowed] of Object.entries(ALLOWED)) {
+    it(`${layer === '.' ? 'the root files' : `${layer}/`} import${allowed.length === 0 ? ' no other folder' : ` only from ${allowed.join(', ')}`}`, () => {
+      const bad: string[] = [];
+      for (const [file, deps] of g) {
+        if (layerOf(file) !== layer) continue;
+        for (const dep of deps) {
+          const to = layerOf(dep);
+          if (to !== layer && !allowed.includes(to)) bad.push(`${file} → ${dep}`);
+        }
+      }
+      expect(bad).toEqual([]);
+    });
+  }
+
+  it(`workers/ imports of src/ only ${WORKERS_ALLOWED.join(', ')}`, () => {
+    const WORKERS = resolve(SRC, '..', 'workers');
+    const bad: string[] = [];
+    let seen = 0;
+    for (const file of sources(WORKERS)) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/(?:import|export)\s[^'";]*?from\s+'(\.[^']+)'|import\('(\.[^']+)'\)/g)) {
+        const target = resolve(dirname(file), m[1] ?? m[2]!);
+        const inSrc = relative(SRC, target);
+        if (inSrc.startsWith('..')) continue; // workers/ itself, or the dist copy of it
+        seen++;
+        if (!WORKERS_ALLOWED.includes(layerOf(inSrc))) bad.push(`${relative(WORKERS, file)} → src/${inSrc}`);
+      }
+    }
+    expect(seen).toBeGreaterThan(0);
+    expect(bad).toEqual([]);
+  });
 
   for (const [room, banned] of Object.entries(REMOTE_FORBIDDEN)) {
     it(`${room}/ imports nothing from ${banned.join(', ')}`, () => {

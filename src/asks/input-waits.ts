@@ -16,6 +16,7 @@ import type { CallBackend, CallHandle } from '../backend/backend.js';
 import { InputCall, type Exchange } from './input-call.js';
 import { RequestStateSigner, isRefusal, type StateRefusal } from './request-state.js';
 import type { SharedParking } from './shared-parking.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** The backend session of every 2026 call of a tool that may ask the client. */
 export const INPUT_WAIT_SESSION = 'input-waits';
@@ -222,7 +223,7 @@ export class InputWaits {
       return claim.local;
     }
     if (got.caller !== claim.caller || got.tool !== tool) {
-      void this.backend.requestCancel(fresh!.session, fresh!.id, 'parked call of another caller');
+      void this.backend.requestCancel(fresh!.session, fresh!.id, 'parked call of another caller', 'superseded');
       return this.refuse('forged', 'requestState names a call parked for another caller or tool');
     }
     const input = new InputCall(fresh!, exchange, got);
@@ -253,8 +254,8 @@ export class InputWaits {
   }
 
   /** Cancels every parked call of `caller` (its connection closed: no retry can come). */
-  cancelOwner(caller: string, reason: string): void {
-    for (const [wait, p] of [...this.parked]) if (p.caller === caller) this.cancel(wait, p, reason);
+  cancelOwner(caller: string, reason: string, source: CancelSource): void {
+    for (const [wait, p] of [...this.parked]) if (p.caller === caller) this.cancel(wait, p, reason, source);
   }
 
   /** The counters of `executor://stats` for the parked calls: those waiting now and what happened to the others. */
@@ -273,7 +274,7 @@ export class InputWaits {
 
   private expire(wait: string): void {
     const p = this.parked.get(wait);
-    if (p) this.cancel(wait, p, `no retry within ${this.waitMs} ms (--input-wait-ms)`, true);
+    if (p) this.cancel(wait, p, `no retry within ${this.waitMs} ms (--input-wait-ms)`, 'input_wait');
   }
 
   private drop(wait: string, p: Parked): void {
@@ -281,24 +282,25 @@ export class InputWaits {
     clearTimeout(p.timer);
   }
 
-  private cancel(wait: string, p: Parked, reason: string, expired = false): void {
+  private cancel(wait: string, p: Parked, reason: string, source: CancelSource): void {
+    const expired = source === 'input_wait';
     this.drop(wait, p);
     if (this.shared) {
       // The one step a retry's adoption also takes: a call adopted elsewhere is not ours to cancel any more.
       void this.shared.unpark(wait).then(
-        (won) => won && this.cancelJob(p, reason, expired),
-        () => this.cancelJob(p, reason, expired), // Redis away: so is any adoption; the cancel decides in Redis or here
+        (won) => won && this.cancelJob(p, reason, source, expired),
+        () => this.cancelJob(p, reason, source, expired), // Redis away: so is any adoption; the cancel decides in Redis or here
       );
       return;
     }
-    this.cancelJob(p, reason, expired);
+    this.cancelJob(p, reason, source, expired);
   }
 
-  private cancelJob(p: Parked, reason: string, expired: boolean): void {
+  private cancelJob(p: Parked, reason: string, source: CancelSource, expired: boolean): void {
     const { session, id, state } = p.input.call;
     // A job that ended while parked (its deadline, a failure) has nothing to cancel: no late cancel to count.
     if (state !== 'queued' && state !== 'running') return;
-    void this.backend.requestCancel(session, id, reason).then((result) => {
+    void this.backend.requestCancel(session, id, reason, source).then((result) => {
       if (expired && (result === 'cancelled-queued' || result === 'cancelled-running'))
         this.counters.inputWaitsExpired++;
     });

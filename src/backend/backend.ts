@@ -10,6 +10,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { RequestId } from '../wire/registry.js';
 import type { ClientRequestMethod, ToolDefinition } from '../stages/tool.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** Runs tool calls for the MCP front end; see the module comment. */
 export interface CallBackend {
@@ -29,11 +30,16 @@ export interface CallBackend {
    * means completion (or the deadline) won and the outcome will be answered.
    * The local pool decides at once (a CAS on the state word), the queue
    * backend when Redis has. Whatever it does not find or cannot stop is
-   * ignored (and counted). Never rejects.
+   * ignored (and counted). Never rejects. `source` says who asked (for the
+   * metrics and the traces; `reason` is text for people only).
+   * @param source - default `'notification'`: a client's cancel
    */
-  requestCancel(session: string, id: RequestId, reason?: string): Promise<CancelResult>;
-  /** Cancels every call of a session (its transport closed). */
-  cancelSession(session: string, reason: string): void;
+  requestCancel(session: string, id: RequestId, reason?: string, source?: CancelSource): Promise<CancelResult>;
+  /**
+   * Cancels every call of a session (its transport closed).
+   * @param source - default `'session_close'`
+   */
+  cancelSession(session: string, reason: string, source?: CancelSource): void;
   /** Calls of this session not settled yet (an idle HTTP session with none may be closed). */
   callsInFlight(session: string): number;
   /** A snapshot of the counters that `executor://stats` shows. */

@@ -10,11 +10,12 @@ import { describeIssues } from '../issues.js';
 import { InFlightRegistry, type InFlightEntry, type RequestId } from '../wire/registry.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions } from './backend.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** A call a {@link CallTable} holds: a handle in the registry that can be asked to cancel. */
 export interface TableCall extends CallHandle, Omit<InFlightEntry, 'state'> {
-  /** The backend's own cancel, resolving with its decision. */
-  requestCancel(reason?: string): Promise<CancelResult>;
+  /** The backend's own cancel, resolving with its decision; `source` goes to its span (and the metrics' count). */
+  requestCancel(reason: string | undefined, source: CancelSource): Promise<CancelResult>;
 }
 
 /** The settle counters every backend keeps. */
@@ -42,16 +43,21 @@ export abstract class CallTable<C extends TableCall> {
   }
 
   /** {@link CallBackend.requestCancel}. */
-  requestCancel(session: string, id: RequestId, reason?: string): Promise<CancelResult> {
+  requestCancel(
+    session: string,
+    id: RequestId,
+    reason?: string,
+    source: CancelSource = 'notification',
+  ): Promise<CancelResult> {
     const call = this.registry.get('inbound', session, id) as C | undefined;
-    if (call) return call.requestCancel(reason);
+    if (call) return call.requestCancel(reason, source);
     this.unknownCancels.unknownCancelsIgnored++;
     return Promise.resolve('unknown');
   }
 
   /** {@link CallBackend.cancelSession}. */
-  cancelSession(session: string, reason: string): void {
-    for (const call of this.registry.inSession('inbound', session) as C[]) void call.requestCancel(reason);
+  cancelSession(session: string, reason: string, source: CancelSource = 'session_close'): void {
+    for (const call of this.registry.inSession('inbound', session) as C[]) void call.requestCancel(reason, source);
   }
 
   /** {@link CallBackend.callsInFlight}. */

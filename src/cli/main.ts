@@ -33,6 +33,8 @@ import { logger, type LogFormat, type LogLevel } from '../log/logger.js';
 import { configureLogging, logOptions } from './log-options.js';
 import { describeTelemetry, startTelemetry, type Telemetry } from '../otel/sdk.js';
 import { OutputBudget } from '../transport/output-budget.js';
+// Registers the jobs' spans with the executor (src/executor/job-tracing.ts), which imports nothing of otel/.
+import '../otel/job-trace.js';
 
 const version = (
   JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }

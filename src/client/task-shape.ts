@@ -4,9 +4,8 @@ import { ProtocolError, ProtocolErrorCode, type Task } from '@modelcontextprotoc
 /** The 2026-07-28 tasks extension, declared in the envelope of a tools/call that may become a task. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
-const TERMINAL: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
-/** `completed`, `failed` or `cancelled`: the status never changes again. */
-export const isTerminal = (status: string): boolean => TERMINAL.has(status);
+/** `completed`, `failed` or `cancelled`: the status never changes again (the one task table, src/state/task-state.ts). */
+export { isTerminal } from '../state/task-state.js';
 
 /** A 2026 task (flat, `ttlMs`, `pollIntervalMs`, inline result, error or input requests) in the 2025 shape the handle shows in both eras. */
 export function fromModern(raw: Record<string, unknown>): Task {

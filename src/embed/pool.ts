@@ -29,6 +29,8 @@ import { InvalidOptionError } from '../errors.js';
 import { listedSchema } from './listed-schema.js';
 import { pooledCall, type PoolSite } from './pooled-call.js';
 import { answerRefusals } from './wire-refusals.js';
+// Registers the jobs' spans with the executor (src/executor/job-tracing.ts), which imports nothing of otel/.
+import '../otel/job-trace.js';
 
 /**
  * Options for {@link createToolPool}: the executor's (threads, queue limit, grace, tool modules, …) and the

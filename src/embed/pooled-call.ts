@@ -23,6 +23,7 @@ import type { RequestId } from '../wire/registry.js';
 import { envelopeOf, type RequestEnvelope } from '../server/request-envelope.js';
 import { clientRequester, logParams, sendProgress } from '../server/call-options.js';
 import { resultOf } from '../server/tool-calls.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** What every pooled call of one pool shares. */
 export interface PoolSite {
@@ -42,11 +43,11 @@ export interface PoolSite {
 const NEVER_SENT: CallToolResult = Object.freeze({ content: [], isError: true });
 
 /** The cancel reason of a signal the SDK aborted, in the words the metrics seam counts by (src/ops/instrument.ts). */
-function reasonOf(reason: unknown, perRequestHttp: boolean): string {
+function cancelOf(reason: unknown, perRequestHttp: boolean): [reason: string, source: CancelSource] {
   if (reason instanceof SdkError && reason.code === SdkErrorCode.ConnectionClosed)
-    return perRequestHttp ? 'client disconnected' : 'transport closed';
+    return perRequestHttp ? ['client disconnected', 'closed_stream'] : ['transport closed', 'session_close'];
   // A `notifications/cancelled` gives its own reason, or none.
-  return typeof reason === 'string' && reason !== '' ? reason : 'cancelled by the client';
+  return [typeof reason === 'string' && reason !== '' ? reason : 'cancelled by the client', 'notification'];
 }
 
 /** Runs `tool` with `args` on the pool for the request `ctx` belongs to; see the module comment. */
@@ -63,13 +64,13 @@ export async function pooledCall(
   const key = site.mint();
   const call = backend.reserve(session, key);
   // Only a call still queued or running is cancelled: a 2026 exchange also ends (and aborts) after a normal answer.
-  const cancel = (reason: string) => {
-    if (call.state === 'queued' || call.state === 'running') void backend.requestCancel(session, key, reason);
+  const cancel = ([reason, source]: [string, CancelSource]) => {
+    if (call.state === 'queued' || call.state === 'running') void backend.requestCancel(session, key, reason, source);
   };
-  const onAbort = () => cancel(reasonOf(signal.reason, envelope !== undefined && ctx.http !== undefined));
+  const onAbort = () => cancel(cancelOf(signal.reason, envelope !== undefined && ctx.http !== undefined));
   // 2025 over HTTP: the POST that carried the call. Its client dropping the response stream is a cancel, as under serve.
   const dropped = envelope === undefined ? ctx.http?.req?.signal : undefined;
-  const onDrop = () => cancel('client disconnected');
+  const onDrop = () => cancel(['client disconnected', 'closed_stream']);
   signal.addEventListener('abort', onAbort, { once: true });
   dropped?.addEventListener('abort', onDrop, { once: true });
   try {

@@ -5,6 +5,7 @@
  */
 import { channel } from 'node:diagnostics_channel';
 import type { JobOutcome } from '../backend/backend.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** What {@link JOB_EVENTS} carries; `job` is the same object from `start` to `settled`. */
 export type JobEvent =
@@ -12,10 +13,20 @@ export type JobEvent =
   | { readonly type: 'start'; readonly job: object; readonly tool: string }
   /** It left the admission queue and is on a worker thread. */
   | { readonly type: 'running'; readonly job: object }
-  /** A cancel (or its deadline) won while it ran; its worker has not returned yet. */
-  | { readonly type: 'stopped'; readonly job: object; readonly kind: 'cancelled' | 'timedOut' }
-  /** Its outcome settled (after the worker returned or was replaced). */
-  | { readonly type: 'settled'; readonly job: object; readonly outcome: JobOutcome };
+  /** A cancel (or its deadline: source `deadline`) won while it ran; its worker has not returned yet. */
+  | {
+      readonly type: 'stopped';
+      readonly job: object;
+      readonly kind: 'cancelled' | 'timedOut';
+      readonly source: CancelSource;
+    }
+  /** Its outcome settled (after the worker returned or was replaced); `source` is the winning cancel's, if one won. */
+  | {
+      readonly type: 'settled';
+      readonly job: object;
+      readonly outcome: JobOutcome;
+      readonly source: CancelSource | undefined;
+    };
 
 /** The channel every local executor in the process publishes on. */
 export const JOB_EVENTS = channel('mcp-cancel-pool:job');

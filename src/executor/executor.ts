@@ -16,6 +16,7 @@ import type { ToolDefinition } from '../stages/tool.js';
 import { Job, type JobCounters, type JobHost } from './job.js';
 import { loadTools, resolveOptions, type ExecutorOptions, type ResolvedOptions } from './options.js';
 import { Standby } from './standby.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** The local pool's counters: see {@link BackendStats}. */
 export type ExecutorStats = BackendStats;
@@ -154,10 +155,11 @@ export class Executor extends CallTable<Job> implements CallBackend {
   }
 
   /** Cancels every request of a session (its transport closed); returns how many inbound jobs it stopped. */
-  override cancelSession(session: string, reason = 'session closed'): number {
+  override cancelSession(session: string, reason = 'session closed', source: CancelSource = 'session_close'): number {
     let n = 0;
-    for (const entry of this.#stopOrder(this.registry.inSession('inbound', session))) if (entry.stop(reason)) n++;
-    for (const entry of this.registry.inSession('outbound', session)) entry.stop(reason);
+    for (const entry of this.#stopOrder(this.registry.inSession('inbound', session)))
+      if (entry.stop(reason, source)) n++;
+    for (const entry of this.registry.inSession('outbound', session)) entry.stop(reason, source);
     return n;
   }
 
@@ -176,7 +178,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
     if (this.closed) return;
     this.closed = true;
     this.#admission.close();
-    for (const entry of this.#stopOrder(this.registry.all())) entry.stop('executor closed');
+    for (const entry of this.#stopOrder(this.registry.all())) entry.stop('executor closed', 'shutdown');
     await this.#pool.close();
   }
 

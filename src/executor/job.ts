@@ -19,7 +19,9 @@ import { crashed, outcomeOf, settledState, stoppedWhileRunning } from './outcome
 import type { StandbyLoan } from './standby.js';
 import { WorkerChannel, wantsPort } from './worker-channel.js';
 import { JOB_EVENTS, type JobEvent } from './events.js';
-import { JobTrace } from '../otel/job-trace.js';
+import { beginJobTrace, type JobTraceHooks } from './job-tracing.js';
+import type { CancelSource } from '../state/cancel-source.js';
+import { logger } from '../log/logger.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -82,8 +84,10 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   private workerTask: WorkerTask | undefined;
   /** Made when the job needs a port, or when its worker carried reports back. */
   private channel: WorkerChannel | undefined;
-  /** Its spans, while an OpenTelemetry SDK is registered (src/otel/job-trace.ts); undefined costs nothing. */
-  private trace: JobTrace | undefined;
+  /** Its spans, while an OpenTelemetry SDK is registered (./job-tracing.ts); undefined costs nothing. */
+  private trace: JobTraceHooks | undefined;
+  /** Who asked for the cancel that won (or `deadline`), for the job's events. */
+  private stoppedBy: CancelSource | undefined;
 
   constructor(
     private readonly host: JobHost,
@@ -114,14 +118,14 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   }
 
   /** {@link InFlightEntry.stop}: a cancellation. */
-  stop(reason?: string): boolean {
-    const r = this.tryCancel(reason);
+  stop(reason?: string, source: CancelSource = 'notification'): boolean {
+    const r = this.tryCancel(reason, source);
     return r === 'cancelled-queued' || r === 'cancelled-running';
   }
 
   /** {@link TableCall.requestCancel}: the local CAS decides at once. */
-  requestCancel(reason?: string): Promise<CancelResult> {
-    return Promise.resolve(this.tryCancel(reason));
+  requestCancel(reason: string | undefined, source: CancelSource): Promise<CancelResult> {
+    return Promise.resolve(this.tryCancel(reason, source));
   }
 
   /** Queues the job. Never throws: a full queue or unknown tool settles the outcome as failed. */
@@ -136,7 +140,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     if (refusal !== undefined) return this.finish({ kind: 'failed', code: 'queue_full', message: refusal });
     this.slot = host.slab.allocate();
     this.tool = checked.tool;
-    const trace = (this.trace = JobTrace.begin(checked.tool.name));
+    const trace = (this.trace = beginJobTrace(checked.tool.name));
     // Traced, its requests to the client are spans of their own and carry the trace to the client.
     if (trace && options.onClientRequest)
       options = { ...options, onClientRequest: trace.clientRequests(options.onClientRequest) };
@@ -192,17 +196,23 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     return true;
   }
 
-  /** The cancellation's side of the race: a CAS on the word, decided now. `reason` names who asked (for its span). */
-  tryCancel(reason?: string): CancelResult {
-    const result = this.decideCancel();
-    this.trace?.cancelDecided(reason, result);
+  /**
+   * The cancellation's side of the race: a CAS on the word, decided now. `source` names who asked (for its span);
+   * `reason` is for people.
+   */
+  tryCancel(reason?: string, source: CancelSource = 'notification'): CancelResult {
+    const result = this.decideCancel(source);
+    this.trace?.cancelDecided(source, result);
+    const log = logger();
+    if (log.debugOn) log.debug(`cancel: ${result}`, { request_id: String(this.id), cancel_source: source, reason });
     return result;
   }
 
-  private decideCancel(): CancelResult {
+  private decideCancel(source: CancelSource): CancelResult {
     const host = this.host;
     if (!this.result && !this.slot) {
       // Not yet started: single-threaded, no worker can race us.
+      this.stoppedBy = source;
       void this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
       return 'cancelled-queued';
     }
@@ -211,6 +221,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
       host.counters.lateCancelsIgnored++;
       return 'too-late';
     }
+    this.stoppedBy = source;
     this.stopped?.abort(STOPPED);
     if (won === 'queued') {
       host.dequeue(this); // it never reaches a worker
@@ -271,6 +282,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     return (this.escalation = new Escalation({
       onDeadline: () => {
         if (host.slab.transition(slot, JobState.running, JobState.timedOut)) {
+          this.stoppedBy = 'deadline';
           this.trace?.cancelDecided('deadline', 'cancelled-running');
           this.stopped?.abort(STOPPED);
           this.stoppedWhileRunning('timedOut');
@@ -315,7 +327,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     this.stopped?.abort(STOPPED); // releases the job's outbound requests, if any are still pending
     this.host.settled(this);
     this.trace?.settled(outcome);
-    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'settled', job: this, outcome } satisfies JobEvent);
+    if (JOB_EVENTS.hasSubscribers)
+      JOB_EVENTS.publish({ type: 'settled', job: this, outcome, source: this.stoppedBy } satisfies JobEvent);
     this.resolve(outcome);
     // A settled job can sit in old space until the next full GC; what it still pointed to would survive every
     // scavenge with it and be promoted too (trace-gc-nvp, 32 in flight: 6.2 → 5.2 KB promoted per call).
@@ -337,7 +350,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     counters[kind]++;
     counters.running--;
     counters.stopping++;
-    if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'stopped', job: this, kind } satisfies JobEvent);
+    if (JOB_EVENTS.hasSubscribers)
+      JOB_EVENTS.publish({ type: 'stopped', job: this, kind, source: this.stoppedBy! } satisfies JobEvent);
     this.loan = this.host.stoppedOnThread();
     this.escalate().armGrace(this.host.graceMs);
   }

@@ -7,7 +7,6 @@
  * have: `[mcp-cancel-pool] message`, any fields after it as `key=value`.
  */
 import { context, trace } from '@opentelemetry/api';
-import { liveTracer } from '../otel/tracer.js';
 
 /** Severity, lowest first. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -83,7 +82,8 @@ export class Logger {
   log(level: LogLevel, message: string, fields?: LogFields): void {
     if (LOG_LEVELS.indexOf(level) < this.min) return;
     const all: Record<string, string | number | boolean> = {};
-    const span = liveTracer() === undefined ? undefined : trace.getSpanContext(context.active());
+    // The API alone (no SDK, no src/otel/): with none registered the active context holds no span.
+    const span = trace.getSpanContext(context.active());
     if (span) {
       all.trace_id = span.traceId;
       all.span_id = span.spanId;

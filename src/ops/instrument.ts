@@ -2,24 +2,14 @@
  * The front end's metrics seam: a {@link CallBackend} that passes everything
  * to the real one and notes, per call, who asked for its cancel, so that a
  * cancel that wins is counted once by its source when the outcome settles.
- * Sources are told apart by the reason given, and by who calls: `cancelSession`
- * is a session (or the server) closing unless its reason says a 2026 exchange
- * closed (a closed stream); `requestCancel` carries the reason its caller gave.
+ * Each cancel names its source where it is asked (src/state/cancel-source.ts):
+ * a `requestCancel` without one is a client's notification, a `cancelSession`
+ * without one a session closing.
  */
 import type { CallBackend, CallHandle, CallState, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
-import type { CancelSource, Metrics } from './metrics.js';
-
-/** Reasons our own callers pass to {@link CallBackend.requestCancel}; anything else came from a client's `notifications/cancelled`. */
-const SOURCE_OF_REASON: Readonly<Record<string, CancelSource>> = {
-  'tasks/cancel': 'tasks_cancel',
-  'client disconnected': 'closed_stream',
-  'session closed': 'session_close',
-  // A stdio connection or a 2025 session's transport closing (a 2026 exchange closing says 'client disconnected').
-  'transport closed': 'session_close',
-  'task expired': 'task_expired',
-  'task lease expired': 'task_lease',
-};
+import type { Metrics } from './metrics.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** Options for {@link instrumentBackend}. */
 export interface InstrumentOptions {
@@ -59,15 +49,13 @@ export function instrumentBackend<B extends CallBackend>(
       calls.set(id, call);
       return call;
     },
-    requestCancel(session, id, reason) {
-      note(session, id, sourceOf(reason));
-      return backend.requestCancel(session, id, reason);
+    requestCancel(session, id, reason, source = 'notification') {
+      note(session, id, source);
+      return backend.requestCancel(session, id, reason, source);
     },
-    cancelSession(session, reason) {
-      // A 2026 exchange closing unanswered is a closed stream; any other connection closing ends its session.
-      const source = (reason !== undefined && SOURCE_OF_REASON[reason]) || 'session_close';
+    cancelSession(session, reason, source = 'session_close') {
       for (const id of live.get(session)?.keys() ?? []) note(session, id, source);
-      return backend.cancelSession(session, reason);
+      return backend.cancelSession(session, reason, source);
     },
     callsInFlight: (session) => backend.callsInFlight(session),
     stats: () => backend.stats(),
@@ -124,8 +112,4 @@ class TrackedCall implements CallHandle {
     this.done = true;
     this.settled(this, this.tool, outcome);
   }
-}
-
-function sourceOf(reason: string | undefined): CancelSource {
-  return (reason !== undefined && SOURCE_OF_REASON[reason]) || 'notification';
 }

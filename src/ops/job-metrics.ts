@@ -6,6 +6,7 @@
 import type { JobOutcome } from '../backend/backend.js';
 import { JOB_EVENTS, type JobEvent } from '../executor/events.js';
 import type { Metrics } from './metrics.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** What one job's events leave behind until it settles. */
 interface Times {
@@ -68,7 +69,7 @@ export function subscribeJobMetrics(metrics: Metrics, options: JobMetricsOptions
         if (t.runningAt !== undefined) metrics.runTime.observe(seconds(t.runningAt, now));
         if (t.stoppedAt !== undefined) metrics.cancelToStopped.observe(seconds(t.stoppedAt, now));
         if (options.countCalls) metrics.settled(t.tool, event.outcome);
-        if (options.countCancels) countCancel(metrics, event.outcome);
+        if (options.countCancels) countCancel(metrics, event.outcome, event.source);
       }
     }
   };
@@ -76,8 +77,9 @@ export function subscribeJobMetrics(metrics: Metrics, options: JobMetricsOptions
   return () => JOB_EVENTS.unsubscribe(onEvent);
 }
 
-function countCancel(metrics: Metrics, outcome: JobOutcome): void {
-  // On a host every cancel was relayed from a front end (which knows its source); deadlines are the host's own.
-  if (outcome.kind === 'cancelled') metrics.cancels.inc({ source: 'front_end' });
+function countCancel(metrics: Metrics, outcome: JobOutcome, source: CancelSource | undefined): void {
+  // On a host a cancel is relayed from a front end (which counts its first source), or the host's own look at the
+  // job's lease, its deadline or its closing: the source the job's cancel was asked with, as its span says.
+  if (outcome.kind === 'cancelled') metrics.cancels.inc({ source: source ?? 'front_end' });
   else if (outcome.kind === 'timedOut') metrics.cancels.inc({ source: 'deadline' });
 }

@@ -13,17 +13,8 @@ import type { JobOutcome } from '../backend/backend.js';
 /** Which kind of process this is. */
 export type Role = 'front' | 'worker';
 
-/** Where a cancel that won came from. */
-export type CancelSource =
-  | 'notification'
-  | 'closed_stream'
-  | 'tasks_cancel'
-  | 'session_close'
-  | 'task_expired'
-  | 'task_lease'
-  | 'deadline'
-  | 'front_end'
-  | 'shutdown';
+/** Where a cancel that won came from: the one list metrics and traces share. */
+export type { CancelSource } from '../state/cancel-source.js';
 
 /** Read at each scrape; every field is optional (a worker host has no sessions, a front end on Redis no threads). */
 export interface Snapshot {

@@ -25,7 +25,7 @@ export const ATTR = {
   errorType: 'error.type',
   rpcStatusCode: 'rpc.response.status_code',
   threadId: 'thread.id',
-  /** Why a cancel was asked: notification, closed_stream, session_close, deadline, tasks_cancel, task_expired, input_wait, superseded, front_end, lease, shutdown (src/otel/cancel-source.ts). */
+  /** Who asked for a cancel: one of CANCEL_SOURCES (src/state/cancel-source.ts), the list the metrics count by too. */
   cancelSource: 'mcp_cancel_pool.cancel.source',
   /** Who won the compare-exchange: `cancel` or `completion`. */
   cancelWinner: 'mcp_cancel_pool.cancel.winner',

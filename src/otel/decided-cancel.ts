@@ -7,7 +7,7 @@
 import { context, SpanKind, type Context } from '@opentelemetry/api';
 import type { CancelResult } from '../backend/backend.js';
 import { ATTR } from './attributes.js';
-import { cancelSourceOf } from './cancel-source.js';
+import type { CancelSource } from '../state/cancel-source.js';
 import { liveTracer } from './tracer.js';
 
 /** The context a call started in, kept for its later cancel; undefined (nothing kept) while no SDK is registered. */
@@ -15,13 +15,13 @@ export function callContext(): Context | undefined {
   return liveTracer() === undefined ? undefined : context.active();
 }
 
-/** Records a cancel asked with `reason` in the call's context, ended when `decision` resolves. */
-export function traceDecidedCancel(parent: Context, reason: string | undefined, decision: Promise<CancelResult>): void {
+/** Records a cancel asked by `source` in the call's context, ended when `decision` resolves. */
+export function traceDecidedCancel(parent: Context, source: CancelSource, decision: Promise<CancelResult>): void {
   const tracer = liveTracer();
   if (tracer === undefined) return;
   const span = tracer.startSpan(
     'cancel',
-    { kind: SpanKind.INTERNAL, attributes: { [ATTR.cancelSource]: cancelSourceOf(reason) } },
+    { kind: SpanKind.INTERNAL, attributes: { [ATTR.cancelSource]: source } },
     parent,
   );
   void decision.then(

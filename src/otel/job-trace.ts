@@ -13,9 +13,10 @@ import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type
 import type { CancelResult, ClientRequestHandler, JobOutcome } from '../backend/backend.js';
 import type { StageMarks } from '../pool/protocol.js';
 import { ATTR } from './attributes.js';
-import { cancelSourceOf } from './cancel-source.js';
+import type { CancelSource } from '../state/cancel-source.js';
 import { injectCarrier } from './carrier.js';
 import { liveTracer } from './tracer.js';
+import { traceJobsWith, type JobTraceHooks } from '../executor/job-tracing.js';
 
 /** Wall-clock milliseconds with sub-millisecond precision, comparable with a worker thread's (see workers/runtime.ts). */
 export function epochMs(): number {
@@ -23,7 +24,7 @@ export function epochMs(): number {
 }
 
 /** One job's spans (see the module comment); made by {@link JobTrace.begin} only while an SDK is registered. */
-export class JobTrace {
+export class JobTrace implements JobTraceHooks {
   private readonly startedAt = epochMs();
   private run: Span | undefined;
   private runCtx: Context | undefined;
@@ -58,11 +59,10 @@ export class JobTrace {
     this.runCtx = trace.setSpan(this.parent, this.run);
   }
 
-  /** A cancel (or the deadline: `reason` 'deadline') was decided by the state word's compare-exchange. */
-  cancelDecided(reason: string | undefined, result: CancelResult): void {
+  /** A cancel asked by `source` (or the deadline) was decided by the state word's compare-exchange. */
+  cancelDecided(source: CancelSource, result: CancelResult): void {
     if (this.cancelSeen) return; // the first cancel is the one that decided; later ones find it settled
     this.cancelSeen = true;
-    const source = reason === 'deadline' ? 'deadline' : cancelSourceOf(reason);
     const won = result === 'cancelled-queued' || result === 'cancelled-running';
     this.cancel = this.tracer.startSpan(
       'cancel',
@@ -182,3 +182,6 @@ export class JobTrace {
     this.cancel = undefined;
   }
 }
+
+// The executor makes its jobs' spans through this (it imports nothing of otel/).
+traceJobsWith((tool) => JobTrace.begin(tool));

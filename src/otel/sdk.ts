@@ -16,7 +16,10 @@
  * exporters (3.x and the 0.300+ exporters need Node >= 22.15).
  */
 import { context, diag, DiagLogLevel, metrics, propagation, trace } from '@opentelemetry/api';
-import type { Logger } from '../log/logger.js';
+/** Where telemetry's own warnings go (the CLI passes its logger; src/log/ is not imported here). */
+export interface TelemetryLog {
+  warn(message: string): void;
+}
 
 /** What was started, and how to flush and stop it. */
 export interface Telemetry {
@@ -135,7 +138,7 @@ async function need<T>(name: string, load: () => Promise<T>): Promise<T> {
  */
 export async function startTelemetry(
   serviceName: string,
-  log: Logger,
+  log: TelemetryLog,
   env: Env = process.env,
 ): Promise<Telemetry | undefined> {
   let want;
@@ -153,7 +156,7 @@ export async function startTelemetry(
 async function start(
   want: NonNullable<ReturnType<typeof telemetryWanted>>,
   serviceName: string,
-  log: Logger,
+  log: TelemetryLog,
   env: Env,
 ): Promise<Telemetry> {
   const propagators = propagatorsWanted(env);

@@ -30,7 +30,6 @@ import type { ServerContext } from '@modelcontextprotocol/server';
 import { ATTR, DURATION_BUCKETS } from './attributes.js';
 import { carrierOf, extractCarrier, type TraceCarrier } from './carrier.js';
 import { liveMeter, liveTracer } from './tracer.js';
-import { logger } from '../log/logger.js';
 
 /** A request handler as the SDK stores it. */
 type Handler<Q, R> = (request: Q, ctx: ServerContext) => Promise<R>;
@@ -59,6 +58,13 @@ export interface Joined {
  */
 export type JoinOf = (request: RequestLike, ctx: ServerContext) => Joined | undefined | Promise<Joined | undefined>;
 
+/**
+ * Where a request's one debug line goes (the server passes its logger while debug is on; src/log/ is not imported
+ * here, so tracing and logging stay apart). Called once per request: undefined means no line.
+ */
+export type RequestLog = () =>
+  { debug(message: string, fields: Readonly<Record<string, string | undefined>>): void } | undefined;
+
 /** The link attribute that says why a span links an earlier one (the {@link JoinReason}). */
 export const JOIN_LINK_ATTRIBUTE = 'mcp_cancel_pool.link.reason';
 
@@ -72,13 +78,15 @@ export function tracedHandler<Q extends RequestLike, R>(
   protocolVersion: () => string | undefined,
   isCancelled: IsCancelled,
   joinOf?: JoinOf,
+  requestLog?: RequestLog,
 ): Handler<Q, R> {
   return (request, ctx) => {
     const tracer = liveTracer();
     const meter = liveMeter();
-    if (tracer === undefined && meter === undefined && !logger().debugOn) return handler(request, ctx);
+    const log = requestLog?.();
+    if (tracer === undefined && meter === undefined && log === undefined) return handler(request, ctx);
     // In a function of its own: a closure here would make V8 allocate this function's context on every call, traced or not.
-    return joinedThenTraced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, joinOf);
+    return joinedThenTraced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, joinOf, log);
   };
 }
 
@@ -92,15 +100,16 @@ function joinedThenTraced<Q extends RequestLike, R>(
   protocolVersion: () => string | undefined,
   isCancelled: IsCancelled,
   joinOf: JoinOf | undefined,
+  log: ReturnType<RequestLog>,
 ): Promise<R> {
   const joined = tracer !== undefined && joinOf ? joinOf(request, ctx) : undefined;
   if (joined instanceof Promise) {
     // A lookup that fails leaves the span unjoined; it never fails the request.
     return joined
       .catch(() => undefined)
-      .then((j) => traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, j));
+      .then((j) => traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, j, log));
   }
-  return traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, joined);
+  return traced(tracer, meter, method, handler, request, ctx, protocolVersion, isCancelled, joined, log);
 }
 
 /**
@@ -144,6 +153,7 @@ function traced<Q extends RequestLike, R>(
   protocolVersion: () => string | undefined,
   isCancelled: IsCancelled,
   joined: Joined | undefined,
+  log: ReturnType<RequestLog>,
 ): Promise<R> {
   const params: { readonly [key: string]: unknown } = request.params ?? {};
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
@@ -182,8 +192,7 @@ function traced<Q extends RequestLike, R>(
     }
     const seconds = (performance.now() - started) / 1000;
     if (meter) durationOf(meter).record(seconds, metricAttributes(attributes, ended));
-    const log = logger();
-    if (log.debugOn) {
+    if (log) {
       const ids = span?.spanContext();
       const outcome = ended[ATTR.outcome] ?? (ended[ATTR.errorType] === undefined ? 'answered' : 'failed');
       log.debug(

@@ -6,6 +6,7 @@
 import type { CallHandle } from '../backend/backend.js';
 import type { RequestId } from '../wire/registry.js';
 import type { InputWaits } from '../asks/input-waits.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** What the transport needs to hear about a call's end. */
 export interface ToolCallHooks {
@@ -61,4 +62,6 @@ export interface ToolCallOptions {
    * @default 'transport closed'
    */
   readonly closeReason?: string;
+  /** Who those cancels count as (the metrics and traces): a closed stream or a session closing. @default 'session_close' */
+  readonly closeSource?: CancelSource;
 }

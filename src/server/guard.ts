@@ -34,6 +34,7 @@ import type { ToolCallHooks } from './call-lifecycle.js';
 import { InputWaits } from '../asks/input-waits.js';
 import { OutboundLedger } from '../wire/outbound-ledger.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** Counted at the wire, shared by every connection of a server (start from {@link newWireStats}). */
 export interface WireStats {
@@ -97,6 +98,8 @@ export interface GuardOptions {
   readonly abortMeansCancel?: boolean;
   /** The cancel reason for the calls a close leaves (see ToolCallOptions). @default 'transport closed' */
   readonly closeReason?: string;
+  /** Their cancel source (see ToolCallOptions). @default 'session_close' */
+  readonly closeSource?: CancelSource;
 }
 
 /**
@@ -134,6 +137,7 @@ export class GuardedTransport extends TransportWrapper {
       ...(options.turn !== undefined && { turn: options.turn }),
       ...(options.abortMeansCancel !== undefined && { abortMeansCancel: options.abortMeansCancel }),
       ...(options.closeReason !== undefined && { closeReason: options.closeReason }),
+      ...(options.closeSource !== undefined && { closeSource: options.closeSource }),
       inputWaits: options.inputWaits ?? new InputWaits(backend),
     });
     this.wire = wire;
@@ -186,8 +190,8 @@ export class GuardedTransport extends TransportWrapper {
    * and, towards the client, its pending requests (settling the SDK's wait
    * for each with an error).
    */
-  cancelAll(reason: string): void {
-    this.backend.cancelSession(this.session, reason);
+  cancelAll(reason: string, source: CancelSource = 'session_close'): void {
+    this.backend.cancelSession(this.session, reason, source);
     if (this.#clientRequests) for (const entry of this.#clientRequests.entries()) entry.stop(reason);
   }
 
@@ -197,7 +201,7 @@ export class GuardedTransport extends TransportWrapper {
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
       const id = cancelledRequestId(message);
-      if (id !== undefined) this.calls.onPeerCancel(id, cancelReason(message));
+      if (id !== undefined) this.calls.onPeerCancel(id, cancelReason(message), 'notification');
       return;
     }
     if (isRequest(message)) {

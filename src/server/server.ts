@@ -33,7 +33,8 @@ import { routeRequestsDirectly } from './request-route.js';
 import { plainlyValidResult } from './result-shape.js';
 import { capabilitiesOf } from '../asks/retry.js';
 import { isCancelledCall } from './tool-calls.js';
-import { tracedHandler, type JoinOf, type JoinReason, type Joined } from '../otel/server-span.js';
+import { tracedHandler, type JoinOf, type JoinReason, type Joined, type RequestLog } from '../otel/server-span.js';
+import { logger } from '../log/logger.js';
 import { spanContextOf } from '../otel/carrier.js';
 import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
 
@@ -88,6 +89,12 @@ export interface ListedTool {
 // tool's zod schemas to JSON Schema there was the main thread's top cost under load (issue 53's profile). Once per
 // backend, then shared (read-only) by every server built on it.
 const listedByBackend = new WeakMap<CallBackend, readonly ListedTool[]>();
+
+/** A request's debug line goes to the logger while debug is on (read per request: the level may change). */
+const requestLog: RequestLog = () => {
+  const log = logger();
+  return log.debugOn ? log : undefined;
+};
 
 /** The `tools/list` entries of a backend's tools, computed once per backend. */
 export function listedTools(backend: CallBackend): readonly ListedTool[] {
@@ -183,6 +190,7 @@ export class GuardedServer extends Server {
       () => this.getNegotiatedProtocolVersion(),
       isCancelledCall,
       this.joinOf(method),
+      requestLog,
     );
   }
 

@@ -49,6 +49,7 @@ import { CallRounds, type RoundAnswer } from './call-rounds.js';
 import { envelopeOf } from './request-envelope.js';
 import { WindowedCalls, type TaskWindow, type WindowAnswer } from './windowed-calls.js';
 import { serverBusy, wireError } from './wire-errors.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
 class CancelledCall extends Error {}
@@ -84,8 +85,9 @@ export class ToolCalls {
     this.turn = options.turn;
     this.abortMeansCancel = options.abortMeansCancel ?? true;
     this.closeReason = options.closeReason ?? 'transport closed';
+    this.closeSource = options.closeSource ?? 'session_close';
     this.rounds = new CallRounds(options.inputWaits, backend.tools, this.requests, this.caller, options.turn);
-    this.windows = new WindowedCalls(this.requests, (id, reason) => this.onPeerCancel(id, reason));
+    this.windows = new WindowedCalls(this.requests, (id, reason, source) => this.onPeerCancel(id, reason, source));
   }
 
   /** Who sends this connection's requests (a 2026 `requestState` is bound to it). */
@@ -95,6 +97,7 @@ export class ToolCalls {
   private readonly hooks: ToolCallHooks;
   private readonly abortMeansCancel: boolean;
   private readonly closeReason: string;
+  private readonly closeSource: CancelSource;
   /** 2026 calls that may ask the client, served in rounds (src/mrtr). */
   private readonly rounds: CallRounds;
   /** 2026 calls that may become tasks (--task-after-ms). */
@@ -158,16 +161,16 @@ export class ToolCalls {
    * SDK's own cancel handling would only delay it. Until then anything sent
    * for the call is dropped ({@link leaving}).
    */
-  onPeerCancel(id: RequestId, reason?: string): void {
+  onPeerCancel(id: RequestId, reason: string | undefined, source: CancelSource): void {
     // The decision shows in the call's state (and outcome); nothing here waits for it.
     // A call in its task window is reserved under its future task id, and a 2026 call that may ask the client under
     // the input waits' session: each is cancelled under its own key.
     const call = this.requests.get(id);
     if (call && (this.windows.has(id) || call.session !== this.session))
-      void this.backend.requestCancel(call.session, call.id, reason);
-    else if (this.windows.cancelBeforeBegin(id))
+      void this.backend.requestCancel(call.session, call.id, reason, source);
+    else if (this.windows.cancelBeforeBegin(id, reason, source))
       return; // its job does not exist yet: cancelled as it begins
-    else void this.backend.requestCancel(this.session, id, reason);
+    else void this.backend.requestCancel(this.session, id, reason, source);
   }
 
   /**
@@ -203,7 +206,7 @@ export class ToolCalls {
     const signal = this.abortMeansCancel ? ctx.mcpReq.signal : undefined;
     const onAbort = () => {
       if ((call.state === 'queued' || call.state === 'running') && this.requests.get(id) === call)
-        this.onPeerCancel(id, 'client disconnected');
+        this.onPeerCancel(id, 'client disconnected', 'closed_stream');
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -240,7 +243,7 @@ export class ToolCalls {
     if (!call) return true;
     // A retry answered before its handler resumed the call (the SDK refused it): the call has no one to answer to.
     if (this.rounds.dropResume(id))
-      void this.backend.requestCancel(call.session, call.id, 'retry refused before it resumed the call');
+      void this.backend.requestCancel(call.session, call.id, 'retry refused before it resumed the call', 'superseded');
     if (call.state === 'cancelled') {
       this.windows.forget(id);
       if (!this.silenced.delete(id)) this.counters.responsesDropped++;
@@ -271,14 +274,14 @@ export class ToolCalls {
    */
   closed(): number {
     const unanswered = this.callsInFlight();
-    this.backend.cancelSession(this.session, this.closeReason);
+    this.backend.cancelSession(this.session, this.closeReason, this.closeSource);
     // 2026 calls that may ask the client are held elsewhere (src/mrtr): those of this connection go too.
     for (const call of this.requests.values()) {
       if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running'))
-        void this.backend.requestCancel(call.session, call.id, this.closeReason);
+        void this.backend.requestCancel(call.session, call.id, this.closeReason, this.closeSource);
     }
     // Parked ones too, where the connection is the caller (stdio): no retry can come.
-    if (this.caller === this.session) this.inputWaits.cancelOwner(this.caller, this.closeReason);
+    if (this.caller === this.session) this.inputWaits.cancelOwner(this.caller, this.closeReason, this.closeSource);
     return unanswered;
   }
 

@@ -11,6 +11,7 @@ import type { CallHandle, JobOutcome, StartOptions } from '../backend/backend.js
 import type { WindowedCall, WindowHooks } from '../tasks/runner.js';
 import type { RequestId } from '../wire/registry.js';
 import { NOT_A_CALL, type CallTable } from './call-lifecycle.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /**
  * How a call that may become a task runs (2026, a task tool, the tasks
@@ -26,22 +27,28 @@ export interface TaskWindow {
 /** How a windowed call ended for its request: the job's outcome (answered directly), or its task. */
 export type WindowAnswer = JobOutcome | { readonly kind: 'task'; readonly task: Task };
 
+/** A cancel that came before the call's job began: applied, with its own source, as it begins. */
+interface EarlyCancel {
+  readonly reason: string | undefined;
+  readonly source: CancelSource;
+}
+
 export class WindowedCalls {
   /** Calls begun through a {@link TaskWindow} and not yet decided as tasks: their job's key is not the request's. */
   private readonly windowed = new Set<RequestId>();
-  /** Calls admitted for a {@link TaskWindow} whose handler has not begun them yet; true once a cancel came for one. */
-  private readonly awaitingBegin = new Map<RequestId, boolean>();
+  /** Calls admitted for a {@link TaskWindow} whose handler has not begun them yet, with the cancel that came for one. */
+  private readonly awaitingBegin = new Map<RequestId, EarlyCancel | undefined>();
 
   constructor(
     private readonly requests: CallTable,
     /** Cancels the call of request `id` (the connection's own cancel path). */
-    private readonly cancel: (id: RequestId, reason: string) => void,
+    private readonly cancel: (id: RequestId, reason: string | undefined, source: CancelSource) => void,
   ) {}
 
   /** Admits a call that may become a task: its job does not exist until its handler begins it. */
   admit(id: RequestId): void {
     this.requests.set(id, NOT_A_CALL);
-    this.awaitingBegin.set(id, false);
+    this.awaitingBegin.set(id, undefined);
   }
 
   /** Whether request `id` leads to a job begun in its window (cancel it under the job's own key). */
@@ -50,9 +57,9 @@ export class WindowedCalls {
   }
 
   /** A cancel for a call not begun yet: remembered, and applied as it begins. False if `id` is not waiting to begin. */
-  cancelBeforeBegin(id: RequestId): boolean {
+  cancelBeforeBegin(id: RequestId, reason: string | undefined, source: CancelSource): boolean {
     if (!this.awaitingBegin.has(id)) return false;
-    this.awaitingBegin.set(id, true);
+    if (this.awaitingBegin.get(id) === undefined) this.awaitingBegin.set(id, { reason, source });
     return true;
   }
 
@@ -86,7 +93,8 @@ export class WindowedCalls {
     );
     this.requests.set(id, begun.job);
     this.windowed.add(id);
-    if (this.awaitingBegin.get(id) === true) this.cancel(id, 'cancelled before it began');
+    const early = this.awaitingBegin.get(id);
+    if (early) this.cancel(id, early.reason, early.source);
     this.awaitingBegin.delete(id);
     return { call: begun.job, outcome: begun.decision.then((d) => (d.kind === 'task' ? d : d.outcome)) };
   }

@@ -38,6 +38,33 @@ export type JobStateName = keyof typeof JobState;
 /** A state's numeric code as stored in the low bits of the word. */
 export type JobStateCode = (typeof JobState)[JobStateName];
 
+/**
+ * The edges of the drawing above, and who takes each: the only moves {@link StateSlab.transition} (and the worker's
+ * {@link claimResponse}) make. `free` is no state of a job: a slot enters `queued` when allocated and leaves any
+ * state when released.
+ */
+export const JOB_EDGES = [
+  { from: 'queued', to: 'running', by: 'main: a thread takes the job' },
+  { from: 'queued', to: 'cancelled', by: 'main: a cancel wins while queued' },
+  { from: 'running', to: 'responding', by: 'worker: completion wins (or main, for a worker that died)' },
+  { from: 'running', to: 'cancelled', by: 'main: a cancel wins while running' },
+  { from: 'running', to: 'timedOut', by: 'main: the deadline wins' },
+  { from: 'responding', to: 'completed', by: 'main: the result is answered' },
+  { from: 'responding', to: 'failed', by: 'main: the answer is an error' },
+] as const satisfies readonly { from: JobStateName; to: JobStateName; by: string }[];
+
+/** Per state code, a bit per state code it may move to ({@link JOB_EDGES}): one load and one AND per transition. */
+const MAY_MOVE: readonly number[] = (() => {
+  const masks: number[] = new Array<number>(8).fill(0);
+  for (const e of JOB_EDGES) masks[JobState[e.from]]! |= 1 << JobState[e.to];
+  return masks;
+})();
+
+/** Whether `from → to` is an edge of {@link JOB_EDGES}. */
+export function isJobEdge(from: JobStateCode, to: JobStateCode): boolean {
+  return ((MAY_MOVE[from] ?? 0) & (1 << to)) !== 0;
+}
+
 const STATE_BITS = 3;
 const STATE_MASK = (1 << STATE_BITS) - 1;
 /** Generations wrap within 28 bits so a word stays a positive int32. */
@@ -145,11 +172,13 @@ export class StateSlab {
   }
 
   /**
-   * One atomic transition: succeeds only if the job is exactly in `from`.
+   * One atomic transition: succeeds only if the job is exactly in `from`,
+   * and only along an edge of {@link JOB_EDGES} (any other move is refused).
    * A successful move out of `running` wakes the worker's waiter so its
    * AbortSignal fires without any polling.
    */
   transition(ref: SlotRef, from: JobStateCode, to: JobStateCode): boolean {
+    if (!isJobEdge(from, to)) return false;
     const expected = word(ref.generation, from);
     const won = Atomics.compareExchange(this.words, ref.index, expected, word(ref.generation, to)) === expected;
     if (won && from === JobState.running) Atomics.notify(this.words, ref.index);

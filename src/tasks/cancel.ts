@@ -29,7 +29,7 @@ export async function cancelTask(jobs: TaskJobs, owner: string, taskId: string):
   let result: CancelResult = 'unknown';
   if (live?.owner === owner) {
     live.cancelRequested = true;
-    result = await jobs.requestCancel(owner, taskId, 'tasks/cancel');
+    result = await jobs.requestCancel(owner, taskId, 'tasks/cancel', 'tasks_cancel');
   } else if (store.cancelJob)
     result = await store.cancelJob(owner, taskId, cancelledAnswer(taskId), CANCELLED_BY_REQUEST);
   const won = result === 'cancelled-queued' || result === 'cancelled-running';

@@ -24,9 +24,9 @@ export async function closeOwner(
   for (const [taskId, live] of jobs.live) {
     if (live.owner !== owner || live.terminal) continue;
     ids.push(taskId);
-    decisions.push(jobs.requestCancel(owner, taskId, 'session closed'));
+    decisions.push(jobs.requestCancel(owner, taskId, 'session closed', 'session_close'));
   }
-  for (const taskId of undecided) void jobs.requestCancel(owner, taskId, 'session closed');
+  for (const taskId of undecided) void jobs.requestCancel(owner, taskId, 'session closed', 'session_close');
   // The local pool decides each at once; the queue backend when Redis has: all asked before any wait.
   const results = await Promise.all(decisions.map((d) => d.catch((): CancelResult => 'unknown')));
   let cancelled = 0;

@@ -31,7 +31,7 @@ export class TaskExpiry {
       const live = this.jobs.live.get(task.taskId);
       if (live && !isTerminal(task.status)) {
         live.terminal = true;
-        void this.jobs.requestCancel(live.owner, task.taskId, 'task expired');
+        void this.jobs.requestCancel(live.owner, task.taskId, 'task expired', 'task_expired');
       }
     }
     this.jobs.forget(gone, 'tasksExpired');

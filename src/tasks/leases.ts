@@ -19,7 +19,7 @@ import type { TaskCounters } from './counters.js';
 import { cancelledAnswer } from './answer.js';
 import type { LiveTask, TaskJobs } from './task-jobs.js';
 
-/** The reason a lease's cancel is asked with (metrics: source `task_lease`). */
+/** The reason a lease's cancel is asked with (its source is `task_lease`). */
 export const LEASE_EXPIRED = 'task lease expired';
 
 /** A held lease: whose task, until when, and how many `tasks/result` wait for it now. */
@@ -122,7 +122,7 @@ export class TaskLeases {
   private expire(owner: string, taskId: string, live: LiveTask): void {
     const message = `The task was cancelled: nobody asked for it (tasks/get, tasks/result, tasks/update or tasks/cancel) for ${this.leaseMs / 1000} s, its lease (--task-lease-ms).`;
     live.cancelMessage = message; // whichever settles first, the job's cancelled outcome or the decision below, says why
-    void this.jobs.requestCancel(owner, taskId, LEASE_EXPIRED).then(async (result) => {
+    void this.jobs.requestCancel(owner, taskId, LEASE_EXPIRED, 'task_lease').then(async (result) => {
       if (result !== 'cancelled-queued' && result !== 'cancelled-running') return; // completion won: the task keeps its result
       this.counters.leaseExpired();
       // As tasks/cancel does: the task reads cancelled from the moment the cancel won, not once the worker returned.

@@ -12,6 +12,7 @@ import type { Task } from '@modelcontextprotocol/server';
 import { DEFAULTS } from '../defaults.js';
 import {
   InvalidCursorError,
+  canMove,
   isTerminal,
   TaskLimitError,
   type TaskAnswer,
@@ -132,7 +133,7 @@ export class MemoryTaskStore implements TaskStore {
     statusMessage?: string,
   ): Promise<Task | undefined> {
     const entry = this.lookup(owner, taskId);
-    if (!entry || isTerminal(entry.task.status)) return undefined;
+    if (!entry || !canMove(entry.task.status, status)) return undefined; // a terminal status is set once
     const { statusMessage: _previous, ...rest } = entry.task;
     entry.task = {
       ...rest,
@@ -155,7 +156,8 @@ export class MemoryTaskStore implements TaskStore {
     statusMessage?: string,
   ): Promise<Task | undefined> {
     const entry = this.lookup(owner, taskId);
-    if (!entry || isTerminal(entry.task.status)) return undefined;
+    // Staying (a new message) or an edge of the table; never out of a terminal status.
+    if (!entry || (entry.task.status !== status && !canMove(entry.task.status, status))) return undefined;
     const { statusMessage: _previous, ...rest } = entry.task;
     entry.task = {
       ...rest,

@@ -15,9 +15,11 @@
  */
 import type { CallToolResult, Task } from '@modelcontextprotocol/server';
 import type { CancelResult } from '../backend/backend.js';
+import type { TerminalStatus } from '../state/task-state.js';
 
-/** The statuses a task never leaves. */
-export type TerminalStatus = 'completed' | 'failed' | 'cancelled';
+// The task states and their table live in src/state/task-state.ts, shared with the client; re-exported for the stores.
+export { isTerminal, canMove } from '../state/task-state.js';
+export type { TerminalStatus } from '../state/task-state.js';
 
 /** What `tasks/result` answers for a terminal task: exactly what the plain call would have answered. */
 export type TaskAnswer =
@@ -168,10 +170,4 @@ export interface TaskStore {
   dropOwner(owner: string): Promise<Task[]>;
   /** Stops timers and forgets everything. */
   close(): Promise<void>;
-}
-
-/** Whether a status is terminal (the SDK's own check). */
-/** Whether a task status is terminal (completed, failed, cancelled). */
-export function isTerminal(status: Task['status']): status is TerminalStatus {
-  return status === 'completed' || status === 'failed' || status === 'cancelled';
 }

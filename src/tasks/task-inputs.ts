@@ -143,7 +143,7 @@ export class TaskInputs {
   private expire(taskId: string, asking: Asking): void {
     if (this.asking.get(taskId) !== asking || asking.asks.size === 0) return;
     const reason = `no input within ${this.waitMs} ms (--input-wait-ms)`;
-    void this.jobs.requestCancel(asking.owner, taskId, reason).then(async (result) => {
+    void this.jobs.requestCancel(asking.owner, taskId, reason, 'input_wait').then(async (result) => {
       if (result !== 'cancelled-queued' && result !== 'cancelled-running') return; // its outcome won: it settles the task
       this.counters.inputWaitExpired();
       // As tasks/cancel does: the task reads cancelled from the moment the cancel won, not once the worker returned.

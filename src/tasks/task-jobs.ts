@@ -18,6 +18,7 @@ import type {
 import { cancelledAnswer, settlementOf } from './answer.js';
 import type { RemovedWorking, TaskCounters } from './counters.js';
 import { isTerminal, type TaskAnswer, type TaskStore, type TerminalStatus } from './store.js';
+import type { CancelSource } from '../state/cancel-source.js';
 
 /** What tasks need of the call backend (the local pool, or a queue shared by hosts): reserve, start, cancel. */
 export type TaskBackend = Pick<CallBackend, 'tools' | 'reserve' | 'requestCancel'>;
@@ -118,9 +119,9 @@ export class TaskJobs {
     void outcome.then((o) => this.finish(taskId, live, o)).catch(() => undefined);
   }
 
-  /** Asks the backend to cancel a task's job; resolves with its decision. */
-  requestCancel(owner: string, taskId: string, reason: string): Promise<CancelResult> {
-    return this.backend.requestCancel(taskSession(owner), taskId, reason);
+  /** Asks the backend to cancel a task's job for `source`; resolves with its decision. */
+  requestCancel(owner: string, taskId: string, reason: string, source: CancelSource): Promise<CancelResult> {
+    return this.backend.requestCancel(taskSession(owner), taskId, reason, source);
   }
 
   /** Makes the task terminal unless it is already (or gone); no progress from here on either way. */

@@ -5,6 +5,8 @@
  * we issued, nor one from another session that happens to share the id.
  */
 
+import type { CancelSource } from '../state/cancel-source.js';
+
 /** A JSON-RPC request id. `7` and `"7"` are different ids. */
 export type RequestId = string | number;
 
@@ -22,9 +24,10 @@ export interface InFlightEntry {
   /**
    * Asks the underlying operation to stop. Returns true if this call won the
    * right to stop it (the request will get no response from us), false if it
-   * was already past the point of cancelling.
+   * was already past the point of cancelling. `source` says who asked (an
+   * inbound call's metrics and span name it; other entries ignore it).
    */
-  stop(reason?: string): boolean;
+  stop(reason?: string, source?: CancelSource): boolean;
 }
 
 /** A map of in-flight requests with direction and session in every key. */

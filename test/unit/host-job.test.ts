@@ -6,14 +6,18 @@
 import { describe, expect, it } from 'vitest';
 import { HostJob, type LocalJob } from '../../dist/src/remote/host/host-job.js';
 import type { JobOutcome } from '../../dist/src/backend/backend.js';
+import type { CancelSource } from '../../dist/src/state/cancel-source.js';
 
 class FakeLocal implements LocalJob {
   state: LocalJob['state'] = 'running';
   cancels = 0;
+  /** The source each cancel reached the local job with (its span and its metrics count it by). */
+  readonly sources: CancelSource[] = [];
   readonly outcome = new Promise<JobOutcome>(() => undefined);
   constructor(private readonly casWins: boolean) {}
-  tryCancel(): boolean {
+  tryCancel(_why: string, source: CancelSource): boolean {
     this.cancels++;
+    this.sources.push(source);
     if (this.casWins) this.state = 'cancelled';
     return this.casWins;
   }
@@ -42,8 +46,8 @@ describe('HostJob', () => {
 
   it('a stop during the take is kept, and the take then returns into settled{stopped}: the job never runs', async () => {
     const job = new HostJob('j2', 't2', 'f1');
-    expect(job.stop('cancelled in Redis')).toBe(true);
-    expect(job.stop('a second reason')).toBe(true);
+    expect(job.stop('cancelled in Redis', 'front_end')).toBe(true);
+    expect(job.stop('a second reason', 'lease')).toBe(true);
     expect(job.state).toEqual({ kind: 'taking', stop: 'cancelled in Redis' });
     expect(job.taken()).toBe(false);
     expect(job.state).toEqual({ kind: 'settled', end: 'stopped' });
@@ -58,11 +62,12 @@ describe('HostJob', () => {
     job.taken();
     const local = new FakeLocal(true);
     job.running(local);
-    expect(job.stop('cancel message')).toBe(true);
+    expect(job.stop('cancel message', 'lease')).toBe(true);
     expect(local.cancels).toBe(1);
+    expect(local.sources).toEqual(['lease']); // the lease check's source reaches the local job as it was asked
     expect(job.state).toMatchObject({ kind: 'stopping', why: 'cancel message' });
     expect(await released(job)).toBe(true);
-    expect(job.stop('again')).toBe(false); // one stop
+    expect(job.stop('again', 'front_end')).toBe(false); // one stop
     job.responded(true); // a completion that lost: nothing changes
     expect(job.state.kind).toBe('stopping');
     job.stopped();
@@ -74,7 +79,7 @@ describe('HostJob', () => {
     job.taken();
     const local = new FakeLocal(false);
     job.running(local);
-    expect(job.stop('cancel message')).toBe(false);
+    expect(job.stop('cancel message', 'front_end')).toBe(false);
     expect(job.state.kind).toBe('running');
     job.responded(false);
     expect(job.state).toEqual({ kind: 'settled', end: 'dropped' });
@@ -87,7 +92,7 @@ describe('HostJob', () => {
     job.skipped();
     expect(job.state).toEqual({ kind: 'settled', end: 'skipped' });
     expect(job.taken()).toBe(false);
-    expect(job.stop('late')).toBe(false);
+    expect(job.stop('late', 'front_end')).toBe(false);
     expect(await released(job)).toBe(true);
   });
 });

@@ -91,7 +91,7 @@ describe('InputWaits', () => {
     const { backend, waits: w } = setup();
     const mine = await parked(w, backend, 'c');
     const theirs = await parked(w, backend, 'd');
-    w.cancelOwner('c', 'connection closed');
+    w.cancelOwner('c', 'connection closed', 'session_close');
     await expect(mine.answer).rejects.toThrow(/not needed/);
     expect(mine.job.state).toBe('cancelled');
     expect(theirs.job.state).toBe('running');

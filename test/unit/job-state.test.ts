@@ -6,6 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import {
   claimResponse,
+  isJobEdge,
+  JOB_EDGES,
   JobState,
   packSlot,
   StateSlab,
@@ -51,13 +53,25 @@ describe('the job state word', () => {
     }
   });
 
-  it('a transition succeeds exactly from its `from` state (every pair of states)', () => {
+  it('the table the module exports is the diagram: exactly these edges', () => {
+    expect(JOB_EDGES.map((e) => [e.from, e.to])).toEqual(ALLOWED);
+  });
+
+  it('a transition succeeds exactly along an edge from its `from` state; every other pair is refused (every pair of states)', () => {
     for (const from of CODES) {
       for (const to of CODES) {
         const slab = new StateSlab(1);
         const ref = slab.allocate();
+        const edge = ALLOWED.some(([f, t]) => JobState[f] === from && JobState[t] === to);
         // Drive the slot into `from` through the word itself (the slab only moves by compare-exchange).
         Atomics.store(new Int32Array(slab.buffer), ref.index, word(ref.generation, from));
+        expect(isJobEdge(from, to)).toBe(edge);
+        if (!edge) {
+          // Not an edge of the table: refused, though the word is in `from`, and nothing changes.
+          expect(slab.transition(ref, from, to), `${from} → ${to}`).toBe(false);
+          expect(slab.read(ref)).toBe(stateName(word(0, from)));
+          continue;
+        }
         expect(slab.transition(ref, from, to)).toBe(true);
         expect(slab.read(ref)).toBe(stateName(word(0, to)));
         // From any other state the same transition loses and changes nothing.

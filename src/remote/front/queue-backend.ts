@@ -308,7 +308,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     // task was never stored (an undecided task window) is cancelled by its host's check once our liveness key is gone.
     const calls = this.calls().filter((c) => c.taskId === undefined);
     await Promise.race([
-      Promise.all(calls.map((c) => c.requestCancel('front end closing'))),
+      Promise.all(calls.map((c) => c.requestCancel('front end closing', 'shutdown'))),
       new Promise((r) => setTimeout(r, 2000)),
     ]);
     this.retireNow(); // before the connection goes, not at a timer after it

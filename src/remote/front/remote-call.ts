@@ -18,9 +18,12 @@ import { parseFrontMessage, type FrontMessage, type RemoteJobData } from '../mes
 import { taskJobId } from '../keys.js';
 import type { RemoteContext } from './remote-context.js';
 import { callStateOf, JobStatus, type FrontState, type Submission } from '../lua/call-states.js';
+import { FrontCallState } from './front-state.js';
+import { logger } from '../../log/logger.js';
 import { activeCarrier } from '../../otel/carrier.js';
 import { callContext, traceDecidedCancel } from '../../otel/decided-cancel.js';
 import type { Context } from '@opentelemetry/api';
+import type { CancelSource } from '../../state/cancel-source.js';
 
 export type { FrontState } from '../lua/call-states.js';
 
@@ -33,7 +36,8 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   /** Settles with the outcome (never rejects). */
   readonly done: Promise<JobOutcome>;
   private resolve!: (outcome: JobOutcome) => void;
-  private current: FrontState = { kind: 'reserved' };
+  /** Its state, moved only along the front end's table (./front-state.ts). */
+  private readonly fsm = new FrontCallState();
   private readonly turn = new ReportTurn();
   /** The job's asks of the client being answered here (front-asks.ts), from its first. */
   private asks: FrontAsks | undefined;
@@ -48,7 +52,11 @@ export class RemoteCall implements CallHandle, InFlightEntry {
 
   /** The discriminated state (for the backend's counts and the tests). */
   get phase(): FrontState {
-    return this.current;
+    return this.fsm.state;
+  }
+
+  private get current(): FrontState {
+    return this.fsm.state;
   }
 
   /** {@link CallHandle.state}. */
@@ -87,7 +95,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
 
   /** submitting → queued. */
   private added(job: Submission): void {
-    if (this.current.kind === 'submitting' && this.current.job === job) this.current = { kind: 'queued', job };
+    this.fsm.added(job);
   }
 
   /** submitting → settled{failed}: no cancel was asked, so the error is owed. */
@@ -121,19 +129,18 @@ export class RemoteCall implements CallHandle, InFlightEntry {
    * nothing; no request of this front end waits for it (it was parked).
    */
   private release(): void {
-    const s = this.current;
-    if (s.kind === 'settled' || s.kind === 'reserved') return;
+    if (this.current.kind === 'reserved') return;
     const outcome: JobOutcome = { kind: 'cancelled', from: 'running', hardKilled: false };
-    this.current = { kind: 'settled', outcome };
+    const s = this.fsm.settle(outcome);
+    if (!s || s.kind === 'reserved') return;
     this.asks?.abortAll('the call moved to another front end');
     this.ctx.released(this, s.job.jobId);
     this.turn.then(() => this.resolve(outcome));
   }
 
   private settle(outcome: JobOutcome): Promise<JobOutcome> {
-    const s = this.current;
-    if (s.kind === 'settled') return this.done;
-    this.current = { kind: 'settled', outcome };
+    const s = this.fsm.settle(outcome);
+    if (!s) return this.done;
     this.asks?.abortAll('the call ended');
     countSettled(this.ctx.counters, outcome);
     const job = s.kind === 'reserved' ? undefined : s.job;
@@ -149,9 +156,9 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   /** The call's trace context while tracing, for its cancel's span (src/otel/decided-cancel.ts). */
   private traceCtx: Context | undefined;
   /** {@link InFlightEntry.stop}: asks for a cancel; true unless the call had already settled. */
-  stop(reason?: string): boolean {
+  stop(reason?: string, source: CancelSource = 'notification'): boolean {
     if (this.current.kind === 'settled') return false;
-    void this.requestCancel(reason);
+    void this.requestCancel(reason, source);
     return true;
   }
 
@@ -208,7 +215,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         () => false,
       ),
     };
-    this.current = { kind: 'submitting', job };
+    this.fsm.submit(job);
     this.ctx.submitted(jobId, this);
     const timer = setTimeout(
       () => this.submitFailed(job, `no answer within ${this.ctx.redisTimeoutMs} ms`),
@@ -240,11 +247,16 @@ export class RemoteCall implements CallHandle, InFlightEntry {
    * cancelled in one script), or, should Redis not answer in time, the front
    * end does: cancelled. Never rejects.
    */
-  requestCancel(reason?: string): Promise<CancelResult> {
+  requestCancel(reason?: string, source: CancelSource = 'notification'): Promise<CancelResult> {
     const decision = this.decideCancel();
     const traced = this.traceCtx;
     this.traceCtx = undefined; // one decision, one span: a repeated cancel gets the same decision
-    if (traced) traceDecidedCancel(traced, reason, decision);
+    if (traced) traceDecidedCancel(traced, source, decision);
+    const log = logger();
+    if (log.debugOn) {
+      const fields = { request_id: String(this.id), cancel_source: source, reason };
+      void decision.then((result) => log.debug(`cancel: ${result}`, fields));
+    }
     return decision;
   }
 
@@ -259,7 +271,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       case 'running': {
         const from = s.kind === 'running' ? 'running' : 'queued';
         const decision = s.kind === 'submitting' ? this.afterSubmit(s.job) : this.askRedis(s.job, from);
-        this.current = { kind: 'cancelling', job: s.job, from, decision };
+        this.fsm.cancelling(decision);
         this.asks?.abortAll('the call was cancelled'); // nothing more is asked of the client, whoever wins
         return decision;
       }
@@ -277,7 +289,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     options: StartOptions,
   ): Promise<JobOutcome> {
     const job: Submission = { jobId: adoption.jobId, options, inRedis: Promise.resolve(true) };
-    this.current = { kind: 'running', job, host: '' };
+    this.fsm.adopted(job);
     this.ctx.submitted(job.jobId, this);
     for (const ask of adoption.asks) this.asksOf(job).ask(ask.a, ask.method, ask.params);
     return this.done;
@@ -291,8 +303,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       case 'o':
         return this.delivered(message.o);
       case 'r':
-        if (s.kind === 'submitting' || s.kind === 'queued')
-          this.current = { kind: 'running', job: s.job, host: message.h };
+        this.fsm.taken(message.h);
         return;
       case 's':
         return;
@@ -308,7 +319,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       }
       case 'q': {
         if (s.kind === 'cancelling') return; // being stopped: the host's stop rejects the ask there
-        if (s.kind !== 'running') this.current = { kind: 'running', job: s.job, host: '' };
+        this.fsm.taken(); // an ask means a host runs the job (a running call stays as it is)
         return this.asksOf(s.job).ask(message.a, message.q.method, message.q.params);
       }
     }
@@ -318,7 +329,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       return;
     }
     // A report means a host runs the job, whether or not its take message came first.
-    if (s.kind !== 'running') this.current = { kind: 'running', job: s.job, host: '' };
+    this.fsm.taken();
     this.turn.mark();
     if (message.t === 'p') s.job.options.onProgress?.(message.r);
     else s.job.options.onLog?.(message.e);
@@ -353,12 +364,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
           : now.kind === 'running' && now.hostlessSince !== undefined
             ? now.hostlessSince
             : Date.now();
-        this.current = {
-          kind: 'running',
-          job: now.job,
-          host: probe.host,
-          ...(since !== undefined && { hostlessSince: since }),
-        };
+        this.fsm.seen(probe.host, since);
         if (since === undefined || Date.now() - since < lostHostTimeoutMs) return;
         return void this.fail(
           `worker host ${probe.host || '(none took it)'} is gone and the only outcome in Redis does not verify against this front end's cluster key (a write by someone without it, or the worker hosts use another --cluster-key-file); the call may or may not have run`,
@@ -393,7 +399,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         );
       case 'hostless': {
         const since = now.kind === 'running' && now.hostlessSince !== undefined ? now.hostlessSince : Date.now();
-        this.current = { kind: 'running', job: now.job, host: probe.host, hostlessSince: since };
+        this.fsm.seen(probe.host, since);
         if (Date.now() - since < lostHostTimeoutMs) return this.recoverAsks(now.job.jobId, probe.asks);
         if (await this.ctx.states.failIfLost(now.job.jobId, probe.host)) {
           this.fail(
@@ -403,7 +409,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
         return;
       }
       case JobStatus.running:
-        this.current = { kind: 'running', job: now.job, host: probe.host };
+        this.fsm.seen(probe.host);
         return this.recoverAsks(now.job.jobId, probe.asks);
       case JobStatus.queued:
         return;

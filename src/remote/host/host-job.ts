@@ -16,6 +16,7 @@
  * before or during the take stops the job before it runs.
  */
 import type { CallHandle, JobOutcome } from '../../backend/backend.js';
+import type { CancelSource } from '../../state/cancel-source.js';
 
 /** Where a host's job is. */
 export type HostJobState =
@@ -27,8 +28,8 @@ export type HostJobState =
 /** The local executor's job, as a host needs it: its outcome and the local CAS of a cancel. */
 export interface LocalJob extends Pick<CallHandle, 'state'> {
   readonly outcome: Promise<JobOutcome>;
-  /** The local state word's CAS: true if the cancel won there. `why` names the stop (for its span). */
-  tryCancel(why?: string): boolean;
+  /** The local state word's CAS: true if the cancel won there. `source` names who stopped it (for its span). */
+  tryCancel(why: string, source: CancelSource): boolean;
 }
 
 export class HostJob {
@@ -79,13 +80,13 @@ export class HostJob {
    * or another host holds the job. True if it won here (the local CAS, or a
    * take still in flight); the BullMQ slot is released at once.
    */
-  stop(why: string): boolean {
+  stop(why: string, source: CancelSource): boolean {
     const s = this.current;
     if (s.kind === 'taking') {
       if (s.stop === undefined) this.current = { kind: 'taking', stop: why };
       return true;
     }
-    if (s.kind !== 'running' || !s.local.tryCancel(why)) return false;
+    if (s.kind !== 'running' || !s.local.tryCancel(why, source)) return false;
     this.current = { kind: 'stopping', local: s.local, why };
     this.release();
     return true;

@@ -29,6 +29,8 @@ import type { ExecutorOptions } from '../../executor/options.js';
 import { JobStatus } from '../lua/call-states.js';
 import { logger } from '../../log/logger.js';
 import { HostJobSpan } from '../../otel/host-span.js';
+// Registers the jobs' spans with the executor (src/executor/job-tracing.ts), which imports nothing of otel/.
+import '../../otel/job-trace.js';
 
 /** BullMQ's lock on an active job; a host that stops renewing it (SIGKILL) loses the job to the stalled check. */
 export const LOCK_DURATION_MS = 5000;
@@ -264,8 +266,8 @@ export class WorkerHost {
         return local.state;
       },
       outcome: local.outcome,
-      tryCancel: (why) => {
-        const r = local.tryCancel(why);
+      tryCancel: (why, source) => {
+        const r = local.tryCancel(why, source);
         return r === 'cancelled-queued' || r === 'cancelled-running';
       },
     });
@@ -374,7 +376,7 @@ export class WorkerHost {
     const job = this.jobs.get(jobId!);
     if (job && token === '>' && front) return void (job.front = front); // only where its stop is reported: Redis routes the rest
     if (!job || (token !== undefined && token !== job.token)) return;
-    if (job.stop('cancelled at the front end')) this.stats.cancelsRelayed++;
+    if (job.stop('cancelled at the front end', 'front_end')) this.stats.cancelsRelayed++;
   }
 
   /** Once a second: each running job's Redis state, so a missed cancel, a dead front end or a lost state still stops it. */
@@ -390,7 +392,7 @@ export class WorkerHost {
       }
       if (found === JobStatus.running) void this.asks.recover(job.jobId).catch(() => undefined);
       if (found === JobStatus.running || found === JobStatus.responding) continue;
-      if (!job.stop(`its Redis state is ${found}`)) continue;
+      if (!job.stop(`its Redis state is ${found}`, 'lease')) continue;
       if (found === 'orphan') this.stats.orphansCancelled++;
       else if (found === 'gone') this.stats.stateLost++;
       else this.stats.cancelsRelayed++;
@@ -456,7 +458,7 @@ async function closeHost(host: ClosingHost, drainMs: number): Promise<number> {
     for (const job of host.jobs) {
       if (job.state.kind !== 'running') continue;
       handedBack++;
-      job.state.local.tryCancel();
+      job.state.local.tryCancel('worker host closing', 'shutdown');
     }
   }
   if (!(await within(closing, 1000)))

@@ -36,7 +36,12 @@
  *      │                                                            │ Redis: responding ──▶ settled{the host's outcome}
  *      │                                                            └ anything else (won, gone, failed, queuing failed, no answer) ──▶ settled{cancelled}
  *      │                    submitting ──submit fails or times out──▶ settled{failed}
- *      └──requestCancel──▶ settled{cancelled}
+ *      ├──requestCancel──▶ settled{cancelled}
+ *      ├──adopted (a 2026 retry takes over a job parked by another front end)──▶ running
+ *      └──abandoned, or refused at start (unknown tool, bad arguments, full)──▶ settled{failed}
+ *   submitting | queued ──the host took it (its take message, a report, an ask)──▶ running
+ *   running ──the sweep saw its host, or saw none since (hostlessSince)──▶ running
+ *   submitting | queued | running ──the host's outcome (Redis: responding)──▶ settled{outcome}
  *   queued | running ──gone | jobless | host lost | no host (each a Redis CAS where it races a host)──▶ settled{failed}
  *   queued | running ──moved (a 2026 retry adopted the job on another front end)──▶ settled{cancelled, uncounted}
  * ```
@@ -129,6 +134,20 @@ export type FrontState =
 
 /** A front state's name. */
 export type FrontStateName = FrontState['kind'];
+
+/**
+ * The edges of the front end's drawing above: for each state, the states it may move to. `running → running` is the
+ * host (or its absence) seen anew; `settled` is never left. remote-call.ts moves only through FrontCallState
+ * (src/remote/front/front-state.ts), which refuses anything else.
+ */
+export const FRONT_EDGES: { readonly [S in FrontStateName]: readonly FrontStateName[] } = {
+  reserved: ['submitting', 'running', 'settled'],
+  submitting: ['queued', 'running', 'cancelling', 'settled'],
+  queued: ['running', 'cancelling', 'settled'],
+  running: ['running', 'cancelling', 'settled'],
+  cancelling: ['settled'],
+  settled: [],
+};
 
 /** What a front state means to the server ({@link CallState}: `CallHandle.state`). */
 export function callStateOf(state: FrontState): CallState {

@@ -30,6 +30,7 @@ import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { requestCaller, send, type Authorization, type AuthorizedRequest } from './authorization.js';
 import { duplicateRequests, malformedMessages } from './door.js';
+import { SessionTable, type SessionSlot } from './session-table.js';
 import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
 import { BodyError, readJsonBody } from './json-body.js';
 import {
@@ -174,10 +175,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     throw new RangeError('sessionIdPrefix: 1 to 64 of A-Za-z0-9_-');
   const tasks = options.tasks ?? new TaskRunner(backend);
   const inputWaits = options.inputWaits ?? new InputWaits(backend);
-  /** Sessions whose initialize the transport accepted: only these have an id a client knows. */
-  const sessions = new Map<string, Session>();
-  /** Initialize POSTs being handled, counted against the limit until accepted or refused. */
-  let opening = 0;
+  /** The 2025 sessions, opening (counted against the limit) and live (only these have an id a client knows). */
+  const sessions = new SessionTable<Session>(maxSessions);
   // The request chain, in order; each step answers the request or passes it on (plain node:http, no framework).
   const chain: HttpStep[] = [];
   const budget =
@@ -222,6 +221,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
             caller: who,
             inputWaits,
             closeReason: CLIENT_DISCONNECTED,
+            closeSource: 'closed_stream',
             ...(authorization && { turn: who }),
           }),
           wraps: true,
@@ -283,23 +283,19 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         ErrorCode.InvalidRequest,
         'no session: send initialize first, without mcp-session-id',
       );
-    if (sessions.size + opening >= maxSessions) {
+    const slot = sessions.open();
+    if (!slot) {
       const message = `session limit reached: ${maxSessions} live sessions (--max-sessions); end unused sessions with DELETE or retry later`;
       return void rpcError(res, 503, SERVER_BUSY, message, requestsIn(req.body)[0]?.id ?? null);
     }
-    opening++;
-    let accepted = false;
     let fresh: Session | undefined;
     try {
-      fresh = await openSession(requestCaller(req, caller), () => {
-        accepted = true;
-        opening--;
-      });
+      fresh = await openSession(requestCaller(req, caller), slot);
       await handlePost(fresh, req, res);
     } finally {
       // The transport refused the initialize (wrong Accept or Content-Type, a batch, …): the client never learnt an id.
-      if (!accepted) {
-        opening--;
+      if (slot.state === 'opening') {
+        slot.close();
         await fresh?.transport.close();
       }
     }
@@ -370,14 +366,11 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   }
 
   /** Builds a session for `owner`; it becomes reachable by its id only once the transport accepts its initialize. */
-  async function openSession(owner: string, accepted: () => void): Promise<Session> {
+  async function openSession(owner: string, slot: SessionSlot<Session>): Promise<Session> {
     const id = options.sessionIdPrefix === undefined ? randomUUID() : `${options.sessionIdPrefix}.${randomUUID()}`;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
-      onsessioninitialized: () => {
-        accepted();
-        sessions.set(id, session);
-      },
+      onsessioninitialized: () => void slot.accept(id, session),
     });
     const streams = new ResponseStreams(transport);
     const guard = new GuardedTransport(transport, id, backend, options.wire, {
@@ -396,7 +389,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const session: Session = { caller: owner, transport, guard, streams, lastSeen: Date.now() };
     // The session is gone: so are its tasks.
     guard.onOwnerClosed = () => {
-      sessions.delete(id);
+      slot.close();
       void tasks.closeOwner(id);
     };
     await server.connect(guard);
@@ -407,7 +400,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const sweeper = setInterval(
     () => {
       const now = Date.now();
-      for (const [id, s] of sessions) {
+      for (const [id, s] of sessions.entries()) {
         // A session holding tasks stays open until they expire: its client may come back for them.
         if (now - s.lastSeen > idleMs && backend.callsInFlight(id) === 0 && !tasks.holdsTasks(id))
           void s.transport.close();
@@ -433,7 +426,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     sessions: () => sessions.size,
     async close() {
       clearInterval(sweeper);
-      await Promise.all([...sessions.values()].map((s) => s.transport.close()));
+      await Promise.all(sessions.entries().map(([, s]) => s.transport.close()));
       await modern.close();
       await new Promise<void>((resolve) => {
         listener.close(() => resolve());
@@ -459,7 +452,7 @@ function cancelOnDisconnect(
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.calls.onPeerCancel(id, CLIENT_DISCONNECTED);
+    for (const id of ids) guard.calls.onPeerCancel(id, CLIENT_DISCONNECTED, 'closed_stream');
   });
 }
 
