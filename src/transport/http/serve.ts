@@ -32,6 +32,7 @@ import { requestCaller, send, type Authorization, type AuthorizedRequest } from 
 import { duplicateRequests, malformedMessages } from './door.js';
 import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
 import { BodyError, readJsonBody } from './json-body.js';
+import { DecodeSlots } from './decode-slots.js';
 import {
   abortableRequest,
   hostGuard,
@@ -199,6 +200,11 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   else if (options.authToken !== undefined) chain.push(bearerAuth(options.authToken));
   const bodyLimit = options.maxMessageBytes ?? DEFAULTS.maxMessageBytes;
   const maxDepth = options.maxNestingDepth ?? DEFAULTS.maxNestingDepth;
+  // Without OAuth every client is the one caller, who may then use every decode slot.
+  const decodeSlots = new DecodeSlots(
+    DEFAULTS.maxDecodes,
+    authorization ? DEFAULTS.maxDecodesPerCaller : DEFAULTS.maxDecodes,
+  );
 
   // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
   const caller =
@@ -237,7 +243,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   async function post(req: Request, res: Response): Promise<void> {
     watched(res);
     try {
-      req.body = await readJsonBody(req, bodyLimit, maxDepth);
+      req.body = await readJsonBody(req, bodyLimit, maxDepth, { slots: decodeSlots, caller: requestCaller(req, caller) });
     } catch (error) {
       if (error instanceof BodyError) return bodyError(res, error);
       throw error;
@@ -333,6 +339,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     );
   };
   const handle = (req: Request, res: Response): void => {
+    // Whatever answered a request without reading its body (a refusal, the SDK's 415): the rest is not read.
+    res.once('finish', () => req.complete || req.socket.destroySoon());
     let step = 0;
     const next = (): void => {
       const current = chain[step++];
@@ -405,7 +413,15 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   sweeper.unref();
 
   const listener: HttpServer = await new Promise((resolve, reject) => {
-    const srv = createServer(handle);
+    const srv = createServer(
+      {
+        // Slow-drip headers and bodies: the whole request within a bound (json-body.ts also refuses a slow body).
+        headersTimeout: DEFAULTS.headersTimeoutMs,
+        requestTimeout: DEFAULTS.requestTimeoutMs,
+        connectionsCheckingInterval: 1000,
+      },
+      handle,
+    );
     // A listen error (EADDRINUSE, …) rejects; the CLI turns it into one line.
     srv.once('error', reject);
     srv.listen(options.port ?? DEFAULTS.port, host, () => {
