@@ -100,7 +100,11 @@ describe('compressed-body bombs (issue 64, defect 1)', () => {
       params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_LGWIN]: 24 },
     });
     for (let i = 0; i < 10; i++)
-      bombs.push({ encoding: 'gzip', body: gzip }, { encoding: 'deflate', body: deflate }, { encoding: 'br', body: br });
+      bombs.push(
+        { encoding: 'gzip', body: gzip },
+        { encoding: 'deflate', body: deflate },
+        { encoding: 'br', body: br },
+      );
     bombs.push({ encoding: 'br', body: wide }, { encoding: 'br', body: wide });
   }, 60_000);
   afterAll(() => server.stop());
@@ -133,28 +137,63 @@ describe('compressed-body bombs (issue 64, defect 1)', () => {
     }
   }, 120_000);
 
-  it('an endless chunked body, plain or gzip, gets its 413 and then a closed socket', async () => {
+  /** Sends an endless chunked body of `encoding`; `stopAtAnswer`: stops writing once an answer arrives (as clients do). */
+  async function endless(encoding: string, stopAtAnswer: boolean): Promise<{ text: string; written: number }> {
+    const socket = await raw(server.url);
+    const done = closed(socket);
+    let answered = false;
+    socket.once('data', () => (answered = true));
+    socket.write(head(server.url, `Transfer-Encoding: chunked\r\nContent-Encoding: ${encoding}\r\n`));
+    const piece = encoding === 'gzip' ? gzipSync(Buffer.alloc(1024 * 1024)) : Buffer.alloc(64 * 1024, 0x20);
+    const chunk = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
+    let written = 0;
+    let open = true;
+    void done.then(() => (open = false));
+    // Writes as fast as the server reads, until it closes the socket (or the test's own 256 MB bound).
+    while (open && !(stopAtAnswer && answered) && written < 256 * 1024 * 1024) {
+      written += chunk.length;
+      if (!socket.write(chunk)) await Promise.race([new Promise((r) => socket.once('drain', r)), done]);
+      else await new Promise((r) => setImmediate(r));
+    }
+    return { text: await done, written };
+  }
+
+  it('an endless chunked body, plain or gzip, gets its 413 with Connection: close, and the server closes the socket', async () => {
     for (const encoding of ['identity', 'gzip']) {
-      const socket = await raw(server.url);
-      const done = closed(socket);
-      socket.write(head(server.url, `Transfer-Encoding: chunked\r\nContent-Encoding: ${encoding}\r\n`));
-      const piece = encoding === 'gzip' ? gzipSync(Buffer.alloc(1024 * 1024)) : Buffer.alloc(64 * 1024, 0x20);
-      let written = 0;
-      let open = true;
-      void done.then(() => (open = false));
-      // Writes as fast as the server reads, until it closes the socket (or the test's own 256 MB bound).
-      while (open && written < 256 * 1024 * 1024) {
-        const chunk = Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]);
-        written += chunk.length;
-        if (!socket.write(chunk))
-          await Promise.race([new Promise((r) => socket.once('drain', r)), done]);
-      }
-      const text = await done;
+      const { text, written } = await endless(encoding, true);
       expect(text).toMatch(/^HTTP\/1\.1 413 /);
       expect(text).toMatch(/connection: close/i);
       expect(written).toBeLessThan(64 * 1024 * 1024);
     }
   }, 60_000);
+
+  it('a client that never stops sending after the 413 is cut off: the server reads a bounded amount, then closes', async () => {
+    for (const encoding of ['identity', 'gzip']) {
+      const { written } = await endless(encoding, false);
+      expect(written).toBeLessThan(64 * 1024 * 1024);
+    }
+  }, 60_000);
+});
+
+describe('bombs without the token (issue 64, defect 1: nothing decoded before authentication)', () => {
+  let server: Listening;
+  beforeAll(async () => {
+    server = await listening(['--threads', '1'], { MCP_CANCEL_POOL_AUTH_TOKEN: 'adversarial-token-0123456789' });
+  });
+  afterAll(() => server.stop());
+
+  it('a compressed body without the bearer token gets 401 with Connection: close, and is never decoded', async () => {
+    const bomb = gzipSync(Buffer.alloc(256 * 1024 * 1024), { level: 9 });
+    const cpuBefore = await settledCpu(server.pid);
+    const answers = await Promise.all(Array.from({ length: 16 }, () => postBytes(server.url, bomb, 'gzip')));
+    for (const a of answers) {
+      expect(a.status).toBe(401);
+      expect(a.headers.connection).toBe('close');
+    }
+    const cpu = (await settledCpu(server.pid)) - cpuBefore;
+    process.stderr.write(`unauthenticated bombs: server CPU ${cpu.toFixed(2)} s\n`);
+    expect(cpu).toBeLessThanOrEqual(1);
+  }, 120_000);
 });
 
 describe('slow drip (issue 64, defect 1)', () => {

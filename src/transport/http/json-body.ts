@@ -86,10 +86,20 @@ function readAll(
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
+    let raw = 0;
+    let windowRaw = 0;
+    // A body dripped slowly holds its connection (and its decoder): one slower than the minimum rate is refused.
+    const min = bounds.minBytesPerWindow ?? DEFAULTS.minBodyBytesPerWindow;
+    const every = bounds.rateWindowMs ?? DEFAULTS.bodyRateWindowMs;
+    const timer = setInterval(() => {
+      if (!req.complete && windowRaw < min)
+        refuse(new BodyError(408, 'slow', `request body too slow: under ${min} bytes in ${every} ms`));
+      windowRaw = 0;
+    }, every);
+    timer.unref();
     const finish = () => {
       settled = true;
-      if (timer) clearInterval(timer);
+      clearInterval(timer);
       req.off('data', onRaw);
       out.off('data', onData);
     };
@@ -103,8 +113,6 @@ function readAll(
       }
       reject(error);
     };
-    let raw = 0;
-    let windowRaw = 0;
     const maxBits = windowBitsFor(limit);
     const onRaw = (chunk: Buffer) => {
       if (raw === 0 && decoder && req.headers['content-encoding']?.toLowerCase() === 'br' && chunk.length > 0) {
@@ -149,15 +157,6 @@ function readAll(
     // A decoder hears nothing of the client leaving: the request's own close says it, when the body had not all
     // arrived (its close also follows a whole body, which the decoder may still be flushing).
     if (decoder) req.once('close', () => req.complete || gone());
-    // A body dripped slowly holds its connection (and its decoder): one slower than the minimum rate is refused.
-    const min = bounds.minBytesPerWindow ?? DEFAULTS.minBodyBytesPerWindow;
-    const every = bounds.rateWindowMs ?? DEFAULTS.bodyRateWindowMs;
-    timer = setInterval(() => {
-      if (!req.complete && windowRaw < min)
-        refuse(new BodyError(408, 'slow', `request body too slow: under ${min} bytes in ${every} ms`));
-      windowRaw = 0;
-    }, every);
-    timer.unref();
   });
 }
 

@@ -33,6 +33,7 @@ import { duplicateRequests, malformedMessages } from './door.js';
 import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
 import { BodyError, readJsonBody } from './json-body.js';
 import { DecodeSlots } from './decode-slots.js';
+import { closeUnreadAfterAnswer } from './linger.js';
 import {
   abortableRequest,
   hostGuard,
@@ -243,7 +244,10 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   async function post(req: Request, res: Response): Promise<void> {
     watched(res);
     try {
-      req.body = await readJsonBody(req, bodyLimit, maxDepth, { slots: decodeSlots, caller: requestCaller(req, caller) });
+      req.body = await readJsonBody(req, bodyLimit, maxDepth, {
+        slots: decodeSlots,
+        caller: requestCaller(req, caller),
+      });
     } catch (error) {
       if (error instanceof BodyError) return bodyError(res, error);
       throw error;
@@ -340,7 +344,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   };
   const handle = (req: Request, res: Response): void => {
     // Whatever answered a request without reading its body (a refusal, the SDK's 415): the rest is not read.
-    res.once('finish', () => req.complete || req.socket.destroySoon());
+    closeUnreadAfterAnswer(req, res);
     let step = 0;
     const next = (): void => {
       const current = chain[step++];
