@@ -109,10 +109,23 @@ describe('compressed-body bombs (issue 64, defect 1)', () => {
   }, 60_000);
   afterAll(() => server.stop());
 
-  it('32 bombs of 256 MB each (gzip, deflate, brotli) at once cost at most 2 s of CPU and 150 MB of peak RSS, and the server keeps serving', async () => {
+  it('32 bombs of 256 MB each (gzip, deflate, brotli) at once cost at most 2 s of CPU and 150 MB of peak RSS above idle, and the server keeps serving', async () => {
     const cpuBefore = await settledCpu(server.pid);
     const rssBefore = statusBytes(server.pid, 'VmRSS');
+    // RSS polled while the bombs arrive, and the kernel's high-water mark (VmHWM) after: the peak either way.
+    let polled = rssBefore;
+    const poll = setInterval(() => (polled = Math.max(polled, statusBytes(server.pid, 'VmRSS'))), 10);
     const answers = await Promise.all(bombs.map((b) => postBytes(server.url, b.body, b.encoding)));
+    const cpu = (await settledCpu(server.pid)) - cpuBefore;
+    clearInterval(poll);
+    const peak = Math.max(polled, statusBytes(server.pid, 'VmHWM'));
+    process.stderr.write(
+      `bombs: server CPU ${cpu.toFixed(2)} s, peak RSS ${(peak / 2 ** 20).toFixed(0)} MB (${(rssBefore / 2 ** 20).toFixed(0)} MB before)\n`,
+    );
+    // The issue's bounds: all 32 cost at most 2 s of CPU and 150 MB of peak RSS (above the idle server's own, which
+    // is already about 135 MB with one worker thread and its standby).
+    expect(cpu).toBeLessThanOrEqual(2);
+    expect(peak - rssBefore).toBeLessThanOrEqual(150 * 1024 * 1024);
     for (const a of answers) {
       // Refused: over the limit once decoded, a window wider than a 4 MiB body needs, or no decode slot free.
       expect([413, 503]).toContain(a.status);
@@ -124,11 +137,6 @@ describe('compressed-body bombs (issue 64, defect 1)', () => {
       expect((JSON.parse(a.text) as { error: { message: string } }).error.message).toMatch(
         /brotli window|too many compressed/,
       );
-    const cpu = (await settledCpu(server.pid)) - cpuBefore;
-    const peak = statusBytes(server.pid, 'VmHWM') - rssBefore;
-    process.stderr.write(`bombs: server CPU ${cpu.toFixed(2)} s, peak RSS +${(peak / 2 ** 20).toFixed(0)} MB\n`);
-    expect(cpu).toBeLessThanOrEqual(2);
-    expect(peak).toBeLessThanOrEqual(150 * 1024 * 1024);
     const { client } = await httpClient(server.url);
     try {
       expect((await client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();

@@ -34,6 +34,8 @@ import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
 import { BodyError, readJsonBody } from './json-body.js';
 import { DecodeSlots } from './decode-slots.js';
 import { closeUnreadAfterAnswer } from './linger.js';
+import { requestTarget } from './request-target.js';
+import { escapeForLog, logger } from '../../log/logger.js';
 import {
   abortableRequest,
   hostGuard,
@@ -119,7 +121,7 @@ export interface HttpOptions {
   /**
    * Where a failure of the HTTP layer itself is logged (the client gets a bare
    * JSON-RPC internal error, never the stack).
-   * @default a line on stderr
+   * @default an error line through the process logger (its level and format), without the stack
    */
   readonly log?: (line: string) => void;
   /**
@@ -184,13 +186,16 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   const budget =
     options.outputBudget ?? new OutputBudget({ perStreamBytes: DEFAULTS.maxOutputBufferBytes, counters: options.wire });
   /** Every MCP response stream is watched until it ends: one its client does not read is closed, which cancels what it carries. */
-  const log = options.log ?? ((line: string) => void process.stderr.write(`[mcp-cancel-pool] ${line}\n`));
+  // In the process's log format (src/log/logger.ts), like every other line of the server.
+  const log = options.log ?? ((line: string) => logger().error(line));
   const watched = (res: Response) => {
     const unwatch = budget.watch({ unread: () => res.writableLength, close: () => res.destroy(), capped: true });
     res.once('finish', unwatch);
     res.once('close', unwatch);
   };
 
+  // An absolute-form target names the host the request is for: it replaces the Host header before the Host check.
+  chain.push(requestTarget);
   // DNS rebinding: a page on another origin must not reach the server through a name it controls. Always on.
   chain.push(hostGuard(acceptedHostnames(host, options.allowedHosts)));
   chain.push(originCheck(options.allowedOrigins ?? []));
@@ -352,9 +357,11 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       endpoint(req, res).catch((error: unknown) => {
         // A handler that failed: one JSON-RPC error if nothing was sent yet, never a stack trace to the client.
         // The stack goes to the log, never to the client (it holds the server's paths).
-        log(
-          `http: ${req.method ?? '?'} ${req.url ?? ''} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-        );
+        // One line, the request's method and target escaped and capped; the stack only at debug level (a client able to
+        // cause the failure must not fill the log with stacks).
+        const message = error instanceof Error ? error.message : String(error);
+        log(`http: ${escapeForLog(req.method ?? '?', 16)} ${escapeForLog(req.url ?? '', 256)} failed: ${message}`);
+        if (error instanceof Error && error.stack && logger().debugOn) logger().debug(error.stack);
         if (!res.headersSent) rpcError(res, 500, ErrorCode.InternalError, 'internal error');
         else res.destroy();
       });
