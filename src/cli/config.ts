@@ -79,6 +79,7 @@ const HTTP_ONLY = [
   '--auth-introspection-endpoint',
   '--auth-client-credentials-file',
   '--auth-any-jwt-type',
+  '--auth-require-at-jwt',
 ];
 // --queue-limit is not here: with --redis it bounds the calls a front end keeps waiting on the queue.
 const LOCAL_POOL = [

@@ -94,6 +94,7 @@ interface ServeFlags extends RedisFlags {
   authIntrospectionEndpoint?: string;
   authClientCredentialsFile?: string;
   authAnyJwtType: boolean;
+  authRequireAtJwt: boolean;
   maxWorkingTasksPerSession: number;
   maxWorkingTasks: number;
   maxFinishedTaskBytes: number;
@@ -263,7 +264,12 @@ const serve = program
   )
   .option(
     '--auth-any-jwt-type',
-    'HTTP, with --auth-issuer: accept JWT access tokens whose typ header is not at+jwt (RFC 9068), for issuers that write typ JWT (Keycloak)',
+    'HTTP, with --auth-issuer: accept JWT access tokens of any typ header (by default JWT, at+jwt, application/at+jwt or none)',
+    false,
+  )
+  .option(
+    '--auth-require-at-jwt',
+    'HTTP, with --auth-issuer: accept only JWT access tokens whose typ header is at+jwt (RFC 9068 strictness)',
     false,
   )
   .option(

@@ -12,6 +12,13 @@ const LINGER_BYTES = 1024 * 1024;
 
 /** Arms the close of `req`'s connection for when `res` is written, if the body was not read whole by then. */
 export function closeUnreadAfterAnswer(req: IncomingMessage, res: ServerResponse): void {
+  // Said in the answer too (whoever writes it: a refusal, the auth gate, the SDK), so no client reuses the connection.
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with `this` bound, below
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+    if (!req.complete && !this.headersSent) this.setHeader('connection', 'close');
+    return writeHead.apply(this, args);
+  } as ServerResponse['writeHead'];
   res.once('finish', () => {
     if (req.complete) return;
     const socket = req.socket;
