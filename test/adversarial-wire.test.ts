@@ -72,6 +72,22 @@ describe('request line and headers (issue 64, defect 4)', () => {
     expect(server.stderr()).not.toMatch(/\n\s+at /);
   });
 
+  it('a POST whose Content-Type is not JSON gets 415 with a JSON-RPC error, not "no session"', async () => {
+    const here = `127.0.0.1:${server.url.port}`;
+    for (const type of ['Content-Type: text/plain\r\n', 'Content-Type: application/x-www-form-urlencoded\r\n', '']) {
+      const answer = await exchange(
+        server.url.port,
+        `POST /mcp HTTP/1.1\r\nHost: ${here}\r\n${type}Accept: application/json, text/event-stream\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      );
+      expect(status(answer)).toBe(415);
+      const json = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as {
+        error: { code: number; message: string };
+      };
+      expect(json.error.code).toBe(-32600);
+      expect(json.error.message).toMatch(/unsupported content type .*application\/json/);
+    }
+  });
+
   it('a fuzz of 300 request lines and header sets gets no 500, and the log holds no stack and only JSON lines', async () => {
     const next = random(64);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;

@@ -41,8 +41,8 @@ export interface BodyBounds {
   readonly rateWindowMs?: number;
 }
 
-/** Whether the request says its body is JSON. */
-function isJson(req: IncomingMessage): boolean {
+/** Whether the request says its body is JSON (`application/json` or `application/<x>+json`). */
+export function isJson(req: IncomingMessage): boolean {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   return type === 'application/json' || /^application\/[^/]+\+json$/.test(type);
 }

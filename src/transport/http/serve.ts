@@ -31,7 +31,7 @@ import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
 import { requestCaller, send, type Authorization, type AuthorizedRequest } from './authorization.js';
 import { duplicateRequests, malformedMessages } from './door.js';
 import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
-import { BodyError, readJsonBody } from './json-body.js';
+import { BodyError, isJson, readJsonBody } from './json-body.js';
 import { DecodeSlots } from './decode-slots.js';
 import { closeUnreadAfterAnswer } from './linger.js';
 import { requestTarget } from './request-target.js';
@@ -248,6 +248,14 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
 
   async function post(req: Request, res: Response): Promise<void> {
     watched(res);
+    // A POST to the endpoint carries JSON-RPC: any other body is refused unread (415), not taken for a missing session.
+    if (!isJson(req))
+      return void rpcError(
+        res,
+        415,
+        ErrorCode.InvalidRequest,
+        `unsupported content type ${JSON.stringify(escapeForLog(header(req, 'content-type') ?? '(none)', 64))}: POST /mcp takes application/json`,
+      );
     try {
       req.body = await readJsonBody(req, bodyLimit, maxDepth, {
         slots: decodeSlots,
