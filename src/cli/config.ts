@@ -69,6 +69,7 @@ const HTTP_ONLY = [
   '--allowed-host',
   '--allowed-origin',
   '--max-sessions',
+  '--max-sessions-per-caller',
   '--session-prefix',
   '--auth-token-file',
   '--allow-unauthenticated',

@@ -86,6 +86,7 @@ interface ServeFlags extends RedisFlags {
   allowedHost: string[];
   allowedOrigin: string[];
   maxSessions: number;
+  maxSessionsPerCaller?: number;
   authTokenFile?: string;
   allowUnauthenticated: boolean;
   authIssuer?: string;
@@ -231,6 +232,11 @@ const serve = program
     'HTTP: live sessions allowed at once; beyond it initialize gets HTTP 503',
     int(1),
     DEFAULTS.maxSessions,
+  )
+  .option(
+    '--max-sessions-per-caller <n>',
+    'HTTP, with --auth-issuer: live sessions one caller may hold (default a quarter of --max-sessions); beyond it initialize gets HTTP 503',
+    int(1),
   )
   .option(
     '--session-prefix <name>',
@@ -474,6 +480,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!).action(async (fl
       allowedHosts: flags.allowedHost,
       allowedOrigins: flags.allowedOrigin,
       maxSessions: flags.maxSessions,
+      ...(flags.maxSessionsPerCaller !== undefined && { maxSessionsPerCaller: flags.maxSessionsPerCaller }),
       ...(flags.sessionPrefix !== undefined && { sessionIdPrefix: flags.sessionPrefix }),
       ...(authToken !== undefined && { authToken }),
       ...(authorization && { authorization }),

@@ -87,6 +87,13 @@ export interface HttpOptions {
    */
   readonly maxSessions?: number;
   /**
+   * Live sessions one caller may hold at once (under OAuth each (iss, sub, client) is a caller; without it every
+   * client is the one anonymous caller, whose limit is {@link HttpOptions.maxSessions}). An `initialize` beyond it
+   * gets HTTP 503 naming this limit, so one caller cannot hold every session.
+   * @default a quarter of maxSessions (at least 1) under OAuth
+   */
+  readonly maxSessionsPerCaller?: number;
+  /**
    * 2025 session ids are `<prefix>.<uuid>`: a load balancer in front of
    * several front ends routes each session to the one that holds it by this
    * prefix (an nginx `map` on `$http_mcp_session_id`). 1 to 64 of
@@ -173,6 +180,16 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   });
   const authorization = options.authorization;
   const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
+  const maxPerCaller = options.authorization
+    ? Math.min(maxSessions, options.maxSessionsPerCaller ?? Math.max(1, Math.floor(maxSessions / 4)))
+    : maxSessions;
+  /** Initialize POSTs being handled, per caller (the per-caller limit counts them as {@link opening} does). */
+  const openingBy = new Map<string, number>();
+  const sessionsOf = (who: string) => {
+    let n = openingBy.get(who) ?? 0;
+    for (const s of sessions.values()) if (s.caller === who) n++;
+    return n;
+  };
   if (options.sessionIdPrefix !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.sessionIdPrefix))
     throw new RangeError('sessionIdPrefix: 1 to 64 of A-Za-z0-9_-');
   const tasks = options.tasks ?? new TaskRunner(backend);
@@ -293,23 +310,38 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         ErrorCode.InvalidRequest,
         'no session: send initialize first, without mcp-session-id',
       );
+    const who = requestCaller(req, caller);
+    if (maxPerCaller < maxSessions && sessionsOf(who) >= maxPerCaller) {
+      const message = `session limit of this caller reached: ${maxPerCaller} live sessions (--max-sessions-per-caller); end unused sessions with DELETE or retry later`;
+      return void rpcError(res, 503, SERVER_BUSY, message, requestsIn(req.body)[0]?.id ?? null);
+    }
     if (sessions.size + opening >= maxSessions) {
       const message = `session limit reached: ${maxSessions} live sessions (--max-sessions); end unused sessions with DELETE or retry later`;
       return void rpcError(res, 503, SERVER_BUSY, message, requestsIn(req.body)[0]?.id ?? null);
     }
     opening++;
+    openingBy.set(who, (openingBy.get(who) ?? 0) + 1);
+    let counted = true;
+    const opened = () => {
+      if (!counted) return;
+      counted = false;
+      opening--;
+      const n = (openingBy.get(who) ?? 1) - 1;
+      if (n > 0) openingBy.set(who, n);
+      else openingBy.delete(who);
+    };
     let accepted = false;
     let fresh: Session | undefined;
     try {
-      fresh = await openSession(requestCaller(req, caller), () => {
+      fresh = await openSession(who, () => {
         accepted = true;
-        opening--;
+        opened();
       });
       await handlePost(fresh, req, res);
     } finally {
       // The transport refused the initialize (wrong Accept or Content-Type, a batch, …): the client never learnt an id.
       if (!accepted) {
-        opening--;
+        opened();
         await fresh?.transport.close();
       }
     }
