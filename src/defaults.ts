@@ -26,6 +26,15 @@ export const DEFAULTS = {
   toolPriority: 'normal' as ToolPriority,
   /** Largest accepted JSON-RPC message, stdio line or HTTP body. */
   maxMessageBytes: 4 * 1024 * 1024,
+  /** HTTP: compressed bodies decoded at once, in all and per caller (the anonymous caller may use them all). */
+  maxDecodes: 8,
+  maxDecodesPerCaller: 4,
+  /** HTTP: a request body of which fewer bytes than this arrive in one window is refused (408): 1 KiB/s. */
+  minBodyBytesPerWindow: 5 * 1024,
+  bodyRateWindowMs: 5000,
+  /** HTTP: how long a client may take to send a request's headers, and the whole request. */
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
   /** stdio and HTTP: deepest accepted nesting of a message. */
   maxNestingDepth: 128,
   /** Unread output above which a stdio connection's stdin is not read, and which a stream may hold past the unread timeout. */

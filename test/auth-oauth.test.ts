@@ -150,12 +150,12 @@ describe('tokens that must be refused (401 invalid_token), next to one that must
     await refused(await token('opaque', 'http://127.0.0.1:1/other-mcp'), /not issued for this resource/);
   });
 
-  it('expired, not yet valid, another issuer, no at+jwt typ, unknown key, symmetric or no signature: refused', async () => {
+  it('expired, not yet valid, another issuer, an id token typ, unknown key, symmetric or no signature: refused', async () => {
     const now = Math.floor(Date.now() / 1000);
     await refused(await mint(idp.key, { exp: now - 3600, iat: now - 7200 }), /expired/);
     await refused(await mint(idp.key, { nbf: now + 3600 }), /not valid yet/);
     await refused(await mint(idp.key, { iss: 'http://127.0.0.1:1' }), /another issuer/);
-    await refused(await mint(idp.key, {}, { typ: 'JWT' }), /at\+jwt/);
+    await refused(await mint(idp.key, {}, { typ: 'id_token+jwt' }), /not an access token/);
     await refused(await mint(await signingKey('unknown-key')), /key the issuer does not publish/);
     const hs = await new SignJWT({ scope: MCP_SCOPE })
       .setProtectedHeader({ alg: 'HS256', kid: idp.key.kid!, typ: 'at+jwt' })

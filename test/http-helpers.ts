@@ -16,7 +16,7 @@ export type Msg = JSONRPCMessage & {
 
 /** How a server subprocess went: it listened (traffic goes to 127.0.0.1 whatever it bound), or it exited. */
 export type Started =
-  | { kind: 'listening'; url: URL; stderr: () => string; stop: () => Promise<void> }
+  | { kind: 'listening'; url: URL; pid: number; stderr: () => string; stop: () => Promise<void> }
   | { kind: 'exited'; code: number | null; stderr: string };
 
 /** Starts `serve --transport http --port 0 …args` with `env` added to this process's environment. */
@@ -38,6 +38,7 @@ export function spawnHttp(args: string[], env: Record<string, string> = {}): Pro
       resolve({
         kind: 'listening',
         url,
+        pid: child.pid!,
         stderr: () => stderr,
         stop: () => stopChild(child),
       });

@@ -69,6 +69,7 @@ const HTTP_ONLY = [
   '--allowed-host',
   '--allowed-origin',
   '--max-sessions',
+  '--max-sessions-per-caller',
   '--session-prefix',
   '--auth-token-file',
   '--allow-unauthenticated',
@@ -79,6 +80,7 @@ const HTTP_ONLY = [
   '--auth-introspection-endpoint',
   '--auth-client-credentials-file',
   '--auth-any-jwt-type',
+  '--auth-require-at-jwt',
 ];
 // --queue-limit is not here: with --redis it bounds the calls a front end keeps waiting on the queue.
 const LOCAL_POOL = [

@@ -88,6 +88,7 @@ interface ServeFlags extends RedisFlags {
   allowedHost: string[];
   allowedOrigin: string[];
   maxSessions: number;
+  maxSessionsPerCaller?: number;
   authTokenFile?: string;
   allowUnauthenticated: boolean;
   authIssuer?: string;
@@ -96,6 +97,7 @@ interface ServeFlags extends RedisFlags {
   authIntrospectionEndpoint?: string;
   authClientCredentialsFile?: string;
   authAnyJwtType: boolean;
+  authRequireAtJwt: boolean;
   maxWorkingTasksPerSession: number;
   maxWorkingTasks: number;
   maxFinishedTaskBytes: number;
@@ -234,6 +236,11 @@ const serve = program
     DEFAULTS.maxSessions,
   )
   .option(
+    '--max-sessions-per-caller <n>',
+    'HTTP, with --auth-issuer: live sessions one caller may hold (default a quarter of --max-sessions); beyond it initialize gets HTTP 503',
+    int(1),
+  )
+  .option(
     '--session-prefix <name>',
     'HTTP: 2025 session ids are <name>.<uuid>, so a load balancer routes each session to the front end that holds it (letters, digits, - and _; see docs/many-hosts.md "Many hosts")',
     sessionPrefix,
@@ -265,7 +272,12 @@ const serve = program
   )
   .option(
     '--auth-any-jwt-type',
-    'HTTP, with --auth-issuer: accept JWT access tokens whose typ header is not at+jwt (RFC 9068), for issuers that write typ JWT (Keycloak)',
+    'HTTP, with --auth-issuer: accept JWT access tokens of any typ header (by default JWT, at+jwt, application/at+jwt or none)',
+    false,
+  )
+  .option(
+    '--auth-require-at-jwt',
+    'HTTP, with --auth-issuer: accept only JWT access tokens whose typ header is at+jwt (RFC 9068 strictness)',
     false,
   )
   .option(
@@ -470,6 +482,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!).action(async (fl
       allowedHosts: flags.allowedHost,
       allowedOrigins: flags.allowedOrigin,
       maxSessions: flags.maxSessions,
+      ...(flags.maxSessionsPerCaller !== undefined && { maxSessionsPerCaller: flags.maxSessionsPerCaller }),
       ...(flags.sessionPrefix !== undefined && { sessionIdPrefix: flags.sessionPrefix }),
       ...(authToken !== undefined && { authToken }),
       ...(authorization && { authorization }),

@@ -12,11 +12,31 @@ import { healthHandler, type HealthHandler, type Readiness } from './health.js';
 import { subscribeJobMetrics } from './job-metrics.js';
 import { Metrics, type Snapshot } from './metrics.js';
 
-/** A Redis connection used only to answer `/readyz` and count live worker hosts. */
+/** Every Redis read of the probe (a PING, a SCAN page) gives up after this: a stalled Redis is "not ready". */
+export const PROBE_READ_TIMEOUT_MS = 1000;
+/** The probe's view of Redis is refreshed this often, in the background. */
+export const PROBE_REFRESH_MS = 1000;
+
+/** What the probe last saw of Redis: connected (and how many worker hosts are alive), or why not. */
+export type RedisView =
+  | { readonly connected: true; readonly hosts: number | undefined }
+  | { readonly connected: false; readonly why: string };
+
+/**
+ * A Redis connection used only to answer `/readyz` and count live worker hosts. `/readyz` and `/metrics` never wait
+ * on Redis: they read {@link RedisProbe.view}, a cached view refreshed in the background (one refresh at a time,
+ * every read bounded by {@link PROBE_READ_TIMEOUT_MS}), so a Redis that stalls (a SIGSTOP, a full pause) makes them
+ * answer "not ready" and why at once, instead of hanging for the stall (issue 64: 15 s).
+ */
 export class RedisProbe {
   private readonly redis: Redis;
   /** The last connection error, redacted; cleared once connected. */
   private lastError: string | undefined;
+  #view: RedisView = { connected: false, why: 'Redis has not been checked yet' };
+  #checked = false;
+  #refreshing: Promise<void> | undefined;
+  #refreshStarted = 0;
+  readonly #timer: NodeJS.Timeout;
   constructor(
     private readonly config: RedisConfig,
     private readonly queue: string,
@@ -29,11 +49,64 @@ export class RedisProbe {
       lazyConnect: true,
       enableOfflineQueue: false,
       maxRetriesPerRequest: 1,
+      // A connected Redis that stops answering (paused, overloaded) fails each read rather than holding it.
+      commandTimeout: PROBE_READ_TIMEOUT_MS,
       retryStrategy: (n) => Math.min(n * 200, 2000),
     });
     this.redis.on('error', (error: Error) => (this.lastError = describeRedisError(config, error)));
-    this.redis.on('ready', () => (this.lastError = undefined));
+    this.redis.on('ready', () => {
+      this.lastError = undefined;
+      this.refresh();
+    });
     void this.redis.connect().catch(() => undefined);
+    this.#timer = setInterval(() => this.refresh(), PROBE_REFRESH_MS);
+    this.#timer.unref();
+  }
+
+  /** What the probe last saw (never waits on Redis); a refresh that has not answered within the read bound says so. */
+  view(): RedisView {
+    if (this.#refreshing && Date.now() - this.#refreshStarted > PROBE_READ_TIMEOUT_MS * 2)
+      return { connected: false, why: this.#stalled() };
+    return this.#view;
+  }
+
+  /** The view, waiting at most for the read bound for the first check when none was made yet. */
+  async current(): Promise<RedisView> {
+    if (!this.#checked) {
+      this.refresh();
+      await Promise.race([this.#refreshing, new Promise((r) => setTimeout(r, PROBE_READ_TIMEOUT_MS).unref())]);
+    }
+    return this.view();
+  }
+
+  /** Starts a background refresh of the view, unless one is running. */
+  refresh(): void {
+    if (this.#refreshing) return;
+    this.#refreshStarted = Date.now();
+    this.#refreshing = this.#look()
+      .then(
+        (view) => void (this.#view = view),
+        (error: Error) =>
+          void (this.#view = {
+            connected: false,
+            why: /timed? ?out/i.test(error.message)
+              ? this.#stalled()
+              : `Redis read failed: ${this.config.display} (${error.message})`,
+          }),
+      )
+      .finally(() => {
+        this.#checked = true;
+        this.#refreshing = undefined;
+      });
+  }
+
+  #stalled(): string {
+    return `Redis did not answer within ${PROBE_READ_TIMEOUT_MS} ms: ${this.config.display}; calls may wait until it does`;
+  }
+
+  async #look(): Promise<RedisView> {
+    if (!(await this.connected())) return { connected: false, why: this.notConnected() };
+    return { connected: true, hosts: await this.liveHosts() };
   }
 
   /** Why Redis is not connected, for `/readyz` (no secret in it). */
@@ -41,9 +114,12 @@ export class RedisProbe {
     return `Redis is not connected: ${this.config.display}${this.lastError ? ` (${this.lastError})` : ''}; calls are refused until it is back`;
   }
 
-  /** Whether Redis answers now. */
+  /** Whether Redis answers now (within the read bound). */
   async connected(): Promise<boolean> {
-    return this.redis.status === 'ready' && (await this.redis.ping().catch(() => '')) === 'PONG';
+    if (this.redis.status !== 'ready') return false;
+    const pong = await this.redis.ping().catch((error: Error) => (/timed? ?out/i.test(error.message) ? 'stalled' : ''));
+    if (pong === 'stalled') throw new Error('timed out');
+    return pong === 'PONG';
   }
 
   /** Worker hosts whose liveness key exists (`mcp:<queue>:host:*`). */
@@ -59,6 +135,7 @@ export class RedisProbe {
   }
 
   close(): void {
+    clearInterval(this.#timer);
     this.redis.disconnect();
   }
 }
@@ -111,10 +188,9 @@ export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: Fro
     async (): Promise<Snapshot> => {
       const s = sources.stats();
       const t = sources.taskStats();
-      const hosts =
-        sources.redis && (await sources.redis.connected())
-          ? await sources.redis.liveHosts().catch(() => undefined)
-          : undefined;
+      // The probe's cached view: a scrape never waits on Redis.
+      const view = sources.redis?.view();
+      const hosts = view?.connected ? view.hosts : undefined;
       return {
         running: s.running,
         queued: s.queued,
@@ -140,8 +216,9 @@ export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: Fro
     const issuer = sources.authorization?.readiness();
     if (issuer && !issuer.ready) return issuer;
     if (!sources.redis) return { ready: true }; // the pool was warmed up before serving began
-    if (!(await sources.redis.connected())) return { ready: false, why: sources.redis.notConnected() };
-    if ((await sources.redis.liveHosts()) === 0) return { ready: false, why: 'no worker host is alive on the queue' };
+    const view = await sources.redis.current();
+    if (!view.connected) return { ready: false, why: view.why };
+    if (view.hosts === 0) return { ready: false, why: 'no worker host is alive on the queue' };
     return { ready: true };
   };
   return opsOf(metrics, readiness, unsubscribe, sources.redis);
@@ -183,8 +260,8 @@ export function workerHostOps(sources: WorkerHostSources): Ops {
   const unsubscribe = subscribeJobMetrics(metrics, { tools: sources.tools, countCalls: true, countCancels: true });
   const readiness: Readiness = async () => {
     if (!sources.accepting()) return { ready: false, why: 'shutting down' };
-    if (!(await sources.redis.connected())) return { ready: false, why: sources.redis.notConnected() };
-    return { ready: true };
+    const view = await sources.redis.current();
+    return view.connected ? { ready: true } : { ready: false, why: view.why };
   };
   return opsOf(metrics, readiness, unsubscribe, sources.redis);
 }

@@ -22,8 +22,12 @@ export interface AuthorizationConfig {
   readonly introspectionEndpoint?: URL;
   /** This server's own client credentials at the introspection endpoint (`client_secret_basic`). */
   readonly introspectionClient?: ClientCredentials;
-  /** Accept JWT access tokens whose `typ` header is not `at+jwt` (RFC 9068); some issuers (Keycloak) write `JWT`. */
-  readonly anyJwtType: boolean;
+  /**
+   * Which JWT `typ` headers are accepted: `access` (the default) takes `JWT`, `at+jwt`, `application/at+jwt` or none,
+   * as mainstream issuers write access tokens, and refuses any other explicit type (`id_token+jwt`, `logout+jwt`,
+   * `dpop+jwt`, …); `at+jwt` only RFC 9068's (`--auth-require-at-jwt`); `any` every type (`--auth-any-jwt-type`).
+   */
+  readonly jwtTypes: 'access' | 'at+jwt' | 'any';
   /** Allowed clock difference for `exp`, `nbf` and `iat`, in seconds. */
   readonly clockToleranceSec: number;
 }
@@ -42,6 +46,7 @@ export interface AuthorizationFlags {
   readonly authIntrospectionEndpoint?: string | undefined;
   readonly authClientCredentialsFile?: string | undefined;
   readonly authAnyJwtType?: boolean | undefined;
+  readonly authRequireAtJwt?: boolean | undefined;
 }
 
 /** Default tolerance for clocks that disagree a little (`exp`, `nbf`). */
@@ -82,6 +87,8 @@ export function authorizationConfig(flags: AuthorizationFlags): AuthorizationCon
   const introspectionClient = flags.authClientCredentialsFile
     ? readClientCredentials(flags.authClientCredentialsFile)
     : undefined;
+  if (flags.authRequireAtJwt === true && flags.authAnyJwtType === true)
+    throw new HttpConfigError('--auth-require-at-jwt and --auth-any-jwt-type contradict each other: give one');
   if (introspectionEndpoint && !introspectionClient) {
     throw new HttpConfigError(
       '--auth-introspection-endpoint needs --auth-client-credentials-file: the introspection endpoint wants this server to authenticate',
@@ -93,7 +100,7 @@ export function authorizationConfig(flags: AuthorizationFlags): AuthorizationCon
     requiredScopes,
     ...(introspectionEndpoint && { introspectionEndpoint }),
     ...(introspectionClient && { introspectionClient }),
-    anyJwtType: flags.authAnyJwtType === true,
+    jwtTypes: flags.authRequireAtJwt === true ? 'at+jwt' : flags.authAnyJwtType === true ? 'any' : 'access',
     clockToleranceSec: CLOCK_TOLERANCE_SEC,
   };
 }

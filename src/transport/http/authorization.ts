@@ -39,6 +39,8 @@ import type { ToolDefinition } from '../../stages/tool.js';
 import { HttpConfigError, isLoopback } from './access.js';
 import { isScopeToken, type AuthorizationConfig } from './authorization-config.js';
 import { IssuerDiscovery, IssuerUnavailableError } from './issuer-discovery.js';
+import { RefusalLog } from './refusal-log.js';
+import { logger } from '../../log/logger.js';
 import { AccessTokenVerifier, type TokenSubject } from './token-verifier.js';
 
 /** An HTTP answer: status, headers and body, for any framework to send. */
@@ -66,6 +68,7 @@ export class Authorization {
   readonly #document: OAuthProtectedResourceMetadata & { bearer_methods_supported: string[] };
   readonly #paths: ReadonlySet<string>;
   readonly #toolScopes = new Map<string, { scopes: readonly string[]; check: ScopeChallengeHandler }>();
+  readonly #refusals = new RefusalLog((message, fields) => logger().warn(message, fields));
 
   /**
    * @param tools the tools served, whose declared scopes are listed in the metadata and checked on each call
@@ -214,14 +217,10 @@ export class Authorization {
           },
         };
       }
-      return {
-        refused: await answerOf(
-          bearerAuthChallengeResponse(
-            error instanceof OAuthError ? error : new OAuthError(OAuthErrorCode.InvalidToken, 'the token is not valid'),
-            options,
-          ),
-        ),
-      };
+      const refusal =
+        error instanceof OAuthError ? error : new OAuthError(OAuthErrorCode.InvalidToken, 'the token is not valid');
+      this.#refusals.refused(refusal.message, token);
+      return { refused: await answerOf(bearerAuthChallengeResponse(refusal, options)) };
     }
   }
 

@@ -1,15 +1,19 @@
 /**
  * The authorization server's metadata, found as a client finds it (RFC 8414,
- * then OpenID Connect Discovery), and its signing keys (the JWKS, through
- * jose's cached remote key set: a token naming a key it does not hold makes
- * it fetch the set again, at most every {@link JWKS_COOLDOWN_MS}, so a rotated
- * key is picked up and a removed one stops verifying).
+ * then OpenID Connect Discovery), and its signing keys (the JWKS, ./key-set.ts:
+ * a token naming a key it does not hold makes it fetch the set again, at most
+ * once per cooldown, failed fetches included, so a rotated key is picked up and
+ * a removed one stops verifying).
  *
  * An issuer that cannot be reached is not fatal: the server starts, readiness
  * says why it is not ready, and discovery is retried with a capped backoff
  * (the rule an unreachable Redis follows too).
  */
-import { createRemoteJWKSet, type RemoteJWKSet } from 'jose';
+import { IssuerKeySet } from './key-set.js';
+import { IssuerUnavailableError } from './issuer-errors.js';
+
+export { IssuerUnavailableError } from './issuer-errors.js';
+export { JWKS_COOLDOWN_MS, JWKS_MAX_AGE_MS } from './key-set.js';
 
 /** The fields of RFC 8414 / OpenID metadata this server reads. */
 export interface IssuerMetadata {
@@ -19,23 +23,11 @@ export interface IssuerMetadata {
   readonly scopes_supported?: readonly string[];
 }
 
-/** A missing key may trigger another JWKS fetch this long after the last one (bounds what unknown `kid`s can cost). */
-export const JWKS_COOLDOWN_MS = 5_000;
-/** Keys are fetched again at least this often, so a key the issuer removed stops verifying within it. */
-export const JWKS_MAX_AGE_MS = 10 * 60_000;
 /** How long one metadata or JWKS request may take. */
 const FETCH_TIMEOUT_MS = 5_000;
 /** Retry delays after a failed discovery: doubling from the first, capped. */
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 30_000;
-
-/** The issuer cannot be used now (discovery has not succeeded yet); the request is answered 503. */
-export class IssuerUnavailableError extends Error {
-  constructor(readonly why: string) {
-    super(why);
-    this.name = 'IssuerUnavailableError';
-  }
-}
 
 /** The URLs a client tries for `issuer`'s metadata, in the MCP spec's order. */
 export function metadataUrls(issuer: string): URL[] {
@@ -61,7 +53,7 @@ export interface DiscoveryOptions {
 /** The issuer's metadata and keys, kept current; see the module comment. */
 export class IssuerDiscovery {
   #metadata: IssuerMetadata | undefined;
-  #jwks: RemoteJWKSet | undefined;
+  #jwks: IssuerKeySet | undefined;
   #why = 'the authorization server has not been reached yet';
   #timer: NodeJS.Timeout | undefined;
   #delay = RETRY_FIRST_MS;
@@ -91,7 +83,7 @@ export class IssuerDiscovery {
   }
 
   /** The issuer's key set; throws {@link IssuerUnavailableError} before discovery succeeded or without a `jwks_uri`. */
-  keys(): RemoteJWKSet {
+  keys(): IssuerKeySet {
     this.metadata();
     if (!this.#jwks)
       throw new IssuerUnavailableError(`the issuer's metadata names no jwks_uri: JWT access tokens cannot be verified`);
@@ -113,13 +105,7 @@ export class IssuerDiscovery {
     try {
       const metadata = await fetchMetadata(this.issuer);
       const jwks =
-        metadata.jwks_uri === undefined
-          ? undefined
-          : createRemoteJWKSet(new URL(metadata.jwks_uri), {
-              cooldownDuration: JWKS_COOLDOWN_MS,
-              cacheMaxAge: JWKS_MAX_AGE_MS,
-              timeoutDuration: FETCH_TIMEOUT_MS,
-            });
+        metadata.jwks_uri === undefined ? undefined : new IssuerKeySet(new URL(metadata.jwks_uri), FETCH_TIMEOUT_MS);
       // Ready means tokens can be checked: the keys are fetched once now, not on the first request.
       if (jwks)
         await jwks

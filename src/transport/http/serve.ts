@@ -32,7 +32,11 @@ import { requestCaller, send, type Authorization, type AuthorizedRequest } from 
 import { duplicateRequests, malformedMessages } from './door.js';
 import { SessionTable, type SessionSlot } from './session-table.js';
 import { bodyError, rpcError, sendJson, type HttpStep } from './http-errors.js';
-import { BodyError, readJsonBody } from './json-body.js';
+import { BodyError, isJson, readJsonBody } from './json-body.js';
+import { DecodeSlots } from './decode-slots.js';
+import { closeUnreadAfterAnswer } from './linger.js';
+import { requestTarget } from './request-target.js';
+import { escapeForLog, logger } from '../../log/logger.js';
 import {
   abortableRequest,
   hostGuard,
@@ -85,6 +89,13 @@ export interface HttpOptions {
    */
   readonly maxSessions?: number;
   /**
+   * Live sessions one caller may hold at once (under OAuth each (iss, sub, client) is a caller; without it every
+   * client is the one anonymous caller, whose limit is {@link HttpOptions.maxSessions}). An `initialize` beyond it
+   * gets HTTP 503 naming this limit, so one caller cannot hold every session.
+   * @default a quarter of maxSessions (at least 1) under OAuth
+   */
+  readonly maxSessionsPerCaller?: number;
+  /**
    * 2025 session ids are `<prefix>.<uuid>`: a load balancer in front of
    * several front ends routes each session to the one that holds it by this
    * prefix (an nginx `map` on `$http_mcp_session_id`). 1 to 64 of
@@ -119,7 +130,7 @@ export interface HttpOptions {
   /**
    * Where a failure of the HTTP layer itself is logged (the client gets a bare
    * JSON-RPC internal error, never the stack).
-   * @default a line on stderr
+   * @default an error line through the process logger (its level and format), without the stack
    */
   readonly log?: (line: string) => void;
   /**
@@ -171,24 +182,30 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   });
   const authorization = options.authorization;
   const maxSessions = options.maxSessions ?? DEFAULTS.maxSessions;
+  const maxPerCaller = options.authorization
+    ? Math.min(maxSessions, options.maxSessionsPerCaller ?? Math.max(1, Math.floor(maxSessions / 4)))
+    : maxSessions;
   if (options.sessionIdPrefix !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.sessionIdPrefix))
     throw new RangeError('sessionIdPrefix: 1 to 64 of A-Za-z0-9_-');
   const tasks = options.tasks ?? new TaskRunner(backend);
   const inputWaits = options.inputWaits ?? new InputWaits(backend);
   /** The 2025 sessions, opening (counted against the limit) and live (only these have an id a client knows). */
-  const sessions = new SessionTable<Session>(maxSessions);
+  const sessions = new SessionTable<Session>(maxSessions, maxPerCaller);
   // The request chain, in order; each step answers the request or passes it on (plain node:http, no framework).
   const chain: HttpStep[] = [];
   const budget =
     options.outputBudget ?? new OutputBudget({ perStreamBytes: DEFAULTS.maxOutputBufferBytes, counters: options.wire });
   /** Every MCP response stream is watched until it ends: one its client does not read is closed, which cancels what it carries. */
-  const log = options.log ?? ((line: string) => void process.stderr.write(`[mcp-cancel-pool] ${line}\n`));
+  // In the process's log format (src/log/logger.ts), like every other line of the server.
+  const log = options.log ?? ((line: string) => logger().error(line));
   const watched = (res: Response) => {
     const unwatch = budget.watch({ unread: () => res.writableLength, close: () => res.destroy(), capped: true });
     res.once('finish', unwatch);
     res.once('close', unwatch);
   };
 
+  // An absolute-form target names the host the request is for: it replaces the Host header before the Host check.
+  chain.push(requestTarget);
   // DNS rebinding: a page on another origin must not reach the server through a name it controls. Always on.
   chain.push(hostGuard(acceptedHostnames(host, options.allowedHosts)));
   chain.push(originCheck(options.allowedOrigins ?? []));
@@ -199,6 +216,11 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   else if (options.authToken !== undefined) chain.push(bearerAuth(options.authToken));
   const bodyLimit = options.maxMessageBytes ?? DEFAULTS.maxMessageBytes;
   const maxDepth = options.maxNestingDepth ?? DEFAULTS.maxNestingDepth;
+  // Without OAuth every client is the one caller, who may then use every decode slot.
+  const decodeSlots = new DecodeSlots(
+    DEFAULTS.maxDecodes,
+    authorization ? DEFAULTS.maxDecodesPerCaller : DEFAULTS.maxDecodes,
+  );
 
   // 2026: one server and guard per request; its tasks belong to the caller (one token, one principal).
   const caller =
@@ -238,8 +260,19 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
 
   async function post(req: Request, res: Response): Promise<void> {
     watched(res);
+    // A POST to the endpoint carries JSON-RPC: any other body is refused unread (415), not taken for a missing session.
+    if (!isJson(req))
+      return void rpcError(
+        res,
+        415,
+        ErrorCode.InvalidRequest,
+        `unsupported content type ${JSON.stringify(escapeForLog(header(req, 'content-type') ?? '(none)', 64))}: POST /mcp takes application/json`,
+      );
     try {
-      req.body = await readJsonBody(req, bodyLimit, maxDepth);
+      req.body = await readJsonBody(req, bodyLimit, maxDepth, {
+        slots: decodeSlots,
+        caller: requestCaller(req, caller),
+      });
     } catch (error) {
       if (error instanceof BodyError) return bodyError(res, error);
       throw error;
@@ -283,14 +316,18 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
         ErrorCode.InvalidRequest,
         'no session: send initialize first, without mcp-session-id',
       );
-    const slot = sessions.open();
-    if (!slot) {
+    const slot = sessions.open(requestCaller(req, caller));
+    if (slot === 'owner-limit') {
+      const message = `session limit of this caller reached: ${maxPerCaller} live sessions (--max-sessions-per-caller); end unused sessions with DELETE or retry later`;
+      return void rpcError(res, 503, SERVER_BUSY, message, requestsIn(req.body)[0]?.id ?? null);
+    }
+    if (slot === 'server-limit') {
       const message = `session limit reached: ${maxSessions} live sessions (--max-sessions); end unused sessions with DELETE or retry later`;
       return void rpcError(res, 503, SERVER_BUSY, message, requestsIn(req.body)[0]?.id ?? null);
     }
     let fresh: Session | undefined;
     try {
-      fresh = await openSession(requestCaller(req, caller), slot);
+      fresh = await openSession(slot.owner, slot);
       await handlePost(fresh, req, res);
     } finally {
       // The transport refused the initialize (wrong Accept or Content-Type, a batch, …): the client never learnt an id.
@@ -342,6 +379,8 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     );
   };
   const handle = (req: Request, res: Response): void => {
+    // Whatever answered a request without reading its body (a refusal, the SDK's 415): the rest is not read.
+    closeUnreadAfterAnswer(req, res);
     let step = 0;
     const next = (): void => {
       const current = chain[step++];
@@ -349,9 +388,11 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       endpoint(req, res).catch((error: unknown) => {
         // A handler that failed: one JSON-RPC error if nothing was sent yet, never a stack trace to the client.
         // The stack goes to the log, never to the client (it holds the server's paths).
-        log(
-          `http: ${req.method ?? '?'} ${req.url ?? ''} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-        );
+        // One line, the request's method and target escaped and capped; the stack only at debug level (a client able to
+        // cause the failure must not fill the log with stacks).
+        const message = error instanceof Error ? error.message : String(error);
+        log(`http: ${escapeForLog(req.method ?? '?', 16)} ${escapeForLog(req.url ?? '', 256)} failed: ${message}`);
+        if (error instanceof Error && error.stack && logger().debugOn) logger().debug(error.stack);
         if (!res.headersSent) rpcError(res, 500, ErrorCode.InternalError, 'internal error');
         else res.destroy();
       });
@@ -411,7 +452,15 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
   sweeper.unref();
 
   const listener: HttpServer = await new Promise((resolve, reject) => {
-    const srv = createServer(handle);
+    const srv = createServer(
+      {
+        // Slow-drip headers and bodies: the whole request within a bound (json-body.ts also refuses a slow body).
+        headersTimeout: DEFAULTS.headersTimeoutMs,
+        requestTimeout: DEFAULTS.requestTimeoutMs,
+        connectionsCheckingInterval: 1000,
+      },
+      handle,
+    );
     // A listen error (EADDRINUSE, …) rejects; the CLI turns it into one line.
     srv.once('error', reject);
     srv.listen(options.port ?? DEFAULTS.port, host, () => {

@@ -8,9 +8,10 @@
  *                                                     (the client never learnt an id)                   task, shutdown)
  * ```
  *
- * An opening session counts against the limit from its initialize POST on,
- * so concurrent initializes cannot overshoot it; only a live one has an id a
- * client knows (it is found by {@link SessionTable.get}).
+ * An opening session counts against the limits (the server's, and its
+ * owner's) from its initialize POST on, so concurrent initializes cannot
+ * overshoot them; only a live one has an id a client knows (it is found by
+ * {@link SessionTable.get}).
  */
 
 /** A session's state. */
@@ -28,7 +29,11 @@ export class SessionSlot<S> {
   private current: SessionState = 'opening';
   private id: string | undefined;
 
-  constructor(private readonly table: SessionTable<S>) {}
+  constructor(
+    private readonly table: SessionTable<S>,
+    /** The caller that opened it: its per-caller limit counts it. */
+    readonly owner: string,
+  ) {}
 
   get state(): SessionState {
     return this.current;
@@ -61,17 +66,23 @@ export class SessionSlot<S> {
 export class SessionTable<S> {
   private readonly live = new Map<string, { readonly slot: SessionSlot<S>; readonly session: S }>();
   private opening = 0;
+  /** Sessions opening or live, per owner (only owners with one or more). */
+  private readonly byOwner = new Map<string, number>();
 
   constructor(
     /** Sessions allowed at once, opening ones included. */
     readonly max: number,
+    /** Sessions one owner may have at once, opening ones included. */
+    readonly maxPerOwner: number = max,
   ) {}
 
-  /** A slot in `opening` for a new initialize, or undefined if the limit is reached. */
-  open(): SessionSlot<S> | undefined {
-    if (this.live.size + this.opening >= this.max) return undefined;
+  /** A slot in `opening` for `owner`'s new initialize, or which limit refuses it. */
+  open(owner: string): SessionSlot<S> | 'server-limit' | 'owner-limit' {
+    if (this.maxPerOwner < this.max && (this.byOwner.get(owner) ?? 0) >= this.maxPerOwner) return 'owner-limit';
+    if (this.live.size + this.opening >= this.max) return 'server-limit';
     this.opening++;
-    return new SessionSlot(this);
+    this.byOwner.set(owner, (this.byOwner.get(owner) ?? 0) + 1);
+    return new SessionSlot(this, owner);
   }
 
   /** The live session with this id. */
@@ -104,5 +115,8 @@ export class SessionTable<S> {
   gone(slot: SessionSlot<S>, was: SessionState, id: string | undefined): void {
     if (was === 'opening') this.opening--;
     else if (id !== undefined && this.live.get(id)?.slot === slot) this.live.delete(id);
+    const n = (this.byOwner.get(slot.owner) ?? 1) - 1;
+    if (n > 0) this.byOwner.set(slot.owner, n);
+    else this.byOwner.delete(slot.owner);
   }
 }

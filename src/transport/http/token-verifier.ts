@@ -61,16 +61,17 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
   }
 
   async #verifyJwt(token: string): Promise<AuthInfo> {
+    const refusedType = typeRefusal(decodeProtectedHeader(token).typ, this.config.jwtTypes);
+    if (refusedType) throw new OAuthError(OAuthErrorCode.InvalidToken, refusedType);
     const keys = this.issuer.keys();
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys, {
+      ({ payload } = await jwtVerify(token, keys.getKey, {
         issuer: this.config.issuer,
         audience: this.#audiences,
         algorithms: ALLOWED_ALGORITHMS,
         clockTolerance: this.config.clockToleranceSec,
         requiredClaims: ['exp'],
-        ...(!this.config.anyJwtType && { typ: 'at+jwt' }),
       }));
     } catch (error) {
       throw jwtRefusal(error);
@@ -161,6 +162,19 @@ export class AccessTokenVerifier implements OAuthTokenVerifier {
   }
 }
 
+/**
+ * Why a JWT's `typ` header is refused under `policy` (authorization-config.ts), or undefined. Media types compare
+ * case-insensitively, with `application/` optional (RFC 7515 §4.1.9).
+ */
+export function typeRefusal(typ: unknown, policy: 'access' | 'at+jwt' | 'any'): string | undefined {
+  if (policy === 'any') return undefined;
+  const type = typeof typ === 'string' ? typ.toLowerCase().replace(/^application\//, '') : undefined;
+  if (policy === 'at+jwt')
+    return type === 'at+jwt' ? undefined : 'the token is not a JWT access token (typ at+jwt, --auth-require-at-jwt)';
+  if (typ === undefined || type === 'jwt' || type === 'at+jwt') return undefined;
+  return 'the token is not an access token (its typ is neither JWT nor at+jwt)';
+}
+
 /** Three base64url segments whose first decodes to a JOSE header with an `alg`. */
 function looksLikeJwt(token: string): boolean {
   if (!/^[\w-]+\.[\w-]+\.[\w-]*$/.test(token)) return false;
@@ -179,7 +193,6 @@ function jwtRefusal(error: unknown): Error {
     if (error.claim === 'aud') return invalid('the token was not issued for this resource');
     if (error.claim === 'iss') return invalid('the token was issued by another issuer');
     if (error.claim === 'nbf') return invalid('the token is not valid yet');
-    if (error.claim === 'typ') return invalid('the token is not a JWT access token (typ at+jwt)');
     return invalid(`the token's ${error.claim} claim is not valid`);
   }
   if (error instanceof joseErrors.JWKSNoMatchingKey)
@@ -187,6 +200,7 @@ function jwtRefusal(error: unknown): Error {
   if (error instanceof joseErrors.JWSSignatureVerificationFailed) return invalid('the token signature does not verify');
   if (error instanceof joseErrors.JOSEAlgNotAllowed)
     return invalid('the token is signed with an algorithm that is not accepted');
+  if (error instanceof IssuerUnavailableError) return error;
   if (
     error instanceof joseErrors.JWKSTimeout ||
     error instanceof joseErrors.JWKSInvalid ||
