@@ -120,7 +120,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   tasks: ['.', 'asks', 'backend', 'otel', 'server', 'stages', 'state'],
   server: ['.', 'asks', 'backend', 'log', 'otel', 'stages', 'state', 'tasks', 'wire'],
   remote: ['.', 'asks', 'backend', 'executor', 'log', 'otel', 'stages', 'state', 'wire'],
-  transport: ['.', 'asks', 'backend', 'server', 'stages', 'tasks', 'wire'],
+  transport: ['.', 'asks', 'backend', 'log', 'server', 'stages', 'tasks', 'wire'],
   client: ['.', 'state', 'wire'],
   ops: ['backend', 'executor', 'remote', 'server', 'state', 'tasks', 'wire'],
   embed: ['.', 'asks', 'backend', 'executor', 'ops', 'otel', 'server', 'state', 'tasks', 'wire'],
