@@ -134,7 +134,7 @@ export function defineTool<Input extends z.ZodObject>(tool: ToolDefinition<Input
 
 /** Names a stage. */
 export function stage<I, O>(name: string, run: StageFn<I, O>): NamedStage {
-  return { name, run: run as StageFn };
+  return { name, run: run };
 }
 
 /** The name a stage reports in errors. */
