@@ -17,16 +17,22 @@ export interface ChildOwner {
 }
 
 let owner: ChildOwner | undefined;
-let installed: ChildCells | undefined;
+/** Set once the tool modules have loaded: a child started after that, outside any call, belongs to nobody. */
+let loaded = false;
 
 /** The job now on this thread owns what is spawned from here on. */
 export function ownChildren(job: ChildOwner): void {
   owner = job;
 }
 
-/** The job left the thread: a child started later (a stray timer) belongs to no call and is refused. */
+/** The job left the thread. */
 export function disownChildren(job: ChildOwner): void {
   if (owner === job) owner = undefined;
+}
+
+/** The tool modules have loaded: from now on every child belongs to a call, or is ended at once. */
+export function toolsLoaded(): void {
+  loaded = true;
 }
 
 /** Signals a process group; false when it has no member left (or it is not ours to signal). */
@@ -41,21 +47,31 @@ export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   }
 }
 
+let installed = false;
+
 /** Installs the guard once per thread; a no-op where there are no process groups (Windows). */
 export function installChildGuard(cells: ChildCells): void {
   if (installed || process.platform === 'win32') return;
-  installed = cells;
-  const original = ChildProcess.prototype.spawn;
-  type SpawnArgs = Parameters<typeof original>[0];
-  ChildProcess.prototype.spawn = function guardedSpawn(this: ChildProcess, options: SpawnArgs) {
+  installed = true;
+  // Node's own method, which @types/node does not declare: every child of child_process starts in it.
+  const proto = ChildProcess.prototype as unknown as { spawn: (this: ChildProcess, options: object) => unknown };
+  const original = proto.spawn;
+  proto.spawn = function guardedSpawn(this: ChildProcess, options: object) {
     const job = owner;
-    // Outside any call (a module's top level while it loads): a child of the thread, not of a call.
-    if (!job) return original.call(this, options);
-    if (job.stopped) throw new Error('the call was stopped: no child process may start for it');
+    // A module's top level while it loads: a child of the thread (a helper daemon), not of a call.
+    if (!job && !loaded) return original.call(this, options);
+    // Its own group, always: the main thread signals -pid, which reaches every process the child starts.
+    (options as { detached?: boolean }).detached = true;
+    if (!job) {
+      // Started after its call ended (a stray timer): nothing may outlive its call, so it ends at once.
+      const result = original.call(this, options);
+      cells.countStarted();
+      if (this.pid !== undefined) signalGroup(this.pid, 'SIGKILL');
+      return result;
+    }
     const cell = cells.reserve(job.index);
     if (cell < 0) throw new Error(`a call may run at most ${CHILDREN_PER_JOB} child processes at once`);
-    (options as { detached?: boolean }).detached = true;
-    let result: ReturnType<typeof original>;
+    let result: unknown;
     try {
       result = original.call(this, options);
     } catch (error) {
@@ -66,11 +82,11 @@ export function installChildGuard(cells: ChildCells): void {
     cells.fill(cell, pid);
     if (pid !== undefined) {
       // The group may outlive its leader (a shell's background job): the cell stays until the group is empty,
-      // and the main thread kills what is left when the call ends.
+      // and the main thread ends what is left when the call settles.
       this.once('exit', () => {
         if (!signalGroup(pid, 0)) cells.clear(cell, pid);
       });
-      // The main thread may have read the row just before the pid landed in it: a stopped call's child dies here.
+      // The main thread read the row before the pid landed in it, after the stop: this child never gets going.
       if (job.stopped) signalGroup(pid, 'SIGKILL');
     }
     return result;

@@ -20,6 +20,7 @@ import type { StandbyLoan } from './standby.js';
 import { WorkerChannel, wantsPort } from './worker-channel.js';
 import { JOB_EVENTS, type JobEvent } from './events.js';
 import { JobTrace } from '../otel/job-trace.js';
+import type { ChildGroups } from './children.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -44,6 +45,8 @@ export type JobCounters = Pick<
 export interface JobHost {
   readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly slab: StateSlab;
+  /** The child process groups of every job (the main thread ends them on every stop). */
+  readonly children: ChildGroups;
   readonly counters: JobCounters;
   readonly graceMs: number;
   /** Why admission refuses a job now (queue full), or undefined. */
@@ -84,6 +87,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   private channel: WorkerChannel | undefined;
   /** Its spans, while an OpenTelemetry SDK is registered (src/otel/job-trace.ts); undefined costs nothing. */
   private trace: JobTrace | undefined;
+  /** The worker thread died under the job (a hard stop, a crash, the pool closed): its children are orphans. */
+  private workerDied = false;
 
   constructor(
     private readonly host: JobHost,
@@ -289,6 +294,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     const slab = this.host.slab;
     const crash = !isBareResult(result) && result.kind === 'crashed' ? result : undefined;
     const hardKilled = this.escalation?.hardStopped === true && crash !== undefined;
+    this.workerDied = crash !== undefined;
     // The worker died before claiming: claim the response on its behalf, unless a stop already won.
     if (crash && !hardKilled && slab.transition(slot, JobState.running, JobState.responding)) {
       void this.finish(crashed(crash.message));
@@ -306,6 +312,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     this.escalation?.clear();
     this.loan?.end();
     if (this.slot) {
+      // Before the slot is reused: what the call left running is ended, and its row is empty for the next job.
+      this.host.children.release(this.slot.index, this.workerDied, this.trace?.childKilled);
       if (outcome.kind === 'completed') slab.transition(this.slot, JobState.responding, JobState.completed);
       else if (outcome.kind === 'failed') slab.transition(this.slot, JobState.responding, JobState.failed);
       slab.release(this.slot);
@@ -339,6 +347,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     counters.stopping++;
     if (JOB_EVENTS.hasSubscribers) JOB_EVENTS.publish({ type: 'stopped', job: this, kind } satisfies JobEvent);
     this.loan = this.host.stoppedOnThread();
+    // After the CAS that stopped the call: a child whose pid lands in the row later is killed by its worker.
+    this.host.children.stop(this.slot!.index, this.trace?.childKilled);
     this.escalate().armGrace(this.host.graceMs);
   }
 }

@@ -46,11 +46,16 @@ export interface SpawnResult<Out extends string | Buffer = string> {
   readonly code: number | null;
   /** The signal that ended it, or `null`. */
   readonly signal: NodeJS.Signals | null;
+  /** Everything it wrote on stdout (text, or bytes with `encoding: 'buffer'`). */
   readonly stdout: Out;
+  /** Everything it wrote on stderr. */
   readonly stderr: Out;
 }
 
-/** Why a {@link SpawnError} was raised. */
+/**
+ * Why a {@link SpawnError} was raised: `exit` (a non-zero code), `signal` (a signal ended it), `timeout`
+ * ({@link SpawnOptions.timeoutMs}), `output` ({@link SpawnOptions.maxOutputBytes}), `start` (it could not start).
+ */
 export type SpawnFailure = 'exit' | 'signal' | 'timeout' | 'output' | 'start';
 
 /**
@@ -59,6 +64,7 @@ export type SpawnFailure = 'exit' | 'signal' | 'timeout' | 'output' | 'start';
  * or let it fail the stage.
  */
 export class SpawnError extends McpCancelPoolError {
+  /** Made by the runtime; a tool catches it, it does not make one. */
   constructor(
     message: string,
     /** What happened. */

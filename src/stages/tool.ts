@@ -50,7 +50,12 @@ export interface StageContext {
    * SIGKILL after `killGraceMs`, and the promise rejects with {@link StopError}. Children a stage starts with
    * `node:child_process` directly are part of the call too (docs/tools.md "What stops, and how fast").
    */
-  spawn(command: string, args?: readonly string[], options?: SpawnOptions & { readonly encoding?: 'utf8' }): Promise<SpawnResult>;
+  spawn(
+    command: string,
+    args?: readonly string[],
+    options?: SpawnOptions & { readonly encoding?: 'utf8' },
+  ): Promise<SpawnResult>;
+  /** {@link StageContext.spawn} with `encoding: 'buffer'`: stdout and stderr as bytes. */
   spawn(
     command: string,
     args: readonly string[] | undefined,

@@ -8,13 +8,15 @@
  * ```
  *   EMPTY (0) ──reserve (worker, CAS)──▶ RESERVED (1) ──spawn returned (worker)──▶ pid (>1)
  *       ▲                                     │                                      │
- *       └──────spawn failed (worker)──────────┘                                      │
+ *       ├──────spawn failed (worker)──────────┘                                      │
  *       └──group gone (worker, CAS pid→0) · taken over (main, CAS pid→0)─────────────┘
  * ```
  *
  * Each child leads its own process group (the runtime forces `detached: true`), so a cell's pid is also the group
- * to signal. Two counter words follow the rows: children started, and children the worker killed itself (its own
- * `timeoutMs` and output bounds); the main thread counts the kills it makes.
+ * to signal. Who stops a group: the main thread, on every stop of the call and when it settles (it reads the row
+ * after the CAS that stopped the call; the worker checks the state word after writing the pid, so one of the two
+ * always sees the other). Two counter words follow the rows: children started, and children the worker stopped
+ * itself (`ctx.spawn`'s `timeoutMs` and output bound); the main thread counts the kills it makes.
  */
 
 /** How many children one call may run at once; one more is refused before it starts. */
@@ -26,14 +28,14 @@ export const RESERVED = 1;
 /** The shared cells of a slab of `capacity` slots: allocate once on the main thread, hand the buffer to workers. */
 export class ChildCells {
   readonly cells: Int32Array;
-  private readonly startedAt: number;
+  private readonly counters: number;
 
   constructor(
     readonly capacity: number,
     buffer: SharedArrayBuffer = new SharedArrayBuffer((capacity * CHILDREN_PER_JOB + 2) * 4),
   ) {
     this.cells = new Int32Array(buffer);
-    this.startedAt = capacity * CHILDREN_PER_JOB;
+    this.counters = capacity * CHILDREN_PER_JOB;
   }
 
   get buffer(): SharedArrayBuffer {
@@ -42,15 +44,17 @@ export class ChildCells {
 
   /** Children started, by every worker. */
   get started(): number {
-    return Atomics.load(this.cells, this.startedAt);
+    return Atomics.load(this.cells, this.counters);
   }
 
-  /** Children the workers killed themselves (not counting the main thread's kills). */
+  /** Children the workers stopped themselves (not counting the main thread's kills). */
   get killedByWorkers(): number {
-    return Atomics.load(this.cells, this.startedAt + 1);
+    return Atomics.load(this.cells, this.counters + 1);
   }
 
-  /** The live groups in slot `index`'s row (reserved cells excluded). */
+  // ---- main side ----
+
+  /** The groups in slot `index`'s row (reserved cells excluded). */
   groups(index: number): number[] {
     const out: number[] = [];
     const base = index * CHILDREN_PER_JOB;
@@ -61,19 +65,25 @@ export class ChildCells {
     return out;
   }
 
-  /** Empties slot `index`'s row of `pid` (the main thread took the group over); false if it was not there. */
-  take(index: number, pid: number): boolean {
+  /** Empties slot `index`'s row and returns the groups it held: the main thread owns them from now on. */
+  takeAll(index: number): number[] {
+    const out: number[] = [];
     const base = index * CHILDREN_PER_JOB;
-    for (let i = base; i < base + CHILDREN_PER_JOB; i++)
-      if (Atomics.compareExchange(this.cells, i, pid, 0) === pid) return true;
-    return false;
+    for (let i = base; i < base + CHILDREN_PER_JOB; i++) {
+      const pid = Atomics.load(this.cells, i);
+      if (pid > RESERVED && Atomics.compareExchange(this.cells, i, pid, 0) === pid) out.push(pid);
+    }
+    return out;
   }
 
-  /** How many cells of every row hold a live group. */
-  alive(): number {
-    let n = 0;
-    for (let i = 0; i < this.startedAt; i++) if (Atomics.load(this.cells, i) > RESERVED) n++;
-    return n;
+  /** Every group in every row. */
+  all(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.counters; i++) {
+      const pid = Atomics.load(this.cells, i);
+      if (pid > RESERVED) out.push(pid);
+    }
+    return out;
   }
 
   // ---- worker side ----
@@ -93,16 +103,21 @@ export class ChildCells {
       return;
     }
     Atomics.store(this.cells, cell, pid);
-    Atomics.add(this.cells, this.startedAt, 1);
+    Atomics.add(this.cells, this.counters, 1);
   }
 
-  /** The group of `pid` is gone: empties its cell, if it still holds it. */
+  /** The group of `pid` is gone: empties its cell, if it still holds it (the main thread may have taken it). */
   clear(cell: number, pid: number): void {
     Atomics.compareExchange(this.cells, cell, pid, 0);
   }
 
-  /** The worker killed a child itself. */
+  /** A child started outside any call: counted, never kept. */
+  countStarted(): void {
+    Atomics.add(this.cells, this.counters, 1);
+  }
+
+  /** The worker stopped a child itself. */
   countWorkerKill(): void {
-    Atomics.add(this.cells, this.startedAt + 1, 1);
+    Atomics.add(this.cells, this.counters + 1, 1);
   }
 }
