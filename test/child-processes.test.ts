@@ -13,6 +13,7 @@ import { modernHttp, modernStats, modernStdio } from './modern-helpers.js';
 import { call, cancel, initializeRaw, rawFrontEnd, responsesFor, startHost } from './remote-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { killMarked, marked, newMarker, zombiesOf } from './child-procs.js';
+import { busyScript } from './fixtures/child-tools.js';
 
 const TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/child-tools.js', import.meta.url));
 const GRACE_MS = 300;
@@ -128,6 +129,22 @@ describe("the server's own end", () => {
   );
 });
 
+describe("the server's death by SIGKILL (no code of its own runs)", () => {
+  it('the reaper process ends the groups it was told of when its pipe closes', async () => {
+    const raw = new RawServer(SERVE);
+    ends.push(() => raw.kill());
+    await initializeRaw(raw);
+    const m = marker('sigkill');
+    call(raw, 1, 'busy_child', { marker: m, trapTerm: true });
+    await started(m);
+    // A stats read tells the reaper of every group in the rows (it learns of new ones every 50 ms anyway).
+    await until(async () => (await raw.stats()).childrenAlive === 1, STARTED_WITHIN_MS, 'the child counted');
+    raw.kill();
+    await raw.exited;
+    await gone(m);
+  }, 90_000);
+});
+
 describe('HTTP', () => {
   let server: HttpServerProcess;
   beforeAll(async () => {
@@ -149,6 +166,21 @@ describe('HTTP', () => {
     controller.abort('test');
     await gone(m);
     expect(await pending).toBe('rejected');
+    // The same counts on /metrics: one child started and ended, none alive.
+    const metric = (text: string, name: string) =>
+      Number(new RegExp(`^mcp_cancel_pool_${name}\\{[^}]*\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    await until(
+      async () => {
+        const text = await (await fetch(new URL('/metrics', server.url))).text();
+        return (
+          metric(text, 'children_started_total') >= 1 &&
+          metric(text, 'children_killed_total') >= 1 &&
+          metric(text, 'children_alive') === 0
+        );
+      },
+      GONE_WITHIN_MS,
+      'the children metrics',
+    );
   }, 90_000);
 
   it('2026-07-28 (SDK client): aborting the call ends the child', async () => {
@@ -209,4 +241,94 @@ describe('on a worker host (mcp-cancel-pool worker)', () => {
     await gone(m2);
     expect(responsesFor(front, 'c1')).toEqual([]);
   }, 120_000);
+});
+
+describe('ctx.spawn', () => {
+  let raw: RawServer;
+  let next = 0;
+  beforeAll(async () => {
+    raw = new RawServer(SERVE);
+    await initializeRaw(raw);
+  }, STARTED_WITHIN_MS);
+  afterAll(() => raw?.kill());
+
+  /** Runs `run_program` and parses what it answered. */
+  async function run(args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const id = `run-${++next}`;
+    call(raw, id, 'run_program', args);
+    const m = (await raw.next((x) => x.id === id)) as { result: { content: { text: string }[]; isError?: boolean } };
+    const text = m.result.content[0]!.text;
+    return m.result.isError ? { toolError: text } : (JSON.parse(text) as Record<string, unknown>);
+  }
+
+  it('answers code, signal, stdout and stderr; lines as they come; input on stdin; bytes with encoding buffer', async () => {
+    expect(await run({ command: 'sh', args: ['-c', 'echo one; echo two >&2; printf "a\\rb"'], lines: true })).toEqual({
+      code: 0,
+      signal: null,
+      stdout: 'one\na\rb',
+      stderr: 'two\n',
+      lines: expect.arrayContaining(['out:one', 'err:two', 'out:a', 'out:b']) as unknown,
+    });
+    expect(await run({ command: 'cat', input: 'fed on stdin' })).toMatchObject({ stdout: 'fed on stdin' });
+    expect(await run({ command: 'printf', args: ['\\001\\377'], buffer: true })).toMatchObject({
+      stdout: [1, 255],
+      bytes: true,
+    });
+  });
+
+  it('the child gets only the env given, plus PATH, unless inheritEnv', async () => {
+    const env = await run({ command: 'sh', args: ['-c', 'env'], env: { GIVEN: 'yes' } });
+    const names = (env.stdout as string)
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => l.split('=')[0]);
+    // sh itself sets PWD (and SHLVL, _); nothing of the server's environment (HOME, USER, ...) reaches the child.
+    expect(names).toEqual(expect.arrayContaining(['GIVEN', 'PATH']));
+    expect(names).not.toContain('HOME');
+    const all = await run({ command: 'sh', args: ['-c', 'echo "$HOME"'], inheritEnv: true });
+    expect((all.stdout as string).trim()).not.toBe('');
+  });
+
+  it('cwd resolves under settings.root and is refused outside it', async () => {
+    expect(await run({ command: 'pwd', cwd: 'test' })).toMatchObject({ stdout: `${process.cwd()}/test\n` });
+    expect(await run({ command: 'pwd', cwd: '..' })).toEqual({
+      toolError: expect.stringContaining("path '..' is outside the allowed root") as unknown,
+    });
+  });
+
+  it('a non-zero exit, a signal, a program that cannot start, timeoutMs and maxOutputBytes are SpawnErrors', async () => {
+    expect(await run({ command: 'sh', args: ['-c', 'echo why >&2; exit 3'] })).toMatchObject({
+      error: 'SpawnError',
+      code: 'ERR_SPAWN',
+      reason: 'exit',
+      exitCode: 3,
+      signal: null,
+      stderrTail: 'why\n',
+    });
+    expect(await run({ command: 'sh', args: ['-c', 'kill -USR1 $$'] })).toMatchObject({
+      reason: 'signal',
+      signal: 'SIGUSR1',
+    });
+    expect(await run({ command: 'no-such-program-here' })).toMatchObject({ reason: 'start' });
+    expect(await run({ command: 'sleep', args: ['30'], timeoutMs: 100 })).toMatchObject({
+      reason: 'timeout',
+      message: "'sleep' ran past its timeoutMs (100 ms)",
+    });
+    expect(await run({ command: 'yes', maxOutputBytes: 65536 })).toMatchObject({
+      reason: 'output',
+      message: "'yes' wrote more than maxOutputBytes (65536 bytes) on stdout",
+    });
+    await until(async () => (await raw.stats()).childrenAlive === 0, GONE_WITHIN_MS, 'no child left');
+  });
+
+  it('a cancel ends the program (SIGKILL after killGraceMs when it ignores SIGTERM), and nothing is answered', async () => {
+    const m = marker('ctxspawn');
+    call(raw, 'spawned', 'run_program', { command: 'sh', args: ['-c', busyScript(m, true)], killGraceMs: 100 });
+    await started(m);
+    cancel(raw, 'spawned');
+    await gone(m);
+    // A call after it is answered: the cancelled one never is.
+    expect(await run({ command: 'true' })).toMatchObject({ code: 0 });
+    expect(responsesFor(raw, 'spawned')).toEqual([]);
+  });
 });

@@ -66,7 +66,7 @@ export function installChildGuard(cells: ChildCells): void {
       // Started after its call ended (a stray timer): nothing may outlive its call, so it ends at once.
       const result = original.call(this, options);
       cells.countStarted();
-      if (this.pid !== undefined) signalGroup(this.pid, 'SIGKILL');
+      if (this.pid !== undefined && signalGroup(this.pid, 'SIGKILL')) cells.countWorkerKill();
       return result;
     }
     const cell = cells.reserve(job.index);
@@ -87,7 +87,7 @@ export function installChildGuard(cells: ChildCells): void {
         if (!signalGroup(pid, 0)) cells.clear(cell, pid);
       });
       // The main thread read the row before the pid landed in it, after the stop: this child never gets going.
-      if (job.stopped) signalGroup(pid, 'SIGKILL');
+      if (job.stopped && signalGroup(pid, 'SIGKILL')) cells.countWorkerKill();
     }
     return result;
   };

@@ -5,7 +5,9 @@
  * call leaves behind when it settles (a background job, a child of a terminated worker) is taken from its row and
  * ended the same way; at the process's exit every known group gets SIGKILL.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { ChildCells } from '../state/child-cells.js';
 import { isOurZombie, reap } from './reap.js';
 
@@ -61,14 +63,29 @@ function aliveGroups(groups: readonly number[]): Set<number> {
 
 const groupAlive = (pid: number): boolean => aliveGroups([pid]).has(pid);
 
+/** The reaper's script, beside the worker runtime in the build. */
+const REAPER = fileURLToPath(new URL('../../workers/reaper.js', import.meta.url));
+/** How often the main thread tells the reaper of new groups while a tool has children: a SIGKILL of the server
+ * within this long of a child's start leaves that child out (docs/guarantees.md "Child processes"). */
+const REAPER_SYNC_MS = 50;
+
+/** The reaper process (workers/reaper.ts) and the groups it was told of. */
+interface Reaper {
+  readonly child: ChildProcess;
+  readonly told: Set<number>;
+}
+
 export class ChildGroups {
+  /** Started with the first child a tool starts: until then the sync is one atomic load per tick. */
+  #reaper: Reaper | undefined;
+  readonly #sync: NodeJS.Timeout;
   readonly cells: ChildCells;
   /** Groups being ended: pid → the SIGKILL timer, or undefined once SIGKILL was sent (kept until the group is gone). */
   readonly #ending = new Map<number, NodeJS.Timeout | undefined>();
   #killed = 0;
   /** Direct children whose worker thread was terminated: nobody waits for them but this. */
   readonly #orphans = new Set<number>();
-  #reaper: NodeJS.Timeout | undefined;
+  #reaping: NodeJS.Timeout | undefined;
   readonly #onExit = (): void => this.killAll();
 
   constructor(
@@ -79,6 +96,7 @@ export class ChildGroups {
     // 'exit' runs on every end the process still runs code for: SIGTERM/SIGINT handlers that exit, stdin closed,
     // a fatal error; synchronous, so the groups are signalled before the process is gone.
     process.on('exit', this.#onExit);
+    this.#sync = setInterval(() => this.#syncReaper(), REAPER_SYNC_MS).unref();
   }
 
   /** The call in slot `index` was stopped (cancel, deadline, session closed, shutdown): its groups are ended. */
@@ -100,15 +118,15 @@ export class ChildGroups {
   #orphan(pid: number): void {
     this.#orphans.add(pid);
     // Until each orphan has died and been reaped; a condition, checked as the kills land.
-    this.#reaper ??= setInterval(() => this.#reapOrphans(), 50).unref();
+    this.#reaping ??= setInterval(() => this.#reapOrphans(), 50).unref();
   }
 
   #reapOrphans(): void {
     for (const pid of this.#orphans) if (reap(pid) || !signalGroup(pid, 0)) this.#orphans.delete(pid);
     // Zombies that cannot be reaped here stay counted; stop trying once none is still alive.
     if ([...this.#orphans].every(isOurZombie)) {
-      clearInterval(this.#reaper);
-      this.#reaper = undefined;
+      clearInterval(this.#reaping);
+      this.#reaping = undefined;
     }
   }
 
@@ -145,7 +163,53 @@ export class ChildGroups {
     for (const pid of killed) if (!alive.has(pid)) this.#ending.delete(pid);
   }
 
+  /**
+   * Tells the reaper of the groups in the rows that it does not know yet, and of those gone. Runs every
+   * {@link REAPER_SYNC_MS} once a child was started, and at each stats read.
+   */
+  #syncReaper(): void {
+    if (process.platform === 'win32') return;
+    if (!this.#reaper) {
+      if (this.cells.started === 0) return;
+      this.#reaper = this.#startReaper();
+      if (!this.#reaper) return clearInterval(this.#sync);
+    }
+    const { child, told } = this.#reaper;
+    const now = new Set([...this.cells.all(), ...this.#ending.keys()]);
+    let lines = '';
+    for (const pid of now) {
+      if (told.has(pid)) continue;
+      told.add(pid);
+      lines += `+${pid}\n`;
+    }
+    for (const pid of told) {
+      if (now.has(pid)) continue;
+      told.delete(pid);
+      lines += `-${pid}\n`;
+    }
+    if (lines !== '') child.stdin?.write(lines);
+  }
+
+  #startReaper(): Reaper | undefined {
+    let child: ChildProcess;
+    try {
+      child = spawn(process.execPath, [REAPER, String(this.graceMs)], {
+        stdio: ['pipe', 'ignore', 'ignore'],
+        detached: true,
+      });
+    } catch {
+      return undefined;
+    }
+    child.on('error', () => {}); // a reaper that cannot start leaves the in-process paths, which cover every other end
+    child.stdin?.on('error', () => {});
+    // Neither the reaper nor its pipe keeps this process alive.
+    child.unref();
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    return { child, told: new Set() };
+  }
+
   counts(): ChildCounts {
+    this.#syncReaper();
     return {
       childrenStarted: this.cells.started,
       childrenKilled: this.#killed + this.cells.killedByWorkers,
@@ -175,5 +239,10 @@ export class ChildGroups {
     this.killAll();
     this.#reapOrphans();
     process.off('exit', this.#onExit);
+    clearInterval(this.#sync);
+    if (this.#reaper) {
+      this.#reaper.child.stdin?.end(); // nothing left for it: it exits
+      this.#reaper = undefined;
+    }
   }
 }
