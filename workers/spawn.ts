@@ -68,8 +68,11 @@ export function runSpawn(
       const pid = child.pid;
       if (pid === undefined) return;
       if (byWorker) cells.countWorkerKill();
-      signalGroup(pid, 'SIGTERM');
-      killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
+      // Windows has no process groups: the direct child is all that can be reached.
+      const kill = (signal: NodeJS.Signals) =>
+        process.platform === 'win32' ? child.kill(signal) : signalGroup(pid, signal);
+      kill('SIGTERM');
+      killTimer = setTimeout(() => kill('SIGKILL'), graceMs);
       killTimer.unref();
     };
     const onAbort = (): void => stop(new StopError(), false);
