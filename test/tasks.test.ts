@@ -144,9 +144,10 @@ describe('tasks over stdio', () => {
   it('unknown and expired task ids get -32602 from tasks/get, tasks/result and tasks/cancel, and nothing else changes', async () => {
     const w = await start();
     const keeper = await w.createTask('spin', { ms: 60_000 });
-    const short = await w.createTask('spin', { ms: 1 }, { ttl: 300 });
+    // A ttl that outlasts a 1 ms spin on a loaded machine (300 ms did not, once: the task expired still working).
+    const short = await w.createTask('spin', { ms: 1 }, { ttl: 3000 });
     await w.request('tasks/result', { taskId: short.taskId });
-    await w.until(async () => (await w.stats()).tasksStored === 1, 5_000, 'the short task to expire');
+    await w.until(async () => (await w.stats()).tasksStored === 1, 30_000, 'the short task to expire');
     const before = await w.stats();
     for (const taskId of ['no-such-task', short.taskId]) {
       for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {

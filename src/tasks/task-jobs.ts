@@ -113,7 +113,9 @@ export class TaskJobs {
 
   /** The task takes this outcome when it comes. */
   follow(taskId: string, live: LiveTask, outcome: Promise<JobOutcome>): void {
-    void outcome.then((o) => this.finish(taskId, live, o));
+    // A store that cannot be written (Redis closed by the shutdown, or down) must not crash the process: the task
+    // stays `working` there until its TTL removes it, and the store's own reachability line has said why.
+    void outcome.then((o) => this.finish(taskId, live, o)).catch(() => undefined);
   }
 
   /** Asks the backend to cancel a task's job; resolves with its decision. */

@@ -39,6 +39,7 @@ import {
   NodeSessionTransport as StreamableHTTPServerTransport,
 } from './node-adapter.js';
 import { originCheck } from './origin.js';
+import { ModernInFlight } from './post-cancel.js';
 import { ResponseStreams } from './response-streams.js';
 import { OutputBudget } from '../output-budget.js';
 import { DEFAULTS } from '../../defaults.js';
@@ -233,6 +234,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     { legacy: 'reject', maxRequestBodySize: options.maxMessageBytes ?? DEFAULTS.maxMessageBytes },
   );
   const serveModern = nodeHandler(modern);
+  const modernInFlight = new ModernInFlight(authorization !== undefined, log);
 
   async function post(req: Request, res: Response): Promise<void> {
     watched(res);
@@ -249,8 +251,19 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     const sid = header(req, 'mcp-session-id');
     const web = sid ? undefined : abortableRequest(req, res);
     if (web && !(await isLegacyRequest(web, req.body))) {
-      const method = (req.body as { method?: unknown } | null)?.method;
-      if (typeof method === 'string' && !Array.isArray(req.body)) exchangeMethods.set(web, method);
+      const message = Array.isArray(req.body)
+        ? undefined
+        : (req.body as { method?: unknown; id?: unknown; params?: unknown } | null);
+      const method = message?.method;
+      if (typeof method === 'string' && message) {
+        if (method === 'notifications/cancelled' && message.id === undefined) {
+          const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+          return modernInFlight.cancel(requestCaller(req, caller), requestId, res);
+        }
+        exchangeMethods.set(web, method);
+        if (typeof message.id === 'string' || typeof message.id === 'number')
+          modernInFlight.track(requestCaller(req, caller), message.id, res);
+      }
       // SSE answers must reach the client as they are written, through any buffering proxy.
       res.setHeader('X-Accel-Buffering', 'no');
       return serveModern(req, res, req.body, web);
