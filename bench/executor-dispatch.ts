@@ -29,6 +29,7 @@ import { Piscina } from 'piscina';
 import { Executor } from '#dist/src/executor/executor.js';
 import type { WorkerInit, WorkerOutcome, WorkerTask } from '#dist/src/pool/protocol.js';
 import { JobState, packSlot, StateSlab } from '#dist/src/state/job-state.js';
+import { ChildCells } from '#dist/src/state/child-cells.js';
 import { median } from '#dist/src/probe/stats.js';
 import { statCpuMs } from '#dist/src/probe/cpu.js';
 import { pinSelf } from './lib/raw-client.js';
@@ -86,6 +87,8 @@ function piscinaQueueSide(): Side {
   let pool: Piscina<WorkerTask, WorkerOutcome> | undefined;
   const init: WorkerInit = {
     stateBuffer: slab.buffer,
+    childBuffer: new ChildCells(slab.capacity).buffer,
+    graceMs: 500,
     toolModules: [import.meta.resolve('#dist/workers/tools/index.js')],
     settings: {},
     progressIntervalMs: 50,

@@ -20,6 +20,7 @@ export type ErrorCodeName =
   | 'ERR_TASK_TERMINAL'
   | 'ERR_TASK_INPUT'
   | 'ERR_JOB_STOPPED'
+  | 'ERR_SPAWN'
   | 'ERR_CALL_ABORTED'
   | 'ERR_CALL_TIMED_OUT'
   | 'ERR_USAGE'

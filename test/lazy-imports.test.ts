@@ -55,7 +55,12 @@ const packagesOf = (urls: string[]) =>
 describe('cold start of the entry points', () => {
   it('mcp-cancel-pool/tools loads zod and the stage code, nothing else (every worker imports the tool modules)', () => {
     const urls = modulesOf('mcp-cancel-pool/tools');
-    expect(own(urls).sort()).toEqual(['dist/src/errors.js', 'dist/src/stages/tool.js', 'dist/src/tools.js']);
+    expect(own(urls).sort()).toEqual([
+      'dist/src/errors.js',
+      'dist/src/stages/spawn.js',
+      'dist/src/stages/tool.js',
+      'dist/src/tools.js',
+    ]);
     expect(packagesOf(urls)).toEqual(['zod']);
     expect(urls.filter((u) => u.startsWith('node:'))).toEqual([]);
   });

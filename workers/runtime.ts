@@ -30,9 +30,16 @@ import { checkOutput } from './output-check.js';
 import { Reporter } from './reporter.js';
 import { applyToolPriority } from './thread-priority.js';
 import { LOGGING_LEVELS, severityOf, type LoggingLevel } from '../src/stages/log-levels.js';
+import { ChildCells } from '../src/state/child-cells.js';
+import type { SpawnOptions, SpawnResult } from '../src/stages/spawn.js';
+import { disownChildren, installChildGuard, ownChildren, toolsLoaded } from './child-guard.js';
+import { runSpawn } from './spawn.js';
 
 const init = workerData as WorkerInit;
 const words = new Int32Array(init.stateBuffer);
+const childCells = new ChildCells(words.length / 3, init.childBuffer);
+// Before any tool module loads: whatever a module keeps of node:child_process ends in the guarded spawn.
+installChildGuard(childCells);
 /**
  * Loaded before Piscina marks this thread ready: Piscina awaits the import of
  * this file, top-level await included. It has to be, because an idle Piscina
@@ -41,6 +48,7 @@ const words = new Int32Array(init.stateBuffer);
  * only when its first job arrived, and make that job wait for it.
  */
 const tools: ReadonlyMap<string, ToolDefinition> = await loadTools(init.toolModules);
+toolsLoaded();
 /**
  * After the imports (at idle priority they would crawl on a busy machine), before the first job; a
  * replacement thread after a hard stop gets the same class as the first ones.
@@ -127,6 +135,7 @@ class JobContext implements StageContext, WorkerSlot {
 
   constructor(private readonly task: WorkerTask) {
     startSlot(this, words, task.slot, threadId);
+    ownChildren(this);
     this.marks = task.trace ? { stages: [], at: [] } : undefined;
     task.port?.on('message', (m: MainMessage) => this.onMain(m));
   }
@@ -195,6 +204,11 @@ class JobContext implements StageContext, WorkerSlot {
 
   checkpoint(): void {
     if (!stillRunning(this)) throw new StopError();
+  }
+
+  spawn(command: string, args?: readonly string[], options?: SpawnOptions): Promise<SpawnResult<never>> {
+    // The overloads of StageContext.spawn tie the result's type to `encoding`; one implementation serves both.
+    return runSpawn(this, childCells, init.graceMs, command, args, options) as Promise<SpawnResult<never>>;
   }
 
   progress(progress: number, total?: number, message?: string): void {
@@ -281,6 +295,7 @@ class JobContext implements StageContext, WorkerSlot {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    disownChildren(this);
     this.reporter?.stop();
     // Releases this job's waiter, if it has one, should the job ever end without leaving `running`.
     if (this.controller) Atomics.notify(this.words, this.index);

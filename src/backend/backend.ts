@@ -205,6 +205,17 @@ export interface BackendStats {
   reportsReceived: number;
   /** Of those, the ones that arrived after their job was stopped: not delivered. */
   reportsDiscarded: number;
+  /**
+   * Child processes the tools started (`ctx.spawn` and plain `node:child_process` alike; docs/tools.md "What
+   * stops, and how fast"). 0 on a front end of many hosts: each worker host counts its own.
+   */
+  childrenStarted: number;
+  /** Child process groups ended by a stop of their call, by its end, or by `ctx.spawn`'s own bounds. */
+  childrenKilled: number;
+  /** Child process groups with a live member now. */
+  childrenAlive: number;
+  /** Children of terminated worker threads that died and could not be reaped (a Node without `node:ffi`). */
+  childrenZombies: number;
   /** Calls reserved and not settled yet. */
   inFlight: number;
   /** Worker threads, standby included. */

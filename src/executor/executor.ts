@@ -17,6 +17,7 @@ import { Job, type JobCounters, type JobHost } from './job.js';
 import { loadTools, resolveOptions, type ExecutorOptions, type ResolvedOptions } from './options.js';
 import { Standby } from './standby.js';
 import type { CancelSource } from '../state/cancel-source.js';
+import { ChildGroups } from './children.js';
 
 /** The local pool's counters: see {@link BackendStats}. */
 export type ExecutorStats = BackendStats;
@@ -38,6 +39,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
   readonly #pool: WorkerPool;
   readonly #admission: Admission<Job>;
   readonly #standby: Standby;
+  readonly #children: ChildGroups;
   readonly #counters = {
     completed: 0,
     cancelled: 0,
@@ -71,12 +73,15 @@ export class Executor extends CallTable<Job> implements CallBackend {
     this.#standby = new Standby(options, this.#admission);
     this.#slab = new StateSlab(this.#standby.slabCapacity(options.queueLimit));
     internals.set(this, { slab: this.#slab });
+    this.#children = new ChildGroups(this.#slab.capacity, options.graceMs);
     this.#pool = new WorkerPool({
       waitQueue: waitList,
       threads: options.threads,
       spareThreads: options.spareThreads,
       init: {
         stateBuffer: this.#slab.buffer,
+        childBuffer: this.#children.cells.buffer,
+        graceMs: options.graceMs,
         toolModules: [...options.toolModules],
         settings: options.toolSettings,
         progressIntervalMs: options.progressIntervalMs,
@@ -167,6 +172,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
   stats(): ExecutorStats {
     return {
       ...this.#counters,
+      ...this.#children.counts(),
       queued: this.#admission.size,
       inFlight: this.registry.size,
       threads: this.#pool.threads,
@@ -180,6 +186,8 @@ export class Executor extends CallTable<Job> implements CallBackend {
     this.#admission.close();
     for (const entry of this.#stopOrder(this.registry.all())) entry.stop('executor closed', 'shutdown');
     await this.#pool.close();
+    // The workers are gone; their children are not, until this ends them.
+    await this.#children.close();
   }
 
   #stopOrder<E>(entries: E[]): E[] {
@@ -193,6 +201,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
     return {
       tools: this.tools,
       slab: this.#slab,
+      children: this.#children,
       counters,
       graceMs: this.#options.graceMs,
       refusal: () => {

@@ -17,6 +17,8 @@ export interface JobTraceHooks {
   cancelDecided(source: CancelSource, result: CancelResult): void;
   /** The grace period expired: the thread running the stopped job is being terminated. */
   hardStop(threadId: number): void;
+  /** The main thread signalled one of the call's process groups (a bound function: it is passed on as it is). */
+  readonly childKilled: (pid: number, signal: 'SIGTERM' | 'SIGKILL') => void;
   /** The worker returned (or died), with the stage timings it sent back. */
   workerBack(marks: StageMarks | undefined, threadId: number | undefined): void;
   /** The outcome settled. */

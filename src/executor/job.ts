@@ -22,6 +22,7 @@ import { JOB_EVENTS, type JobEvent } from './events.js';
 import { beginJobTrace, type JobTraceHooks } from './job-tracing.js';
 import type { CancelSource } from '../state/cancel-source.js';
 import { logger } from '../log/logger.js';
+import type { ChildGroups } from './children.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -46,6 +47,8 @@ export type JobCounters = Pick<
 export interface JobHost {
   readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly slab: StateSlab;
+  /** The child process groups of every job (the main thread ends them on every stop). */
+  readonly children: ChildGroups;
   readonly counters: JobCounters;
   readonly graceMs: number;
   /** Why admission refuses a job now (queue full), or undefined. */
@@ -88,6 +91,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   private trace: JobTraceHooks | undefined;
   /** Who asked for the cancel that won (or `deadline`), for the job's events. */
   private stoppedBy: CancelSource | undefined;
+  /** The worker thread died under the job (a hard stop, a crash, the pool closed): its children are orphans. */
+  private workerDied = false;
 
   constructor(
     private readonly host: JobHost,
@@ -301,6 +306,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     const slab = this.host.slab;
     const crash = !isBareResult(result) && result.kind === 'crashed' ? result : undefined;
     const hardKilled = this.escalation?.hardStopped === true && crash !== undefined;
+    this.workerDied = crash !== undefined;
     // The worker died before claiming: claim the response on its behalf, unless a stop already won.
     if (crash && !hardKilled && slab.transition(slot, JobState.running, JobState.responding)) {
       void this.finish(crashed(crash.message));
@@ -318,6 +324,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     this.escalation?.clear();
     this.loan?.end();
     if (this.slot) {
+      // Before the slot is reused: what the call left running is ended, and its row is empty for the next job.
+      this.host.children.release(this.slot.index, this.workerDied, this.trace?.childKilled);
       if (outcome.kind === 'completed') slab.transition(this.slot, JobState.responding, JobState.completed);
       else if (outcome.kind === 'failed') slab.transition(this.slot, JobState.responding, JobState.failed);
       slab.release(this.slot);
@@ -353,6 +361,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     if (JOB_EVENTS.hasSubscribers)
       JOB_EVENTS.publish({ type: 'stopped', job: this, kind, source: this.stoppedBy! } satisfies JobEvent);
     this.loan = this.host.stoppedOnThread();
+    // After the CAS that stopped the call: a child whose pid lands in the row later is killed by its worker.
+    this.host.children.stop(this.slot!.index, this.trace?.childKilled);
     this.escalate().armGrace(this.host.graceMs);
   }
 }

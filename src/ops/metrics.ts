@@ -28,6 +28,10 @@ export interface Snapshot {
   sessions?: number;
   workerHosts?: number;
   hardStops?: number;
+  /** Child processes the tools started, the groups ended, the groups alive (a pool of this process only). */
+  childrenStarted?: number;
+  childrenKilled?: number;
+  childrenAlive?: number;
   lateCancelsIgnored?: number;
   unknownCancelsIgnored?: number;
   responsesDropped?: number;
@@ -145,6 +149,17 @@ export class Metrics {
       'Stopped calls whose worker ignored its checkpoints past the grace period and was terminated and replaced.',
       (s) => s.hardStops,
     );
+    counter(
+      'children_started_total',
+      'Child processes the tools started (ctx.spawn and node:child_process alike).',
+      (s) => s.childrenStarted,
+    );
+    counter(
+      'children_killed_total',
+      'Child process groups ended by a stop of their call, by its end, or by ctx.spawn bounds.',
+      (s) => s.childrenKilled,
+    );
+    gauge('children_alive', 'Child process groups of tools with a live member now.', (s) => s.childrenAlive);
     counter(
       'tasks_evicted_total',
       'Finished tasks removed before their ttl to keep held results within --max-finished-task-bytes (oldest finished first).',

@@ -194,7 +194,13 @@ export function frontEndOps(sources: FrontEndSources, { local, scrapeable }: Fro
       return {
         running: s.running,
         queued: s.queued,
-        ...(local && { threads: s.threads, hardStops: s.hardKilled }),
+        ...(local && {
+          threads: s.threads,
+          hardStops: s.hardKilled,
+          childrenStarted: s.childrenStarted,
+          childrenKilled: s.childrenKilled,
+          childrenAlive: s.childrenAlive,
+        }),
         tasksWorking: t.tasksWorking,
         tasksFinished: t.tasksStored - t.tasksWorking,
         tasksEvicted: t.tasksEvicted,
@@ -232,6 +238,9 @@ export interface WorkerHostSources {
     queued: number;
     threads: number;
     hardKilled: number;
+    childrenStarted: number;
+    childrenKilled: number;
+    childrenAlive: number;
     lateCancelsIgnored: number;
     unknownCancelsIgnored: number;
   };
@@ -252,6 +261,9 @@ export function workerHostOps(sources: WorkerHostSources): Ops {
       queued: s.queued,
       threads: s.threads,
       hardStops: s.hardKilled,
+      childrenStarted: s.childrenStarted,
+      childrenKilled: s.childrenKilled,
+      childrenAlive: s.childrenAlive,
       lateCancelsIgnored: s.lateCancelsIgnored,
       unknownCancelsIgnored: s.unknownCancelsIgnored,
       responsesDropped: sources.dropped(),

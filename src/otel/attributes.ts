@@ -35,6 +35,10 @@ export const ATTR = {
   hardStop: 'mcp_cancel_pool.hard_stop',
   /** How the call ended: completed, failed, timedOut, cancelled, task, input_required. */
   outcome: 'mcp_cancel_pool.outcome',
+  /** The process group a `child_kill` event of the run span signalled (its leader's pid). */
+  childPid: 'process.pid',
+  /** The signal a `child_kill` event sent: SIGTERM, or SIGKILL after the grace. */
+  childSignal: 'mcp_cancel_pool.child.signal',
   stage: 'mcp_cancel_pool.stage',
   taskId: 'mcp_cancel_pool.task.id',
   jobId: 'mcp_cancel_pool.job.id',

@@ -81,6 +81,11 @@ export class JobTrace implements JobTraceHooks {
     if (result !== 'cancelled-running') this.endCancel(undefined);
   }
 
+  /** The main thread signalled one of the call's process groups: an event on the run span per kill. */
+  readonly childKilled = (pid: number, signal: 'SIGTERM' | 'SIGKILL'): void => {
+    this.run?.addEvent('child_kill', { [ATTR.childPid]: pid, [ATTR.childSignal]: signal });
+  };
+
   /** The grace period expired: the worker thread running the stopped job is being terminated. */
   hardStop(threadId: number): void {
     this.run?.addEvent('hard_stop', { [ATTR.threadId]: threadId });

@@ -8,6 +8,10 @@ import type { LoggingLevel } from '../stages/log-levels.js';
 export interface WorkerInit {
   /** The {@link StateSlab} memory. */
   readonly stateBuffer: SharedArrayBuffer;
+  /** The `ChildCells` memory (src/state/child-cells.ts): each job's child process groups, beside its state word. */
+  readonly childBuffer: SharedArrayBuffer;
+  /** The executor's grace: the default `killGraceMs` of `ctx.spawn`. */
+  readonly graceMs: number;
   /** File URLs of tool modules to import. */
   readonly toolModules: readonly string[];
   /** Settings every stage sees as `ctx.settings`. */

@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import type { CallToolResult, ToolAnnotations, ToolExecution } from '@modelcontextprotocol/server';
 import type { LoggingLevel } from './log-levels.js';
+import type { SpawnOptions, SpawnResult } from './spawn.js';
 import { McpCancelPoolError, ToolModuleError } from '../errors.js';
 
 export type { LoggingLevel };
@@ -43,6 +44,23 @@ export interface StageContext {
    * channel for it. The request is cancelled towards the client if the job stops.
    */
   requestClient(method: ClientRequestMethod, params: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * Starts a program for this call and resolves with its exit code, signal and output once it exits with 0 (else a
+   * `SpawnError`). It runs in its own process group: when the call stops, the group gets SIGTERM at once and
+   * SIGKILL after `killGraceMs`, and the promise rejects with {@link StopError}. Children a stage starts with
+   * `node:child_process` directly are part of the call too (docs/tools.md "What stops, and how fast").
+   */
+  spawn(
+    command: string,
+    args?: readonly string[],
+    options?: SpawnOptions & { readonly encoding?: 'utf8' },
+  ): Promise<SpawnResult>;
+  /** {@link StageContext.spawn} with `encoding: 'buffer'`: stdout and stderr as bytes. */
+  spawn(
+    command: string,
+    args: readonly string[] | undefined,
+    options: SpawnOptions & { readonly encoding: 'buffer' },
+  ): Promise<SpawnResult<Buffer>>;
   /** Server-wide settings for tools (e.g. `root`, the directory file tools may read), from {@link ExecutorOptions.toolSettings}. */
   readonly settings: Readonly<Record<string, unknown>>;
   /** The tool being run. */

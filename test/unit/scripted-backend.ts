@@ -134,6 +134,10 @@ export class ScriptedBackend implements CallBackend {
     const of = (state: CallState) => this.calls.filter((c) => c.state === state).length;
     const cancels = (result: CancelResult) => this.cancels.filter((c) => c.result === result).length;
     return {
+      childrenStarted: 0,
+      childrenKilled: 0,
+      childrenAlive: 0,
+      childrenZombies: 0,
       completed: of('completed'),
       cancelled: of('cancelled'),
       failed: of('failed'),

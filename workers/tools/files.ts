@@ -39,6 +39,20 @@ function inside(root: string, candidate: string): boolean {
  * point anywhere).
  */
 export function resolveInRoot(requested: string, settings: Readonly<Record<string, unknown>>): RootedFile {
+  const { root, real } = resolveUnder(requested, settings);
+  const stats = statSync(real);
+  if (!stats.isFile()) throw new Error(`path '${requested}' is not a regular file`);
+  return { absolute: real, relative: relative(root, real).split(sep).join('/'), size: stats.size };
+}
+
+/** A directory inside the root (a child process's `cwd`), resolved through any symlinks. */
+export function resolveDirectoryInRoot(requested: string, settings: Readonly<Record<string, unknown>>): string {
+  const { real } = resolveUnder(requested, settings);
+  if (!statSync(real).isDirectory()) throw new Error(`path '${requested}' is not a directory`);
+  return real;
+}
+
+function resolveUnder(requested: string, settings: Readonly<Record<string, unknown>>): { root: string; real: string } {
   const root = rootOf(settings);
   const lexical = resolve(root, requested);
   // Checked before realpath so a missing outside path is reported as outside, not as missing.
@@ -56,9 +70,7 @@ export function resolveInRoot(requested: string, settings: Readonly<Record<strin
     );
   }
   if (!inside(root, real)) throw new Error(`path '${requested}' is outside the allowed root (through a symlink)`);
-  const stats = statSync(real);
-  if (!stats.isFile()) throw new Error(`path '${requested}' is not a regular file`);
-  return { absolute: real, relative: relative(root, real).split(sep).join('/'), size: stats.size };
+  return { root, real };
 }
 
 /**

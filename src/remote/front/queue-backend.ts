@@ -297,6 +297,10 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       stopping: this.stoppingJobs.size,
       inFlight: this.registry.size,
       threads: 0,
+      childrenStarted: 0,
+      childrenKilled: 0,
+      childrenAlive: 0,
+      childrenZombies: 0,
     };
   }
 
