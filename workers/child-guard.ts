@@ -6,7 +6,7 @@
  * doing (docs/guarantees.md "Child processes"). `spawnSync`/`execSync` do not pass here: they block the thread.
  */
 import { ChildProcess } from 'node:child_process';
-import { CHILDREN_PER_JOB, type ChildCells } from '../src/state/child-cells.js';
+import { CELL_ENV, CHILDREN_PER_JOB, type ChildCells } from '../src/state/child-cells.js';
 
 /** The call that owns the children started now: the job on this thread. */
 export interface ChildOwner {
@@ -71,6 +71,11 @@ export function installChildGuard(cells: ChildCells): void {
     }
     const cell = cells.reserve(job.index);
     if (cell < 0) throw new Error(`a call may run at most ${CHILDREN_PER_JOB} child processes at once`);
+    // Before the pid is known: if this thread is terminated between the spawn and the write of its pid, the main
+    // thread finds the child by this entry (a worker's termination interrupts at the next JS it runs).
+    const spawnOptions = options as { envPairs?: string[] };
+    if (Array.isArray(spawnOptions.envPairs))
+      spawnOptions.envPairs = [...spawnOptions.envPairs, `${CELL_ENV}=${process.pid}.${cell}`];
     let result: unknown;
     try {
       result = original.call(this, options);

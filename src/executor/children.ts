@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ChildCells } from '../state/child-cells.js';
+import { CELL_ENV, ChildCells } from '../state/child-cells.js';
 import { isOurZombie, reap } from './reap.js';
 
 /** What the executor's stats say about child processes. */
@@ -32,6 +32,33 @@ function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/**
+ * This process's direct children that lead their own group and carry {@link CELL_ENV} for one of `cells`: the
+ * children whose worker thread was terminated before it wrote their pid (Linux; elsewhere none are found).
+ */
+function childrenOfCells(cells: readonly number[]): number[] {
+  const found: number[] = [];
+  if (cells.length === 0 || process.platform !== 'linux') return found;
+  const marks = new Set(cells.map((cell) => `${CELL_ENV}=${process.pid}.${cell}`));
+  for (const name of readdirSync('/proc')) {
+    if (name.charCodeAt(0) > 57) continue; // not a pid
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const [, ppid, pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
+      if (Number(ppid) !== process.pid || pgrp !== name) continue;
+      if (
+        readFileSync(`/proc/${name}/environ`, 'utf8')
+          .split('\0')
+          .some((entry) => marks.has(entry))
+      )
+        found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
 
 /**
@@ -112,6 +139,15 @@ export class ChildGroups {
     for (const pid of this.cells.takeAll(index)) {
       this.#end(pid, onKill);
       if (orphaned) this.#orphan(pid);
+    }
+    if (orphaned) this.#adoptUnwritten(this.cells.takeReserved(index), onKill);
+  }
+
+  /** Ends and reaps the children of `cells` whose pid their terminated worker never wrote. */
+  #adoptUnwritten(cells: number[], onKill?: KillListener): void {
+    for (const pid of childrenOfCells(cells)) {
+      this.#end(pid, onKill);
+      this.#orphan(pid);
     }
   }
 
@@ -220,7 +256,8 @@ export class ChildGroups {
 
   /** SIGKILL to every known group, now (the process is ending). */
   killAll(): void {
-    for (const pid of [...this.cells.all(), ...this.#ending.keys()]) signalGroup(pid, 'SIGKILL');
+    const unwritten = childrenOfCells(this.cells.reserved());
+    for (const pid of [...this.cells.all(), ...this.#ending.keys(), ...unwritten]) signalGroup(pid, 'SIGKILL');
     for (const timer of this.#ending.values()) clearTimeout(timer);
     this.#ending.clear();
   }
@@ -230,6 +267,7 @@ export class ChildGroups {
    * Resolves once none is left.
    */
   async close(): Promise<void> {
+    this.#adoptUnwritten(this.cells.takeReserved());
     const groups = this.#known();
     for (const pid of groups) this.#end(pid);
     // Every worker is gone: every child still in a row is an orphan now.

@@ -9,7 +9,8 @@
  *   EMPTY (0) ──reserve (worker, CAS)──▶ RESERVED (1) ──spawn returned (worker)──▶ pid (>1)
  *       ▲                                     │                                      │
  *       ├──────spawn failed (worker)──────────┘                                      │
- *       └──group gone (worker, CAS pid→0) · taken over (main, CAS pid→0)─────────────┘
+ *       ├──group gone (worker, CAS pid→0) · taken over (main, CAS pid→0)─────────────┘
+ *       └──its worker died before the pid landed (main, CAS RESERVED→0; the child is found by CELL_ENV)
  * ```
  *
  * Each child leads its own process group (the runtime forces `detached: true`), so a cell's pid is also the group
@@ -24,6 +25,12 @@ export const CHILDREN_PER_JOB = 16;
 
 /** A cell whose spawn is under way: never a process group to signal (pid 1 is init). */
 export const RESERVED = 1;
+
+/**
+ * The environment entry each child carries from its spawn on, `<this process's pid>.<cell>`: a worker terminated
+ * between the spawn and the write of its pid leaves the cell RESERVED, and the main thread finds that child by it.
+ */
+export const CELL_ENV = 'MCP_CANCEL_POOL_CHILD_CELL';
 
 /** The shared cells of a slab of `capacity` slots: allocate once on the main thread, hand the buffer to workers. */
 export class ChildCells {
@@ -73,6 +80,25 @@ export class ChildCells {
       const pid = Atomics.load(this.cells, i);
       if (pid > RESERVED && Atomics.compareExchange(this.cells, i, pid, 0) === pid) out.push(pid);
     }
+    return out;
+  }
+
+  /**
+   * Empties the reserved cells of slot `index`'s row (of every row without one) and returns them: their workers are
+   * gone, so no spawn of theirs will fill them, and a child they started is found by {@link CELL_ENV}.
+   */
+  takeReserved(index?: number): number[] {
+    const out: number[] = [];
+    const [from, to] =
+      index === undefined ? [0, this.counters] : [index * CHILDREN_PER_JOB, (index + 1) * CHILDREN_PER_JOB];
+    for (let i = from; i < to; i++) if (Atomics.compareExchange(this.cells, i, RESERVED, 0) === RESERVED) out.push(i);
+    return out;
+  }
+
+  /** The reserved cells of every row, left as they are (the process is ending). */
+  reserved(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < this.counters; i++) if (Atomics.load(this.cells, i) === RESERVED) out.push(i);
     return out;
   }
 

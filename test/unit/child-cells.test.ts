@@ -92,4 +92,19 @@ describe('child cells', () => {
       expect(mainSaw || workerSaw, order.join(' → ')).toBe(true);
     }
   });
+
+  it("a reserved cell whose worker died is taken back by the main thread: one row's, or every row's", () => {
+    const cells = new ChildCells(3);
+    const a = cells.reserve(0);
+    const b = cells.reserve(1);
+    const c = cells.reserve(1);
+    cells.fill(c, 4321);
+    expect(cells.reserved()).toEqual([a, b]);
+    expect(cells.takeReserved(1)).toEqual([b]); // the filled one is a group, not a reservation
+    expect(cells.takeReserved(1)).toEqual([]); // once
+    expect(cells.groups(1)).toEqual([4321]);
+    expect(cells.takeReserved()).toEqual([a]);
+    expect(cells.reserved()).toEqual([]);
+    expect(cells.reserve(0)).toBe(a); // the cell is free again
+  });
 });
