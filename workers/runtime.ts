@@ -24,6 +24,7 @@ import {
   type ToolDefinition,
 } from '../src/stages/tool.js';
 import { claimResponse, leftRunning, startSlot, stillRunning, type WorkerSlot } from '../src/state/job-state.js';
+import { gapWords, writeGap } from '../src/state/gap-clock.js';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { assertPlainJson } from './plain-json.js';
 import { checkOutput } from './output-check.js';
@@ -33,6 +34,9 @@ import { LOGGING_LEVELS, severityOf, type LoggingLevel } from '../src/stages/log
 
 const init = workerData as WorkerInit;
 const words = new Int32Array(init.stateBuffer);
+const gaps = gapWords(init.gapBuffer);
+/** The ticker thread's coarse millisecond clock (word 0), read plainly by every check (src/state/gap-clock.ts). */
+const clock = gaps.words;
 /**
  * Loaded before Piscina marks this thread ready: Piscina awaits the import of
  * this file, top-level await included. It has to be, because an idle Piscina
@@ -66,7 +70,7 @@ export function warmup(): WarmupReport {
  */
 export default function runJob(task: WorkerTask): WorkerOutcome | Promise<WorkerOutcome> {
   const tool = tools.get(task.tool);
-  const job = new JobContext(task);
+  const job = new Job(task);
   let value: unknown = task.args;
   try {
     if (!tool) throw new Error(`tool '${task.tool}' is not loaded in the worker`);
@@ -113,6 +117,12 @@ class JobContext implements StageContext, WorkerSlot {
   words = words;
   index = 0;
   runningWord = 0;
+  /** The clock at the job's last cancellation check, the longest gap between two so far, and the stage it ended in. */
+  protected lastCheck = clock[0]!;
+  private worstGap = 0;
+  private worstStage = 0;
+  private stageIndex = 0;
+  private wasmCheck: (() => number) | undefined;
   /** Made on first use of `ctx.signal`: CPU stages that only checkpoint never pay for a waiter. */
   private controller: AbortController | undefined;
   private pending:
@@ -134,6 +144,10 @@ class JobContext implements StageContext, WorkerSlot {
   /** Checks the state word, then runs stage `index`. */
   enter(tool: ToolDefinition, index: number, input: unknown): unknown {
     const s = tool.stages[index]!;
+    // The gap that ends at this boundary was the previous stage's.
+    const now = clock[0]!;
+    if (now !== this.lastCheck) this.checked(now);
+    this.stageIndex = index;
     this.tool = tool.name;
     this.stage = stageName(s, index);
     this.checkpoint();
@@ -147,6 +161,8 @@ class JobContext implements StageContext, WorkerSlot {
   /** After the last stage: completion's side of the race. Only the winner may hand a result back. */
   conclude(value: unknown, tool: ToolDefinition): WorkerOutcome {
     try {
+      const now = clock[0]!;
+      if (now !== this.lastCheck) this.checked(now);
       this.stage = 'result';
       this.checkpoint();
       const result = toCallToolResult(value);
@@ -168,6 +184,8 @@ class JobContext implements StageContext, WorkerSlot {
   /** A stage threw (or the result cannot be sent): owed as an error only if completion still wins. */
   fail(error: unknown): WorkerOutcome {
     try {
+      const now = clock[0]!;
+      if (now !== this.lastCheck) this.checked(now);
       if (!stillRunning(this)) return this.withReports({ kind: 'stopped', stage: this.stage });
       const message = error instanceof Error ? error.message : String(error);
       return claimResponse(this, this.controller !== undefined)
@@ -190,11 +208,35 @@ class JobContext implements StageContext, WorkerSlot {
   }
 
   get stopped(): boolean {
+    const now = clock[0]!;
+    if (now !== this.lastCheck) this.checked(now);
     return !stillRunning(this);
   }
 
   checkpoint(): void {
+    // A plain read of the ticker's word; the rest runs only when it moved since the last check (about once per tick).
+    const now = clock[0]!;
+    if (now !== this.lastCheck) this.checked(now);
     if (!stillRunning(this)) throw new StopError();
+  }
+
+  /** Made on first use, bound to this job: a WebAssembly module imports it as a plain function. */
+  get wasmCheckpoint(): () => number {
+    return (this.wasmCheck ??= () => {
+      const now = clock[0]!;
+      if (now !== this.lastCheck) this.checked(now);
+      return Atomics.load(this.words, this.index) === this.runningWord ? 0 : 1;
+    });
+  }
+
+  /** A cancellation check at clock value `now`: the time since the last one may be the job's worst gap. */
+  protected checked(now: number): void {
+    const gap = now - this.lastCheck;
+    this.lastCheck = now;
+    if (gap > this.worstGap) {
+      this.worstGap = gap;
+      this.worstStage = this.stageIndex;
+    }
   }
 
   progress(progress: number, total?: number, message?: string): void {
@@ -270,6 +312,8 @@ class JobContext implements StageContext, WorkerSlot {
     const waiter = this.pending?.get(message.rid);
     if (!waiter) return;
     this.pending!.delete(message.rid);
+    // The wait for the client is the runtime's own await, and it is stopped with the job: it counts as checked.
+    this.lastCheck = clock[0]!;
     if (message.type === 'response') waiter.resolve(message.result);
     else waiter.reject(new Error(message.message));
   }
@@ -281,9 +325,28 @@ class JobContext implements StageContext, WorkerSlot {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    writeGap(gaps, this.index, this.worstGap, this.worstStage);
     this.reporter?.stop();
     // Releases this job's waiter, if it has one, should the job ever end without leaving `running`.
     if (this.controller) Atomics.notify(this.words, this.index);
     this.task.port?.close();
   }
 }
+
+/**
+ * The job context with gaps not measured (`checkpointGaps: false`): checks do
+ * only their atomic load, as they did before gaps were measured. What the
+ * measurement costs is the difference between the two (bench/scenarios/checkpoint-gaps.ts).
+ */
+class UnmeasuredJobContext extends JobContext {
+  override get stopped(): boolean {
+    return !stillRunning(this);
+  }
+
+  override checkpoint(): void {
+    if (!stillRunning(this)) throw new StopError();
+  }
+}
+
+/** One class per thread, so every check site stays monomorphic. */
+const Job = init.gapBuffer ? JobContext : UnmeasuredJobContext;

@@ -5,6 +5,7 @@
  */
 import { channel } from 'node:diagnostics_channel';
 import type { JobOutcome } from '../backend/backend.js';
+import type { MeasuredGap } from './checkpoint-gaps.js';
 
 /** What {@link JOB_EVENTS} carries; `job` is the same object from `start` to `settled`. */
 export type JobEvent =
@@ -14,8 +15,11 @@ export type JobEvent =
   | { readonly type: 'running'; readonly job: object }
   /** A cancel (or its deadline) won while it ran; its worker has not returned yet. */
   | { readonly type: 'stopped'; readonly job: object; readonly kind: 'cancelled' | 'timedOut' }
-  /** Its outcome settled (after the worker returned or was replaced). */
-  | { readonly type: 'settled'; readonly job: object; readonly outcome: JobOutcome };
+  /**
+   * Its outcome settled (after the worker returned or was replaced), with the
+   * longest time its stages went without a cancellation check when the worker measured it.
+   */
+  | { readonly type: 'settled'; readonly job: object; readonly outcome: JobOutcome; readonly checkpointGap?: MeasuredGap };
 
 /** The channel every local executor in the process publishes on. */
 export const JOB_EVENTS = channel('mcp-cancel-pool:job');

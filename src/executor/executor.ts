@@ -12,6 +12,8 @@ import type { AppliedToolPriority } from '../pool/protocol.js';
 import { CallTable } from '../backend/calls.js';
 import type { RequestId } from '../wire/registry.js';
 import { StateSlab } from '../state/job-state.js';
+import { GapClock } from '../state/gap-clock.js';
+import { CheckpointGaps } from './checkpoint-gaps.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { Job, type JobCounters, type JobHost } from './job.js';
 import { loadTools, resolveOptions, type ExecutorOptions, type ResolvedOptions } from './options.js';
@@ -53,6 +55,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
   };
   protected readonly unknownCancels = this.#counters;
   readonly #host: JobHost;
+  readonly #gaps: { readonly clock: GapClock; readonly record: CheckpointGaps } | undefined;
   #toolPriority: AppliedToolPriority = { priority: 'normal' };
 
   private constructor(options: ResolvedOptions, tools: Map<string, ToolDefinition>) {
@@ -70,6 +73,9 @@ export class Executor extends CallTable<Job> implements CallBackend {
     this.#standby = new Standby(options, this.#admission);
     this.#slab = new StateSlab(this.#standby.slabCapacity(options.queueLimit));
     internals.set(this, { slab: this.#slab });
+    this.#gaps = options.checkpointGaps
+      ? { clock: new GapClock(this.#slab.capacity), record: new CheckpointGaps() }
+      : undefined;
     this.#pool = new WorkerPool({
       waitQueue: waitList,
       threads: options.threads,
@@ -80,6 +86,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
         settings: options.toolSettings,
         progressIntervalMs: options.progressIntervalMs,
         toolPriority: options.toolPriority,
+        ...(this.#gaps && { gapBuffer: this.#gaps.clock.buffer }),
       },
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
     });
@@ -168,6 +175,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
       queued: this.#admission.size,
       inFlight: this.registry.size,
       threads: this.#pool.threads,
+      ...(this.#gaps && { checkpointGaps: this.#gaps.record.snapshot() }),
     };
   }
 
@@ -178,6 +186,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
     this.#admission.close();
     for (const entry of this.#stopOrder(this.registry.all())) entry.stop('executor closed');
     await this.#pool.close();
+    await this.#gaps?.clock.close();
   }
 
   #stopOrder<E>(entries: E[]): E[] {
@@ -193,6 +202,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
       slab: this.#slab,
       counters,
       graceMs: this.#options.graceMs,
+      gaps: this.#gaps,
       refusal: () => {
         const { size } = this.#admission;
         const { queueLimit } = this.#options;

@@ -36,6 +36,12 @@ export const ATTR = {
   /** How the call ended: completed, failed, timedOut, cancelled, task, input_required. */
   outcome: 'mcp_cancel_pool.outcome',
   stage: 'mcp_cancel_pool.stage',
+  /** The longest time (ms) the call's stages went without a cancellation check, as its worker measured it. */
+  checkpointGapMs: 'mcp_cancel_pool.checkpoint_gap_ms',
+  /** The stage that gap ended in. */
+  checkpointGapStage: 'mcp_cancel_pool.checkpoint_gap_stage',
+  /** The tool's `cancelWithinMs`. */
+  cancelWithinMs: 'mcp_cancel_pool.cancel_within_ms',
   taskId: 'mcp_cancel_pool.task.id',
   jobId: 'mcp_cancel_pool.job.id',
   hostId: 'mcp_cancel_pool.host.id',
