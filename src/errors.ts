@@ -126,7 +126,8 @@ export class CallAbortedError extends McpCancelPoolError {
           ? reason
           : reason === undefined
             ? undefined
-            : String(reason);
+            : // eslint-disable-next-line @typescript-eslint/no-base-to-string -- shown as JavaScript shows it
+              String(reason);
     super(
       kind === 'TimeoutError' ? 'ERR_CALL_TIMED_OUT' : 'ERR_CALL_ABORTED',
       `${kind === 'TimeoutError' ? 'timed out' : 'aborted'}${requestId === undefined ? '' : ` (request ${JSON.stringify(requestId)})`}: ${why ?? 'no reason given'}`,

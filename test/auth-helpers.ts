@@ -132,7 +132,7 @@ export async function postAs(
     body: JSON.stringify(body),
   });
   const text = await r.text();
-  let messages: Msg[] = [];
+  let messages: Msg[];
   try {
     messages =
       r.headers.get('content-type')?.includes('json') || r.headers.get('content-type')?.includes('event-stream')

@@ -47,11 +47,11 @@ async function start(kind: Kind, onElicit: ElicitationHandler): Promise<Session>
     cleanup.push(() => server.stop());
     inner = new StreamableHTTPClientTransport(server.url);
   }
-  const tap = new Tap(inner as never);
+  const tap = new Tap(inner);
   const client = new CancelAwareClient({ name: 'client-mrtr', version: '1.0.0' }).onElicitation(onElicit);
   const errors: Error[] = [];
   client.sdk.onerror = (e) => errors.push(e);
-  await client.connect(tap as never, { timeout: 120_000 }); // a loaded machine may take long to start the server and its pool
+  await client.connect(tap, { timeout: 120_000 }); // a loaded machine may take long to start the server and its pool
   cleanup.push(() => client.close());
   expect(client.era).toBe('modern');
   return { client, tap, errors };

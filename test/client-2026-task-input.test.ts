@@ -48,11 +48,11 @@ async function start(kind: Kind, onElicit: ElicitationHandler): Promise<Session>
     cleanup.push(() => server.stop());
     inner = new StreamableHTTPClientTransport(server.url);
   }
-  const tap = new Tap(inner as never);
+  const tap = new Tap(inner);
   const client = new CancelAwareClient({ name: 'client-task-input', version: '1.0.0' }).onElicitation(onElicit);
   const errors: Error[] = [];
   client.sdk.onerror = (e) => errors.push(e);
-  await client.connect(tap as never, { timeout: 120_000 });
+  await client.connect(tap, { timeout: 120_000 });
   cleanup.push(() => client.close());
   expect(client.era).toBe('modern');
   return { client, tap, errors };

@@ -52,14 +52,14 @@ async function start(
     cleanup.push(() => server.stop());
     inner = new StreamableHTTPClientTransport(server.url);
   }
-  const tap = new Tap(inner as never);
+  const tap = new Tap(inner);
   const client = new CancelAwareClient(
     { name: 'client-2026', version: '1.0.0' },
     options.ttlMs === undefined ? {} : { cancelledTtlMs: options.ttlMs },
   );
   const errors: Error[] = [];
   client.sdk.onerror = (e) => errors.push(e);
-  await client.connect(tap as never);
+  await client.connect(tap);
   cleanup.push(() => client.close());
   return { client, tap, errors };
 }

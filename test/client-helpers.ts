@@ -60,8 +60,8 @@ export class Tap implements Transport {
 
   async start(): Promise<void> {
     this.inner.onmessage = (message, extra) => {
-      this.received.push(message as Msg);
-      if (this.holding?.(message as Msg)) this.held.push(message);
+      this.received.push(message);
+      if (this.holding?.(message)) this.held.push(message);
       else this.onmessage?.(message, extra);
     };
     this.inner.onerror = (error) => this.onerror?.(error);
@@ -70,8 +70,8 @@ export class Tap implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    this.sent.push(message as Msg);
-    this.onSend?.(message as Msg);
+    this.sent.push(message);
+    this.onSend?.(message);
     return this.inner.send(message, options);
   }
 
@@ -186,7 +186,7 @@ export async function openConnection(kind: Kind, setup: ServerSetup = {}): Promi
   const server = createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }));
   const errors: Error[] = [];
   server.onerror = (e) => errors.push(e);
-  await server.connect(guard as never);
+  await server.connect(guard);
   return {
     kind,
     tap: new Tap(clientSide),

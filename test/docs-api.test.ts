@@ -32,6 +32,7 @@ function typedoc(args: string[], cwd: string): Promise<{ code: number; out: stri
       { cwd, env: { ...process.env, NO_COLOR: '1' }, timeout: 240_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        // eslint-disable-next-line no-control-regex -- stripping ANSI colour codes is the point
         resolve({ code, out: (stdout + stderr).replace(/\x1b\[[0-9;]*m/g, '') });
       },
     );

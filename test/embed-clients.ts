@@ -73,7 +73,7 @@ export async function startHttpExample(args: readonly string[], script = EXAMPLE
   const child = spawn(process.execPath, [script, '--http', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   const url = await new Promise<string>((resolve, reject) => {
     let text = '';
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       text += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(text);
       if (m) resolve(m[1]!);
@@ -107,16 +107,17 @@ export async function connect(combo: Combo, args: readonly string[], http?: Http
       combo.transport === 'stdio'
         ? new Stdio1({ command: process.execPath, args: [EXAMPLE, ...args], stderr: 'pipe' })
         : new Http1(new URL(http!.url));
-    client = new Client1({ name: 'embed-test-1x', version: '1.0.0' }) as unknown as AnyClient;
+    client = new Client1({ name: 'embed-test-1x', version: '1.0.0' });
   } else {
-    transport = (combo.transport === 'stdio'
-      ? new Stdio2({ command: process.execPath, args: [EXAMPLE, ...args], stderr: 'pipe' })
-      : new Http2(new URL(http!.url))) as unknown as Transport;
+    transport =
+      combo.transport === 'stdio'
+        ? new Stdio2({ command: process.execPath, args: [EXAMPLE, ...args], stderr: 'pipe' })
+        : new Http2(new URL(http!.url));
     // 2.x: pinned to 2026, or its default 2025 opening with `initialize`.
     const negotiation = combo.era === '2026' ? { mode: { pin: MODERN } } : { mode: 'legacy' };
     client = new Client2({ name: 'embed-test-2x', version: '1.0.0' }, {
       versionNegotiation: negotiation,
-    } as never) as unknown as AnyClient;
+    } as never);
   }
   await client.connect(transport as never);
   const { received, sent } = recordWire(transport);
@@ -136,8 +137,8 @@ export async function connect(combo: Combo, args: readonly string[], http?: Http
       const r = await client.readResource({ uri: 'executor://stats' });
       return JSON.parse((r.contents[0] as { text: string }).text) as ServerStats;
     },
-    received: received as Msg[],
-    sent: sent as Msg[],
+    received: received,
+    sent: sent,
     ...(stdin && { stdin }),
     close: () => client.close().catch(() => undefined),
   };

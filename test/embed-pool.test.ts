@@ -101,10 +101,10 @@ describe('pool.register(server): a server per request costs no conversion', () =
     for (let i = 0; i < 2; i++) {
       const server = new McpServer({ name: 'spy', version: '1.0.0' });
       const register = server.registerTool.bind(server);
-      server.registerTool = ((name: string, config: unknown, handler: unknown) => {
+      server.registerTool = (name: string, config: unknown, handler: unknown) => {
         seen.push([name, config, handler]);
         return register(name as never, config as never, handler as never);
-      }) as typeof server.registerTool;
+      };
       pool.register(server);
     }
     expect(seen).toHaveLength(4); // spin and count_primes, twice

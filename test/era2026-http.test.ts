@@ -165,7 +165,7 @@ describe('2026-07-28 over Streamable HTTP', () => {
       let progress = 0;
       const call = m.client.callTool(
         { name: 'spin', arguments: { ms: 20_000, stageMs: 1 }, _meta: { progressToken: 'sdk' } },
-        { signal: controller.signal, onprogress: () => progress++ } as never,
+        { signal: controller.signal, onprogress: () => progress++ },
       );
       const end = Date.now() + 10_000;
       while (progress === 0 && Date.now() < end) await sleep(10);
@@ -197,9 +197,12 @@ describe('2026-07-28 over Streamable HTTP', () => {
         legacy.callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1 } }, undefined, {
           signal: legacyAbort.signal,
         }),
-        modern.client.callTool({ name: 'spin', arguments: { ms: 20_000, stageMs: 1 } }, {
-          signal: modernAbort.signal,
-        } as never),
+        modern.client.callTool(
+          { name: 'spin', arguments: { ms: 20_000, stageMs: 1 } },
+          {
+            signal: modernAbort.signal,
+          },
+        ),
       ];
       const queued = legacy.callTool({ name: 'spin', arguments: { ms: 2 } });
       const modernDone = modern.client.callTool({ name: 'spin', arguments: { ms: 2 } });

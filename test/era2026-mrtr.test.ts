@@ -330,10 +330,13 @@ describe('2026-07-28 multi-round-trip requests over stdio', () => {
       args: [CLI, 'serve', '--threads', '1', '--tools', MRTR_TOOLS],
       stderr: 'pipe',
     });
-    const client = new Client({ name: 'mrtr-test', version: '1.0.0' }, {
-      capabilities: { elicitation: {} },
-      versionNegotiation: { mode: { pin: MODERN } },
-    } as never);
+    const client = new Client(
+      { name: 'mrtr-test', version: '1.0.0' },
+      {
+        capabilities: { elicitation: {} },
+        versionNegotiation: { mode: { pin: MODERN } },
+      },
+    );
     let asked = 0;
     client.setRequestHandler('elicitation/create', () => {
       asked++;
@@ -430,10 +433,13 @@ describe('2026-07-28 multi-round-trip requests over Streamable HTTP', () => {
 
   it('a 2.x SDK client in modern mode over HTTP: elicitation answered through MRTR', async () => {
     const srv = await http();
-    const client = new Client({ name: 'mrtr-http', version: '1.0.0' }, {
-      capabilities: { elicitation: {} },
-      versionNegotiation: { mode: { pin: MODERN } },
-    } as never);
+    const client = new Client(
+      { name: 'mrtr-http', version: '1.0.0' },
+      {
+        capabilities: { elicitation: {} },
+        versionNegotiation: { mode: { pin: MODERN } },
+      },
+    );
     client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'grace' } }));
     await client.connect(new StreamableHTTPClientTransport(srv.url));
     open.push({ close: () => client.close() });
@@ -446,6 +452,7 @@ describe('--mrtr-key-file', () => {
   it('signs with the key from the file: another process with the same key verifies the state (but has no such call), one with its own key does not; a short key is refused at start-up', async () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- path.join is declared as a method but uses no this
     const { join } = await import('node:path');
     const { spawnSync } = await import('node:child_process');
     const dir = mkdtempSync(join(tmpdir(), 'mrtr-key-'));

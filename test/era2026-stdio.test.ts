@@ -100,15 +100,18 @@ describe('2026-07-28 over stdio', () => {
     const received: Wire[] = [];
     const onmessage = m.transport.onmessage!;
     m.transport.onmessage = (message) => {
-      received.push(message as Wire);
+      received.push(message);
       onmessage(message);
     };
     const controller = new AbortController();
     let progress = 0;
-    const call = m.client.callTool({ name: 'log_until_cancelled', arguments: { ms: 20_000, everyMs: 2 } }, {
-      signal: controller.signal,
-      onprogress: () => progress++,
-    } as never);
+    const call = m.client.callTool(
+      { name: 'log_until_cancelled', arguments: { ms: 20_000, everyMs: 2 } },
+      {
+        signal: controller.signal,
+        onprogress: () => progress++,
+      },
+    );
     await until(() => progress > 0, 30_000, 'the first progress report'); // a bound on a hang, loose for a busy machine
     controller.abort('user stopped it');
     await expect(call).rejects.toThrow();

@@ -251,7 +251,7 @@ describe('--task-after-ms over 2026 Streamable HTTP', () => {
       const body = modernRequest(`h${n++}`, method, params, { tasks });
       const messages = messagesIn(await (await post(body)).text()).filter((m) => m.id === body.id);
       expect(messages).toHaveLength(1);
-      return result(messages[0] as Wire);
+      return result(messages[0]);
     };
     const stats = async () =>
       JSON.parse(
@@ -313,7 +313,7 @@ describe('--task-after-ms over 2026 Streamable HTTP', () => {
       const body = modernRequest(`s${i}`, 'tools/call', { name: 'spin', arguments: { ms } }, { tasks: true });
       const answers = messagesIn(await (await post(body)).text()).filter((m) => m.id === body.id);
       expect(answers).toHaveLength(1); // exactly one answer on the request's stream
-      const answer = result(answers[0] as Wire);
+      const answer = result(answers[0]);
       if (answer.resultType === 'task') {
         taskIds.push(answer.taskId as string);
         // As over stdio: a lane waits for its task, so the queue stays short and every decision is near the window.

@@ -58,7 +58,7 @@ export async function quick(ex: Executor, session = 'probe'): Promise<QuickInfo 
   const outcome = await within(ex.submit(session, tag, { tool: 'quick', args: { tag } }).outcome, 10_000, 'quick job');
   const ms = performance.now() - t0;
   expect(outcome.kind).toBe('completed');
-  const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+  const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as QuickInfo;
   expect(info.echo.tag).toBe(tag);
   return { ...info, ms };
 }

@@ -12,7 +12,6 @@ import {
   closeExecutorsAfterEach,
   make,
   within,
-  quick,
   submitRunning,
   cancelledRunning,
   cancelledQueued,

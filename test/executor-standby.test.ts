@@ -1,5 +1,5 @@
 /**
- * The standby thread against the real pool (the policy alone, with a fake clock: test/standby.test.ts):
+ * The standby thread against the real pool (the policy alone, with a fake clock: test/unit/standby.test.ts):
  * a stopped job's slot passes to the next job at once while a core is free, after the hand-off delay when
  * every core is busy, never to more than spareThreads jobs.
  * Run: npx tsc -p . && npx vitest run test/executor-standby.test.ts
@@ -53,8 +53,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     const next = await within(behind.outcome, 10_000, 'job behind the cancelled one');
     expect(next.kind).toBe('completed');
     expect(stuckSettled).toBe(false);
-    const { threadId } = (next as Extract<JobOutcome, { kind: 'completed' }>).result
-      .structuredContent as unknown as QuickInfo;
+    const { threadId } = (next as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as QuickInfo;
 
     expect(await within(stuck.outcome, 10_000, 'the stopped job')).toEqual(cancelledRunning);
     // Once the stopped job is back, only `threads` jobs run again: two more queue one behind the other.
@@ -85,8 +84,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     expect(behind.state).toBe('queued'); // no hand-off: the only core is still the stopper's
     const outcome = await within(behind.outcome, 10_000, 'job behind');
     expect(outcome.kind).toBe('completed');
-    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result
-      .structuredContent as unknown as QuickInfo;
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as QuickInfo;
     // It waited for the stopper's thread (one job per thread: it started once the stopper's worker had returned),
     // not for the standby. It may start before the stopper's outcome settles: a freed slot is handed on first.
     expect(info.threadId).toBe(mainThread);
@@ -104,8 +102,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     expect(ex.tryCancel('s', 'tight')).toBe('cancelled-running');
     expect(behind.state).toBe('queued');
     const outcome = await within(behind.outcome, 10_000, 'job behind');
-    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result
-      .structuredContent as unknown as QuickInfo;
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as QuickInfo;
     // Not before the delay (timers never fire early; 5 ms for clock granularity), and while the stuck job still runs.
     expect(info.at - cancelledAt).toBeGreaterThanOrEqual(195);
     expect(stuckSettled).toBe(false);
@@ -123,7 +120,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     expect(await within(stuck.outcome, 10_000, 'the stopped job')).toEqual(cancelledRunning);
     // It ran on the stopped job's thread after that job's loop had ended there (one thread, one clock), and no thread was replaced.
     const [, thread, since] = /^looping on thread (\d+) since ([\d.]+)$/.exec(announced)!;
-    const info = (next as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as unknown as QuickInfo;
+    const info = (next as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as QuickInfo;
     expect(info.threadId).toBe(Number(thread));
     expect(info.at).toBeGreaterThanOrEqual(Number(since) + 600);
     expect(ex.stats()).toMatchObject({ hardKilled: 0, threads: 1 });
@@ -141,8 +138,7 @@ describe('the standby thread takes the slot of a stopped job', () => {
     const next = ex.submit('s', 'next', { tool: 'quick', args: {} });
     ex.tryCancel('s', 'busy');
     const outcome = await within(next.outcome, 10_000, 'job on the replacement thread');
-    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result
-      .structuredContent as unknown as QuickInfo;
+    const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as QuickInfo;
     expect(info.loadedAt).toBeLessThan(submittedAt);
     await within(busy.outcome, 10_000, 'second hard stop');
   }, 30_000);

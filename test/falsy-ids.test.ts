@@ -43,8 +43,8 @@ describe('over Streamable HTTP', () => {
         expect(stream.messages).toEqual([]);
         await until(async () => (await stats(client)).running === 0, 10_000, 'worker released');
         const after = await stats(client);
-        expect(after.cancelled! - before.cancelled!).toBe(1);
-        expect(after.completed! - before.completed!).toBe(0);
+        expect(after.cancelled - before.cancelled).toBe(1);
+        expect(after.completed - before.completed).toBe(0);
         expect((await client.callTool({ name: 'spin', arguments: { ms: 1 } })).isError).toBeFalsy();
       } finally {
         await client.close();

@@ -246,7 +246,7 @@ function fuzzLines(g: Gen, count: number): { lines: string[]; longIds: string[] 
       );
       if (g.chance(0.8)) pendingCancels.push([i + 1 + g.int(60), id]);
     }
-    for (const [when, id] of pendingCancels.filter(([w]) => w === i))
+    for (const [, id] of pendingCancels.filter(([w]) => w === i))
       lines.push(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } }));
     let m = template(g, i);
     if (g.chance(0.25)) m = structural(g, m, i);
@@ -305,7 +305,7 @@ describe('stdio fuzz', () => {
       // The cancelled calls leave the executor; then anything extra would have arrived too.
       s.send({ jsonrpc: '2.0', id: 'final', method: 'tools/call', params: { name: 'spin', arguments: { ms: 1 } } });
       expect(await s.answer('final', 20_000, from)).toHaveProperty('result');
-      let stats: Record<string, number> = {};
+      let stats: Record<string, number>;
       for (let tries = 0; ; tries++) {
         s.send({ jsonrpc: '2.0', id: `stats${tries}`, method: 'resources/read', params: { uri: 'executor://stats' } });
         const m = (await s.answer(`stats${tries}`, 10_000, from)) as { result: { contents: { text: string }[] } };

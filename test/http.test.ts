@@ -32,7 +32,7 @@ async function connect(): Promise<{
   await client.connect(transport);
   clients.push(client);
   const { received, sent } = recordWire(transport);
-  return { client, transport, received: received as Msg[], sent: sent as Msg[] };
+  return { client, transport, received: received, sent: sent };
 }
 
 /** A raw POST in an existing session; returns the response once headers arrived, and an abort handle. */

@@ -138,7 +138,7 @@ export async function statsUntil(page: Page, settled: (c: Counters) => boolean, 
   await page.getByRole('button', { name: 'Executor counters' }).click();
   await page.getByText('executor://stats', { exact: true }).first().waitFor();
   const end = Date.now() + boundMs;
-  let last: Counters | Error = new Error('not read yet');
+  let last: Counters | Error;
   for (let refresh = false; ; refresh = true) {
     last = await readCounters(page, refresh).catch((e: Error) => e);
     if (!(last instanceof Error) && settled(last)) return last;

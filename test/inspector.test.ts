@@ -160,7 +160,7 @@ async function withInspector(
   }
   // The stdio server was the Inspector's child: it must be gone with it (it exits when its stdin closes).
   if (inspector && transport === 'stdio')
-    await until(async () => (await processesWith(inspector!.marker)).length === 0, 15_000, 'the stdio server to exit');
+    await until(async () => (await processesWith(inspector.marker)).length === 0, 15_000, 'the stdio server to exit');
 }
 
 /** The work stopped: the server's worker is idle again, the call counted cancelled, no thread was killed. */

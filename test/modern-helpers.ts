@@ -52,9 +52,12 @@ export function modernHeaders(
 
 /** A 2.x SDK client pinned to 2026-07-28. */
 export function modernClient(): Client {
-  return new Client({ name: 'modern-test', version: '1.0.0' }, {
-    versionNegotiation: { mode: { pin: MODERN } },
-  } as never);
+  return new Client(
+    { name: 'modern-test', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: { pin: MODERN } },
+    },
+  );
 }
 
 /** A modern client connected over stdio to the server as a subprocess. */

@@ -91,6 +91,7 @@ export async function startIssuer(port = 0, initialKey?: JWK): Promise<TestIssue
   let server: Server;
   const listen = async (on: number, issuer: string | undefined): Promise<number> => {
     // The issuer must name the port, which is only known after listening: listen first, then mount the provider.
+    // eslint-disable-next-line prefer-const -- assigned once the port is known, after the server that reads it
     let provider: Provider | undefined;
     server = createServer((req, res) => provider!.callback()(req, res));
     await new Promise<void>((resolve, reject) => {

@@ -61,17 +61,17 @@ async function connect2026() {
   const wire = newWireStats();
   const [clientSide, serverSide] = InMemory2.createLinkedPair();
   const inputWaits = new InputWaits(executor);
-  const guard = new GuardedTransport(serverSide as never, 'memory', executor, wire, {
+  const guard = new GuardedTransport(serverSide, 'memory', executor, wire, {
     inputWaits,
     abortMeansCancel: false,
   });
   const tasks = new TaskRunner(executor);
   const handle = sdkServeStdio(
     () => createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }), tasks),
-    { transport: guard as never, onerror: () => undefined },
+    { transport: guard, onerror: () => undefined },
   );
   const got: Record<string, unknown>[] = [];
-  clientSide.onmessage = (m) => void got.push(m as Record<string, unknown>);
+  clientSide.onmessage = (m) => void got.push(m);
   await clientSide.start();
   return {
     send: (m: unknown) => clientSide.send(m as never),
@@ -109,13 +109,13 @@ async function connect(options: { graceMs?: number } = {}) {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const guard = new GuardedTransport(serverSide, 'memory', executor, wire);
   const server = createMcpServer(executor, wire, 'test', () => ({ guard, wraps: false, caller: 'memory' }));
-  await server.connect(guard as never);
+  await server.connect(guard);
   const client = new Client({ name: 'otel-test', version: '0' }, { capabilities: { elicitation: {} } });
   client.setRequestHandler(ElicitRequestSchema, (request) => {
     asked.push(request.params);
     return { action: 'accept', content: { name: 'Ada' } };
   });
-  await client.connect(clientSide as never);
+  await client.connect(clientSide);
   const asked: unknown[] = [];
   return {
     client,
@@ -348,7 +348,7 @@ describe("every round of a 2026 call is in its first round's trace", () => {
   async function twoRounds(retryMeta: Record<string, unknown>) {
     const c = await connect2026();
     open.push(c.close);
-    c.send(
+    void c.send(
       modernRequest(
         1,
         'tools/call',
@@ -360,7 +360,7 @@ describe("every round of a 2026 call is in its first round's trace", () => {
     const first = await c.answer(1);
     expect(first.resultType).toBe('input_required');
     const [key] = Object.keys(first.inputRequests as object) as [string];
-    c.send(
+    void c.send(
       modernRequest(
         2,
         'tools/call',
@@ -488,7 +488,7 @@ describe('with no SDK registered', () => {
       );
       const request = { params: { name: 'spin' } };
       const ctx = { mcpReq: { id: 1 } } as never;
-      for (let i = 0; i < 1000; i++) handler(request, ctx); // warm: compiled before the measured loop
+      for (let i = 0; i < 1000; i++) void handler(request, ctx); // warm: compiled before the measured loop
       const from = performance.now();
       let same = 0;
       for (let i = 0; i < 1_000_000; i++) {

@@ -93,7 +93,7 @@ describe('over HTTP', () => {
     expect((messagesIn(read.text)[0]!.result as { content: { text: string }[] }).content[0]!.text).toHaveLength(
       3 * MiB,
     );
-    let st = await stats(s.url);
+    let st: Awaited<ReturnType<typeof stats>>;
     await until(
       async () => {
         peak = Math.max(peak, rssMb(pid));

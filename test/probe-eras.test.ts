@@ -56,7 +56,7 @@ async function httpFixture(args: string[]): Promise<{ url: string; pid: number }
   children.push(child);
   const url = await new Promise<string>((resolve, reject) => {
     let text = '';
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       text += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(text);
       if (m) resolve(m[1]!);

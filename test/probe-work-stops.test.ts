@@ -97,7 +97,7 @@ describe('cancel.work-stops under load', () => {
           stdio: ['ignore', 'pipe', 'ignore'],
         });
         children.push(child);
-        return new Promise<ChildProcess>((resolve) => child.stdout!.once('data', () => resolve(child)));
+        return new Promise<ChildProcess>((resolve) => child.stdout.once('data', () => resolve(child)));
       };
       const [spinner, every20, every2, idle] = await Promise.all([
         ready('for(;;){}'),

@@ -143,7 +143,7 @@ describe('stdio', () => {
     expect(unknown).toBeInstanceOf(McpError);
     expect((unknown as McpError).message).toBe("MCP error -32602: unknown tool 'no_such_tool'");
     const invalid = await c.client
-      .request({ method: 'tools/call', params: { name: 'spin', arguments: 'fast' } } as never, CallToolResultSchema)
+      .request({ method: 'tools/call', params: { name: 'spin', arguments: 'fast' } }, CallToolResultSchema)
       .catch((e: unknown) => e);
     expect(invalid).toMatchObject({
       code: ErrorCode.InvalidParams,
@@ -188,7 +188,7 @@ describe('Streamable HTTP', () => {
     const { client, sessionId } = await connect();
     const before = await stats(client);
     const first = sseMessages(await post(sessionId, spin('x', 20_000)));
-    await until(async () => (await stats(client)).running === before.running! + 1, 10_000, 'call x running');
+    await until(async () => (await stats(client)).running === before.running + 1, 10_000, 'call x running');
     const dup = await post(sessionId, ping('x'));
     expect(dup.status).toBe(400);
     const refusal = (await dup.json()) as Msg;
@@ -198,7 +198,7 @@ describe('Streamable HTTP', () => {
     await within(first.ended, 10_000, 'the cancelled call’s stream ended');
     expect(first.messages.filter((m) => m.id === 'x')).toEqual([]);
     await until(async () => (await stats(client)).running === before.running, 10_000, 'worker released');
-    expect(await stats(client)).toMatchObject({ cancelled: before.cancelled! + 1, completed: before.completed! });
+    expect(await stats(client)).toMatchObject({ cancelled: before.cancelled + 1, completed: before.completed });
     const next = await client.callTool({ name: 'spin', arguments: { ms: 1 } });
     expect(next.isError).toBeFalsy();
     // Once the call is over its id is free again.
@@ -216,7 +216,7 @@ describe('Streamable HTTP', () => {
       // slice boundary yields the thread, and under four CPU hogs the default 10 ms slices took over 10 s in all.
       const before = await stats(client);
       const first = post(sessionId, call(id, { name: 'spin', arguments: { ms: 4_000, stageMs: 500 } }));
-      await until(async () => (await stats(client)).running === before.running! + 1, 10_000, `call ${id} running`);
+      await until(async () => (await stats(client)).running === before.running + 1, 10_000, `call ${id} running`);
       const refused = await post(sessionId, ping(id));
       expect(refused.status).toBe(400);
       expect(await refused.json()).toMatchObject({ id, error: { code: ErrorCode.InvalidRequest } });
@@ -285,7 +285,7 @@ describe('Streamable HTTP', () => {
       },
     ]);
     const invalid = await client
-      .request({ method: 'tools/call', params: { name: 'spin', arguments: [1] } } as never, CallToolResultSchema)
+      .request({ method: 'tools/call', params: { name: 'spin', arguments: [1] } }, CallToolResultSchema)
       .catch((e: unknown) => e);
     expect(invalid).toMatchObject({
       code: ErrorCode.InvalidParams,

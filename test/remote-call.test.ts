@@ -241,7 +241,7 @@ describe("RemoteCall: a cancel that was asked is never followed by anything but 
     ]) {
       const f = new Fake();
       const call = await queued(f);
-      f.cancelReply = { ...deferred<RemoteCancelResult>(), promise: reply() as Promise<RemoteCancelResult> };
+      f.cancelReply = { ...deferred<RemoteCancelResult>(), promise: reply() };
       f.cancelReply.promise.catch(() => undefined);
       const d: CancelResult = await call.requestCancel();
       expect(d).toBe('cancelled-queued');

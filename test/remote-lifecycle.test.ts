@@ -90,8 +90,7 @@ describe('defect 3: a host sees a cancellation that won in Redis', () => {
     );
     // Every job was cancelled; one the hosts missed would run for a minute.
     await until(
-      async () =>
-        (await Promise.all([h1!, h2!].map((h) => h.stats(r)))).every((s) => s.running === 0 && s.active === 0),
+      async () => (await Promise.all([h1, h2].map((h) => h.stats(r)))).every((s) => s.running === 0 && s.active === 0),
       15_000,
       'both hosts idle',
     );

@@ -251,7 +251,7 @@ it('a job state whose BullMQ job a failover lost (the two writes go on different
   await r.del(`bull:${Q}:${jobId}`);
   let answer: { result?: { isError?: boolean; content: { text: string }[] } };
   try {
-    answer = (await answerOf('lost', 30_000)) as typeof answer;
+    answer = await answerOf('lost', 30_000);
   } finally {
     // Whatever happened, the hosts are freed for the next test.
     cancel(front, 'busy-1');

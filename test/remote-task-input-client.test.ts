@@ -128,11 +128,11 @@ interface Session {
 
 async function start(onElicit: ElicitationHandler): Promise<Session> {
   const from = lb.routes().length;
-  const tap = new Tap(new StreamableHTTPClientTransport(lb.url, { fetch: tagged }) as never);
+  const tap = new Tap(new StreamableHTTPClientTransport(lb.url, { fetch: tagged }));
   const client = new CancelAwareClient({ name: 'remote-task-input-client', version: '1.0.0' }).onElicitation(onElicit);
   const errors: Error[] = [];
   client.sdk.onerror = (e) => errors.push(e);
-  await client.connect(tap as never, { timeout: 120_000 });
+  await client.connect(tap, { timeout: 120_000 });
   cleanup.push(() => client.close());
   expect(client.era).toBe('modern');
   return { client, tap, errors, from };

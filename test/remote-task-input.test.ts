@@ -74,7 +74,7 @@ beforeAll(async () => {
     front(['--input-wait-ms', String(SHORT_WAIT_MS)]),
     front(['--input-wait-ms', '600000', '--auth-token-file', TOKEN_FILE]),
   ]);
-  hosts.push(started[0] as HostProcess);
+  hosts.push(started[0]);
   [a, b, c, d] = started.slice(1) as [HttpServerProcess, HttpServerProcess, HttpServerProcess, HttpServerProcess];
   lb = await startNginx({ a: a.url.host, b: b.url.host });
   for (const url of [a.url, b.url, c.url])

@@ -50,8 +50,8 @@ describe('inbound requests go straight to the SDK dispatch', () => {
   });
 
   it('requests skip the response guards; responses and notifications still take the SDK path', async () => {
-    const results = watch(JSONRPCResultResponseSchema as unknown as Schema);
-    const errors = watch(JSONRPCErrorResponseSchema as unknown as Schema);
+    const results = watch(JSONRPCResultResponseSchema);
+    const errors = watch(JSONRPCErrorResponseSchema);
     const conn = await openConnection('memory', { threads: 1 });
     const client = new Client({ name: 'route-test', version: '0' }, { capabilities: { roots: {} } });
     let asked = 0;
@@ -72,9 +72,9 @@ describe('inbound requests go straight to the SDK dispatch', () => {
     expect(answered.isError).toBeFalsy();
     expect(asked).toBe(1);
     // A request the SDK refuses still gets its error through the direct route.
-    await expect(
-      client.request({ method: 'no/such', params: {} } as never, ListRootsRequestSchema as never),
-    ).rejects.toThrow(/not found/i);
+    await expect(client.request({ method: 'no/such', params: {} }, ListRootsRequestSchema as never)).rejects.toThrow(
+      /not found/i,
+    );
 
     const seen = [...results, ...errors];
     expect(seen.filter(isRequest)).toEqual([]);

@@ -157,6 +157,7 @@ describe('over stdio with the SDK client', () => {
     {
       const controller = new AbortController();
       const onmessage = w.transport.onmessage!;
+      // eslint-disable-next-line prefer-const -- set by the send below, read by the tap above it
       let id: unknown;
       w.transport.onmessage = (m) => {
         if (!('method' in m) && 'id' in m && m.id === id) controller.abort('late on purpose');

@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, startHttpServer, until, type HttpServerProcess } from './helpers.js';
 import { messagesIn } from './http-helpers.js';
-import { LineServer, type Wire } from './line-client.js';
+import { LineServer } from './line-client.js';
 import { modernHeaders, modernRequest } from './modern-helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
 import { startHost, type HostProcess } from './remote-helpers.js';

@@ -26,7 +26,7 @@ async function connect(args: string[]): Promise<{ client: CancelAwareClient; sen
   const sent: Msg[] = [];
   const send = transport.send.bind(transport);
   transport.send = (m: JSONRPCMessage) => {
-    sent.push(m as Msg);
+    sent.push(m);
     return send(m);
   };
   // The 2025-11-25 tasks methods; client-2026.test.ts has the extension's.

@@ -101,9 +101,9 @@ describe('tasks over Streamable HTTP', () => {
     expect((result.content[0] as { text: string }).text).toMatch(/^spun 1500 slices/);
     expect(result._meta?.[RELATED_TASK_META_KEY]).toEqual({ taskId: task.taskId });
     const after = await stats(b.client);
-    expect(after.tasksCompleted! - before.tasksCompleted!).toBe(1);
-    expect(after.tasksCancelled! - before.tasksCancelled!).toBe(0);
-    expect(after.cancelled! - before.cancelled!).toBe(0);
+    expect(after.tasksCompleted - before.tasksCompleted).toBe(1);
+    expect(after.tasksCancelled - before.tasksCancelled).toBe(0);
+    expect(after.cancelled - before.cancelled).toBe(0);
   });
 
   it('another session cannot see, read or cancel a task: "task not found"', async () => {
@@ -133,12 +133,12 @@ describe('tasks over Streamable HTTP', () => {
     const doomed = await connect();
     const before = await stats(watcher.client);
     await createTask(doomed.client, { ms: 60_000 });
-    await until(async () => (await stats(watcher.client)).running === before.running! + 1, 10_000, 'the task to run');
+    await until(async () => (await stats(watcher.client)).running === before.running + 1, 10_000, 'the task to run');
     await doomed.transport.terminateSession();
     await until(
       async () => {
         const s = await stats(watcher.client);
-        return s.tasksCancelled === before.tasksCancelled! + 1 && s.running === before.running && s.stopping === 0;
+        return s.tasksCancelled === before.tasksCancelled + 1 && s.running === before.running && s.stopping === 0;
       },
       10_000,
       'the task to be cancelled and its work stopped',

@@ -418,7 +418,7 @@ describe('tasks over stdio', () => {
   it('a notifications/cancelled naming the id of a task-augmented tools/call changes nothing', async () => {
     const w = await start();
     const created = await w.requestWithId('call-7', 'tools/call', { name: 'spin', arguments: { ms: 300 }, task: {} });
-    const task = taskOf({ result: (created as { result: { task: Record<string, unknown> } }).result.task } as Answer)!;
+    const task = taskOf({ result: (created as { result: { task: Record<string, unknown> } }).result.task })!;
     const before = await w.stats();
     w.send({
       jsonrpc: '2.0',

@@ -31,7 +31,7 @@ export type TransportKind = 'stdio' | 'http';
 export async function connectWired(kind: TransportKind, args: string[]): Promise<Wired> {
   if (kind === 'stdio') {
     const w = await stdioClient(args);
-    return { client: w.client, received: w.received as Msg[], sent: w.sent as Msg[], close: () => w.close() };
+    return { client: w.client, received: w.received, sent: w.sent, close: () => w.close() };
   }
   const server: HttpServerProcess = await startHttpServer(args);
   const transport = new StreamableHTTPClientTransport(server.url);
@@ -40,8 +40,8 @@ export async function connectWired(kind: TransportKind, args: string[]): Promise
   const { received, sent } = recordWire(transport);
   return {
     client,
-    received: received as Msg[],
-    sent: sent as Msg[],
+    received: received,
+    sent: sent,
     close: async () => {
       await client.close().catch(() => undefined);
       await server.stop();

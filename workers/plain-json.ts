@@ -5,7 +5,7 @@
  */
 export function assertPlainJson(value: unknown, path: string): void {
   // The common case, plain data, builds no strings; only a failure walks again to name the path.
-  if (plainJsonProblem(value, 0, false) !== undefined) throw new Error(plainJsonProblem(value, 0, true, path)!);
+  if (plainJsonProblem(value, 0, false) !== undefined) throw new Error(plainJsonProblem(value, 0, true, path));
 }
 
 /** Undefined if `value` is plain JSON data; otherwise what is wrong (with its path when `describe` is set). */
@@ -29,7 +29,7 @@ function plainJsonProblem(value: unknown, depth: number, describe: boolean, path
       }
       const proto = Object.getPrototypeOf(value) as unknown;
       if (proto !== Object.prototype && proto !== null) {
-        return `${path} is a ${(value as object).constructor?.name ?? 'class instance'}, not plain JSON data; cannot send it back`;
+        return `${path} is a ${value.constructor?.name ?? 'class instance'}, not plain JSON data; cannot send it back`;
       }
       for (const k in value) {
         const v = (value as Record<string, unknown>)[k];

@@ -3,7 +3,7 @@
  * tool's stages in order, checking the job's shared state word before each
  * stage, and claims the right to respond with one compare-and-swap.
  */
-import { threadId, workerData, type MessagePort } from 'node:worker_threads';
+import { threadId, workerData } from 'node:worker_threads';
 import type {
   ClientAsk,
   JobReports,

@@ -61,8 +61,7 @@ function build(): McpServer {
             .max(64 * 1024 * 1024),
         }),
       },
-      async (args) =>
-        (await pool.run(args.bytes, { filename: BLOB_WORKER })) as { content: { type: 'text'; text: string }[] },
+      async (args) => await pool.run(args.bytes, { filename: BLOB_WORKER }),
     );
   }
   server.registerResource('stats', BASELINE_STATS_URI, { mimeType: 'application/json' }, async () => ({

@@ -262,7 +262,9 @@ export function readRun(path: string): BenchRun {
     try {
       run = JSON.parse(readFileSync(file, 'utf8')) as typeof run;
     } catch (error) {
-      throw new Error(`${file}: not a bench results file (${error instanceof Error ? error.message : String(error)})`);
+      throw new Error(`${file}: not a bench results file (${error instanceof Error ? error.message : String(error)})`, {
+        cause: error,
+      });
     }
     for (const s of run.scenarios ?? []) {
       if (!(POOLED as readonly string[]).includes(s.id) || found.has(s.id) || !s.samples) continue;

@@ -57,7 +57,7 @@ export async function startProc(args: string[], ready: RegExp): Promise<Proc> {
   let text = '';
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not start:\n${text}`)), 20_000);
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       text = (text + d.toString()).slice(-8192);
       const m = ready.exec(text);
       if (m) {

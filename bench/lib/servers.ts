@@ -202,7 +202,7 @@ export class Connection {
     const modern = spec.era === '2026';
     const info = { name: 'mcp-cancel-pool-bench', version: '0.0.0' };
     const client = modern
-      ? new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never)
+      ? new ModernClient(info, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
       : new Client(info);
     let transport: Transport | ModernStdioTransport | ModernHttpTransport;
     let child: ChildProcess | undefined;
@@ -236,8 +236,8 @@ export class Connection {
     client.onerror = (error) => {
       if (/unknown message ID/i.test(error.message)) conn.lateResponses++;
     };
-    if (modern) await (client as ModernClient).connect(transport as ModernStdioTransport);
-    else await (client as Client).connect(transport as Transport);
+    if (modern) await (client as ModernClient).connect(transport);
+    else await (client as Client).connect(transport);
     return conn;
   }
 
@@ -250,11 +250,14 @@ export class Connection {
     if (this.lost) return Promise.reject(this.lost);
     if (this.modern) {
       // 2.x: one options argument; its abort sends notifications/cancelled (stdio) or closes the stream (HTTP).
-      return this.modern.callTool({ name: 'spin', arguments: { ...args } }, {
-        timeout: 600_000,
-        ...(options.signal && { signal: options.signal }),
-        ...(options.onprogress && { onprogress: options.onprogress }),
-      } as never) as unknown as Promise<CallToolResult>;
+      return this.modern.callTool(
+        { name: 'spin', arguments: { ...args } },
+        {
+          timeout: 600_000,
+          ...(options.signal && { signal: options.signal }),
+          ...(options.onprogress && { onprogress: options.onprogress }),
+        },
+      ) as unknown as Promise<CallToolResult>;
     }
     return this.client.callTool({ name: 'spin', arguments: { ...args } }, undefined, {
       timeout: 600_000,

@@ -72,7 +72,7 @@ const note = full.spliced
   )
   .join(' ');
 md = md.replace(
-  /\n\n(Sections taken from later partial runs:[^\n]*\n\n)?\|  \|  \|/,
+  /\n\n(Sections taken from later partial runs:[^\n]*\n\n)?\| {2}\| {2}\|/,
   `\n\nSections taken from later partial runs: ${note}\n\n|  |  |`,
 );
 

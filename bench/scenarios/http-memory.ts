@@ -121,7 +121,7 @@ async function callsInFlight(
       ).catch(() => false),
     );
     const until = performance.now() + ARRIVE_WAIT_MS;
-    let seen = 0;
+    let seen: number;
     while ((seen = (await server.callsSeen(stats)) - seen0) < count && performance.now() < until) await sleep(50);
     const afterKb = await rssMedian(server, settleMs);
     for (const r of held) r.destroy();

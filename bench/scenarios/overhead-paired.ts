@@ -17,7 +17,7 @@ import {
   type Target,
   serverInfo,
 } from '../lib/scenario.js';
-import { specLabel, type ServerSpec } from '../lib/servers.js';
+import { type ServerSpec } from '../lib/servers.js';
 import { pinSelf, type RawConnection } from '../lib/raw-client.js';
 import { median } from '#dist/src/probe/stats.js';
 import {

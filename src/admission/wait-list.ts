@@ -42,8 +42,7 @@ export function carrying<T extends object>(task: T, job: Waiting): T {
 
 /** The job a task carries, if any (the pool's warm-up tasks carry none). */
 export function waitingOf<J extends Waiting>(task: PoolTask | PiscinaTask): J | undefined {
-  return ((task as unknown as Record<symbol, J | null | undefined>)[Piscina.queueOptionsSymbol] ?? undefined) as
-    J | undefined;
+  return (task as unknown as Record<symbol, J | null | undefined>)[Piscina.queueOptionsSymbol] ?? undefined;
 }
 
 /** p-queue never runs an item here: Piscina starts the jobs. */
@@ -68,6 +67,7 @@ export class WaitList<J extends Waiting> implements TaskQueue {
       queueClass: class extends FairQueue {
         constructor() {
           super();
+          // eslint-disable-next-line @typescript-eslint/no-this-alias -- p-queue builds its queue class itself; this is how we get the instance
           fair = this;
         }
       },

@@ -2,7 +2,7 @@
 import { logger } from '../log/logger.js';
 import { resolve } from 'node:path';
 import type { CallBackend } from '../backend/backend.js';
-import { RedisAuthError, RedisConfigError, RedisUnreachableError } from '../errors.js';
+import { RedisAuthError, RedisUnreachableError } from '../errors.js';
 import { Executor } from '../executor/executor.js';
 import { ClusterKey } from '../remote/config/cluster-key.js';
 import type { QueueBackend } from '../remote/front/queue-backend.js';

@@ -245,7 +245,7 @@ export class ClientGuard implements Transport {
     } else if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The SDK's own cancellation (its signal or timeout): the same check as ours.
       if (!this.outboundLedger.gateCancel(message)) return;
-    } else if (isResponse(message) && !this.inboundLedger.leaving(message.id as RequestId | undefined)) {
+    } else if (isResponse(message) && !this.inboundLedger.leaving(message.id)) {
       this.stats.responsesDropped++;
       return;
     }
@@ -263,7 +263,7 @@ export class ClientGuard implements Transport {
     }
     if (!this.era.modern) return this.inner.send(message);
     const params = (message as { params: Record<string, unknown> }).params;
-    return this.inner.send({ ...message, params: { ...params, _meta: { ...this.era.envelope } } } as JSONRPCMessage);
+    return this.inner.send({ ...message, params: { ...params, _meta: { ...this.era.envelope } } });
   }
 
   private deliver(message: JSONRPCMessage): void {
@@ -293,10 +293,7 @@ export class ClientGuard implements Transport {
         return;
       }
       if (this.own.progress(token, message.params as Record<string, unknown>)) return;
-    } else if (
-      isNotification(message) &&
-      this.own.notification(message.method, message.params as Record<string, unknown> | undefined)
-    ) {
+    } else if (isNotification(message) && this.own.notification(message.method, message.params)) {
       return;
     }
     this.onmessage?.(message, extra);

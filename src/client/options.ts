@@ -10,7 +10,6 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { RequestId } from '../wire/registry.js';
 import type { ClientCancelStats } from './guard.js';
-import type { CallAbortedError } from '../errors.js';
 import type { TaskClientCounters } from './task-handle.js';
 
 /** Options for {@link CancelAwareClient}: the SDK client's, plus the guard's. */

@@ -34,7 +34,7 @@ export async function callToolAsTask(
   // 2025 asks with the task param; 2026 declares the extension and lets the server decide.
   const request = modern ? { ...params } : { ...params, task: options.ttl === undefined ? {} : { ttl: options.ttl } };
   // Never notifications/cancelled for it: a task is cancelled with tasks/cancel.
-  const sent = own.request('tools/call', request as Record<string, unknown>, {
+  const sent = own.request('tools/call', request, {
     ...(modern && { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } }),
     ...(options.onprogress && { onprogress: (p: Progress) => (handle ? handle.progress(p) : early.push(p)) }),
   });

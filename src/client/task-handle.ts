@@ -228,7 +228,7 @@ export class ClientTask implements TaskHandle {
       },
       (error: unknown) => {
         // -32602: the task is terminal (completion won) or gone; its result is still there to read.
-        if (error instanceof ProtocolError && error.code === ProtocolErrorCode.InvalidParams) {
+        if (error instanceof ProtocolError && error.code === (ProtocolErrorCode.InvalidParams as number)) {
           this.end();
           return false;
         }

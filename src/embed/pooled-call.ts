@@ -39,7 +39,7 @@ export interface PoolSite {
 }
 
 /** What a cancelled call's handler resolves with: its signal has aborted, so the SDK never sends it. */
-const NEVER_SENT: CallToolResult = Object.freeze({ content: [], isError: true }) as CallToolResult;
+const NEVER_SENT: CallToolResult = Object.freeze({ content: [], isError: true });
 
 /** The cancel reason of a signal the SDK aborted, in the words the metrics seam counts by (src/ops/instrument.ts). */
 function reasonOf(reason: unknown, perRequestHttp: boolean): string {

@@ -4,7 +4,7 @@
  * state is the shared state word while it holds a slot, and its settled
  * outcome afterwards; nothing else shadows it.
  */
-import type { BackendStats, CallHandle, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
+import type { BackendStats, CancelResult, JobOutcome, StartOptions } from '../backend/backend.js';
 import type { Admittable } from '../admission/admission.js';
 import { carrying } from '../admission/wait-list.js';
 import type { PoolOutcome } from '../pool/pool.js';
@@ -194,7 +194,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
    */
   abandon(message = 'request rejected before it started'): boolean {
     if (this.result || this.slot) return false;
-    this.finish({ kind: 'failed', code: 'rejected', message });
+    void this.finish({ kind: 'failed', code: 'rejected', message });
     return true;
   }
 
@@ -209,7 +209,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     const host = this.host;
     if (!this.result && !this.slot) {
       // Not yet started: single-threaded, no worker can race us.
-      this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
+      void this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
       return 'cancelled-queued';
     }
     const won = !this.result && this.slot ? host.slab.tryCancel(this.slot) : undefined;
@@ -221,7 +221,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     if (won === 'queued') {
       host.dequeue(this); // it never reaches a worker
       this.channel?.port?.close();
-      this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
+      void this.finish({ kind: 'cancelled', from: 'queued', hardKilled: false });
       return 'cancelled-queued';
     }
     this.stoppedWhileRunning('cancelled');
@@ -303,10 +303,12 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     const hardKilled = this.escalation?.hardStopped === true && crash !== undefined;
     // The worker died before claiming: claim the response on its behalf, unless a stop already won.
     if (crash && !hardKilled && slab.transition(slot, JobState.running, JobState.responding)) {
-      this.finish(crashed(crash.message));
+      void this.finish(crashed(crash.message));
       return;
     }
-    this.finish(outcomeOf(result, slab.read(slot), this.options!.timeoutMs ?? this.tool!.timeoutMs ?? 0, hardKilled));
+    void this.finish(
+      outcomeOf(result, slab.read(slot), this.options!.timeoutMs ?? this.tool!.timeoutMs ?? 0, hardKilled),
+    );
   }
 
   private finish(outcome: JobOutcome): Promise<JobOutcome> {

@@ -155,6 +155,7 @@ function count(options: ExecutorOptions, name: NumericOption, min: number, fallb
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
     throw new InvalidOptionError(
       name,
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- what JSON cannot show (undefined, a function), as JavaScript shows it
       `expected an integer >= ${min}, got ${typeof value === 'number' ? value : (JSON.stringify(value) ?? String(value))}`,
     );
   }

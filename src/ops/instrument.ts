@@ -55,7 +55,7 @@ export function instrumentBackend<B extends CallBackend>(
     reserve(session, id) {
       const call = new TrackedCall(backend.reserve(session, id), session, id, settled);
       let calls = live.get(session);
-      if (!calls) live.set(session, (calls = new Map()));
+      if (!calls) live.set(session, (calls = new Map<RequestId, TrackedCall>()));
       calls.set(id, call);
       return call;
     },

@@ -200,7 +200,7 @@ function traced<Q extends RequestLike, R>(
   try {
     pending = context.with(inSpan, () => handler(request, ctx));
   } catch (error) {
-    pending = Promise.reject(error as Error);
+    pending = Promise.reject(error);
   }
   return pending.then(
     (result) => {

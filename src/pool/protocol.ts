@@ -1,7 +1,6 @@
 /** What crosses between the main thread and a pool worker. */
 import type { MessagePort } from 'node:worker_threads';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import type { SlotRef } from '../state/job-state.js';
 import type { ClientRequestMethod } from '../stages/tool.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
 

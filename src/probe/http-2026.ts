@@ -66,7 +66,7 @@ export class Http2026Transport implements Transport {
       await response.body?.cancel().catch(() => undefined);
       return;
     }
-    void this.read(m.id!, response, abort.signal).finally(() => this.streams.delete(m.id!));
+    void this.read(m.id, response, abort.signal).finally(() => this.streams.delete(m.id!));
   }
 
   protected async read(id: Id | undefined, response: Response, signal: AbortSignal): Promise<void> {
@@ -90,7 +90,7 @@ export class Http2026Transport implements Transport {
               code: -32000,
               message: `HTTP ${response.status}${text.trim() ? `: ${text.trim().replace(/\s+/g, ' ').slice(0, 160)}` : ' with no body'}`,
             },
-          } as JSONRPCMessage);
+          });
         }
       }
     } catch (error) {

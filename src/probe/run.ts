@@ -76,7 +76,7 @@ export async function probeTarget(
     let uncancelled: UncancelledCall | undefined;
     if (cpuMeasured) {
       progress.phase(`${label} (${era}): ${options.tool} uncancelled`);
-      uncancelled = await uncancelledCall(wire, conn.pid!, options);
+      uncancelled = await uncancelledCall(wire, conn.pid, options);
     }
     progress.tick();
     progress.phase(`${label} (${era}): notifications`);

@@ -137,7 +137,7 @@ export async function connect(
       if (version === undefined || !ACCEPTED_2025.includes(version))
         throw new Error(`Server's protocol version is not supported: ${String(version)}`);
       if (transport instanceof Http2025Transport) transport.setProtocolVersion(version);
-      await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' } as JSONRPCMessage);
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       return connected(init.serverInfo as ServerInfo | undefined, version, close);
     } catch (error) {
       await close();

@@ -59,7 +59,7 @@ export class Wire {
       jsonrpc: '2.0',
       method: 'notifications/cancelled',
       params: { requestId: id, reason },
-    } as JSONRPCMessage);
+    });
     return { at: t, delivered };
   };
 
@@ -131,7 +131,7 @@ export class Wire {
         ? { ...params, _meta: { ...this.requestMeta(), ...(params?._meta as Record<string, unknown> | undefined) } }
         : params;
     void this.transport
-      .send({ jsonrpc: '2.0', id, method, ...(withMeta && { params: withMeta }) } as JSONRPCMessage)
+      .send({ jsonrpc: '2.0', id, method, ...(withMeta && { params: withMeta }) })
       .catch(() => undefined);
     return { id, sentAt };
   }

@@ -126,7 +126,7 @@ export class GuardedTransport extends TransportWrapper {
     wire: WireStats,
     options: GuardOptions = {},
   ) {
-    super(inner as never);
+    super(inner);
     this.afterAnswered = options.afterAnswered;
     this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), {
       ...(options.hooks && { hooks: options.hooks }),
@@ -245,14 +245,12 @@ export class GuardedTransport extends TransportWrapper {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     if (isRequest(message)) {
       // A request to the client, linked to the tool call it was sent for.
-      return this.clientRequests.send(message, options?.relatedRequestId as RequestId | undefined, () =>
-        this.inner.send(message, options as never),
-      );
+      return this.clientRequests.send(message, options?.relatedRequestId, () => this.inner.send(message, options));
     }
     if (isNotification(message) && message.method === 'notifications/cancelled') {
       // The server only ever cancels its own requests to the client: outbound entries only, and only while pending.
       if (!this.clientRequests.gateCancel(message) || this.closed) return; // gate first: it counts, as before the close
-      return this.inner.send(message, options as never);
+      return this.inner.send(message, options);
     }
     if (isResponse(message)) {
       if (!this.calls.leaving(message.id as RequestId)) return;
@@ -265,20 +263,20 @@ export class GuardedTransport extends TransportWrapper {
     ) {
       if (
         !this.calls.mayReport(
-          options.relatedRequestId as RequestId,
+          options.relatedRequestId,
           message.method === 'notifications/progress' ? 'progress' : 'log',
         )
       )
         return;
     }
-    return this.inner.send(message, options as never);
+    return this.inner.send(message, options);
   }
 
   /** Not async itself: without afterAnswered (stdio) a response costs no promise of its own. */
   private answer(message: JSONRPCResultResponse | JSONRPCErrorResponse, options?: TransportSendOptions): Promise<void> {
     if (!this.afterAnswered) {
       try {
-        return this.inner.send(message, options as never);
+        return this.inner.send(message, options);
       } catch (error) {
         return Promise.reject(asError(error)); // a throw still reaches the caller as a rejection, as from an async method
       }

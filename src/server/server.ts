@@ -105,7 +105,7 @@ function convertTools(backend: CallBackend): ListedTool[] {
     ...(tool.output && {
       outputSchema: z.toJSONSchema(tool.output, { io: 'output' }) as NonNullable<ListedTool['outputSchema']>,
     }),
-    ...(tool.annotations && { annotations: tool.annotations as Record<string, unknown> }),
+    ...(tool.annotations && { annotations: tool.annotations }),
     execution: executionOf(tool),
   }));
 }
@@ -183,7 +183,7 @@ export class GuardedServer extends Server {
       () => this.getNegotiatedProtocolVersion(),
       isCancelledCall,
       this.joinOf(method),
-    ) as ReturnType<Server['_wrapHandler']>;
+    );
   }
 
   /**
@@ -233,7 +233,7 @@ export class GuardedServer extends Server {
 type Answer = Awaited<ReturnType<ReturnType<Server['_wrapHandler']>>>;
 
 /** The empty result the SDK checks in place of an answer that needs no check (see {@link GuardedServer}); never sent. */
-const STAND_IN: Answer = Object.freeze({ content: [] }) as Answer;
+const STAND_IN: Answer = Object.freeze({ content: [] });
 
 /** A kept traceparent (or the promise of one) as what a span joins. */
 function joined(
@@ -325,7 +325,7 @@ export function createMcpServer(
     server.setRequestHandler('tools/call', (request, ctx) => {
       const s = server.scope;
       if (!s) throw invalidParams('not connected');
-      return handleCall(server, backend, tasks, s, request as CallToolRequest, ctx) as Promise<CallToolResult> as never;
+      return handleCall(server, backend, tasks, s, request, ctx) as Promise<CallToolResult>;
     });
 
   if (wanted('resources/list')) server.setRequestHandler('resources/list', () => ({ resources: [STATS_RESOURCE] }));

@@ -208,7 +208,7 @@ export class ToolCalls {
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
       const settled = await outcome;
-      if (settled.kind === 'input') return settled.answer as never;
+      if (settled.kind === 'input') return settled.answer;
       if (settled.kind === 'task') return window!.answer(settled.task);
       if (settled.kind !== 'cancelled') return resultOf(request.params.name, settled);
       this.silenced.add(id);

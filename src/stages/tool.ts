@@ -149,7 +149,7 @@ export const DEFAULT_CANCEL_WITHIN_MS = 100;
 
 /** Names a stage. */
 export function stage<I, O>(name: string, run: StageFn<I, O>): NamedStage {
-  return { name, run: run as StageFn };
+  return { name, run: run };
 }
 
 /** The name a stage reports in errors. */

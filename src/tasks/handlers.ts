@@ -266,7 +266,7 @@ export async function callAsTask(
       ...(legacy && tool.usesClient && { onClientRequest: clientRequester(server, () => taskId) }),
       ...(!legacy && tool.usesClient && { clientCapabilities }),
       ...(legacy && {
-        onStatus: (changed: Task) => notify({ method: 'notifications/tasks/status', params: changed } as never),
+        onStatus: (changed: Task) => notify({ method: 'notifications/tasks/status', params: changed }),
       }),
     });
     taskId = task.taskId;

@@ -60,6 +60,8 @@ export interface OutputBudgetOptions {
   readonly onClosed?: (why: string, closed: number) => void;
   /** Where the counters are kept, updated in place (the server's wire stats, so `executor://stats` shows them). */
   readonly counters?: OutputBudgetStats;
+  /** Reads the heap V8 holds, in bytes (tests inject one; the real heap moves with whatever else the process does). */
+  readonly heldHeap?: () => number;
 }
 
 /** A watched stream: what it holds unread, and how to close it (its close cancels what it carries). */
@@ -117,10 +119,14 @@ export class OutputBudget {
   private watchedSince = false;
   /** Streams were closed here since the last collection. */
   private closedSince = false;
+  /** Reads the heap V8 holds. */
+  private readonly heldHeap: () => number;
   /** The heap V8 holds (committed) after the last collection (or at start). */
-  private heapBase = heldHeap();
+  private heapBase: number;
 
   constructor(private readonly options: OutputBudgetOptions = {}) {
+    this.heldHeap = options.heldHeap ?? heldHeap;
+    this.heapBase = this.heldHeap();
     this.perStreamBytes = options.perStreamBytes ?? DEFAULTS.maxOutputBufferBytes;
     this.totalBytes = options.totalBytes ?? DEFAULTS.maxUnreadOutputBytes;
     this.unreadTimeoutMs = options.unreadTimeoutMs ?? DEFAULTS.unreadTimeoutMs;
@@ -239,19 +245,19 @@ export class OutputBudget {
         unreadPeak: this.unreadPeak,
         again,
         heapBase: this.heapBase,
-        held: heldHeap,
+        held: this.heldHeap,
       });
       if (decision === 'later') {
         this.reclaimAt = Date.now();
         return this.reclaimSoon(again);
       }
       if (decision === 'no') return;
-      const held = heldHeap();
+      const held = this.heldHeap();
       this.reclaimAt = Date.now();
       this.closedSince = false;
       this.unreadPeak = 0;
       fullGc()();
-      this.heapBase = heldHeap();
+      this.heapBase = this.heldHeap();
       // V8 gives a large heap back over more than one collection: one more while it shrinks.
       if (held - this.heapBase >= RECLAIM_BYTES) this.reclaimSoon(true);
     }, wait);

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputWaits, INPUT_WAIT_SESSION } from '../../dist/src/asks/input-waits.js';
 import { InputCall, type Exchange } from '../../dist/src/asks/input-call.js';
-import { ScriptedBackend, settled, type ScriptedCall } from './scripted-backend.js';
+import { ScriptedBackend, settled } from './scripted-backend.js';
 
 function exchange(tool = 'ask-tool', capabilities: Record<string, unknown> = { elicitation: {} }): Exchange {
   return { options: { tool, args: {} }, capabilities };
@@ -27,7 +27,7 @@ afterEach(() => {
 async function parked(w: InputWaits, backend: ScriptedBackend, caller = 'c') {
   const handle = w.reserve();
   const input = new InputCall(handle, exchange());
-  const job = backend.call(INPUT_WAIT_SESSION, handle.id) as ScriptedCall;
+  const job = backend.call(INPUT_WAIT_SESSION, handle.id);
   const answer = job.ask('elicitation/create', { message: 'ok?', requestedSchema: { type: 'object', properties: {} } });
   const round = await input.round(exchange());
   expect(round.kind).toBe('input');

@@ -119,9 +119,7 @@ describe('OutboundLedger', () => {
     const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'r' } } as JSONRPCMessage;
     expect(l.gateCancel(cancel)).toBe(true);
     expect(l.gateCancel(cancel)).toBe(false);
-    expect(l.gateCancel({ jsonrpc: '2.0', method: 'notifications/cancelled', params: {} } as JSONRPCMessage)).toBe(
-      false,
-    );
+    expect(l.gateCancel({ jsonrpc: '2.0', method: 'notifications/cancelled', params: {} })).toBe(false);
     expect(counters.sent).toBe(1);
   });
 

@@ -24,7 +24,7 @@ export function rootOf(settings: Readonly<Record<string, unknown>>): string {
   try {
     return realpathSync(root);
   } catch (error) {
-    throw new Error(`the allowed root '${root}' is not accessible: ${(error as Error).message}`);
+    throw new Error(`the allowed root '${root}' is not accessible: ${(error as Error).message}`, { cause: error });
   }
 }
 
@@ -52,6 +52,7 @@ export function resolveInRoot(requested: string, settings: Readonly<Record<strin
       code === 'ENOENT'
         ? `path '${requested}' does not exist under the allowed root`
         : `cannot resolve path '${requested}': ${(error as Error).message}`,
+      { cause: error },
     );
   }
   if (!inside(root, real)) throw new Error(`path '${requested}' is outside the allowed root (through a symlink)`);

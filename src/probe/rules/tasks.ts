@@ -86,7 +86,8 @@ export async function tasksCase(
           title: 'tasks/cancel of a running task is acknowledged',
           outcome: answered ? 'pass' : 'fail',
           evidence: answered
-            ? `acknowledged in ${ackedIn}${answered.resultType === undefined ? '' : ` (resultType ${String(answered.resultType)})`}`
+            ? // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the wire's value as sent
+              `acknowledged in ${ackedIn}${answered.resultType === undefined ? '' : ` (resultType ${String(answered.resultType)})`}`
             : `refused: ${(answer as Error).message}`,
         }
       : {

@@ -125,7 +125,7 @@ function parse(text: string, key: ClusterKey | undefined, wait: string): Record_
   )
     return undefined;
   const ok = r.q.every(
-    (q) =>
+    (q: { key?: unknown; a?: unknown; method?: unknown; params?: unknown } | null) =>
       typeof q?.key === 'string' &&
       typeof q.a === 'string' &&
       typeof (q.method as ClientRequestMethod) === 'string' &&

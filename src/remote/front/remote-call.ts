@@ -93,7 +93,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   /** submitting → settled{failed}: no cancel was asked, so the error is owed. */
   private submitFailed(job: Submission, why: string): void {
     if (this.current.kind !== 'submitting' || this.current.job !== job) return;
-    this.settle({
+    void this.settle({
       kind: 'failed',
       code: 'rejected',
       message: `Redis at ${this.ctx.redisDisplay} failed while queuing the call: ${why}`,
@@ -105,14 +105,14 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     const s = this.current;
     if (s.kind === 'settled' || s.kind === 'reserved') return;
     if (s.kind === 'cancelling') this.ctx.counters.lateCancelsIgnored++; // completion won the race in Redis
-    this.settle(outcome);
+    void this.settle(outcome);
   }
 
   /** queued|running → failed (Redis lost it, its host is gone); a call being cancelled ends cancelled instead. */
   private fail(message: string): void {
     const s = this.current;
-    if (s.kind === 'cancelling') this.settle({ kind: 'cancelled', from: s.from, hardKilled: false });
-    else this.settle({ kind: 'failed', code: 'crash', message });
+    if (s.kind === 'cancelling') void this.settle({ kind: 'cancelled', from: s.from, hardKilled: false });
+    else void this.settle({ kind: 'failed', code: 'crash', message });
   }
 
   /**
@@ -230,7 +230,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
   /** {@link CallHandle.abandon}: reserved → settled{failed}. */
   abandon(): void {
     if (this.current.kind === 'reserved')
-      this.settle({ kind: 'failed', code: 'rejected', message: 'request rejected before it started' });
+      void this.settle({ kind: 'failed', code: 'rejected', message: 'request rejected before it started' });
   }
 
   /**
@@ -252,7 +252,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     const s = this.current;
     switch (s.kind) {
       case 'reserved':
-        this.settle({ kind: 'cancelled', from: 'queued', hardKilled: false });
+        void this.settle({ kind: 'cancelled', from: 'queued', hardKilled: false });
         return Promise.resolve('cancelled-queued');
       case 'submitting':
       case 'queued':
@@ -416,7 +416,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     if (s.kind !== 'queued') return;
     if (await this.ctx.states.failIfNoHost(s.job.jobId)) {
       this.ctx.dequeue(s.job.jobId);
-      if (this.current.kind === 'queued') this.settle({ kind: 'failed', code: 'rejected', message });
+      if (this.current.kind === 'queued') void this.settle({ kind: 'failed', code: 'rejected', message });
     }
   }
 
@@ -435,7 +435,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     if (inRedis) return this.askRedis(job, 'queued');
     const s = this.current;
     if (s.kind === 'settled') return s.outcome.kind === 'cancelled' ? 'cancelled-queued' : 'too-late';
-    this.settle({ kind: 'cancelled', from: 'queued', hardKilled: false });
+    void this.settle({ kind: 'cancelled', from: 'queued', hardKilled: false });
     return 'cancelled-queued';
   }
 
@@ -466,7 +466,7 @@ export class RemoteCall implements CallHandle, InFlightEntry {
       found?.found === JobStatus.queued ? 'queued' : found?.found === JobStatus.running ? 'running' : from;
     if (wonFrom === 'queued') this.ctx.dequeue(job.jobId);
     else this.ctx.stopping(job.jobId, found?.found === JobStatus.running ? found.host : undefined);
-    this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
+    void this.settle({ kind: 'cancelled', from: wonFrom, hardKilled: false });
     return wonFrom === 'queued' ? 'cancelled-queued' : 'cancelled-running';
   }
 }

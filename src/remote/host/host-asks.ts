@@ -61,7 +61,7 @@ export class HostAsks {
     return (method, params, signal) => {
       const a = randomBytes(9).toString('base64url'); // one per ask: a reply to another ask, or an old one, never fits
       let asks = this.pending.get(job.jobId);
-      if (!asks) this.pending.set(job.jobId, (asks = new Map()));
+      if (!asks) this.pending.set(job.jobId, (asks = new Map<string, Pending>()));
       const mine = asks;
       const asked = abortableAsk(
         signal,

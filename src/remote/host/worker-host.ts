@@ -169,6 +169,7 @@ export class WorkerHost {
     }
     const executor = await Executor.create(options.executor);
     const states = new JobStates(cmd, queue);
+    // eslint-disable-next-line prefer-const -- assigned below, after the liveness object that reads it is built
     let host!: WorkerHost;
     // The liveness key carries the host's counters, so anyone can read them (tests, operators: GET mcp:<queue>:host:<id>).
     const liveness = new Liveness(

@@ -182,9 +182,7 @@ export class RedisTaskStore {
   /** `TaskStore.get`: a working task whose job has ended (here or elsewhere) is settled first. */
   async get(owner: string, taskId: string): Promise<StoredTask | undefined> {
     this.reachable('the task cannot be read');
-    const [w, tool, front, j, a, outcome, t] = (await this.redis.hmget(this.keys.task(taskId), ...FIELDS)) as (
-      string | null
-    )[];
+    const [w, tool, front, j, a, outcome, t] = await this.redis.hmget(this.keys.task(taskId), ...FIELDS);
     if (w !== owner || j === null || j === undefined) return undefined;
     const task = JSON.parse(j) as Task;
     const traced = typeof t === 'string' ? { trace: t } : undefined;

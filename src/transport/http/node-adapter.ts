@@ -68,7 +68,7 @@ export async function writeWebResponse(response: Response, res: ServerResponse):
   );
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = (await reader.read()) as { done: boolean; value?: Uint8Array };
       if (done || res.destroyed) break;
       if (!res.write(value)) await Promise.race([new Promise<void>((resolve) => res.once('drain', resolve)), gone]);
     }

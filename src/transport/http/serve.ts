@@ -386,7 +386,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       sessions.delete(id);
       void tasks.closeOwner(id);
     };
-    await server.connect(guard as never);
+    await server.connect(guard);
     return session;
   }
 

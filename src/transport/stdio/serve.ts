@@ -12,7 +12,7 @@ import { createMcpServer } from '../../server/server.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { TaskRunner } from '../../tasks/runner.js';
 import { InputWaits } from '../../asks/input-waits.js';
-import { LineTransport, type LineTransportOptions } from './line-transport.js';
+import { LineTransport } from './line-transport.js';
 import type { OutputBudget } from '../output-budget.js';
 import { DEFAULTS } from '../../defaults.js';
 
@@ -145,7 +145,7 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
         tasks,
       ),
     {
-      transport: guard as never,
+      transport: guard,
       // Out-of-band reports (a refused opening was already answered on the wire); stderr stays as it was on 1.x.
       onerror: () => undefined,
     },

@@ -13,7 +13,7 @@ import {
   modernRequest,
   readOutcome,
   sseMessages,
-} from '../bench/lib/http-wire.js';
+} from '../../bench/lib/http-wire.js';
 
 describe('requests', () => {
   it('a 2026 request carries the envelope in params._meta and headers that agree with its body', () => {

@@ -9,13 +9,13 @@
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { messagesAfterCancel } from '../dist/src/probe/after-cancel.js';
-import { jsonReport, junitReport } from '../dist/src/probe/formats.js';
-import { markdownReport, overall, summaryText } from '../dist/src/probe/report.js';
-import { workStopsVerdict } from '../dist/src/probe/rules/work-stops.js';
-import { summariesOf } from '../dist/src/probe/summaries.js';
-import type { CancelSample, ProbeOptions, TargetResult, UncancelledCall, Verdict } from '../dist/src/probe/types.js';
-import { Wire, wireStamp } from '../dist/src/probe/wire.js';
+import { messagesAfterCancel } from '../../dist/src/probe/after-cancel.js';
+import { jsonReport, junitReport } from '../../dist/src/probe/formats.js';
+import { markdownReport, overall, summaryText } from '../../dist/src/probe/report.js';
+import { workStopsVerdict } from '../../dist/src/probe/rules/work-stops.js';
+import { summariesOf } from '../../dist/src/probe/summaries.js';
+import type { CancelSample, ProbeOptions, TargetResult, UncancelledCall, Verdict } from '../../dist/src/probe/types.js';
+import { Wire, wireStamp } from '../../dist/src/probe/wire.js';
 
 const OPTIONS: ProbeOptions = {
   tool: 'long',

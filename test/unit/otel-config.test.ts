@@ -1,6 +1,6 @@
 /** What the OTEL_* variables ask `serve` and `worker` for (src/otel/sdk.ts): the standard names, and one line for what is not supported. */
 import { describe, expect, it } from 'vitest';
-import { propagatorsWanted, TelemetryConfigError, telemetryWanted } from '../dist/src/otel/sdk.js';
+import { propagatorsWanted, TelemetryConfigError, telemetryWanted } from '../../dist/src/otel/sdk.js';
 
 describe('telemetryWanted', () => {
   it('asks for nothing without the variables, or with OTEL_SDK_DISABLED=true', () => {

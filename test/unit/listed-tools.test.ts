@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { listedTools } from '../dist/src/server/server.js';
-import type { CallBackend } from '../dist/src/index.js';
+import { listedTools } from '../../dist/src/server/server.js';
+import type { CallBackend } from '../../dist/src/index.js';
 
 /** A zod schema whose internals (`_zod`, what toJSONSchema walks) count their reads. */
 function counted<T extends object>(schema: T, reads: { n: number }): T {

@@ -4,8 +4,8 @@
  * reaches a job still being taken is never dropped (defect 3 of issue 20).
  */
 import { describe, expect, it } from 'vitest';
-import { HostJob, type LocalJob } from '../dist/src/remote/host/host-job.js';
-import type { JobOutcome } from '../dist/src/backend/backend.js';
+import { HostJob, type LocalJob } from '../../dist/src/remote/host/host-job.js';
+import type { JobOutcome } from '../../dist/src/backend/backend.js';
 
 class FakeLocal implements LocalJob {
   state: LocalJob['state'] = 'running';

@@ -9,7 +9,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
-import { LineTransport } from '../dist/src/entries/server.js';
+import { LineTransport } from '../../dist/src/entries/server.js';
 
 /** A transport whose input is fed by the test and whose output records every write, in order. */
 async function wired(): Promise<{ transport: LineTransport; input: PassThrough; writes: string[] }> {

@@ -1,6 +1,6 @@
 /** The bench's paired ratios (src/probe/stats.ts): each round's a/b, and their median. */
 import { describe, expect, it } from 'vitest';
-import { pairedRatio, pairedRatios } from '../dist/src/probe/stats.js';
+import { pairedRatio, pairedRatios } from '../../dist/src/probe/stats.js';
 
 interface W {
   round: number;

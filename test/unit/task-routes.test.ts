@@ -4,7 +4,7 @@
  * grow the client's memory.
  */
 import { describe, expect, it } from 'vitest';
-import { TaskRoutes } from '../dist/src/client/task-routes.js';
+import { TaskRoutes } from '../../dist/src/client/task-routes.js';
 
 describe('TaskRoutes', () => {
   it('keeps a few statuses for a bounded number of unknown task ids, oldest dropped first', () => {

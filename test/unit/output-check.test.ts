@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { checkOutput } from '../workers/output-check.js';
-import { defineTool, stage } from '../dist/src/stages/tool.js';
+import { checkOutput } from '../../workers/output-check.js';
+import { defineTool, stage } from '../../dist/src/stages/tool.js';
 
 function toolWith(output: z.ZodObject) {
   return defineTool({
@@ -34,7 +34,7 @@ describe.each([
 ])('checkOutput with a schema of %s', (_, make) => {
   const output = make();
   const tool = toolWith(output);
-  const check = (structuredContent: unknown) => () => checkOutput(tool, { content: [], structuredContent } as never);
+  const check = (structuredContent: unknown) => () => checkOutput(tool, { content: [], structuredContent });
 
   it('accepts what matches, every time', () => {
     for (let i = 0; i < 3; i++) expect(check({ count: 2, label: 'a' })).not.toThrow();

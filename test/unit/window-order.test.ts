@@ -1,6 +1,6 @@
 /** The order of scenario 3's windows (bench/lib/zero-work.ts): every server first in turn, none always behind the same one. */
 import { describe, expect, it } from 'vitest';
-import { windowOrder } from '../bench/lib/zero-work.js';
+import { windowOrder } from '../../bench/lib/zero-work.js';
 
 describe('windowOrder', () => {
   it('runs every server once a round, starts one further each round, and puts two different servers before each', () => {

@@ -4,7 +4,7 @@
  * The thread-level behaviour is covered by the executor's integration tests.
  */
 import { describe, expect, it } from 'vitest';
-import { Standby, type StandbyClock, type StandbySettings } from '../dist/src/executor/standby.js';
+import { Standby, type StandbyClock, type StandbySettings } from '../../dist/src/executor/standby.js';
 
 class FakeClock implements StandbyClock {
   now = 0;
