@@ -22,6 +22,7 @@ export type {
   CallBackend,
   CallHandle,
   BackendStats,
+  ToolGapStats,
   StartOptions,
   JobOutcome,
   FailureCode,

@@ -14,7 +14,7 @@ import type { Command } from 'commander';
 import { Executor } from '../executor/executor.js';
 import { JOB_EVENTS, type JobEvent } from '../executor/events.js';
 import { DEFAULT_CANCEL_WITHIN_MS, type ToolDefinition } from '../stages/tool.js';
-import { percentile } from '../probe/stats.js';
+import { quantile } from '../probe/stats.js';
 import { checkToolModule } from './tool-modules.js';
 import { UsageError } from './usage-error.js';
 
@@ -55,14 +55,15 @@ export function registerCheckTools(program: Command): void {
     .option('--max-run-ms <n>', 'cap on the measured run a cancel is placed in', '10000')
     .option('--json', 'print the report as JSON')
     .description(
-      "Run each tool once, then cancel it at 10/50/90 % of that run: report its worst checkpoint gap, cancel → stopped and hard stops; exit 1 naming each tool over its cancelWithinMs or hard-stopped.",
+      'Run each tool once, then cancel it at 10/50/90 % of that run: report its worst checkpoint gap, cancel → stopped and hard stops; exit 1 naming each tool over its cancelWithinMs or hard-stopped.',
     )
     .action(async (module: string, flags: CheckFlags) => {
       const checks = await checkTools(module, flags);
       const failed = checks.filter((c) => !c.ok);
       if (flags.json) process.stdout.write(JSON.stringify({ ok: failed.length === 0, tools: checks }, null, 2) + '\n');
       else process.stdout.write(table(checks));
-      for (const c of failed) process.stderr.write(`[mcp-cancel-pool] check-tools: ${c.tool} FAILED: ${c.reasons.join('; ')}\n`);
+      for (const c of failed)
+        process.stderr.write(`[mcp-cancel-pool] check-tools: ${c.tool} FAILED: ${c.reasons.join('; ')}\n`);
       process.exitCode = failed.length === 0 ? 0 : 1;
     });
 }
@@ -75,7 +76,12 @@ export async function checkTools(module: string, flags: CheckFlags): Promise<Too
   if (!Number.isFinite(maxRunMs) || maxRunMs <= 0)
     throw new UsageError(`--max-run-ms ${flags.maxRunMs}: expected a positive number of milliseconds`);
   const argsByTool = flags.args ? readArgs(flags.args) : {};
-  const executor = await Executor.create({ toolModules: [pathToFileURL(file)], builtins: false, threads: 1, spareThreads: 0 });
+  const executor = await Executor.create({
+    toolModules: [pathToFileURL(file)],
+    builtins: false,
+    threads: 1,
+    spareThreads: 0,
+  });
   const gaps = new Map<object, { ms: number; stage: string }>();
   const onEvent = (message: unknown) => {
     const e = message as JobEvent;
@@ -84,7 +90,8 @@ export async function checkTools(module: string, flags: CheckFlags): Promise<Too
   JOB_EVENTS.subscribe(onEvent);
   try {
     const out: ToolCheck[] = [];
-    for (const tool of executor.tools.values()) out.push(await checkOne(executor, tool, argsByTool[tool.name], maxRunMs, gaps));
+    for (const tool of executor.tools.values())
+      out.push(await checkOne(executor, tool, argsByTool[tool.name], maxRunMs, gaps));
     return out;
   } finally {
     JOB_EVENTS.unsubscribe(onEvent);
@@ -115,7 +122,14 @@ async function checkOne(
 ): Promise<ToolCheck> {
   const cancelWithinMs = tool.cancelWithinMs ?? DEFAULT_CANCEL_WITHIN_MS;
   const args = given ?? tool.examples?.[0];
-  const base = { tool: tool.name, cancelWithinMs, worstGapMs: 0, cancelToStoppedMs: undefined, hardStops: 0, cancelsTooLate: 0 };
+  const base = {
+    tool: tool.name,
+    cancelWithinMs,
+    worstGapMs: 0,
+    cancelToStoppedMs: undefined,
+    hardStops: 0,
+    cancelsTooLate: 0,
+  };
   if (args === undefined)
     return { ...base, ok: false, reasons: ['no arguments: give them in --args, or an `examples` entry in defineTool'] };
   let worst = { ms: 0, stage: undefined as string | undefined };
@@ -130,7 +144,12 @@ async function checkOne(
   const runMs = performance.now() - t0;
   seen(first);
   if (outcome.kind !== 'completed')
-    return { ...base, worstGapMs: worst.ms, ok: false, reasons: [`its run did not complete (${outcome.kind}${'message' in outcome ? `: ${outcome.message}` : ''})`] };
+    return {
+      ...base,
+      worstGapMs: worst.ms,
+      ok: false,
+      reasons: [`its run did not complete (${outcome.kind}${'message' in outcome ? `: ${outcome.message}` : ''})`],
+    };
   const stops: number[] = [];
   let hardStops = 0;
   let tooLate = 0;
@@ -152,8 +171,11 @@ async function checkOne(
   }
   const reasons: string[] = [];
   if (worst.ms > cancelWithinMs)
-    reasons.push(`went ${worst.ms} ms without a cancellation check in stage '${worst.stage}' (cancelWithinMs ${cancelWithinMs})`);
-  if (hardStops > 0) reasons.push(`${hardStops} of ${stops.length} cancels needed the hard stop (the worker thread terminated)`);
+    reasons.push(
+      `went ${worst.ms} ms without a cancellation check in stage '${worst.stage}' (cancelWithinMs ${cancelWithinMs})`,
+    );
+  if (hardStops > 0)
+    reasons.push(`${hardStops} of ${stops.length} cancels needed the hard stop (the worker thread terminated)`);
   const sorted = [...stops].sort((a, b) => a - b);
   return {
     ...base,
@@ -162,7 +184,7 @@ async function checkOne(
     ...(worst.stage !== undefined && { worstGapStage: worst.stage }),
     cancelToStoppedMs:
       sorted.length > 0
-        ? { p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1]! }
+        ? { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), max: sorted[sorted.length - 1]! }
         : undefined,
     hardStops,
     cancelsTooLate: tooLate,
@@ -186,7 +208,9 @@ function table(checks: readonly ToolCheck[]): string {
         c.cancelWithinMs,
         ms(c.runMs),
         `${c.worstGapMs}${c.worstGapStage ? ` (${c.worstGapStage})` : ''}`,
-        c.cancelToStoppedMs ? `${ms(c.cancelToStoppedMs.p50)}/${ms(c.cancelToStoppedMs.p99)}/${ms(c.cancelToStoppedMs.max)}` : '-',
+        c.cancelToStoppedMs
+          ? `${ms(c.cancelToStoppedMs.p50)}/${ms(c.cancelToStoppedMs.p99)}/${ms(c.cancelToStoppedMs.max)}`
+          : '-',
         c.hardStops,
         c.ok ? 'ok' : 'FAILED',
       ].join('\t'),

@@ -32,7 +32,11 @@ const emit: GapWarn = (message) => process.emitWarning(message, { code: 'MCP_CAN
 export class CheckpointGaps {
   private readonly byTool = new Map<string, ToolRecord>();
 
-  constructor(private readonly warn: GapWarn = emit) {}
+  constructor(
+    private readonly warn: GapWarn = emit,
+    /** The clock the rate limit reads (ms); a unit test hands its own. */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Records one call's worst gap (`stageIndex` as the worker wrote it) and returns it with its stage's name. */
   record(tool: ToolDefinition, ms: number, stageIndex: number): MeasuredGap {
@@ -61,7 +65,7 @@ export class CheckpointGaps {
     }
     if (ms > budgetMs) {
       r.overBudget++;
-      const now = performance.now();
+      const now = this.now();
       if (now - r.warnedAt >= WARN_EVERY_MS) {
         const more = r.unwarned > 0 ? ` (and ${r.unwarned} more calls over budget since the last warning)` : '';
         r.warnedAt = now;

@@ -19,7 +19,12 @@ export type JobEvent =
    * Its outcome settled (after the worker returned or was replaced), with the
    * longest time its stages went without a cancellation check when the worker measured it.
    */
-  | { readonly type: 'settled'; readonly job: object; readonly outcome: JobOutcome; readonly checkpointGap?: MeasuredGap };
+  | {
+      readonly type: 'settled';
+      readonly job: object;
+      readonly outcome: JobOutcome;
+      readonly checkpointGap?: MeasuredGap;
+    };
 
 /** The channel every local executor in the process publishes on. */
 export const JOB_EVENTS = channel('mcp-cancel-pool:job');
