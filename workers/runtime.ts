@@ -25,6 +25,7 @@ import {
 } from '../src/stages/tool.js';
 import { claimResponse, leftRunning, startSlot, stillRunning, type WorkerSlot } from '../src/state/job-state.js';
 import { gapWords, writeGap } from '../src/state/gap-clock.js';
+import { runDelayMs } from './run-delay.js';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { assertPlainJson } from './plain-json.js';
 import { checkOutput } from './output-check.js';
@@ -37,6 +38,9 @@ const words = new Int32Array(init.stateBuffer);
 const gaps = gapWords(init.gapBuffer);
 /** The ticker thread's coarse millisecond clock (word 0), read plainly by every check (src/state/gap-clock.ts). */
 const clock = gaps.words;
+/** The thread's wait for a core (ms) at the last check of any job on it; a job starts from it (no read per job). */
+let threadDelay = init.gapBuffer ? runDelayMs() : 0;
+
 /**
  * Loaded before Piscina marks this thread ready: Piscina awaits the import of
  * this file, top-level await included. It has to be, because an idle Piscina
@@ -119,6 +123,8 @@ class JobContext implements StageContext, WorkerSlot {
   runningWord = 0;
   /** The clock at the job's last cancellation check, the longest gap between two so far, and the stage it ended in. */
   protected lastCheck = clock[0]!;
+  /** This thread's wait for a core at the last check (./run-delay.ts): the last job's, until this one checks. */
+  private lastDelay = threadDelay;
   private worstGap = 0;
   private worstStage = 0;
   private stageIndex = 0;
@@ -229,10 +235,16 @@ class JobContext implements StageContext, WorkerSlot {
     });
   }
 
-  /** A cancellation check at clock value `now`: the time since the last one may be the job's worst gap. */
+  /**
+   * A cancellation check at clock value `now` (about once per tick): the time
+   * since the last one, less the time this thread waited for a core in it,
+   * may be the job's worst gap.
+   */
   protected checked(now: number): void {
-    const gap = now - this.lastCheck;
+    const delay = runDelayMs();
+    const gap = Math.max(0, Math.round(now - this.lastCheck - (delay - this.lastDelay)));
     this.lastCheck = now;
+    this.lastDelay = threadDelay = delay;
     if (gap > this.worstGap) {
       this.worstGap = gap;
       this.worstStage = this.stageIndex;
@@ -336,7 +348,7 @@ class JobContext implements StageContext, WorkerSlot {
 /**
  * The job context with gaps not measured (`checkpointGaps: false`): checks do
  * only their atomic load, as they did before gaps were measured. What the
- * measurement costs is the difference between the two (bench/scenarios/checkpoint-gaps.ts).
+ * measurement costs is the difference between the two (bench/checkpoint-overhead.ts).
  */
 class UnmeasuredJobContext extends JobContext {
   override get stopped(): boolean {

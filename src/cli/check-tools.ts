@@ -1,22 +1,26 @@
 /**
  * `mcp-cancel-pool check-tools <module>`: a tool author's check of each
  * tool's cancel responsiveness, for their CI. Per tool: one run to
- * completion, then one cancel at 10, 50 and 90 % of that run's time; the
- * worst checkpoint gap the worker measured (src/state/gap-clock.ts), cancel
- * → stopped (the worker back and its slot free), hard stops. Exit 0 when
- * every tool stayed within its `cancelWithinMs` and needed no hard stop,
- * 1 otherwise, naming each tool and why.
+ * completion (cancelled at `--max-run-ms` if it runs longer), then one cancel
+ * at 10, 50 and 90 % of that run's time; the worst checkpoint gap the worker
+ * measured (src/state/gap-clock.ts), cancel → stopped (the worker back and
+ * its slot free), hard stops, and child processes still alive after a
+ * cancel where the pool counts them (`childrenAlive` in its stats). Exit 0
+ * when every tool stayed within its `cancelWithinMs`, needed no hard stop and
+ * left nothing behind, 1 otherwise, naming each tool and why.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Executor } from '../executor/executor.js';
 import { JOB_EVENTS, type JobEvent } from '../executor/events.js';
 import { DEFAULT_CANCEL_WITHIN_MS, type ToolDefinition } from '../stages/tool.js';
 import { quantile } from '../probe/stats.js';
 import { checkToolModule } from './tool-modules.js';
 import { UsageError } from './usage-error.js';
+import { DEFAULTS } from '../defaults.js';
 
 /** Where in the measured run each cancel is sent. */
 export const CANCEL_AT = [0.1, 0.5, 0.9] as const;
@@ -35,6 +39,13 @@ export interface ToolCheck {
   readonly hardStops: number;
   /** Cancels that arrived after the run had finished (nothing to stop). */
   readonly cancelsTooLate: number;
+  /** The measured run was stopped at `--max-run-ms`; the cancels were placed in that much of it. */
+  readonly runCapped: boolean;
+  /**
+   * Child processes of the tool still alive a second past the grace after a
+   * cancel; undefined where the pool does not count children.
+   */
+  readonly childrenOutlived?: number;
   readonly ok: boolean;
   /** Why it failed (empty when ok). */
   readonly reasons: readonly string[];
@@ -106,8 +117,9 @@ function readArgs(path: string): Record<string, Record<string, unknown>> {
   } catch (error) {
     throw new UsageError(`--args ${path}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new UsageError(`--args ${path}: expected a JSON object mapping tool name → arguments`);
+  const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+  if (!isObject(parsed) || !Object.values(parsed).every(isObject))
+    throw new UsageError(`--args ${path}: expected a JSON object mapping tool name → arguments (an object)`);
   return parsed as Record<string, Record<string, unknown>>;
 }
 
@@ -121,7 +133,7 @@ async function checkOne(
   gaps: Map<object, { ms: number; stage: string }>,
 ): Promise<ToolCheck> {
   const cancelWithinMs = tool.cancelWithinMs ?? DEFAULT_CANCEL_WITHIN_MS;
-  const args = given ?? tool.examples?.[0];
+  const args = given ?? tool.examples?.find((example) => tool.input.safeParse(example).success);
   const base = {
     tool: tool.name,
     cancelWithinMs,
@@ -129,6 +141,7 @@ async function checkOne(
     cancelToStoppedMs: undefined,
     hardStops: 0,
     cancelsTooLate: 0,
+    runCapped: false,
   };
   if (args === undefined)
     return { ...base, ok: false, reasons: ['no arguments: give them in --args, or an `examples` entry in defineTool'] };
@@ -139,11 +152,19 @@ async function checkOne(
     if (g && g.ms >= worst.ms) worst = { ms: g.ms, stage: g.stage };
   };
   const t0 = performance.now();
-  const first = executor.submit('check-tools', `run-${nextId++}`, { tool: tool.name, args });
+  const firstId = `run-${nextId++}`;
+  const first = executor.submit('check-tools', firstId, { tool: tool.name, args });
+  const cap = new AbortController();
+  const capped = await Promise.race([
+    first.outcome.then(() => false),
+    delay(maxRunMs, true, { signal: cap.signal }).catch(() => false),
+  ]);
+  cap.abort(); // the cap's timer would keep the process up to --max-run-ms after the last tool
+  if (capped) executor.tryCancel('check-tools', firstId);
   const outcome = await first.outcome;
-  const runMs = performance.now() - t0;
+  const runMs = capped ? maxRunMs : performance.now() - t0;
   seen(first);
-  if (outcome.kind !== 'completed')
+  if (outcome.kind !== 'completed' && !(capped && outcome.kind === 'cancelled'))
     return {
       ...base,
       worstGapMs: worst.ms,
@@ -151,13 +172,14 @@ async function checkOne(
       reasons: [`its run did not complete (${outcome.kind}${'message' in outcome ? `: ${outcome.message}` : ''})`],
     };
   const stops: number[] = [];
-  let hardStops = 0;
+  let hardStops = capped && outcome.kind === 'cancelled' && outcome.hardKilled ? 1 : 0;
   let tooLate = 0;
+  let outlived: number | undefined = await childrenLeft(executor);
   for (const at of CANCEL_AT) {
     const id = `cancel-${nextId++}`;
     const job = executor.submit('check-tools', id, { tool: tool.name, args });
     await running(job);
-    await new Promise((r) => setTimeout(r, Math.min(runMs, maxRunMs) * at));
+    await delay(runMs * at);
     const cancelledAt = performance.now();
     const decided = executor.tryCancel('check-tools', id);
     const o = await job.outcome;
@@ -168,6 +190,8 @@ async function checkOne(
     }
     stops.push(performance.now() - cancelledAt);
     if ((o.kind === 'cancelled' || o.kind === 'timedOut') && o.hardKilled) hardStops++;
+    const left = await childrenLeft(executor);
+    if (left !== undefined) outlived = Math.max(outlived ?? 0, left);
   }
   const reasons: string[] = [];
   if (worst.ms > cancelWithinMs)
@@ -175,7 +199,11 @@ async function checkOne(
       `went ${worst.ms} ms without a cancellation check in stage '${worst.stage}' (cancelWithinMs ${cancelWithinMs})`,
     );
   if (hardStops > 0)
-    reasons.push(`${hardStops} of ${stops.length} cancels needed the hard stop (the worker thread terminated)`);
+    reasons.push(
+      `${hardStops} of ${stops.length + (capped ? 1 : 0)} cancels needed the hard stop (the worker thread terminated)`,
+    );
+  if (outlived !== undefined && outlived > 0)
+    reasons.push(`${outlived} child process(es) still alive ${DEFAULTS.graceMs + 1000} ms after a cancel`);
   const sorted = [...stops].sort((a, b) => a - b);
   return {
     ...base,
@@ -188,19 +216,37 @@ async function checkOne(
         : undefined,
     hardStops,
     cancelsTooLate: tooLate,
+    runCapped: capped,
+    ...(outlived !== undefined && { childrenOutlived: outlived }),
     ok: reasons.length === 0,
     reasons,
   };
 }
 
+/**
+ * Child processes still alive once the pool had the grace and a second more
+ * to end them, where it counts them (`childrenAlive` in its stats, from
+ * `ctx.spawn` and the worker's watch of `node:child_process`); undefined where
+ * it does not.
+ */
+async function childrenLeft(executor: Executor): Promise<number | undefined> {
+  const alive = () => (executor.stats() as { childrenAlive?: number }).childrenAlive;
+  if (alive() === undefined) return undefined;
+  const until = performance.now() + DEFAULTS.graceMs + 1000;
+  while (alive()! > 0 && performance.now() < until) await delay(10);
+  return alive();
+}
+
 /** Resolves once the job is on a worker thread. */
 async function running(job: { readonly state: string }): Promise<void> {
-  while (job.state === 'queued') await new Promise((r) => setTimeout(r, 1));
+  while (job.state === 'queued') await delay(1);
 }
 
 function table(checks: readonly ToolCheck[]): string {
   const ms = (n: number | undefined) => (n === undefined ? '-' : `${n.toFixed(1)}`);
-  const lines = ['tool\tbudget ms\trun ms\tworst gap ms (stage)\tcancel→stopped p50/p99/max ms\thard stops\tverdict'];
+  const lines = [
+    'tool\tbudget ms\trun ms\tworst gap ms (stage)\tcancel→stopped p50/p99/max ms\thard stops\tchildren left\tverdict',
+  ];
   for (const c of checks)
     lines.push(
       [
@@ -212,6 +258,7 @@ function table(checks: readonly ToolCheck[]): string {
           ? `${ms(c.cancelToStoppedMs.p50)}/${ms(c.cancelToStoppedMs.p99)}/${ms(c.cancelToStoppedMs.max)}`
           : '-',
         c.hardStops,
+        c.childrenOutlived ?? '-',
         c.ok ? 'ok' : 'FAILED',
       ].join('\t'),
     );

@@ -7,7 +7,9 @@
  * worker's own never fire while a stage runs) writes a coarse millisecond
  * clock into word 0 of a SharedArrayBuffer, and a checkpoint reads that word
  * plainly. Only when the value changed since the job's last check (about
- * once per tick) does the worker do more: subtract, and keep the maximum.
+ * once per tick) does the worker do more: subtract, take away the time its
+ * thread waited for a core meanwhile (workers/run-delay.ts: on a loaded
+ * machine that wait is the machine's, not the tool's), and keep the maximum.
  *
  * ```
  *   word 0                      the clock: ms the ticker has run, written every TICK_MS (each step ≤ MAX_STEP_MS)
