@@ -1,6 +1,6 @@
 /**
  * The conformance suite's 0.2.0 prerelease (devDependency `conformance-next`,
- * @modelcontextprotocol/conformance 0.2.0-alpha.12, run on Node 22) with
+ * @modelcontextprotocol/conformance 0.2.0-alpha.12) with
  * `--requirements 2026-07-28` against the real server subprocess over
  * Streamable HTTP: every scenario the 2026-07-28 revision requires, plus the
  * ones it runs unscored (the SEP-2663 tasks extension, `tasks-*`, and pending
@@ -17,7 +17,6 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import {
   classifiedScenarioTests,
-  node22Path,
   resultsIn,
   runSuite,
   suitePackage,
@@ -73,7 +72,6 @@ let results: Map<string, Check[]>;
 let allRun: Run;
 
 beforeAll(async () => {
-  await node22Path(); // the suite needs Node 22 (fs.globSync); fetched before the server starts
   // --task-after-ms 0: a call of an optional task tool from a client with the extension is always a task, so which
   // scenario sees a task does not depend on timing (the suite's 1 s slow_compute would race the default 1 s window).
   server = await startHttpServer([

@@ -1,9 +1,6 @@
 /**
- * Running the MCP conformance suite's CLI from the tests. The suite (0.1.14 and
- * later, 0.2.0 prereleases) calls `fs.globSync`, which Node 20 lacks, so its CLI
- * runs on a Node 22 binary taken from the npm registry's `node` package (the one
- * network source CI has), resolved once per test run; the server under test
- * stays on the test's own Node.
+ * Running the MCP conformance suite's CLI from the tests, on the test's own Node
+ * (the suite calls `fs.globSync`, which every supported line has).
  */
 import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
@@ -11,9 +8,6 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { HttpServerProcess } from './helpers.js';
-import { node22Path } from './node22.js';
-
-export { node22Path };
 
 /** One check a scenario reports in its checks.json. */
 export interface Check {
@@ -28,9 +22,9 @@ export interface Run {
   out: string;
 }
 
-/** Runs a suite CLI (`dist/index.js` of the package) on Node 22; a hang is killed and reported, not waited for. */
+/** Runs a suite CLI (`dist/index.js` of the package) on the test's Node; a hang is killed and reported, not waited for. */
 export async function runSuite(cli: string, args: string[], boundMs = 120_000): Promise<Run> {
-  const node = await node22Path();
+  const node = process.execPath;
   return new Promise((resolve, reject) => {
     const child = spawn(node, [cli, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

@@ -1,6 +1,6 @@
 /**
  * The official MCP conformance suite (@modelcontextprotocol/conformance, a pinned
- * devDependency, run on Node 22: see conformance-helpers.ts) against the real server
+ * devDependency) against the real server
  * subprocess over Streamable HTTP, serving the suite's test tools from
  * test/fixtures/conformance-tools.ts. Every scenario the suite knows is either
  * expected to pass or listed below as not applicable with the reason; a suite
@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   classifiedScenarioTests,
   listedScenarios,
-  node22Path,
   resultsIn,
   runSuite,
   suitePackage,
@@ -97,7 +96,6 @@ let results: Map<string, Check[]>;
 let allRun: Run;
 
 beforeAll(async () => {
-  await node22Path(); // the suite needs Node 22 (fs.globSync); fetched before the server starts, so its time is not the run's
   server = await startHttpServer(['--tools', CONFORMANCE_TOOLS]);
   outDir = await mkdtemp(join(tmpdir(), 'mcp-conformance-'));
   // One run of every scenario the suite has, so not-applicable ones are seen failing for the stated reason.

@@ -1,6 +1,6 @@
 /**
- * Running the MCP Inspector 2.x web UI for the "press Cancel" tests: its launcher on a Node 22 binary (the
- * package's `engines` is node >= 22.19), bound to 127.0.0.1, behind its own API token, with its storage in a
+ * Running the MCP Inspector 2.x web UI for the "press Cancel" tests: its launcher on the test's Node (the
+ * package's `engines` is node >= 22.19, which CI's 22 and 26 meet), bound to 127.0.0.1, behind its own API token, with its storage in a
  * temporary directory and its secrets in memory, so that a run leaves nothing in the user's home.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -73,11 +73,11 @@ function cleanEnv(): Record<string, string> {
 }
 
 /**
- * Starts the Inspector's web UI on `node22` for one server in one era. Auth stays on: a random token
+ * Starts the Inspector's web UI on `node` (22.19 or newer: its engines) for one server in one era. Auth stays on: a random token
  * (MCP_INSPECTOR_API_TOKEN; 1.x called it MCP_PROXY_AUTH_TOKEN, which 2.x still reads) that the page gets in
  * its URL, as the launcher prints it; DANGEROUSLY_OMIT_AUTH is removed from the environment, never set.
  */
-export async function startInspector(node22: string, target: Target, era: Era): Promise<Inspector> {
+export async function startInspector(node: string, target: Target, era: Era): Promise<Inspector> {
   const token = randomBytes(32).toString('hex');
   const marker = randomUUID();
   const storage = await mkdtemp(join(tmpdir(), 'inspector-'));
@@ -99,7 +99,7 @@ export async function startInspector(node22: string, target: Target, era: Era): 
       MCP_STORAGE_DIR: storage,
       MCP_INSPECTOR_SECRET_STORE: 'memory',
     };
-    const child = spawn(node22, [LAUNCHER, '--web', '--protocol-era', era, ...targetArgs], {
+    const child = spawn(node, [LAUNCHER, '--web', '--protocol-era', era, ...targetArgs], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,5 +1,5 @@
 /**
- * The way people press Cancel: the MCP Inspector 2.x web UI (its launcher on Node 22) in headless Chromium
+ * The way people press Cancel: the MCP Inspector 2.x web UI in headless Chromium
  * (Debian's /usr/bin/chromium, driven by playwright-core), connected to our server over stdio and over
  * Streamable HTTP, in both of its protocol eras. Each run calls `spin` for a minute of CPU, presses Cancel once
  * the server reports progress, and reads `executor://stats` through the Inspector until the work has stopped:
@@ -43,7 +43,6 @@ import {
   type Counters,
   type ProtocolView,
 } from './inspector-page.js';
-import { node22Path } from './node22.js';
 
 const OUTPUT = join(process.cwd(), 'test-output', 'inspector');
 const SPIN_MS = 60_000; // a minute of CPU; Cancel is pressed as soon as it runs
@@ -55,14 +54,12 @@ const SERVER_ARGS = ['--threads', '1'];
 /** Keeps a 2026 call a plain request: it would become a task only after 10 minutes. */
 const NO_TASKS = ['--task-after-ms', '600000'];
 
-let node22: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  node22 = await node22Path();
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
   await mkdir(OUTPUT, { recursive: true });
-  console.log(`Inspector ${INSPECTOR_VERSION} on ${node22}; screenshots in ${OUTPUT}`);
+  console.log(`Inspector ${INSPECTOR_VERSION} on Node ${process.version}; screenshots in ${OUTPUT}`);
 }, 200_000);
 
 afterAll(async () => {
@@ -134,7 +131,7 @@ async function withInspector(
   };
   let inspector: Inspector | undefined;
   try {
-    inspector = await startInspector(node22, target, era);
+    inspector = await startInspector(process.execPath, target, era);
     // Auth is on: without the token, or with another, the Inspector's API refuses (the page, given it, works).
     expect((await fetch(`${inspector.origin}/api/config`)).status).toBe(401);
     expect(

@@ -60,63 +60,75 @@ function text(m: Record<string, unknown>): string {
 }
 
 describe('faults across hosts', () => {
-  it('a worker host SIGKILLed mid-job: the job is retried once on the other host; exactly one answer', async () => {
-    const a = fronts[0]!;
-    call(a, 'k1', 'spin', { ms: 1500, stageMs: 1 });
-    const victim = await hostRunning();
-    const survivor = hosts.find((h) => h !== victim)!;
-    const answeredBefore = (await survivor.stats(r)).answered ?? 0;
-    await victim.kill();
-    const response = await a.next((m) => m.id === 'k1', HOST_GONE_LIVENESS_BOUND_MS);
-    expect(text(response)).toMatch(/^spun 1500 slices/); // ran again, to completion, on the survivor
-    await until(
-      async () => ((await survivor.stats(r)).answered ?? 0) === answeredBefore + 1,
-      5000,
-      'the survivor answered it',
-    );
-    await sleep(2000);
-    expect(responsesFor(a, 'k1')).toHaveLength(1);
-    hosts.splice(hosts.indexOf(victim), 1);
-  }, HOST_GONE_LIVENESS_BOUND_MS + 30_000);
+  it(
+    'a worker host SIGKILLed mid-job: the job is retried once on the other host; exactly one answer',
+    async () => {
+      const a = fronts[0]!;
+      call(a, 'k1', 'spin', { ms: 1500, stageMs: 1 });
+      const victim = await hostRunning();
+      const survivor = hosts.find((h) => h !== victim)!;
+      const answeredBefore = (await survivor.stats(r)).answered ?? 0;
+      await victim.kill();
+      const response = await a.next((m) => m.id === 'k1', HOST_GONE_LIVENESS_BOUND_MS);
+      expect(text(response)).toMatch(/^spun 1500 slices/); // ran again, to completion, on the survivor
+      await until(
+        async () => ((await survivor.stats(r)).answered ?? 0) === answeredBefore + 1,
+        5000,
+        'the survivor answered it',
+      );
+      await sleep(2000);
+      expect(responsesFor(a, 'k1')).toHaveLength(1);
+      hosts.splice(hosts.indexOf(victim), 1);
+    },
+    HOST_GONE_LIVENESS_BOUND_MS + 30_000,
+  );
 
-  it('the last worker host SIGKILLed mid-job: a clear tool error, once; a host that comes later does not run it', async () => {
-    const a = fronts[0]!;
-    call(a, 'k2', 'spin', { ms: 60_000, stageMs: 1 });
-    const victim = await hostRunning();
-    await victim.kill();
-    hosts.splice(hosts.indexOf(victim), 1);
-    const response = await a.next((m) => m.id === 'k2', HOST_GONE_LIVENESS_BOUND_MS);
-    expect(response.result).toMatchObject({ isError: true });
-    expect(text(response)).toMatch(/stopped \(crashed\?\) while running this call, and no other host took it over/);
-    // A new host's stalled check puts the job back in the queue; its Redis state (failed) keeps it from running.
-    const fresh = await startHost(redis.url, Q, ['--threads', '1']);
-    hosts.push(fresh);
-    await until(
-      async () => ((await fresh.stats(r)).skipped ?? 0) === 1,
-      10_000,
-      'the new host skipping the failed job',
-    );
-    expect((await fresh.stats(r)).answered ?? 0).toBe(0);
-    expect(responsesFor(a, 'k2')).toHaveLength(1);
-  }, HOST_GONE_LIVENESS_BOUND_MS + 30_000);
+  it(
+    'the last worker host SIGKILLed mid-job: a clear tool error, once; a host that comes later does not run it',
+    async () => {
+      const a = fronts[0]!;
+      call(a, 'k2', 'spin', { ms: 60_000, stageMs: 1 });
+      const victim = await hostRunning();
+      await victim.kill();
+      hosts.splice(hosts.indexOf(victim), 1);
+      const response = await a.next((m) => m.id === 'k2', HOST_GONE_LIVENESS_BOUND_MS);
+      expect(response.result).toMatchObject({ isError: true });
+      expect(text(response)).toMatch(/stopped \(crashed\?\) while running this call, and no other host took it over/);
+      // A new host's stalled check puts the job back in the queue; its Redis state (failed) keeps it from running.
+      const fresh = await startHost(redis.url, Q, ['--threads', '1']);
+      hosts.push(fresh);
+      await until(
+        async () => ((await fresh.stats(r)).skipped ?? 0) === 1,
+        10_000,
+        'the new host skipping the failed job',
+      );
+      expect((await fresh.stats(r)).answered ?? 0).toBe(0);
+      expect(responsesFor(a, 'k2')).toHaveLength(1);
+    },
+    HOST_GONE_LIVENESS_BOUND_MS + 30_000,
+  );
 
-  it('a front end that dies: the jobs of its sessions are cancelled on the hosts once its liveness TTL has passed (not before)', async () => {
-    const doomed = await rawFrontEnd(redis.url, Q);
-    call(doomed, 'orphan', 'spin', { ms: 120_000, stageMs: 1 });
-    const host = await hostRunning();
-    const before = (await host.stats(r)).orphansCancelled ?? 0;
-    doomed.kill();
-    const killedAt = Date.now();
-    await until(
-      async () => ((await host.stats(r)).orphansCancelled ?? 0) === before + 1,
-      FRONT_GONE_LIVENESS_BOUND_MS,
-      'the orphan cancelled',
-    );
-    await until(async () => (await host.stats(r)).running === 0, 5000, 'the host free again');
-    // Not before the front end's liveness TTL (15 s, to outlive ordinary stalls): an order, not a speed (Redis
-    // expires the key no earlier than its TTL, however loaded the machine).
-    expect(Date.now() - killedAt).toBeGreaterThan(10_000);
-  }, FRONT_GONE_LIVENESS_BOUND_MS + 30_000);
+  it(
+    'a front end that dies: the jobs of its sessions are cancelled on the hosts once its liveness TTL has passed (not before)',
+    async () => {
+      const doomed = await rawFrontEnd(redis.url, Q);
+      call(doomed, 'orphan', 'spin', { ms: 120_000, stageMs: 1 });
+      const host = await hostRunning();
+      const before = (await host.stats(r)).orphansCancelled ?? 0;
+      doomed.kill();
+      const killedAt = Date.now();
+      await until(
+        async () => ((await host.stats(r)).orphansCancelled ?? 0) === before + 1,
+        FRONT_GONE_LIVENESS_BOUND_MS,
+        'the orphan cancelled',
+      );
+      await until(async () => (await host.stats(r)).running === 0, 5000, 'the host free again');
+      // Not before the front end's liveness TTL (15 s, to outlive ordinary stalls): an order, not a speed (Redis
+      // expires the key no earlier than its TTL, however loaded the machine).
+      expect(Date.now() - killedAt).toBeGreaterThan(10_000);
+    },
+    FRONT_GONE_LIVENESS_BOUND_MS + 30_000,
+  );
 
   it('a tool the host has not loaded: a clear error, not a hang', async () => {
     const c = await rawFrontEnd(redis.url, Q, ['--tools', REPORT_TOOLS]);

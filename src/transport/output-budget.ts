@@ -23,8 +23,10 @@
  *
  * A peer that reads is never stalled, so it receives answers larger than
  * either bound. After output nobody read (streams closed here, or more than
- * {@link RECLAIM_BYTES} unread at some look), once the streams are gone and
- * V8 holds as much more heap than the last collection left, a full garbage
+ * {@link RECLAIM_BYTES} unread at some look, or as many more bytes of
+ * external memory held than the last collection left: the buffers of answers
+ * the kernel took whole, which no look sees unread), once the streams are
+ * gone and V8 holds as much more heap than the last collection left, a full garbage
  * collection is asked for (see {@link reclaimDecision}), once a second at most (and
  * once more while it shrinks the heap by as much): V8 does not shrink an idle
  * heap soon on its own, and the answers nobody read would keep the process
@@ -62,6 +64,8 @@ export interface OutputBudgetOptions {
   readonly counters?: OutputBudgetStats;
   /** Reads the heap V8 holds, in bytes (tests inject one; the real heap moves with whatever else the process does). */
   readonly heldHeap?: () => number;
+  /** Reads the external memory V8 accounts for (buffers), in bytes; injectable as {@link heldHeap} is. */
+  readonly heldExternal?: () => number;
 }
 
 /** A watched stream: what it holds unread, and how to close it (its close cancels what it carries). */
@@ -123,10 +127,16 @@ export class OutputBudget {
   private readonly heldHeap: () => number;
   /** The heap V8 holds (committed) after the last collection (or at start). */
   private heapBase: number;
+  /** Reads the external memory V8 accounts for. */
+  private readonly heldExternal: () => number;
+  /** The external memory after the last collection (or at start). */
+  private externalBase: number;
 
   constructor(private readonly options: OutputBudgetOptions = {}) {
     this.heldHeap = options.heldHeap ?? heldHeap;
     this.heapBase = this.heldHeap();
+    this.heldExternal = options.heldExternal ?? heldExternal;
+    this.externalBase = this.heldExternal();
     this.perStreamBytes = options.perStreamBytes ?? DEFAULTS.maxOutputBufferBytes;
     this.totalBytes = options.totalBytes ?? DEFAULTS.maxUnreadOutputBytes;
     this.unreadTimeoutMs = options.unreadTimeoutMs ?? DEFAULTS.unreadTimeoutMs;
@@ -246,6 +256,8 @@ export class OutputBudget {
         again,
         heapBase: this.heapBase,
         held: this.heldHeap,
+        externalBase: this.externalBase,
+        external: this.heldExternal,
       });
       if (decision === 'later') {
         this.reclaimAt = Date.now();
@@ -258,6 +270,7 @@ export class OutputBudget {
       this.unreadPeak = 0;
       fullGc()();
       this.heapBase = this.heldHeap();
+      this.externalBase = this.heldExternal();
       // V8 gives a large heap back over more than one collection: one more while it shrinks.
       if (held - this.heapBase >= RECLAIM_BYTES) this.reclaimSoon(true);
     }, wait);
@@ -268,6 +281,15 @@ export class OutputBudget {
 /** What V8 holds, not what is in use: it keeps the pages of an emptied heap until a collection shrinks it. */
 function heldHeap(): number {
   return getHeapStatistics().total_heap_size;
+}
+
+/**
+ * Buffers V8 accounts for outside its heap. A 1 MB answer fits in a loopback socket's kernel buffers, so its
+ * stream never holds it unread; the buffer it was written from waits for a collection, and Node 26's V8 does
+ * not collect an idle heap for it (Node 20's did): 100 such answers kept the server 200 MB above its start.
+ */
+function heldExternal(): number {
+  return getHeapStatistics().external_memory;
 }
 
 /** What {@link reclaimDecision} weighs when the reclaim timer fires. */
@@ -286,6 +308,10 @@ export interface ReclaimState {
   readonly heapBase: number;
   /** The heap held now (read only when it matters). */
   readonly held: () => number;
+  /** The external memory held after the last collection. */
+  readonly externalBase: number;
+  /** The external memory held now. */
+  readonly external: () => number;
 }
 
 /**
@@ -298,14 +324,16 @@ export interface ReclaimState {
  * deoptimizations in 4 s, none for the SDK's own server).
  */
 export function reclaimDecision(s: ReclaimState): 'collect' | 'later' | 'no' {
+  // Answers written out whole leave their buffers behind (see heldExternal); zero-work calls leave none.
+  const externalGrown = s.external() >= s.externalBase + RECLAIM_BYTES;
   if (!s.closedSince) {
     // (A second collection, while the heap still shrinks, follows one that was worth it.)
-    if (s.unreadPeak < RECLAIM_BYTES && !s.again) return 'no';
+    if (s.unreadPeak < RECLAIM_BYTES && !s.again && !externalGrown) return 'no';
     // Streams still open: the traffic goes on; the last one to end sets the timer again.
     if (s.open > 0) return 'no';
     if (s.watchedSince) return 'later';
   }
-  return s.again || s.held() >= s.heapBase + RECLAIM_BYTES ? 'collect' : 'no';
+  return s.again || externalGrown || s.held() >= s.heapBase + RECLAIM_BYTES ? 'collect' : 'no';
 }
 
 /** Garbage beyond the last collection's live heap worth a full collection once the streams are gone. */

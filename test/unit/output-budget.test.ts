@@ -15,6 +15,8 @@ const base: ReclaimState = {
   again: false,
   heapBase: 100 * MB,
   held: () => 100 * MB,
+  externalBase: 10 * MB,
+  external: () => 10 * MB,
 };
 
 describe('reclaimDecision', () => {
@@ -45,6 +47,15 @@ describe('reclaimDecision', () => {
     expect(reclaimDecision({ ...base, unreadPeak: 0, again: true })).toBe('collect');
   });
 
+  it('collects after answers the kernel took whole (none unread): their buffers grew external memory by 16 MB', () => {
+    const written = { ...base, unreadPeak: 0, external: () => 27 * MB };
+    expect(reclaimDecision(written)).toBe('collect');
+    expect(reclaimDecision({ ...written, external: () => 25 * MB })).toBe('no');
+    // Still only once the traffic stopped and the streams are gone.
+    expect(reclaimDecision({ ...written, watchedSince: true })).toBe('later');
+    expect(reclaimDecision({ ...written, open: 1 })).toBe('no');
+  });
+
   it('reads the heap only when the traffic allows a collection', () => {
     let reads = 0;
     const held = () => (reads++, 500 * MB);
@@ -60,6 +71,8 @@ describe('OutputBudget reclaim', () => {
   // its own between two looks made the budget see no growth, and this test flaky under load).
   let heap = 100 * MB;
   const heldHeap = () => heap;
+  // Answers read leave no buffers behind here (external memory is the real one's to move, too).
+  const heldExternal = () => 10 * MB;
   const g = globalThis as { gc?: () => void };
   const before = g.gc;
   beforeEach(() => {
@@ -79,7 +92,7 @@ describe('OutputBudget reclaim', () => {
   });
 
   it('forces no collection after traffic whose answers were read', () => {
-    const budget = new OutputBudget({ heldHeap });
+    const budget = new OutputBudget({ heldHeap, heldExternal });
     // 32 MB of heap held beyond the budget's base.
     heap += 32 * MB;
     const stream = { unread: () => 0, close: () => undefined, capped: true };
@@ -94,7 +107,7 @@ describe('OutputBudget reclaim', () => {
   });
 
   it('forces no collection while requests come and go after output nobody read, and one once they stop', () => {
-    const budget = new OutputBudget({ heldHeap });
+    const budget = new OutputBudget({ heldHeap, heldExternal });
     // A stream holding 20 MB its peer does not read, seen at one look, then taken after all.
     let held = 20 * MB;
     const unwatchHeld = budget.watch({ unread: () => held, close: () => undefined, capped: false });
