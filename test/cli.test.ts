@@ -82,7 +82,6 @@ describe('a mistake in --tools prints one clear line and exits non-zero', () => 
     join(esm, 'my-tools.js'),
     "import { defineTool, z } from 'mcp-cancel-pool/tools';\nexport default [defineTool({ name: 'e', input: z.object({}), stages: [() => 'x'] })];\n",
   );
-  writeFileSync(join(esm, 'my-tools.ts'), '');
   // A bug in the module's own code: the line says where.
   writeFileSync(join(esm, 'broken.js'), 'const x = 1;\nundefinedThing(x);\nexport default [];\n');
 
@@ -105,7 +104,6 @@ describe('a mistake in --tools prints one clear line and exits non-zero', () => 
         `imports mcp-cancel-pool, which is not installed in its own project: run "npm install ${realpathSync(ROOT).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" there \\(a global install is not visible`,
       ),
     ], // from a checkout: the checkout itself
-    ['a TypeScript file', join(esm, 'my-tools.ts'), /TypeScript; compile it/],
     [
       'a module that throws while loading',
       join(esm, 'broken.js'),

@@ -169,7 +169,7 @@ describe('npm pack of a clean checkout', () => {
 });
 
 describe('init-tools', () => {
-  it('writes a project that installs from the tarball, compiles with its own tsc and serves its tool', async () => {
+  it('writes a project that installs from the tarball, type-checks with its own tsc and serves its TypeScript tool as written', async () => {
     const cli = join(checkout, 'dist/src/cli/main.js');
     const project = join(work, 'my-tools');
     const init = await run(process.execPath, [cli, 'init-tools', project]);
@@ -196,7 +196,7 @@ describe('init-tools', () => {
     expect(test.stdout).toMatch(/^(#|ℹ) pass 1$/m);
     expect(test.stdout).toMatch(/^(#|ℹ) fail 0$/m);
 
-    // And what the README says to run, from a real SDK client: the installed CLI, the compiled module.
+    // And what the README says to run, from a real SDK client: the installed CLI, the module as written (no build).
     const client = new Client({ name: 'packaging-test', version: '1.0.0' });
     await client.connect(
       new StdioClientTransport({
@@ -207,7 +207,7 @@ describe('init-tools', () => {
           '--threads',
           '1',
           '--tools',
-          join(project, 'dist/src/my-tools.js'),
+          join(project, 'src/my-tools.ts'),
         ],
         cwd: project,
         stderr: 'pipe',

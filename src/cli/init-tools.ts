@@ -1,6 +1,6 @@
 /**
  * `mcp-cancel-pool init-tools DIR`: writes the tools-project template (an ESM
- * TypeScript project with one tool and a test) into a new or empty directory.
+ * TypeScript project with one tool and a test, which Node runs without a build step) into a new or empty directory.
  */
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -45,13 +45,15 @@ export function registerInitTools(program: Command, version: string): void {
   program
     .command('init-tools')
     .argument('<dir>', 'new or empty directory to write the project into')
-    .description('Write a starter tools project (package.json, tsconfig.json, one tool, a test) into DIR.')
+    .description(
+      'Write a starter tools project (package.json, tsconfig.json, one TypeScript tool Node runs as written, a test) into DIR.',
+    )
     .action((dir: string) => {
       const spec = initTools(dir, version);
       process.stderr.write(
         `[mcp-cancel-pool] wrote a tools project to ${resolve(dir)} (it depends on mcp-cancel-pool ${spec})\n` +
-          `  cd ${dir} && npm install && npm test     # compiles src/my-tools.ts and serves it to a real client\n` +
-          `  npx mcp-cancel-pool serve --tools dist/src/my-tools.js\n`,
+          `  cd ${dir} && npm install && npm test     # type-checks src/my-tools.ts and serves it to a real client\n` +
+          `  npx mcp-cancel-pool serve --tools src/my-tools.ts\n`,
       );
     });
 }

@@ -3,10 +3,10 @@
  * in one line that names the file and the fix instead of a loader stack trace.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { toolsOfModule } from '../stages/tool.js';
 import { UsageError } from './usage-error.js';
 import { dependencySpec, packageRoot } from './package-source.js';
@@ -32,9 +32,13 @@ export async function checkToolModule(file: string): Promise<void> {
   } catch {
     throw new UsageError(`--tools ${file}: no such file (a relative path is resolved from the current directory)`);
   }
-  if (!isFile) throw new UsageError(`--tools ${file}: not a file; pass the compiled .js module`);
-  if (/\.[cm]?tsx?$/.test(file))
-    throw new UsageError(`--tools ${file}: this is TypeScript; compile it (tsc) and pass the .js file (${GUIDE})`);
+  if (!isFile) throw new UsageError(`--tools ${file}: not a file; pass the module's file`);
+  // Node strips types from .ts and .mts (22.18 and newer); JSX it does not compile, and .cts is CommonJS.
+  if (/\.[cm]?tsx$/.test(file))
+    throw new UsageError(
+      `--tools ${file}: Node does not compile JSX; compile it (tsc) and pass the .js file (${GUIDE})`,
+    );
+  if (/\.cts$/.test(file)) throw commonJs(file);
   const real = realpathSync(file);
   let mod: Record<string, unknown>;
   try {
@@ -56,6 +60,8 @@ function explainLoadError(file: string, real: string, error: unknown): UsageErro
   // A require() that failed inside the module itself: it is CommonJS (and `mcp-cancel-pool` is ESM-only).
   if (e.code === 'ERR_REQUIRE_ESM' || (e.code === 'MODULE_NOT_FOUND' && e.requireStack?.[0] === real))
     return commonJs(file);
+  const typescript = explainTypeScript(file, e, message);
+  if (typescript) return typescript;
   if (e.code === 'ERR_MODULE_NOT_FOUND' && /Cannot find package 'mcp-cancel-pool'/.test(message)) {
     return new UsageError(
       `--tools ${file}: it imports mcp-cancel-pool, which is not installed in its own project: run "npm install ${dependencySpec(version()).install}" there (a global install is not visible to it; ${GUIDE})`,
@@ -71,6 +77,51 @@ function explainLoadError(file: string, real: string, error: unknown): UsageErro
   const frame = (e as { stack?: string }).stack?.split('\n').find((l) => l.includes(url) || l.includes(real));
   const where = frame ? ` (${frame.trim().replace(/^at /, '')})` : '';
   return new UsageError(`--tools ${file}: cannot load it: ${message}${where}`);
+}
+
+/**
+ * What Node refuses in a TypeScript module, in one line each: syntax that needs more than erasing types (`enum`,
+ * `namespace`, parameter properties), a `.ts` file under node_modules, and tsc's habit of importing `./x.js` for
+ * `./x.ts` (Node runs the files as written, so nothing named `x.js` exists).
+ */
+function explainTypeScript(
+  file: string,
+  e: { code?: string; stack?: string },
+  message: string,
+): UsageError | undefined {
+  if (e.code === 'ERR_UNSUPPORTED_TYPESCRIPT_SYNTAX') {
+    // The stack starts with `path:line`, the source (the line before it too, at times) and carets under the construct.
+    const lines = (e.stack ?? '').split('\n');
+    const at = /^(.*):(\d+)$/.exec(lines[0] ?? '');
+    const caret = lines.find((l) => /^\s*\^+\s*$/.test(l))?.indexOf('^') ?? -1;
+    const path = at?.[1]?.startsWith('file:') ? fileURLToPath(at[1]) : at?.[1];
+    const where = at ? `${path}:${at[2]}:${caret >= 0 ? caret + 1 : 1}` : file;
+    return new UsageError(
+      `--tools ${file}: ${where}: ${message}; Node runs TypeScript by erasing its types only: write it without enum, namespace or parameter properties ("erasableSyntaxOnly" in tsconfig.json finds them), or compile it with tsc and pass the .js (${GUIDE})`,
+    );
+  }
+  if (e.code === 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING') {
+    const path = /for "(.*)"$/.exec(message)?.[1] ?? 'a .ts file';
+    return new UsageError(
+      `--tools ${file}: it loads ${path}, TypeScript under node_modules, which Node does not run: a package must ship compiled .js (${GUIDE})`,
+    );
+  }
+  if (e.code === 'ERR_MODULE_NOT_FOUND') {
+    const m = /^Cannot find module '(.*)\.([cm]?)js' imported from (.*)$/.exec(message);
+    if (m && /\.[cm]?ts$/.test(m[3]!)) {
+      const wanted = `${m[1]}.${m[2]}ts`;
+      const importer = m[3]!.startsWith('file:') ? fileURLToPath(m[3]!) : m[3]!;
+      if (existsSync(wanted))
+        return new UsageError(
+          `--tools ${file}: ${importer} imports ${m[1]}.${m[2]}js, but the file is ${wanted}: Node runs TypeScript as written, so import it by its .${m[2]}ts name ("allowImportingTsExtensions" in tsconfig.json) (${GUIDE})`,
+        );
+    }
+  }
+  if (e.code === 'ERR_UNKNOWN_FILE_EXTENSION' && /"\.[cm]?ts"/.test(message))
+    return new UsageError(
+      `--tools ${file}: Node ${process.version} does not run TypeScript; use Node 22.18 or newer, or compile it with tsc and pass the .js (${GUIDE})`,
+    );
+  return undefined;
 }
 
 /** `file:line:col` of the syntax error in `file`, from `node --check`'s report (path:line, the source line, a caret). */

@@ -1,6 +1,8 @@
-// One tool, served with: mcp-cancel-pool serve --tools dist/src/my-tools.js
-// This file must compile to an ES module ("type": "module" in package.json, "module": "NodeNext" in tsconfig.json),
-// and mcp-cancel-pool must be installed in this project: the server imports this file, and this file imports it.
+// One tool, served with: mcp-cancel-pool serve --tools src/my-tools.ts
+// Node (22.18 or newer) runs this file as written, stripping its types: no build step. So it is an ES module ("type":
+// "module" in package.json) with only erasable TypeScript (no enum, namespace or parameter properties: tsconfig.json's
+// "erasableSyntaxOnly" says so as you type), and mcp-cancel-pool must be installed in this project: the server imports
+// this file, and this file imports it.
 import { defineTool, stage, z } from 'mcp-cancel-pool/tools';
 
 export default [

@@ -4,11 +4,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
 const cli = fileURLToPath(import.meta.resolve('mcp-cancel-pool/cli'));
-const tools = fileURLToPath(new URL('../src/my-tools.js', import.meta.url));
+const tools = fileURLToPath(new URL('../src/my-tools.ts', import.meta.url));
 
 test('word_stats is listed and answers', async () => {
   const client = new Client({ name: 'my-tools-test', version: '1.0.0' });
