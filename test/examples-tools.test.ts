@@ -86,16 +86,16 @@ describe('example tools', () => {
     });
   }, 120_000);
 
-  it('hash_file and gzip_file: a chunked hash stops between chunks; gzip’s process group dies with the call', async () => {
+  it('sha256_chunked and gzip_file: a chunked hash stops between chunks; gzip’s process group dies with the call', async () => {
     writeFileSync(join(scratch, BIG), randomBytes(48 * 1024 * 1024));
     const ex = await pool(scratch);
     const small = join(scratch, 'small.txt');
     writeFileSync(small, 'hello\n');
-    expect(await completed(ex, 'hash_file', { path: 'small.txt' })).toMatchObject({
+    expect(await completed(ex, 'sha256_chunked', { path: 'small.txt' })).toMatchObject({
       bytes: 6,
       sha256: '5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03',
     });
-    expect(await cancelInFlight(ex, 'hash_file', { path: BIG })).toEqual({
+    expect(await cancelInFlight(ex, 'sha256_chunked', { path: BIG })).toEqual({
       kind: 'cancelled',
       from: 'running',
       hardKilled: false,

@@ -1,5 +1,5 @@
 /**
- * `hash_file`: the SHA-256 of a file, read and hashed in 1 MiB chunks with a
+ * `sha256_chunked`: the SHA-256 of a file, read and hashed in 1 MiB chunks with a
  * `ctx.checkpoint()` between chunks: the pattern for any library with a
  * chunked API (node:crypto's `update`, zlib's streaming compressors, a
  * parser fed piece by piece). The check costs one atomic load; a chunk costs
@@ -13,7 +13,7 @@ import { inRoot } from './root.js';
 const CHUNK = 1024 * 1024;
 
 export default defineTool({
-  name: 'hash_file',
+  name: 'sha256_chunked',
   description: 'The SHA-256 of a file under the server’s root, hashed in 1 MiB chunks.',
   input: z.object({ path: z.string() }),
   cancelWithinMs: 50,
