@@ -13,6 +13,8 @@ export default tseslint.config(
       'docs/api/**',
       'bundle/**',
       'templates/**',
+      // AssemblyScript (its own types: i32, @external), compiled by asc.
+      'examples/tools/assembly/**',
       '**/*.js',
       '**/*.mjs',
       '**/*.cjs',

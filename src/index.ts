@@ -24,6 +24,7 @@ export type {
   CallBackend,
   CallHandle,
   BackendStats,
+  ToolGapStats,
   StartOptions,
   JobOutcome,
   FailureCode,

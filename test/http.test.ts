@@ -59,7 +59,8 @@ async function delta<T>(client: Client, run: () => Promise<T>): Promise<{ value:
   const value = await run();
   const after = await stats(client);
   const change: Record<string, number> = {};
-  for (const k of Object.keys(after) as (keyof typeof after)[]) change[k] = after[k] - (before[k] ?? 0);
+  for (const [k, v] of Object.entries(after))
+    if (typeof v === 'number') change[k] = v - ((before as unknown as Record<string, number>)[k] ?? 0);
   return { value, change };
 }
 

@@ -24,6 +24,8 @@ import {
   type ToolDefinition,
 } from '../src/stages/tool.js';
 import { claimResponse, leftRunning, startSlot, stillRunning, type WorkerSlot } from '../src/state/job-state.js';
+import { gapWords, writeGap } from '../src/state/gap-clock.js';
+import { runDelayMs } from './run-delay.js';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { assertPlainJson } from './plain-json.js';
 import { checkOutput } from './output-check.js';
@@ -40,6 +42,12 @@ const words = new Int32Array(init.stateBuffer);
 const childCells = new ChildCells(words.length / 3, init.childBuffer);
 // Before any tool module loads: whatever a module keeps of node:child_process ends in the guarded spawn.
 installChildGuard(childCells);
+const gaps = gapWords(init.gapBuffer);
+/** The ticker thread's coarse millisecond clock (word 0), read plainly by every check (src/state/gap-clock.ts). */
+const clock = gaps.words;
+/** The thread's wait for a core (ms) at the last check of any job on it; a job starts from it (no read per job). */
+let threadDelay = init.gapBuffer ? runDelayMs() : 0;
+
 /**
  * Loaded before Piscina marks this thread ready: Piscina awaits the import of
  * this file, top-level await included. It has to be, because an idle Piscina
@@ -74,7 +82,7 @@ export function warmup(): WarmupReport {
  */
 export default function runJob(task: WorkerTask): WorkerOutcome | Promise<WorkerOutcome> {
   const tool = tools.get(task.tool);
-  const job = new JobContext(task);
+  const job = new Job(task);
   let value: unknown = task.args;
   try {
     if (!tool) throw new Error(`tool '${task.tool}' is not loaded in the worker`);
@@ -121,6 +129,14 @@ class JobContext implements StageContext, WorkerSlot {
   words = words;
   index = 0;
   runningWord = 0;
+  /** The clock at the job's last cancellation check, the longest gap between two so far, and the stage it ended in. */
+  protected lastCheck = clock[0]!;
+  /** This thread's wait for a core at the last check (./run-delay.ts): the last job's, until this one checks. */
+  private lastDelay = threadDelay;
+  private worstGap = 0;
+  private worstStage = 0;
+  private stageIndex = 0;
+  private wasmCheck: (() => number) | undefined;
   /** Made on first use of `ctx.signal`: CPU stages that only checkpoint never pay for a waiter. */
   private controller: AbortController | undefined;
   private pending:
@@ -143,6 +159,10 @@ class JobContext implements StageContext, WorkerSlot {
   /** Checks the state word, then runs stage `index`. */
   enter(tool: ToolDefinition, index: number, input: unknown): unknown {
     const s = tool.stages[index]!;
+    // The gap that ends at this boundary was the previous stage's.
+    const now = clock[0]!;
+    if (now !== this.lastCheck) this.checked(now);
+    this.stageIndex = index;
     this.tool = tool.name;
     this.stage = stageName(s, index);
     this.checkpoint();
@@ -156,6 +176,8 @@ class JobContext implements StageContext, WorkerSlot {
   /** After the last stage: completion's side of the race. Only the winner may hand a result back. */
   conclude(value: unknown, tool: ToolDefinition): WorkerOutcome {
     try {
+      const now = clock[0]!;
+      if (now !== this.lastCheck) this.checked(now);
       this.stage = 'result';
       this.checkpoint();
       const result = toCallToolResult(value);
@@ -177,6 +199,8 @@ class JobContext implements StageContext, WorkerSlot {
   /** A stage threw (or the result cannot be sent): owed as an error only if completion still wins. */
   fail(error: unknown): WorkerOutcome {
     try {
+      const now = clock[0]!;
+      if (now !== this.lastCheck) this.checked(now);
       if (!stillRunning(this)) return this.withReports({ kind: 'stopped', stage: this.stage });
       const message = error instanceof Error ? error.message : String(error);
       return claimResponse(this, this.controller !== undefined)
@@ -199,16 +223,46 @@ class JobContext implements StageContext, WorkerSlot {
   }
 
   get stopped(): boolean {
+    const now = clock[0]!;
+    if (now !== this.lastCheck) this.checked(now);
     return !stillRunning(this);
   }
 
   checkpoint(): void {
+    // A plain read of the ticker's word; the rest runs only when it moved since the last check (about once per tick).
+    const now = clock[0]!;
+    if (now !== this.lastCheck) this.checked(now);
     if (!stillRunning(this)) throw new StopError();
   }
 
   spawn(command: string, args?: readonly string[], options?: SpawnOptions): Promise<SpawnResult<never>> {
     // The overloads of StageContext.spawn tie the result's type to `encoding`; one implementation serves both.
     return runSpawn(this, childCells, init.graceMs, command, args, options) as Promise<SpawnResult<never>>;
+  }
+
+  /** Made on first use, bound to this job: a WebAssembly module imports it as a plain function. */
+  get wasmCheckpoint(): () => number {
+    return (this.wasmCheck ??= () => {
+      const now = clock[0]!;
+      if (now !== this.lastCheck) this.checked(now);
+      return Atomics.load(this.words, this.index) === this.runningWord ? 0 : 1;
+    });
+  }
+
+  /**
+   * A cancellation check at clock value `now` (about once per tick): the time
+   * since the last one, less the time this thread waited for a core in it,
+   * may be the job's worst gap.
+   */
+  protected checked(now: number): void {
+    const delay = runDelayMs();
+    const gap = Math.max(0, Math.round(now - this.lastCheck - (delay - this.lastDelay)));
+    this.lastCheck = now;
+    this.lastDelay = threadDelay = delay;
+    if (gap > this.worstGap) {
+      this.worstGap = gap;
+      this.worstStage = this.stageIndex;
+    }
   }
 
   progress(progress: number, total?: number, message?: string): void {
@@ -284,6 +338,8 @@ class JobContext implements StageContext, WorkerSlot {
     const waiter = this.pending?.get(message.rid);
     if (!waiter) return;
     this.pending!.delete(message.rid);
+    // The wait for the client is the runtime's own await, and it is stopped with the job: it counts as checked.
+    this.lastCheck = clock[0]!;
     if (message.type === 'response') waiter.resolve(message.result);
     else waiter.reject(new Error(message.message));
   }
@@ -296,9 +352,28 @@ class JobContext implements StageContext, WorkerSlot {
     if (this.closed) return;
     this.closed = true;
     disownChildren(this);
+    writeGap(gaps, this.index, this.worstGap, this.worstStage);
     this.reporter?.stop();
     // Releases this job's waiter, if it has one, should the job ever end without leaving `running`.
     if (this.controller) Atomics.notify(this.words, this.index);
     this.task.port?.close();
   }
 }
+
+/**
+ * The job context with gaps not measured (`checkpointGaps: false`): checks do
+ * only their atomic load, as they did before gaps were measured. What the
+ * measurement costs is the difference between the two (bench/checkpoint-overhead.ts).
+ */
+class UnmeasuredJobContext extends JobContext {
+  override get stopped(): boolean {
+    return !stillRunning(this);
+  }
+
+  override checkpoint(): void {
+    if (!stillRunning(this)) throw new StopError();
+  }
+}
+
+/** One class per thread, so every check site stays monomorphic. */
+const Job = init.gapBuffer ? JobContext : UnmeasuredJobContext;

@@ -220,4 +220,26 @@ export interface BackendStats {
   inFlight: number;
   /** Worker threads, standby included. */
   threads: number;
+  /**
+   * Per tool, how long its stages went without a cancellation check (the
+   * local pool, or a worker host's pool, measures; a front end on Redis has
+   * none). Absent when gaps are not measured.
+   */
+  checkpointGaps?: Record<string, ToolGapStats>;
+}
+
+/** One tool's checkpoint gaps, in {@link BackendStats.checkpointGaps}. */
+export interface ToolGapStats {
+  /** The tool's `cancelWithinMs`. */
+  cancelWithinMs: number;
+  /** Calls measured (every call that reached a worker and returned from it). */
+  calls: number;
+  /** Of those, calls whose worst gap exceeded `cancelWithinMs`. */
+  overBudget: number;
+  /** The worst gap (ms) of any call. */
+  worstMs: number;
+  /** The stage the worst gap ended in. */
+  worstStage: string;
+  /** The worst gap (ms) of the last call measured. */
+  lastMs: number;
 }

@@ -16,6 +16,7 @@ import type { InputWaits } from '../asks/input-waits.js';
 import { readKeyFile } from '../asks/request-state.js';
 import { listServeOptionsInHelp } from './help.js';
 import { registerInitTools } from './init-tools.js';
+import { registerCheckTools } from './check-tools.js';
 import { checkToolModule } from './tool-modules.js';
 import { describeBackend, openQueueBackend } from './serve-remote.js';
 import { redisConfigOf, redisOptions, type RedisFlags } from './redis-flags.js';
@@ -557,6 +558,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!).action(async (fl
 });
 
 registerInitTools(program, version);
+registerCheckTools(program);
 (await import('./probe.js')).registerProbe(program);
 (await import('./worker.js')).registerWorker(program);
 listServeOptionsInHelp(program);

@@ -6,6 +6,7 @@
 import { channel } from 'node:diagnostics_channel';
 import type { JobOutcome } from '../backend/backend.js';
 import type { CancelSource } from '../state/cancel-source.js';
+import type { MeasuredGap } from './checkpoint-gaps.js';
 
 /** What {@link JOB_EVENTS} carries; `job` is the same object from `start` to `settled`. */
 export type JobEvent =
@@ -20,12 +21,16 @@ export type JobEvent =
       readonly kind: 'cancelled' | 'timedOut';
       readonly source: CancelSource;
     }
-  /** Its outcome settled (after the worker returned or was replaced); `source` is the winning cancel's, if one won. */
+  /**
+   * Its outcome settled (after the worker returned or was replaced); `source` is the winning cancel's, if one won,
+   * and `checkpointGap` the longest time its stages went without a cancellation check, when the worker measured it.
+   */
   | {
       readonly type: 'settled';
       readonly job: object;
       readonly outcome: JobOutcome;
       readonly source: CancelSource | undefined;
+      readonly checkpointGap?: MeasuredGap;
     };
 
 /** The channel every local executor in the process publishes on. */

@@ -12,6 +12,8 @@ import type { AppliedToolPriority } from '../pool/protocol.js';
 import { CallTable } from '../backend/calls.js';
 import type { RequestId } from '../wire/registry.js';
 import { StateSlab } from '../state/job-state.js';
+import { GapClock } from '../state/gap-clock.js';
+import { CheckpointGaps } from './checkpoint-gaps.js';
 import type { ToolDefinition } from '../stages/tool.js';
 import { Job, type JobCounters, type JobHost } from './job.js';
 import { loadTools, resolveOptions, type ExecutorOptions, type ResolvedOptions } from './options.js';
@@ -56,6 +58,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
   };
   protected readonly unknownCancels = this.#counters;
   readonly #host: JobHost;
+  readonly #gaps: { readonly clock: GapClock; readonly record: CheckpointGaps } | undefined;
   #toolPriority: AppliedToolPriority = { priority: 'normal' };
 
   private constructor(options: ResolvedOptions, tools: Map<string, ToolDefinition>) {
@@ -74,6 +77,9 @@ export class Executor extends CallTable<Job> implements CallBackend {
     this.#slab = new StateSlab(this.#standby.slabCapacity(options.queueLimit));
     internals.set(this, { slab: this.#slab });
     this.#children = new ChildGroups(this.#slab.capacity, options.graceMs);
+    this.#gaps = options.checkpointGaps
+      ? { clock: new GapClock(this.#slab.capacity), record: new CheckpointGaps() }
+      : undefined;
     this.#pool = new WorkerPool({
       waitQueue: waitList,
       threads: options.threads,
@@ -86,6 +92,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
         settings: options.toolSettings,
         progressIntervalMs: options.progressIntervalMs,
         toolPriority: options.toolPriority,
+        ...(this.#gaps && { gapBuffer: this.#gaps.clock.buffer }),
       },
       ...(options.resourceLimits && { resourceLimits: options.resourceLimits }),
     });
@@ -176,6 +183,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
       queued: this.#admission.size,
       inFlight: this.registry.size,
       threads: this.#pool.threads,
+      ...(this.#gaps && { checkpointGaps: this.#gaps.record.snapshot() }),
     };
   }
 
@@ -188,6 +196,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
     await this.#pool.close();
     // The workers are gone; their children are not, until this ends them.
     await this.#children.close();
+    await this.#gaps?.clock.close();
   }
 
   #stopOrder<E>(entries: E[]): E[] {
@@ -204,6 +213,7 @@ export class Executor extends CallTable<Job> implements CallBackend {
       children: this.#children,
       counters,
       graceMs: this.#options.graceMs,
+      gaps: this.#gaps,
       refusal: () => {
         const { size } = this.#admission;
         const { queueLimit } = this.#options;

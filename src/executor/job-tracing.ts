@@ -19,6 +19,8 @@ export interface JobTraceHooks {
   hardStop(threadId: number): void;
   /** The main thread signalled one of the call's process groups (a bound function: it is passed on as it is). */
   readonly childKilled: (pid: number, signal: 'SIGTERM' | 'SIGKILL') => void;
+  /** The worker's measure of the call's worst checkpoint gap (./checkpoint-gaps.ts), for the run span. */
+  checkpointGap(gap: { readonly ms: number; readonly stage: string; readonly budgetMs: number }): void;
   /** The worker returned (or died), with the stage timings it sent back. */
   workerBack(marks: StageMarks | undefined, threadId: number | undefined): void;
   /** The outcome settled. */

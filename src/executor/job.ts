@@ -23,6 +23,8 @@ import { beginJobTrace, type JobTraceHooks } from './job-tracing.js';
 import type { CancelSource } from '../state/cancel-source.js';
 import { logger } from '../log/logger.js';
 import type { ChildGroups } from './children.js';
+import type { GapClock } from '../state/gap-clock.js';
+import type { CheckpointGaps, MeasuredGap } from './checkpoint-gaps.js';
 
 /** The reason on a job's stop signal; a plain value, so aborting costs no DOMException. */
 const STOPPED = 'job stopped';
@@ -51,6 +53,8 @@ export interface JobHost {
   readonly children: ChildGroups;
   readonly counters: JobCounters;
   readonly graceMs: number;
+  /** The checkpoint-gap clock and record; absent when gaps are not measured. */
+  readonly gaps: { readonly clock: GapClock; readonly record: CheckpointGaps } | undefined;
   /** Why admission refuses a job now (queue full), or undefined. */
   refusal(): string | undefined;
   /** Starts the job on a free thread now, or it waits; {@link Job.handOut} when it starts, never if dequeued first. */
@@ -93,6 +97,8 @@ export class Job implements InFlightEntry, TableCall, Admittable {
   private stoppedBy: CancelSource | undefined;
   /** The worker thread died under the job (a hard stop, a crash, the pool closed): its children are orphans. */
   private workerDied = false;
+  /** The worst checkpoint gap the worker measured, once it returned (not after a crash or hard stop). */
+  private gap: MeasuredGap | undefined;
 
   constructor(
     private readonly host: JobHost,
@@ -268,6 +274,12 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     // A bare result carries nothing else; a crash has no reports.
     const tagged = isBareResult(result) ? undefined : result;
     const reports = tagged?.kind === 'crashed' ? undefined : tagged?.reports;
+    const gaps = host.gaps;
+    if (gaps && tagged?.kind !== 'crashed') {
+      const { ms, stage } = gaps.clock.read(slot.index);
+      this.gap = gaps.record.record(this.tool!, ms, stage);
+      this.trace?.checkpointGap(this.gap);
+    }
     this.trace?.workerBack(reports?.marks, host.slab.threadOf(slot));
     if (reports && !this.channel && carriesReports(reports))
       this.channel = new WorkerChannel(this.tool!, this.options!, this, host.counters);
@@ -336,7 +348,13 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     this.host.settled(this);
     this.trace?.settled(outcome);
     if (JOB_EVENTS.hasSubscribers)
-      JOB_EVENTS.publish({ type: 'settled', job: this, outcome, source: this.stoppedBy } satisfies JobEvent);
+      JOB_EVENTS.publish({
+        type: 'settled',
+        job: this,
+        outcome,
+        source: this.stoppedBy,
+        ...(this.gap && { checkpointGap: this.gap }),
+      } satisfies JobEvent);
     this.resolve(outcome);
     // A settled job can sit in old space until the next full GC; what it still pointed to would survive every
     // scavenge with it and be promoted too (trace-gc-nvp, 32 in flight: 6.2 → 5.2 KB promoted per call).

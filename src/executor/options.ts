@@ -84,6 +84,16 @@ export interface ExecutorOptions {
    * @default 'normal'
    */
   readonly toolPriority?: ToolPriority;
+  /**
+   * Measure each call's checkpoint gap: the longest time its stages went
+   * without a cancellation check (see `ToolDefinition.cancelWithinMs`),
+   * shown per tool in `stats().checkpointGaps`, exported as a histogram and
+   * put on the run span. It costs a checkpoint one plain memory read and
+   * the process one small thread waking every 2 ms; `false` is there to
+   * measure that cost (bench scenario `checkpoint-gaps`).
+   * @default true
+   */
+  readonly checkpointGaps?: boolean;
 }
 
 /** The options with every default applied. */
@@ -99,6 +109,7 @@ export interface ResolvedOptions {
   readonly resourceLimits: ResourceLimits | undefined;
   readonly toolSettings: Readonly<Record<string, unknown>>;
   readonly toolPriority: ToolPriority;
+  readonly checkpointGaps: boolean;
 }
 
 /** Applies the defaults and checks every value, like piscina and p-queue do. */
@@ -116,7 +127,10 @@ export function resolveOptions(options: ExecutorOptions): ResolvedOptions {
     resourceLimits: options.resourceLimits,
     toolSettings: options.toolSettings ?? {},
     toolPriority: options.toolPriority ?? DEFAULTS.toolPriority,
+    checkpointGaps: options.checkpointGaps ?? true,
   };
+  if (typeof resolved.checkpointGaps !== 'boolean')
+    throw new InvalidOptionError('checkpointGaps', `expected a boolean, got ${JSON.stringify(options.checkpointGaps)}`);
   if (resolved.toolPriority !== 'normal' && resolved.toolPriority !== 'idle') {
     throw new InvalidOptionError(
       'toolPriority',

@@ -68,6 +68,7 @@ export function subscribeJobMetrics(metrics: Metrics, options: JobMetricsOptions
         jobs.delete(event.job);
         if (t.runningAt !== undefined) metrics.runTime.observe(seconds(t.runningAt, now));
         if (t.stoppedAt !== undefined) metrics.cancelToStopped.observe(seconds(t.stoppedAt, now));
+        if (event.checkpointGap) metrics.checkpointGap.observe({ tool: t.tool }, event.checkpointGap.ms / 1000);
         if (options.countCalls) metrics.settled(t.tool, event.outcome);
         if (options.countCancels) countCancel(metrics, event.outcome, event.source);
       }

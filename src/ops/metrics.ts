@@ -70,6 +70,7 @@ export class Metrics {
   readonly runTime: Histogram;
   readonly cancelToStopped: Histogram;
   readonly cancelToSlotReused: Histogram;
+  readonly checkpointGap: Histogram<'tool'>;
   private snapshot: Promise<Snapshot> | undefined;
 
   constructor(
@@ -118,6 +119,14 @@ export class Metrics {
     this.cancelToSlotReused = new Histogram({
       name: `${PREFIX}cancel_to_slot_reused_seconds`,
       help: 'From a cancel winning over a running call to the start of the next call that was waiting for a thread.',
+      buckets: BUCKETS,
+      registers,
+    });
+
+    this.checkpointGap = new Histogram({
+      name: `${PREFIX}checkpoint_gap_seconds`,
+      help: "Each call's longest time without a cancellation check (a cancel arriving then waits that long), by tool, as its worker measured it.",
+      labelNames: ['tool'],
       buckets: BUCKETS,
       registers,
     });

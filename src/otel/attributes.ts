@@ -40,6 +40,12 @@ export const ATTR = {
   /** The signal a `child_kill` event sent: SIGTERM, or SIGKILL after the grace. */
   childSignal: 'mcp_cancel_pool.child.signal',
   stage: 'mcp_cancel_pool.stage',
+  /** The longest time (ms) the call's stages went without a cancellation check, as its worker measured it. */
+  checkpointGapMs: 'mcp_cancel_pool.checkpoint_gap_ms',
+  /** The stage that gap ended in. */
+  checkpointGapStage: 'mcp_cancel_pool.checkpoint_gap_stage',
+  /** The tool's `cancelWithinMs`. */
+  cancelWithinMs: 'mcp_cancel_pool.cancel_within_ms',
   taskId: 'mcp_cancel_pool.task.id',
   jobId: 'mcp_cancel_pool.job.id',
   hostId: 'mcp_cancel_pool.host.id',

@@ -116,6 +116,15 @@ export class JobTrace implements JobTraceHooks {
     this.endCancel(now);
   }
 
+  /** The worker's measure of the call's worst checkpoint gap, on the run span. */
+  checkpointGap(gap: { readonly ms: number; readonly stage: string; readonly budgetMs: number }): void {
+    this.run?.setAttributes({
+      [ATTR.checkpointGapMs]: gap.ms,
+      [ATTR.checkpointGapStage]: gap.stage,
+      [ATTR.cancelWithinMs]: gap.budgetMs,
+    });
+  }
+
   /** The outcome settled: everything still open ends, and the run span says how. */
   settled(outcome: JobOutcome): void {
     const now = epochMs();

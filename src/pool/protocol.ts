@@ -20,6 +20,12 @@ export interface WorkerInit {
   readonly progressIntervalMs: number;
   /** The scheduling class each worker thread puts itself in when it starts. */
   readonly toolPriority: ToolPriority;
+  /**
+   * The checkpoint-gap clock's memory (src/state/gap-clock.ts); absent when
+   * gaps are not measured (`checkpointGaps: false`), and checkpoints then do
+   * only their atomic load.
+   */
+  readonly gapBuffer?: SharedArrayBuffer;
 }
 
 /**

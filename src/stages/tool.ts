@@ -21,8 +21,18 @@ export interface StageContext {
    * freely inside hot loops.
    */
   checkpoint(): void;
-  /** True once the job was stopped (cancelled or timed out). */
+  /** True once the job was stopped (cancelled or timed out). Reading it counts as a cancellation check. */
   readonly stopped: boolean;
+  /**
+   * A cancellation check for WebAssembly: returns 1 once the job was stopped,
+   * else 0 (one `Atomics.load` of the job's state word). Pass it to a module
+   * as an import (`{ env: { stopped: ctx.wasmCheckpoint } }`) and have its
+   * loops return early when it answers 1; then throw a {@link StopError} (or
+   * call `ctx.checkpoint()`) in JavaScript. A call counts as a check for the
+   * checkpoint-gap measurement. A module that never calls it is stopped by
+   * the hard stop, as JavaScript is. See docs/tools.md "What stops, and how fast".
+   */
+  readonly wasmCheckpoint: () => number;
   /**
    * Reports progress. It reaches the client as `notifications/progress` only
    * if the request asked for it with a progress token; otherwise it costs nothing.
@@ -112,6 +122,21 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject> {
   readonly output?: z.ZodObject;
   /** A deadline for one call; past it the job is stopped and the caller gets an error. */
   readonly timeoutMs?: number;
+  /**
+   * The tool's cancel budget (ms): the longest a stage of it should go
+   * without a cancellation check (`ctx.checkpoint()`, a read of `ctx.stopped`,
+   * `ctx.wasmCheckpoint`, a stage boundary). Every call's worst gap is
+   * measured in the worker; a call over budget logs a warning (at most one
+   * per tool a minute), and `mcp-cancel-pool check-tools` fails the tool.
+   * @default 100
+   */
+  readonly cancelWithinMs?: number;
+  /**
+   * Arguments `mcp-cancel-pool check-tools` runs the tool with (the first
+   * that parses), when its `--args` file names none for it. A few seconds of
+   * work make the best measurement.
+   */
+  readonly examples?: readonly Record<string, unknown>[];
   /** Give stages a channel to the client (`ctx.requestClient`). */
   readonly usesClient?: boolean;
   /** MCP tool annotations. */
@@ -136,6 +161,9 @@ export interface ToolDefinition<Input extends z.ZodObject = z.ZodObject> {
 export function defineTool<Input extends z.ZodObject>(tool: ToolDefinition<Input>): ToolDefinition<Input> {
   return tool;
 }
+
+/** {@link ToolDefinition.cancelWithinMs}'s default. */
+export const DEFAULT_CANCEL_WITHIN_MS = 100;
 
 /** Names a stage. */
 export function stage<I, O>(name: string, run: StageFn<I, O>): NamedStage {

@@ -1,5 +1,7 @@
 // Serves this project's tools through the real server and calls them with the MCP SDK's client.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
@@ -27,4 +29,10 @@ test('word_stats is listed and answers', async () => {
   } finally {
     await client.close();
   }
+});
+
+test('every tool stops soon after a cancel (mcp-cancel-pool check-tools)', async () => {
+  // Exit 1, naming the tool and why, if one goes longer than its cancelWithinMs without a ctx.checkpoint().
+  const { stdout } = await promisify(execFile)(process.execPath, [cli, 'check-tools', tools]);
+  assert.match(stdout, /^word_stats\t.*\tok$/m);
 });
