@@ -16,6 +16,7 @@ const CLI = join(ROOT, 'dist/src/cli/main.js');
 const GOOD = join(ROOT, 'dist-dev/test/fixtures/check-tools-good.js');
 const BAD = join(ROOT, 'dist-dev/test/fixtures/check-tools-bad.js');
 const GAPS = join(ROOT, 'dist-dev/test/fixtures/gap-tools.js');
+const SYNC = join(ROOT, 'dist-dev/test/fixtures/check-tools-sync.js');
 
 interface Report {
   ok: boolean;
@@ -28,6 +29,7 @@ interface Report {
     hardStops: number;
     runCapped: boolean;
     cancelToStoppedMs?: { p50: number; p99: number; max: number };
+    syncSpawns: number;
   }[];
 }
 
@@ -41,6 +43,29 @@ describe('check-tools', () => {
     expect(ran.stdout).toMatch(/^checks_every_ms\t250\t.*\tok$/m);
     expect(ran.stderr).not.toMatch(/FAILED/);
   }, 120_000);
+
+  it("reports each tool's synchronous spawns (execSync, and execFileSync by a named import) with one line each; they pass otherwise", async () => {
+    const ran = await checkTools(SYNC, '--json');
+    expect(ran.code, ran.stderr).toBe(0);
+    const report = JSON.parse(ran.stdout) as Report;
+    expect(report.tools.map((t) => [t.tool, t.ok])).toEqual([
+      ['exec_sync', true],
+      ['exec_file_sync', true],
+    ]);
+    // Its run and its three cancelled runs each make one, once their stage has begun.
+    for (const t of report.tools) {
+      expect(t.syncSpawns).toBeGreaterThanOrEqual(1);
+      expect(t.syncSpawns).toBeLessThanOrEqual(4);
+    }
+    for (const name of ['exec_sync', 'exec_file_sync'])
+      expect(ran.stderr).toMatch(
+        new RegExp(
+          `check-tools: ${name} made [1-4] synchronous spawn\\(s\\) \\(execSync, execFileSync or spawnSync\\): no cancel reaches one until its program ends`,
+        ),
+      );
+    const good = JSON.parse((await checkTools(GOOD, '--json')).stdout) as Report;
+    expect(good.tools[0]!.syncSpawns).toBe(0);
+  }, 240_000);
 
   it('fails a tool that checks only at its end, naming it, its stage and its gap; passes the other', async () => {
     const ran = await checkTools(BAD, '--json');

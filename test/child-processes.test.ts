@@ -141,7 +141,7 @@ describe("the server's death by SIGKILL (no code of its own runs)", () => {
     const m = marker('sigkill');
     call(raw, 1, 'busy_child', { marker: m, trapTerm: true });
     await started(m);
-    // A stats read tells the reaper of every group in the rows (it learns of new ones every 50 ms anyway).
+    // A stats read tells the reaper of every group in the rows (it learns of each one as the worker counts it anyway).
     await until(async () => (await raw.stats()).childrenAlive === 1, STARTED_WITHIN_MS, 'the child counted');
     raw.kill();
     await raw.exited;

@@ -3,9 +3,12 @@
  * before any tool module loads: `spawn`, `exec`, `execFile`, `fork` and their promisified forms all end there.
  * Each child is forced into its own process group (`detached: true`), and its pid is written into the call's row
  * of {@link ChildCells} as soon as `spawn` returns, so the main thread can signal the group whatever the worker is
- * doing (docs/guarantees.md "Child processes"). `spawnSync`/`execSync` do not pass here: they block the thread.
+ * doing (docs/guarantees.md "Child processes"). `spawnSync`, `execSync` and `execFileSync` do not pass there: they
+ * block the thread until the program ends, so nothing can stop them; the guard counts each one made in a call
+ * (`childrenSync`, which `check-tools` reports per tool).
  */
 import { ChildProcess } from 'node:child_process';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { CELL_ENV, CHILDREN_PER_JOB, type ChildCells } from '../src/state/child-cells.js';
 
 /** The call that owns the children started now: the job on this thread. */
@@ -96,4 +99,15 @@ export function installChildGuard(cells: ChildCells): void {
     }
     return result;
   };
+  // The module object, not the ESM namespace (read-only): each synchronous form is counted when a call makes it,
+  // and syncBuiltinESMExports() gives the counted forms to `import { execSync } from 'node:child_process'` too.
+  const childProcess = createRequire(import.meta.url)('node:child_process') as Record<string, unknown>;
+  for (const name of ['spawnSync', 'execSync', 'execFileSync']) {
+    const sync = childProcess[name] as (...args: unknown[]) => unknown;
+    childProcess[name] = function countedSync(this: unknown, ...args: unknown[]) {
+      if (owner) cells.countSyncSpawn();
+      return sync.apply(this, args);
+    };
+  }
+  syncBuiltinESMExports();
 }

@@ -216,6 +216,11 @@ export interface BackendStats {
   childrenAlive: number;
   /** Children of terminated worker threads that died and could not be reaped (a Node without `node:ffi`). */
   childrenZombies: number;
+  /**
+   * Synchronous spawns in calls (`execSync`, `execFileSync`, `spawnSync`): they block the worker thread until the
+   * program ends, so no cancel, and not the hard stop, reaches it meanwhile (`check-tools` names the tools).
+   */
+  childrenSync: number;
   /** Calls reserved and not settled yet. */
   inFlight: number;
   /** Worker threads, standby included. */

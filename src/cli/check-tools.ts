@@ -46,6 +46,12 @@ export interface ToolCheck {
    * cancel; undefined where the pool does not count children.
    */
   readonly childrenOutlived?: number;
+  /**
+   * Synchronous spawns its runs made (`execSync`, `execFileSync`, `spawnSync`): each blocks the worker thread
+   * until its program ends, out of reach of any cancel. Reported, not failed: a short one costs a short gap,
+   * which the gap measure judges.
+   */
+  readonly syncSpawns: number;
   readonly ok: boolean;
   /** Why it failed (empty when ok). */
   readonly reasons: readonly string[];
@@ -61,7 +67,7 @@ interface CheckFlags {
 export function registerCheckTools(program: Command): void {
   program
     .command('check-tools')
-    .argument('<module>', 'the compiled tools module (.js)')
+    .argument('<module>', 'the tools module (.ts or .js), as serve --tools takes it')
     .option('--args <file.json>', 'a JSON object mapping tool name → arguments (else each tool’s own `examples`)')
     .option('--max-run-ms <n>', 'cap on the measured run a cancel is placed in', '10000')
     .option('--json', 'print the report as JSON')
@@ -73,6 +79,10 @@ export function registerCheckTools(program: Command): void {
       const failed = checks.filter((c) => !c.ok);
       if (flags.json) process.stdout.write(JSON.stringify({ ok: failed.length === 0, tools: checks }, null, 2) + '\n');
       else process.stdout.write(table(checks));
+      for (const c of checks.filter((c) => c.syncSpawns > 0))
+        process.stderr.write(
+          `[mcp-cancel-pool] check-tools: ${c.tool} made ${c.syncSpawns} synchronous spawn(s) (execSync, execFileSync or spawnSync): no cancel reaches one until its program ends; use ctx.spawn or the asynchronous forms\n`,
+        );
       for (const c of failed)
         process.stderr.write(`[mcp-cancel-pool] check-tools: ${c.tool} FAILED: ${c.reasons.join('; ')}\n`);
       process.exitCode = failed.length === 0 ? 0 : 1;
@@ -134,7 +144,9 @@ async function checkOne(
 ): Promise<ToolCheck> {
   const cancelWithinMs = tool.cancelWithinMs ?? DEFAULT_CANCEL_WITHIN_MS;
   const args = given ?? tool.examples?.find((example) => tool.input.safeParse(example).success);
+  const syncBefore = executor.stats().childrenSync;
   const base = {
+    syncSpawns: 0,
     tool: tool.name,
     cancelWithinMs,
     worstGapMs: 0,
@@ -218,6 +230,7 @@ async function checkOne(
     cancelsTooLate: tooLate,
     runCapped: capped,
     ...(outlived !== undefined && { childrenOutlived: outlived }),
+    syncSpawns: executor.stats().childrenSync - syncBefore,
     ok: reasons.length === 0,
     reasons,
   };
@@ -245,7 +258,7 @@ async function running(job: { readonly state: string }): Promise<void> {
 function table(checks: readonly ToolCheck[]): string {
   const ms = (n: number | undefined) => (n === undefined ? '-' : `${n.toFixed(1)}`);
   const lines = [
-    'tool\tbudget ms\trun ms\tworst gap ms (stage)\tcancel→stopped p50/p99/max ms\thard stops\tchildren left\tverdict',
+    'tool\tbudget ms\trun ms\tworst gap ms (stage)\tcancel→stopped p50/p99/max ms\thard stops\tchildren left\tsync spawns\tverdict',
   ];
   for (const c of checks)
     lines.push(
@@ -259,6 +272,7 @@ function table(checks: readonly ToolCheck[]): string {
           : '-',
         c.hardStops,
         c.childrenOutlived ?? '-',
+        c.syncSpawns,
         c.ok ? 'ok' : 'FAILED',
       ].join('\t'),
     );

@@ -18,6 +18,8 @@ export interface ChildCounts {
   readonly childrenAlive: number;
   /** Children of terminated worker threads that died and could not be reaped (no `node:ffi` in this Node). */
   readonly childrenZombies: number;
+  /** Synchronous spawns made in calls (nothing can stop them before they end). */
+  readonly childrenSync: number;
 }
 
 /** Told of each group the main thread signals, for the call's span. */
@@ -92,9 +94,6 @@ const groupAlive = (pid: number): boolean => aliveGroups([pid]).has(pid);
 
 /** The reaper's script, beside the worker runtime in the build. */
 const REAPER = fileURLToPath(new URL('../../workers/reaper.js', import.meta.url));
-/** How often the main thread tells the reaper of new groups while a tool has children: a SIGKILL of the server
- * within this long of a child's start leaves that child out (docs/guarantees.md "Child processes"). */
-const REAPER_SYNC_MS = 50;
 
 /** The reaper process (workers/reaper.ts) and the groups it was told of. */
 interface Reaper {
@@ -103,9 +102,9 @@ interface Reaper {
 }
 
 export class ChildGroups {
-  /** Started with the first child a tool starts: until then the sync is one atomic load per tick. */
+  /** Started with the first child a tool starts. */
   #reaper: Reaper | undefined;
-  readonly #sync: NodeJS.Timeout;
+  #closed = false;
   readonly cells: ChildCells;
   /** Groups being ended: pid → the SIGKILL timer, or undefined once SIGKILL was sent (kept until the group is gone). */
   readonly #ending = new Map<number, NodeJS.Timeout | undefined>();
@@ -123,7 +122,23 @@ export class ChildGroups {
     // 'exit' runs on every end the process still runs code for: SIGTERM/SIGINT handlers that exit, stdin closed,
     // a fatal error; synchronous, so the groups are signalled before the process is gone.
     process.on('exit', this.#onExit);
-    this.#sync = setInterval(() => this.#syncReaper(), REAPER_SYNC_MS).unref();
+    this.#watchStarts(0);
+  }
+
+  /**
+   * Wakes when a worker counts a child started (it notifies the counter word), and tells the reaper: no timer, so
+   * an idle server sleeps, and a pending wait keeps no process alive.
+   */
+  #watchStarts(seen: number): void {
+    if (this.#closed) return;
+    const wait = Atomics.waitAsync(this.cells.cells, this.cells.startedWord, seen);
+    const next = () => {
+      if (this.#closed) return;
+      this.#syncReaper();
+      this.#watchStarts(this.cells.started);
+    };
+    if (wait.async) void wait.value.then(next);
+    else setImmediate(next); // counted meanwhile
   }
 
   /** The call in slot `index` was stopped (cancel, deadline, session closed, shutdown): its groups are ended. */
@@ -141,6 +156,7 @@ export class ChildGroups {
       if (orphaned) this.#orphan(pid);
     }
     if (orphaned) this.#adoptUnwritten(this.cells.takeReserved(index), onKill);
+    if (this.#reaper) this.#syncReaper();
   }
 
   /** Ends and reaps the children of `cells` whose pid their terminated worker never wrote. */
@@ -200,15 +216,15 @@ export class ChildGroups {
   }
 
   /**
-   * Tells the reaper of the groups in the rows that it does not know yet, and of those gone. Runs every
-   * {@link REAPER_SYNC_MS} once a child was started, and at each stats read.
+   * Tells the reaper of the groups in the rows that it does not know yet, and of those gone. Runs as each child
+   * is counted started, as a call settles, and at each stats read.
    */
   #syncReaper(): void {
     if (process.platform === 'win32') return;
     if (!this.#reaper) {
       if (this.cells.started === 0) return;
       this.#reaper = this.#startReaper();
-      if (!this.#reaper) return clearInterval(this.#sync);
+      if (!this.#reaper) return;
     }
     const { child, told } = this.#reaper;
     const now = new Set([...this.cells.all(), ...this.#ending.keys()]);
@@ -251,6 +267,7 @@ export class ChildGroups {
       childrenKilled: this.#killed + this.cells.killedByWorkers,
       childrenAlive: this.#known().length,
       childrenZombies: [...this.#orphans].filter(isOurZombie).length,
+      childrenSync: this.cells.syncSpawns,
     };
   }
 
@@ -277,7 +294,7 @@ export class ChildGroups {
     this.killAll();
     this.#reapOrphans();
     process.off('exit', this.#onExit);
-    clearInterval(this.#sync);
+    this.#closed = true;
     if (this.#reaper) {
       this.#reaper.child.stdin?.end(); // nothing left for it: it exits
       this.#reaper = undefined;

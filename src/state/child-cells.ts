@@ -16,8 +16,9 @@
  * Each child leads its own process group (the runtime forces `detached: true`), so a cell's pid is also the group
  * to signal. Who stops a group: the main thread, on every stop of the call and when it settles (it reads the row
  * after the CAS that stopped the call; the worker checks the state word after writing the pid, so one of the two
- * always sees the other). Two counter words follow the rows: children started, and children the worker stopped
- * itself (`ctx.spawn`'s `timeoutMs` and output bound); the main thread counts the kills it makes.
+ * always sees the other). Three counter words follow the rows: children started, children the worker stopped
+ * itself (`ctx.spawn`'s `timeoutMs` and output bound), and synchronous spawns in a call (`execSync` and its kin,
+ * which nothing here can stop); the main thread counts the kills it makes.
  */
 
 /** How many children one call may run at once; one more is refused before it starts. */
@@ -39,7 +40,7 @@ export class ChildCells {
 
   constructor(
     readonly capacity: number,
-    buffer: SharedArrayBuffer = new SharedArrayBuffer((capacity * CHILDREN_PER_JOB + 2) * 4),
+    buffer: SharedArrayBuffer = new SharedArrayBuffer((capacity * CHILDREN_PER_JOB + 3) * 4),
   ) {
     this.cells = new Int32Array(buffer);
     this.counters = capacity * CHILDREN_PER_JOB;
@@ -47,6 +48,11 @@ export class ChildCells {
 
   get buffer(): SharedArrayBuffer {
     return this.cells.buffer as SharedArrayBuffer;
+  }
+
+  /** The index of the started counter, which a worker notifies as it counts a child (the main thread waits on it). */
+  get startedWord(): number {
+    return this.counters;
   }
 
   /** Children started, by every worker. */
@@ -57,6 +63,11 @@ export class ChildCells {
   /** Children the workers stopped themselves (not counting the main thread's kills). */
   get killedByWorkers(): number {
     return Atomics.load(this.cells, this.counters + 1);
+  }
+
+  /** Synchronous spawns (`execSync`, `execFileSync`, `spawnSync`) made in a call, by every worker. */
+  get syncSpawns(): number {
+    return Atomics.load(this.cells, this.counters + 2);
   }
 
   // ---- main side ----
@@ -130,6 +141,7 @@ export class ChildCells {
     }
     Atomics.store(this.cells, cell, pid);
     Atomics.add(this.cells, this.counters, 1);
+    Atomics.notify(this.cells, this.counters); // the main thread tells the reaper of it
   }
 
   /** The group of `pid` is gone: empties its cell, if it still holds it (the main thread may have taken it). */
@@ -145,5 +157,10 @@ export class ChildCells {
   /** The worker stopped a child itself. */
   countWorkerKill(): void {
     Atomics.add(this.cells, this.counters + 1, 1);
+  }
+
+  /** A call made a synchronous spawn. */
+  countSyncSpawn(): void {
+    Atomics.add(this.cells, this.counters + 2, 1);
   }
 }

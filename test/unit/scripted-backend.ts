@@ -138,6 +138,7 @@ export class ScriptedBackend implements CallBackend {
       childrenKilled: 0,
       childrenAlive: 0,
       childrenZombies: 0,
+      childrenSync: 0,
       completed: of('completed'),
       cancelled: of('cancelled'),
       failed: of('failed'),

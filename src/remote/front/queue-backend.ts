@@ -301,6 +301,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       childrenKilled: 0,
       childrenAlive: 0,
       childrenZombies: 0,
+      childrenSync: 0,
     };
   }
 

@@ -9,7 +9,7 @@ export default [
   defineTool({
     name: 'word_stats',
     description: 'Counts words in a text and returns the most frequent ones.',
-    // `mcp-cancel-pool check-tools dist/src/my-tools.js` runs the tool with this, cancels it at 10, 50 and 90 % of
+    // `mcp-cancel-pool check-tools src/my-tools.ts` runs the tool with this, cancels it at 10, 50 and 90 % of
     // its run, and fails it if it went longer than cancelWithinMs (default 100 ms) without a ctx.checkpoint().
     examples: [{ text: 'the quick brown fox jumps over the lazy dog '.repeat(20_000), top: 3 }],
     input: z.object({
