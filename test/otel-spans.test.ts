@@ -37,6 +37,7 @@ import { TaskRunner } from '../dist/src/tasks/runner.js';
 import { modernRequest } from './modern-helpers.js';
 import { CLIENT_TOOLS, until } from './helpers.js';
 import { childrenOf, one, render, type SeenSpan } from './otel-helpers.js';
+import { killMarked, marked, newMarker } from './child-procs.js';
 
 const exporter = new InMemorySpanExporter();
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -53,6 +54,7 @@ function linksOf(spanId: string): { traceId: string; spanId: string; reason: unk
 }
 
 const MRTR_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/mrtr-tools.js', import.meta.url));
+const CHILD_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/child-tools.js', import.meta.url));
 const ASKABLE = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
 
 /** A 2026 connection in process, wired as stdio serves it (src/transport/stdio/serve.ts), spoken to in raw JSON-RPC. */
@@ -103,7 +105,7 @@ function seen(): SeenSpan[] {
   }));
 }
 
-async function connect(options: { graceMs?: number } = {}) {
+async function connect(options: { graceMs?: number; toolModules?: string[] } = {}) {
   const executor = await Executor.create({ threads: 1, toolModules: [CLIENT_TOOLS], ...options });
   const wire = newWireStats();
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -120,6 +122,7 @@ async function connect(options: { graceMs?: number } = {}) {
   return {
     client,
     asked,
+    executor,
     close: async () => {
       await client.close();
       await server.close();
@@ -251,6 +254,31 @@ describe('spans of a tools/call', () => {
     // The stopped stage is a span of its own, timed by the worker, ending when the worker noticed the stop.
     expect(childrenOf(spans, run).map((s) => s.name)).toEqual(['stage burn']);
     expect(cancel.end).toBeLessThanOrEqual(run.end + 1);
+  });
+
+  it("a cancelled call's child process: each kill of its group is an event on the run span", async () => {
+    const c = await connect({ toolModules: [CHILD_TOOLS] });
+    open.push(c.close);
+    const m = newMarker('otel');
+    open.push(async () => killMarked(m));
+    const abort = new AbortController();
+    const call = c.client.callTool(
+      { name: 'busy_child', arguments: { marker: m, trapTerm: true } },
+      CallToolResultSchema,
+      { signal: abort.signal },
+    );
+    // Its pid is in the call's row (the main thread signals it, not the worker).
+    await until(() => c.executor.stats().childrenAlive === 1, 60_000, 'the child counted');
+    abort.abort('changed my mind');
+    await expect(call).rejects.toThrow();
+    // It ignores SIGTERM: SIGKILL follows after the grace, and the group is gone.
+    await until(() => marked(m).length === 0, 60_000, 'the child gone');
+    await until(() => seen().some((s) => s.name === 'pool.run busy_child'), 10_000, 'the run span');
+    const run = one(seen(), 'pool.run busy_child');
+    const kills = run.events.filter((e) => e.name === 'child_kill');
+    expect(kills.map((e) => e.attributes['mcp_cancel_pool.child.signal'])).toEqual(['SIGTERM', 'SIGKILL']);
+    expect(new Set(kills.map((e) => e.attributes['process.pid'])).size).toBe(1);
+    expect(c.executor.stats()).toMatchObject({ childrenKilled: 1, childrenAlive: 0 });
   });
 
   it('a hard stop: the thread that ignored its checkpoints is terminated, and the cancel says so', async () => {
