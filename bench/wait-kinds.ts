@@ -72,7 +72,7 @@ async function sample(ex: Executor, tool: string, args: object) {
   const key = `s${++id}`;
   let progressed!: () => void;
   const inPart = new Promise<void>((resolve) => (progressed = resolve));
-  const job = ex.submit('bench', key, { tool, args: args as Record<string, unknown>, onProgress: () => progressed() });
+  const job = ex.submit('bench', key, { tool, args: args, onProgress: () => progressed() });
   await inPart;
   const before = new Set(gzipPids());
   const next = ex.submit('bench', `n${id}`, { tool: 'spin', args: { ms: 0 } });
