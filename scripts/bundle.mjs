@@ -4,7 +4,11 @@
  * its production dependencies installed there (no dev dependencies, no optional peers: the default install of
  * docs/install.md), bundle/manifest.json with the package's version, `mcpb validate`, then `mcpb pack`.
  *
- *   node scripts/bundle.mjs [--out DIR]     writes DIR/mcp-cancel-pool-<version>.mcpb (default DIR: the current one)
+ *   node scripts/bundle.mjs [--out DIR] [--prebuilt]
+ *
+ * writes DIR/mcp-cancel-pool-<version>.mcpb (default DIR: the current one). `--prebuilt` packs the build already in
+ * dist/ (`npm pack --ignore-scripts`) instead of building it again in place: test/bundle.test.ts uses it, since a
+ * rebuild rewrites dist/ under the tests running beside it (seen: a worker host that imported a half-written module).
  *
  * The manifest's user settings are the root the file tools may read (`--root`) and the worker threads
  * (`--threads`). test/bundle.test.ts runs this, unpacks the bundle, starts the manifest's command and calls a tool.
@@ -18,13 +22,15 @@ import { fileURLToPath } from 'node:url';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const at = process.argv.indexOf('--out');
 const out = resolve(at > 0 ? process.argv[at + 1] : '.');
+const prebuilt = process.argv.includes('--prebuilt');
 const MCPB = join(ROOT, 'node_modules/@anthropic-ai/mcpb/dist/cli/cli.js');
 const run = (cmd, args, cwd) =>
   execFileSync(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
 
 const work = mkdtempSync(join(tmpdir(), 'mcpb-stage-'));
 try {
-  const [packed] = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], ROOT));
+  const pack = ['pack', '--json', '--pack-destination', work, ...(prebuilt ? ['--ignore-scripts'] : [])];
+  const [packed] = JSON.parse(run('npm', pack, ROOT));
   run('tar', ['-xzf', join(work, packed.filename), '-C', work], ROOT);
   const stage = join(work, 'package');
   // Production dependencies only, with the required peers (the SDK server and core); no lockfile in the bundle. The

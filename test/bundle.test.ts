@@ -26,7 +26,8 @@ let unpacked: string;
 let manifest: Manifest;
 
 beforeAll(async () => {
-  const made = await run(process.execPath, [join(ROOT, 'scripts/bundle.mjs'), '--out', work], {
+  // The build npm test made: packing with a build would rewrite dist/ under the tests running beside this one.
+  const made = await run(process.execPath, [join(ROOT, 'scripts/bundle.mjs'), '--out', work, '--prebuilt'], {
     ms: 500_000,
     env: { npm_config_cache: join(work, 'npm-cache'), npm_config_update_notifier: 'false' },
   });

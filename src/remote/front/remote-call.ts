@@ -217,10 +217,20 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     };
     this.fsm.submit(job);
     this.ctx.submitted(jobId, this);
-    const timer = setTimeout(
-      () => this.submitFailed(job, `no answer within ${this.ctx.redisTimeoutMs} ms`),
-      this.ctx.redisTimeoutMs,
-    );
+    const limit = this.ctx.redisTimeoutMs;
+    const armed = performance.now();
+    let rearmed = false;
+    const expired = (): void => {
+      // Fired late by half the limit or more: this process was paused or starved (SIGSTOP, a blocked loop), not
+      // Redis slow, and the replies that came meanwhile are read only after the timers run. They get one fresh limit.
+      if (!rearmed && performance.now() - armed >= limit * 1.5) {
+        rearmed = true;
+        timer = setTimeout(expired, limit);
+        return;
+      }
+      this.submitFailed(job, `no answer within ${limit} ms`);
+    };
+    let timer = setTimeout(expired, limit);
     queuing.then(
       () => {
         clearTimeout(timer);
