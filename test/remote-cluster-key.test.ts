@@ -84,7 +84,13 @@ describe('a cluster key shared by front ends and hosts', () => {
 
   it('a job a stranger puts on the queue is refused by the host and never runs', async () => {
     const h = hosts[0]!;
-    const before = await h.stats(r);
+    // The host writes its counters a few ms late (coalesced): wait until they count the answer before comparing.
+    let before: Record<string, number> = {};
+    await until(
+      async () => ((before = await h.stats(r)).answered ?? 0) > (start.answered ?? 0),
+      30_000,
+      'the answer counted',
+    );
     const queue = new Queue(Q, { connection: { url: redis.url } });
     try {
       // What a front end would queue, minus the MAC; and one with a MAC made up.
@@ -140,13 +146,20 @@ describe('a cluster key shared by front ends and hosts', () => {
   it('a signed job re-added under its own id after it ended (a replay) is refused and counted refused, never run', async () => {
     const f = fronts[0]!;
     const h = hosts[0]!;
+    const start = await h.stats(r);
     const { jobId } = await runningJob(f, 'replayed', { ms: 300, stageMs: 5 });
     // What anyone who can read Redis can copy while the job is on the queue: its name and its signed data.
     const [name, data] = await r.hmget(`bull:${Q}:${jobId}`, 'name', 'data');
     expect(text(await f.next((m) => m.id === 'replayed', 30_000))).toMatch(/^spun \d+ slices/);
     await until(async () => (await r.exists(`mcp:${Q}:job:${jobId}`)) === 0, 30_000, 'the job state retired');
     await until(async () => (await r.exists(`bull:${Q}:${jobId}`)) === 0, 30_000, 'the job removed from the queue');
-    const before = await h.stats(r);
+    // The host writes its counters a few ms late (coalesced): wait until they count the answer before comparing.
+    let before: Record<string, number> = {};
+    await until(
+      async () => ((before = await h.stats(r)).answered ?? 0) > (start.answered ?? 0),
+      30_000,
+      'the answer counted',
+    );
     const queue = new Queue(Q, { connection: { url: redis.url } });
     try {
       await queue.add(name!, JSON.parse(data!) as object, { jobId, removeOnComplete: true, removeOnFail: true });
