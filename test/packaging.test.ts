@@ -134,8 +134,10 @@ describe('npm pack of a clean checkout', () => {
     expect(declarations).not.toContain('dist/src/probe/types.d.ts');
   });
 
-  it('is at most 400 KB packed, with the docs the README links', () => {
-    expect(packed.size).toBeLessThanOrEqual(400 * 1024);
+  it('is at most 440 KB packed, with the docs the README links', () => {
+    // 366,923 B before round 5's child processes, checkpoint gaps, hostile-client bounds and example tools; 409,825 B
+    // with them (npm pack --dry-run at 887e3c0). The bound keeps the next growth a deliberate one.
+    expect(packed.size).toBeLessThanOrEqual(440 * 1024);
     const readme = readFileSync(join(checkout, 'README.md'), 'utf8');
     // Every Markdown file the README links to by a relative path (the source files it links are in the repository).
     const docs = [...readme.matchAll(/\]\(([^)#:]+\.md)(?:#[^)]*)?\)/g)].map((m) => posix.normalize(m[1]!));
