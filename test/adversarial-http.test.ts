@@ -221,6 +221,7 @@ describe('slow drip (issue 64, defect 1)', () => {
     let sent = 0;
     while (open && sent < text.length) {
       socket.write(text[sent++]!);
+      // The drip's pace is the point (a byte per 200 ms); the socket's close ends the wait at once.
       await Promise.race([new Promise((r) => setTimeout(r, 200)), done]);
     }
     return { sent, answer: await done };

@@ -9,7 +9,7 @@
  */
 import { ChildProcess } from 'node:child_process';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
-import { CELL_ENV, CHILDREN_PER_JOB, type ChildCells } from '../src/state/child-cells.js';
+import { CELL_ENV, CHILDREN_PER_JOB, signalGroup, type ChildCells } from '../src/state/child-cells.js';
 
 /** The call that owns the children started now: the job on this thread. */
 export interface ChildOwner {
@@ -36,18 +36,6 @@ export function disownChildren(job: ChildOwner): void {
 /** The tool modules have loaded: from now on every child belongs to a call, or is ended at once. */
 export function toolsLoaded(): void {
   loaded = true;
-}
-
-/** Signals a process group; false when it has no member left (or it is not ours to signal). */
-export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
-  if (!(pid > 1)) return false; // never 0, -1 or init: those mean "every process"
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch (error) {
-    // EPERM: a member exists that we may not signal (a setuid program); it is alive.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 let installed = false;

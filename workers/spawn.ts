@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import { SpawnError, type SpawnOptions, type SpawnResult } from '../src/stages/spawn.js';
 import { StopError } from '../src/stages/tool.js';
 import type { ChildCells } from '../src/state/child-cells.js';
-import { signalGroup } from './child-guard.js';
+import { signalGroup } from '../src/state/child-cells.js';
 import { resolveDirectoryInRoot } from './tools/files.js';
 
 /** What `ctx.spawn` needs of its call. */

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CELL_ENV, ChildCells } from '../state/child-cells.js';
+import { CELL_ENV, signalGroup, ChildCells } from '../state/child-cells.js';
 import { isOurZombie, reap } from './reap.js';
 
 /** What the executor's stats say about child processes. */
@@ -24,17 +24,6 @@ export interface ChildCounts {
 
 /** Told of each group the main thread signals, for the call's span. */
 export type KillListener = (pid: number, signal: 'SIGTERM' | 'SIGKILL') => void;
-
-/** Signals a process group; false when it has no member left (EPERM: a member we may not signal, so alive). */
-function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
-  if (!(pid > 1)) return false; // never 0, -1 or init: those mean "every process"
-  try {
-    process.kill(-pid, signal);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * This process's direct children that lead their own group and carry {@link CELL_ENV} for one of `cells`: the

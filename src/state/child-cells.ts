@@ -33,6 +33,20 @@ export const RESERVED = 1;
  */
 export const CELL_ENV = 'MCP_CANCEL_POOL_CHILD_CELL';
 
+/**
+ * Signals the process group led by `pid`; false when it has no member left. EPERM means a member exists that we
+ * may not signal (a setuid program): it is alive. Both sides use it: the worker's guard and the main thread.
+ */
+export function signalGroup(pid: number, signal: NodeJS.Signals | 0): boolean {
+  if (!(pid > 1)) return false; // never 0, -1 or init: those mean "every process"
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The shared cells of a slab of `capacity` slots: allocate once on the main thread, hand the buffer to workers. */
 export class ChildCells {
   readonly cells: Int32Array;
