@@ -74,16 +74,20 @@ describe('stdio, 2025-11-25 (SDK client)', () => {
       controller.abort('test');
       await gone(m);
       expect(await pending).toBe('rejected');
-      await until(
-        async () => ((s) => s.childrenAlive === 0 && s.childrenZombies === 0)(await stats(w.client)),
-        GONE_WITHIN_MS,
-        'childrenAlive and childrenZombies 0',
-      );
+      // spawn's shell outlives the grace, so its worker may be hard-stopped before it reaps the shell: the shell is
+      // then this process's zombie, reaped by waitpid where node:ffi exists, else counted until the server exits.
+      const settled = (s: Awaited<ReturnType<typeof stats>>) =>
+        s.childrenAlive === 0 &&
+        s.childrenZombies === zombiesOf(w.transport.pid!).length &&
+        (REAPS ? s.childrenZombies === 0 : s.childrenZombies <= s.hardKilled);
+      await until(async () => settled(await stats(w.client)), GONE_WITHIN_MS, 'the children gone, each zombie counted');
       const s = await stats(w.client);
-      expect(s).toMatchObject({ cancelled: 1, completed: 0, childrenAlive: 0, childrenZombies: 0 });
+      expect(s).toMatchObject({ cancelled: 1, completed: 0, childrenAlive: 0 });
+      if (REAPS) expect(s.childrenZombies).toBe(0);
+      else expect(s.childrenZombies).toBeLessThanOrEqual(s.hardKilled);
       expect(s.childrenStarted).toBeGreaterThanOrEqual(1);
       expect(s.childrenKilled).toBeGreaterThanOrEqual(1);
-      await until(() => zombiesOf(w.transport.pid!).length === 0, GONE_WITHIN_MS, 'no zombie');
+      if (REAPS) await until(() => zombiesOf(w.transport.pid!).length === 0, GONE_WITHIN_MS, 'no zombie');
     },
     90_000,
   );
