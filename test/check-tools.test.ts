@@ -89,8 +89,9 @@ describe('check-tools', () => {
     const dir = mkdtempSync(join(tmpdir(), 'check-tools-'));
     const args = join(dir, 'args.json');
     // reads_stopped checks through ctx.stopped; async_gap has no example and is not named: no arguments.
-    writeFileSync(args, JSON.stringify({ reads_stopped: { ms: 100 }, checks_every_ms: { ms: 5000 } }));
-    const ran = await checkTools(GAPS, '--args', args, '--max-run-ms', '1000', '--json');
+    // 100 ms of CPU ends within the 3 s cap even when a busy machine gives it a tenth of a core; 20 s never does.
+    writeFileSync(args, JSON.stringify({ reads_stopped: { ms: 100 }, checks_every_ms: { ms: 20_000 } }));
+    const ran = await checkTools(GAPS, '--args', args, '--max-run-ms', '3000', '--json');
     expect(ran.code).toBe(1);
     const byName = new Map((JSON.parse(ran.stdout) as Report).tools.map((t) => [t.tool, t]));
     expect(byName.get('reads_stopped')).toMatchObject({ runCapped: false, hardStops: 0 });

@@ -39,7 +39,9 @@ describe('checkpoint gaps', () => {
       expect(gaps.checks_every_ms).toMatchObject({ calls: 1, overBudget: 0, cancelWithinMs: 250 });
       expect(gaps.checks_every_ms!.worstMs).toBeLessThan(250);
       expect(gaps.checks_at_end).toMatchObject({ calls: 2, overBudget: 2, cancelWithinMs: 100, worstStage: 'work' });
-      expect(gaps.checks_at_end!.worstMs).toBeGreaterThanOrEqual(500);
+      // Over its budget; not "about 600 ms": the time its thread waited for a core is not a gap, and on a busy
+      // machine that is much of a 600 ms burn.
+      expect(gaps.checks_at_end!.worstMs).toBeGreaterThan(100);
       // Rate-limited per tool: two calls over budget, one line, naming tool, stage and gap.
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings).toHaveLength(1);
@@ -57,13 +59,17 @@ describe('checkpoint gaps', () => {
     }
   }, 60_000);
 
-  it('reads of ctx.stopped and stage boundaries count as checks; a stage’s own await does not', async () => {
+  it('reads of ctx.stopped, stage boundaries and ctx.spawn’s whole wait count as checks; a stage’s own await does not', async () => {
     const ex = await make({ toolModules: [GAP_TOOLS], builtins: false, threads: 1 });
     await call(ex, 'reads_stopped', { ms: 300 });
     await call(ex, 'async_gap', { ms: 400 });
+    await call(ex, 'spawn_wait', { ms: 2000 });
     const gaps = ex.stats().checkpointGaps!;
     expect(gaps.reads_stopped).toMatchObject({ calls: 1, overBudget: 0 });
     expect(gaps.async_gap).toMatchObject({ calls: 1, overBudget: 1, worstStage: 'wait' });
+    // A stop would have ended the program at once: the 2 s it waited are no gap (an idle wait is no wait for a core).
+    expect(gaps.spawn_wait).toMatchObject({ calls: 1 });
+    expect(gaps.spawn_wait!.worstMs).toBeLessThan(2000);
   }, 60_000);
 
   it('checkpointGaps: false measures nothing', async () => {

@@ -12,14 +12,21 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { closeExecutorsAfterEach, freshId, make, scratch, submitRunning, within } from './executor-helpers.js';
 import { ROOT } from './cli-helpers.js';
+import { until } from './helpers.js';
 import type { Executor } from '../dist/src/index.js';
 
 closeExecutorsAfterEach();
 const TOOLS = new URL('../dist-dev/examples/tools/index.js', import.meta.url);
 const BIG = 'big.bin';
 
+/**
+ * The grace before a hard stop: a cooperative tool checks far more often than this even on a busy machine (the
+ * compiler asks its token per file), so only the tool that never checks is hard-stopped, as the tests assert.
+ */
+const GRACE_MS = 3000;
+
 async function pool(root: string): Promise<Executor> {
-  return make({ toolModules: [TOOLS], builtins: false, threads: 1, graceMs: 300, toolSettings: { root } });
+  return make({ toolModules: [TOOLS], builtins: false, threads: 1, graceMs: GRACE_MS, toolSettings: { root } });
 }
 
 async function completed(ex: Executor, tool: string, args: Record<string, unknown>) {
@@ -37,21 +44,32 @@ async function cancelInFlight(ex: Executor, tool: string, args: Record<string, u
   return within(job.outcome, 30_000, `${tool} stopping`);
 }
 
-/** Children of this process whose command is `name` (the pool runs in this process, so its tools' children are ours). */
-function children(name: string): number[] {
-  const pids: number[] = [];
+/**
+ * The processes a call of this process's pool started, and everything they started: each carries the mark the child
+ * guard puts in the environment of the children it starts, `MCP_CANCEL_POOL_CHILD_CELL=<our pid>.<cell>`, which its
+ * own children inherit.
+ */
+function poolProcesses(): string[] {
+  const mark = `MCP_CANCEL_POOL_CHILD_CELL=${process.pid}.`;
+  const found: string[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
+      if (
+        !readFileSync(`/proc/${entry}/environ`, 'latin1')
+          .split('\0')
+          .some((v) => v.startsWith(mark))
+      )
+        continue;
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (comm === name && ppid === process.pid) pids.push(Number(entry));
+      // A zombie is dead: its parent has yet to collect it.
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z')
+        found.push(stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')));
     } catch {
       /* gone while we looked */
     }
   }
-  return pids;
+  return found;
 }
 
 describe('example tools', () => {
@@ -86,7 +104,7 @@ describe('example tools', () => {
     });
   }, 120_000);
 
-  it('sha256_chunked and gzip_file: a chunked hash stops between chunks; gzip’s process group dies with the call', async () => {
+  it('sha256_chunked and gzip_file: a chunked hash stops between chunks; the dd | gzip | wc pipeline dies with the call', async () => {
     writeFileSync(join(scratch, BIG), randomBytes(48 * 1024 * 1024));
     const ex = await pool(scratch);
     const small = join(scratch, 'small.txt');
@@ -100,10 +118,23 @@ describe('example tools', () => {
       from: 'running',
       hardKilled: false,
     });
-    expect(await completed(ex, 'gzip_file', { path: 'small.txt' })).toMatchObject({ bytes: 6 });
-    const stopped = await cancelInFlight(ex, 'gzip_file', { path: BIG });
-    expect(stopped).toEqual({ kind: 'cancelled', from: 'running', hardKilled: false });
-    // The stage returned only after gzip closed: by the outcome, no gzip child of ours is left.
-    expect(children('gzip')).toEqual([]);
+    // gzip -9 of "hello\n" is 26 bytes; wc counts them.
+    expect(await completed(ex, 'gzip_file', { path: 'small.txt' })).toEqual({
+      path: 'small.txt',
+      bytes: 6,
+      compressed: 26,
+    });
+    const id = `c${freshId()}`;
+    const { job } = await submitRunning(ex, 'ex', id, 'gzip_file', { path: BIG });
+    await until(() => poolProcesses().includes('gzip'), 30_000, 'the pipeline running');
+    expect(ex.tryCancel('ex', id)).toBe('cancelled-running');
+    expect(await within(job.outcome, 30_000, 'gzip_file stopping')).toEqual({
+      kind: 'cancelled',
+      from: 'running',
+      hardKilled: false,
+    });
+    // The group got the stop: the shell and dd, gzip and wc, which the shell started, all end.
+    await until(() => poolProcesses().length === 0, 30_000, 'every process of the pipeline gone');
+    expect(ex.stats().childrenKilled).toBeGreaterThanOrEqual(1);
   }, 120_000);
 });

@@ -26,6 +26,9 @@ export function closeExecutorsAfterEach(): void {
 
 export const scratch = mkdtempSync(join(tmpdir(), 'executor-test-'));
 
+/** A bound on a hang, not a timing: a loaded machine may take this long to start a worker and load a tool module. */
+const HANG_MS = 60_000;
+
 /** Rejects instead of hanging: every await on the pool goes through this. */
 export async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -55,7 +58,7 @@ export interface QuickInfo {
 export async function quick(ex: Executor, session = 'probe'): Promise<QuickInfo & { ms: number }> {
   const t0 = performance.now();
   const tag = `q${freshId()}`;
-  const outcome = await within(ex.submit(session, tag, { tool: 'quick', args: { tag } }).outcome, 10_000, 'quick job');
+  const outcome = await within(ex.submit(session, tag, { tool: 'quick', args: { tag } }).outcome, HANG_MS, 'quick job');
   const ms = performance.now() - t0;
   expect(outcome.kind).toBe('completed');
   const info = (outcome as Extract<JobOutcome, { kind: 'completed' }>).result.structuredContent as QuickInfo;
@@ -72,7 +75,7 @@ export async function warm(ex: Executor): Promise<void> {
   const jobs = Array.from({ length: ex.threads }, (_, i) =>
     ex.submit('warm', `w${freshId()}-${i}`, { tool: 'sleep', args: { ms: 30 } }),
   );
-  for (const j of jobs) expect((await within(j.outcome, 10_000, 'warm-up')).kind).toBe('completed');
+  for (const j of jobs) expect((await within(j.outcome, HANG_MS, 'warm-up')).kind).toBe('completed');
 }
 
 /** Submits a job whose tool reports progress once it is really executing in a worker; resolves when it does. */
@@ -96,7 +99,7 @@ export async function submitRunning(
       first();
     },
   });
-  await within(started, 10_000, `${tool} reaching a worker`);
+  await within(started, HANG_MS, `${tool} reaching a worker`);
   return { job, reports: () => reports };
 }
 

@@ -237,7 +237,18 @@ class JobContext implements StageContext, WorkerSlot {
 
   spawn(command: string, args?: readonly string[], options?: SpawnOptions): Promise<SpawnResult<never>> {
     // The overloads of StageContext.spawn tie the result's type to `encoding`; one implementation serves both.
-    return runSpawn(this, childCells, init.graceMs, command, args, options) as Promise<SpawnResult<never>>;
+    return this.owned(runSpawn(this, childCells, init.graceMs, command, args, options) as Promise<SpawnResult<never>>);
+  }
+
+  /**
+   * An await the runtime owns (`ctx.spawn`, `ctx.requestClient`) is a check for as long as it waits: a stop ends
+   * it at once. So the gap restarts when it settles; the wait itself is no gap.
+   */
+  private owned<T>(wait: Promise<T>): Promise<T> {
+    return wait.finally(() => {
+      this.lastCheck = clock[0]!;
+      this.lastDelay = threadDelay = runDelayMs();
+    });
   }
 
   /** Made on first use, bound to this job: a WebAssembly module imports it as a plain function. */
@@ -311,11 +322,13 @@ class JobContext implements StageContext, WorkerSlot {
     // What the client is sent must be plain JSON, as a result must: a cycle or a class instance fails here, in the tool, not on the wire.
     assertPlainJson(params, `ctx.requestClient('${method}') params`);
     const rid = this.nextRid++;
-    return new Promise((resolve, reject) => {
-      (this.pending ??= new Map()).set(rid, { resolve, reject });
-      this.queueAsk({ rid, method, params });
-      this.signal.addEventListener('abort', () => reject(new StopError()), { once: true });
-    });
+    return this.owned(
+      new Promise((resolve, reject) => {
+        (this.pending ??= new Map()).set(rid, { resolve, reject });
+        this.queueAsk({ rid, method, params });
+        this.signal.addEventListener('abort', () => reject(new StopError()), { once: true });
+      }),
+    );
   }
 
   /**

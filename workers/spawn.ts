@@ -67,11 +67,13 @@ export function runSpawn(
       failure = why;
       const pid = child.pid;
       if (pid === undefined) return;
-      if (byWorker) cells.countWorkerKill();
       // Windows has no process groups: the direct child is all that can be reached.
       const kill = (signal: NodeJS.Signals) =>
         process.platform === 'win32' ? child.kill(signal) : signalGroup(pid, signal);
-      kill('SIGTERM');
+      // The call's stop: the main thread signals the group right after the CAS that stopped the call, and counts
+      // it; a SIGTERM from here too would race it to the group and leave the kill counted by neither.
+      if (byWorker || process.platform === 'win32') kill('SIGTERM');
+      if (byWorker) cells.countWorkerKill();
       killTimer = setTimeout(() => kill('SIGKILL'), graceMs);
       killTimer.unref();
     };

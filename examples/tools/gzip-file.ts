@@ -1,58 +1,35 @@
 /**
- * `gzip_file`: compresses a file with Debian's `gzip -9`, a real program
- * driven from a stage, with progress from the bytes fed to it. The child is
- * started in its own process group and the call's `ctx.signal` is honoured:
- * on a stop the whole group gets SIGKILL, so neither `gzip` nor anything it
- * started outlives the call. (The naive way, `child.kill()` of the direct
- * child or ignoring the signal, leaves a shell's grandchildren or the whole
- * run behind: bench/wait-kinds.ts measures both.)
+ * `gzip_file`: compresses a file with Debian's `gzip -9` through `ctx.spawn`, as a shell pipeline (`dd | gzip |
+ * wc`), with progress parsed from `dd`'s own progress meter. The pipeline is one process group: a stop ends the
+ * shell and the three programs it started, and the stage's await rejects, so nothing is answered. (The naive ways,
+ * ignoring the signal or `child.kill()` of the shell alone, leave `dd | gzip | wc` running to the end:
+ * bench/wait-kinds.ts measures both.)
  */
-import { spawn } from 'node:child_process';
-import { createReadStream, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { defineTool, z, type StageContext } from 'mcp-cancel-pool/tools';
 import { inRoot } from './root.js';
+
+/** The pipeline, the file as `$1`; dd reports its progress on stderr, wc prints the compressed size. */
+export const GZIP_PIPELINE = 'dd if="$1" bs=1M status=progress | gzip -9 | wc -c';
 
 export default defineTool({
   name: 'gzip_file',
   description: 'Compresses a file under the server’s root with gzip -9; returns the compressed size.',
   input: z.object({ path: z.string() }),
-  // Waits on a child process, checking ctx.signal: the stage's await is not a check the runtime can see.
-  cancelWithinMs: 60_000,
   examples: [{ path: 'package-lock.json' }],
   stages: [
     async function compress({ path }: { path: string }, ctx: StageContext) {
       const file = inRoot(path, ctx.settings);
       const size = statSync(file).size;
-      const child = spawn('gzip', ['-9', '-c'], { detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
-      const killGroup = () => {
-        try {
-          process.kill(-child.pid!, 'SIGKILL'); // the group: gzip and anything it started
-        } catch {
-          /* already gone */
-        }
-      };
-      ctx.signal.addEventListener('abort', killGroup, { once: true });
-      let fed = 0;
-      let out = 0;
-      const input = createReadStream(file);
-      input.on('data', (chunk) => {
-        fed += chunk.length;
-        ctx.progress(fed, size);
+      ctx.progress(0, size, 'compressing');
+      const { stdout } = await ctx.spawn('sh', ['-c', GZIP_PIPELINE, 'sh', file], {
+        // dd redraws "<n> bytes (…) copied, …" with \r each second, and writes the last one with \n.
+        onStderrLine: (line) => {
+          const copied = /^(\d+) bytes/.exec(line);
+          if (copied) ctx.progress(Number(copied[1]), size);
+        },
       });
-      input.pipe(child.stdin).on('error', () => {});
-      child.stdout.on('data', (chunk: Buffer) => (out += chunk.length));
-      try {
-        const code = await new Promise<number | null>((resolve, reject) => {
-          child.once('error', reject);
-          child.once('close', resolve);
-        });
-        ctx.checkpoint(); // stopped: the group was killed; nothing is answered
-        if (code !== 0) throw new Error(`gzip exited with code ${code}`);
-        return { path, bytes: size, compressed: out };
-      } finally {
-        ctx.signal.removeEventListener('abort', killGroup);
-        input.destroy();
-      }
+      return { path, bytes: size, compressed: Number(stdout.trim()) };
     },
   ],
 });
