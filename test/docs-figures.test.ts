@@ -1,0 +1,90 @@
+/**
+ * The figures and versions the docs quote are the ones that hold (issue 63),
+ * offline: the install's package count, size and tarball size are those of
+ * docs/figures.json (which test/packaging.test.ts checks against a real pack
+ * and install); the Node line is `engines`' (and the MCP Bundle manifest's);
+ * each `npm install <peer>@<spec>` line asks for versions inside the peer's
+ * range. Whether the registry has them is scripts/check-doc-installs.mjs's
+ * question (run by scripts/test-newest-peers.sh, which needs the registry);
+ * the conformance totals are checked by the conformance tests' own runs.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './cli-helpers.js';
+import { PAGES } from './doc-blocks.js';
+import { quoted, readFigures } from './doc-figures.js';
+
+const semver = createRequire(import.meta.url)('semver') as {
+  subset(range: string, of: string): boolean;
+  minVersion(range: string): { version: string } | null;
+};
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  engines: { node: string };
+  peerDependencies: Record<string, string>;
+};
+const text = (page: string) => readFileSync(join(ROOT, page), 'utf8');
+/** Every match of `pattern` on every page, as `page: match`. */
+const everywhere = (pattern: RegExp) =>
+  PAGES.filter((p) => p !== 'CHANGELOG.md').flatMap((page) =>
+    [...text(page).matchAll(pattern)].map((m) => ({ page, m })),
+  );
+
+describe('install figures', () => {
+  const figures = readFigures();
+  const q = quoted(figures);
+
+  it('docs/figures.json holds a measurement', () => {
+    expect(figures.defaultInstall.packages).toBeGreaterThan(0);
+    expect(figures.defaultInstall.kilobytes).toBeGreaterThan(0);
+    expect(figures.tarballBytes).toBeGreaterThan(0);
+  });
+
+  it(`every "N packages, M MB" is the measured install (${q.install}), README's included`, () => {
+    const found = everywhere(/\b\d+\s+packages,\s+\d+\s+MB\b/g);
+    expect(found.map((f) => f.page)).toContain('README.md');
+    expect(found.filter((f) => f.m[0].replace(/\s+/g, ' ') !== q.install).map((f) => `${f.page}: ${f.m[0]}`)).toEqual(
+      [],
+    );
+  });
+
+  it(`every "N KB now" is the measured tarball (${q.tarball}), docs/install.md's included`, () => {
+    const found = everywhere(/\b\d+\s+KB\s+now\b/g);
+    expect(found.map((f) => f.page)).toContain('docs/install.md');
+    expect(found.filter((f) => f.m[0].replace(/\s+/g, ' ') !== q.tarball).map((f) => `${f.page}: ${f.m[0]}`)).toEqual(
+      [],
+    );
+  });
+});
+
+describe('versions', () => {
+  const oldest = semver.minVersion(manifest.engines.node)!.version; // 22.18.0
+
+  it(`every "Node.js X or newer" and "engines: >=X" is engines' ${manifest.engines.node}`, () => {
+    const found = everywhere(/Node(?:\.js)?\s+\**(\d+\.\d+)\s+(?:or|and)\s+newer|`engines: (>=[\d.]+)`/g);
+    expect(found.length).toBeGreaterThan(2);
+    const short = oldest.replace(/\.0$/, '');
+    const wrong = found.filter((f) => (f.m[1] ?? f.m[2]) !== short && f.m[2] !== manifest.engines.node);
+    expect(wrong.map((f) => `${f.page}: ${f.m[0]}`)).toEqual([]);
+  });
+
+  it('the MCP Bundle manifest asks a desktop client for the same Node', () => {
+    const bundle = JSON.parse(text('bundle/manifest.json')) as { compatibility: { runtimes: { node: string } } };
+    expect(bundle.compatibility.runtimes.node).toBe(`>=${oldest}`);
+  });
+
+  it("every `npm install <peer>@<spec>` of the docs asks for versions inside the peer's range", () => {
+    const lines = everywhere(/npm install (?:[^\n`\\]|\\\n)+/g);
+    const specs = lines.flatMap(({ page, m }) =>
+      [...m[0].matchAll(/(?:^|\s)((?:@[\w.-]+\/)?[\w.-]+)@([\^~<>=\d][^\s`]*)/g)]
+        .filter((s) => s[1]! in manifest.peerDependencies)
+        .map((s) => ({ page, name: s[1]!, spec: s[2]! })),
+    );
+    expect(specs.length).toBeGreaterThan(5);
+    const outside = specs.filter((s) => !semver.subset(s.spec, manifest.peerDependencies[s.name]!));
+    expect(
+      outside.map((s) => `${s.page}: ${s.name}@${s.spec} (peer range ${manifest.peerDependencies[s.name]})`),
+    ).toEqual([]);
+  });
+});
