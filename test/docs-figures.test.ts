@@ -7,7 +7,9 @@
  * range. Whether the registry has them is scripts/check-doc-installs.mjs's
  * question (run by scripts/test-newest-peers.sh, which needs the registry);
  * the conformance totals are checked by the conformance tests' own runs.
+ * docs/serving.md's "Command line" names every flag `serve --help` has.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -15,6 +17,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from './cli-helpers.js';
 import { PAGES } from './doc-blocks.js';
 import { quoted, readFigures } from './doc-figures.js';
+import { CLI } from './helpers.js';
 
 const semver = createRequire(import.meta.url)('semver') as {
   subset(range: string, of: string): boolean;
@@ -86,5 +89,17 @@ describe('versions', () => {
     expect(
       outside.map((s) => `${s.page}: ${s.name}@${s.spec} (peer range ${manifest.peerDependencies[s.name]})`),
     ).toEqual([]);
+  });
+});
+
+describe('docs/serving.md "Command line"', () => {
+  it('names the flags `serve --help` lists, no more and no fewer', () => {
+    const flags = (text: string) => [...new Set([...text.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1]!))].sort();
+    const help = execFileSync(process.execPath, [CLI, 'serve', '--help'], { encoding: 'utf8' });
+    const page = /^mcp-cancel-pool serve \[options\]\n([^]*?)^mcp-cancel-pool worker/m.exec(
+      text('docs/serving.md'),
+    )![1]!;
+    expect(flags(help).length).toBeGreaterThan(40);
+    expect(flags(page)).toEqual(flags(help).filter((f) => f !== '--help'));
   });
 });
