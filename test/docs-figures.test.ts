@@ -4,7 +4,9 @@
  * docs/figures.json (which test/packaging.test.ts checks against a real pack
  * and install); the Node line is `engines`' (and the MCP Bundle manifest's);
  * each `npm install <peer>@<spec>` line asks for versions inside the peer's
- * range. Whether the registry has them is scripts/check-doc-installs.mjs's
+ * range; a dependency named with a version (`fastmcp 4.20.16`,
+ * `@modelcontextprotocol/inspector` 2.12.0) is the version the lockfile
+ * installs. Whether the registry has them is scripts/check-doc-installs.mjs's
  * question (run by scripts/test-newest-peers.sh, which needs the registry);
  * the conformance totals are checked by the conformance tests' own runs.
  * docs/serving.md's "Command line" names every flag `serve --help` has.
@@ -25,6 +27,8 @@ const semver = createRequire(import.meta.url)('semver') as {
 };
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   engines: { node: string };
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
 };
 const text = (page: string) => readFileSync(join(ROOT, page), 'utf8');
@@ -75,6 +79,23 @@ describe('versions', () => {
   it('the MCP Bundle manifest asks a desktop client for the same Node', () => {
     const bundle = JSON.parse(text('bundle/manifest.json')) as { compatibility: { runtimes: { node: string } } };
     expect(bundle.compatibility.runtimes.node).toBe(`>=${oldest}`);
+  });
+
+  it('every dependency the docs name with a version is at that version in package.json', () => {
+    const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    const found = Object.entries({ ...manifest.dependencies, ...manifest.devDependencies }).flatMap(([name, spec]) => {
+      const version = spec.replace(/^npm:.*@/, ''); // conformance-next is an alias
+      const short = name.replace(/^@[^/]+\//, ''); // server-everything, not server or node
+      const names = short !== name && short.includes('-') ? [name, short] : [name];
+      return names.flatMap((n) =>
+        everywhere(
+          new RegExp(`(?<![\\w@/-])\`?${escape(n)}\`?\\s+\\**v?(\\d+\\.\\d+(?:\\.\\d+)?(?:-[\\w.]+)?)`, 'g'),
+        ).map((f) => ({ ...f, version })),
+      );
+    });
+    expect(found.length).toBeGreaterThan(5);
+    const wrong = found.filter((f) => !f.version.startsWith(f.m[1]!));
+    expect(wrong.map((f) => `${f.page}: ${f.m[0]} (package.json: ${f.version})`)).toEqual([]);
   });
 
   it("every `npm install <peer>@<spec>` of the docs asks for versions inside the peer's range", () => {
