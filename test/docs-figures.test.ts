@@ -9,7 +9,8 @@
  * installs. Whether the registry has them is scripts/check-doc-installs.mjs's
  * question (run by scripts/test-newest-peers.sh, which needs the registry);
  * the conformance totals are checked by the conformance tests' own runs.
- * docs/serving.md's "Command line" names every flag `serve --help` has.
+ * docs/serving.md's "Command line" names every flag `serve --help` has, and
+ * README's headline figures are numbers the committed benchmark run printed.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -122,5 +123,33 @@ describe('docs/serving.md "Command line"', () => {
     )![1]!;
     expect(flags(help).length).toBeGreaterThan(40);
     expect(flags(page)).toEqual(flags(help).filter((f) => f !== '--help'));
+  });
+});
+
+describe("README's headline figures", () => {
+  it('each is in the committed full run (bench/results/full/results.json), a pooled one in BENCHMARKS.md', () => {
+    const table = /## Headline figures[^]*?\n(\| what[^]*?)\n\n/.exec(text('README.md'))![1]!;
+    const run = JSON.parse(text('bench/results/full/results.json')) as {
+      scenarios: { targets?: unknown; headline?: unknown; tables?: unknown }[];
+    };
+    // Every number the run's targets, headlines and tables print (not the raw samples).
+    const printed = new Set(
+      JSON.stringify(run.scenarios.map((s) => [s.targets, s.headline, s.tables])).match(/\d+\.\d+/g) ?? [],
+    );
+    const benchmarks = text('BENCHMARKS.md');
+    const rows = table.split('\n').slice(2);
+    expect(rows.length).toBeGreaterThan(5);
+    const unsourced = rows.flatMap((row) => {
+      const [what, ours, against] = row
+        .split('|')
+        .slice(1, 4)
+        .map((c) => c.trim()) as [string, string, string];
+      const figures = `${ours} ${against}`.match(/\d+\.\d+/g) ?? [];
+      const pooled = /pooled over/.test(what);
+      return figures
+        .filter((n) => (pooled ? !benchmarks.includes(`${n}×`) : !printed.has(n)))
+        .map((n) => `${what}: ${n}`);
+    });
+    expect(unsourced).toEqual([]);
   });
 });
