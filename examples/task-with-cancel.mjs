@@ -1,8 +1,11 @@
+import { fileURLToPath } from 'node:url';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CallAbortedError, CancelAwareClient } from 'mcp-cancel-pool/client';
 
+// The package's command line, resolved from here (a clone, or a project that installed it): no global install needed.
+const cli = fileURLToPath(import.meta.resolve('mcp-cancel-pool/cli'));
 const client = new CancelAwareClient({ name: 'my-app', version: '1.0.0' });
-await client.connect(new StdioClientTransport({ command: 'mcp-cancel-pool', args: ['serve'] }));
+await client.connect(new StdioClientTransport({ command: process.execPath, args: [cli, 'serve'] }));
 
 const stop = new AbortController();
 setTimeout(() => stop.abort('user pressed Stop'), 1_000);

@@ -5,7 +5,7 @@
 # Usage: bash scripts/test-newest-peers.sh [vitest file ...]   (needs the npm registry; redis-server for the last file)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# First, the install lines the docs give for the peers: versions the registry has, within each peer's range.
+# First, every `npm install <name>@<spec>` line the docs give: versions the registry has (a peer's within its range).
 node scripts/check-doc-installs.mjs
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(test/stdio.test.ts test/http.test.ts test/era2026-http.test.ts test/client.test.ts test/lazy-imports.test.ts test/remote-http.test.ts)

@@ -17,6 +17,7 @@ interface Manifest {
   version: string;
   server: { entry_point: string; mcp_config: { command: string; args: string[] } };
   user_config: Record<string, { type: string; default?: unknown; required?: boolean }>;
+  tools: { name: string }[];
 }
 
 const work = mkdtempSync(join(tmpdir(), 'mcpb-test-'));
@@ -93,6 +94,9 @@ describe('the MCP Bundle', () => {
     );
     try {
       expect(client.getServerVersion()?.name).toBe('mcp-cancel-pool');
+      // The tools the manifest shows a user before installing are the ones the server lists (docs/install.md names them).
+      const listed = (await client.listTools()).tools.map((t) => t.name);
+      expect(listed.sort()).toEqual(manifest.tools.map((t) => t.name).sort());
       const hashed = await client.callTool({ name: 'hash_file', arguments: { path: 'notes.txt' } });
       expect(hashed.isError).toBeFalsy();
       expect(JSON.stringify(hashed.content)).toContain(createHash('sha256').update('bundled\n').digest('hex'));

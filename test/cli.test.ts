@@ -124,7 +124,7 @@ describe('a mistake in --tools prints one clear line and exits non-zero', () => 
 
 describe('quick start', () => {
   it("the README's serve command writes only JSON-RPC to stdout", async () => {
-    const block = /## Quick start\s+```sh\n([^`]*)```/.exec(README)?.[1];
+    const block = /## Quick start\s+(?:<!-- not runnable: [^\n]* -->\n)?```sh\n([^`]*)```/.exec(README)?.[1];
     const first = lines(block ?? '')[0]!.replace(/\s+#.*$/, '');
     // The install half (npm ci) is what a fresh clone needs once; the serve half is what a client would spawn.
     expect(first.startsWith('npm ci && ')).toBe(true);

@@ -96,6 +96,7 @@ afterAll(async () => {
 
 describe(`MCP conformance suite ${SUITE_VERSION}, requirements ${REVISION} and the tasks extension, over Streamable HTTP`, () => {
   classifiedScenarioTests({
+    revision: '2026-07-28',
     version: SUITE_VERSION,
     pinned: '0.2.0-alpha.12',
     listed: async () => {

@@ -3,6 +3,7 @@
  * (the suite calls `fs.globSync`, which every supported line has).
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -90,6 +91,8 @@ export interface NotApplicable {
 
 /** What a test file classified and what its one full run produced (read once its `beforeAll` has run). */
 export interface Classified {
+  /** The protocol revision the run is for, as docs/guarantees.md names its totals. */
+  revision: '2025-11-25' | '2026-07-28';
   version: string;
   pinned: string;
   /** The scenarios the suite's `list` prints for this run's options. */
@@ -129,6 +132,30 @@ export function classifiedScenarioTests(c: Classified): void {
     if (c.notApplicableMeans === 'no check passes') expect(checks.filter((k) => k.status === 'SUCCESS')).toEqual([]);
     else expect(verdict(checks)).not.toBe('pass');
     expect(reported(checks), c.notApplicable[name]!.why).toMatch(c.notApplicable[name]!.evidence);
+  });
+
+  it("docs/guarantees.md quotes this run's totals: checks passed and failed as the suite counts them, scenarios passing", () => {
+    const { results } = c.run();
+    const checks = [...results.values()].flat();
+    const passed = checks.filter((k) => k.status === 'SUCCESS').length;
+    const failed = checks.filter((k) => k.status === 'FAILURE').length;
+    const passing = [...results.values()].filter((k) => verdict(k) === 'pass').length;
+    const page = readFileSync(new URL('../docs/guarantees.md', import.meta.url), 'utf8');
+    const quoted = new RegExp(
+      `\\*\\*${c.revision}:\\s+(\\d+)\\s+passed,\\s+(\\d+)\\s+failed\\*\\*\\s+\\((\\d+)\\s+of\\s+(\\d+)\\s+scenarios\\s+pass`,
+    ).exec(page);
+    expect(
+      quoted?.slice(1).map(Number),
+      'the sentence "Checks as the suite counts them" of docs/guarantees.md',
+    ).toEqual([passed, failed, passing, results.size]);
+    // 2026: how many of the tasks extension's scenarios pass, "N of the M `tasks-*`".
+    const tasks = [...results.keys()].filter((name) => name.startsWith('tasks-'));
+    if (tasks.length > 0) {
+      const tasksPassing = tasks.filter((name) => verdict(results.get(name)) === 'pass').length;
+      expect(page).toMatch(
+        new RegExp(`${c.revision}:[^;]*?${tasksPassing}\\s+of\\s+the\\s+${tasks.length}\\s+\`tasks-\\*\``),
+      );
+    }
   });
 
   it('leaves the server running', () => {

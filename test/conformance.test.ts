@@ -110,6 +110,7 @@ afterAll(async () => {
 
 describe(`MCP conformance suite ${SUITE_VERSION} over Streamable HTTP`, () => {
   classifiedScenarioTests({
+    revision: '2025-11-25',
     version: SUITE_VERSION,
     pinned: '0.1.16',
     listed: async () => {

@@ -1,28 +1,26 @@
 /**
  * The documentation a user reads holds together: every relative link in
- * README.md, CONTRIBUTING.md, CHANGELOG.md, docs/*.md, BENCHMARKS.md and
- * PROBE.md names a file that exists, every #anchor names a heading of the
- * page it points to (GitHub's slugs), every code block marked
- * `<!-- runnable -->` runs and exits 0, and the pages keep the sizes issue 57
- * set (README ≤ 250 lines, BENCHMARKS.md ≤ 400).
+ * README.md, CONTRIBUTING.md, CHANGELOG.md, docs/*.md, BENCHMARKS.md,
+ * PROBE.md, bench/README.md and every README.md under examples/ names a file
+ * that exists, every #anchor names a heading of the page it points to
+ * (GitHub's slugs), and the pages keep the sizes issue 57 set (README ≤ 250
+ * lines, BENCHMARKS.md ≤ 400).
+ *
+ * Their code blocks run as written or say why not (issue 63): every fence
+ * names its language (`text` for output), and every shell block is preceded
+ * by `<!-- runnable -->`, which makes this test run it from the checkout and
+ * expect exit 0, or by `<!-- not runnable: <why> -->`. A block that pastes
+ * into a terminal but cannot run here (a global install, Redis, a server
+ * that runs until stopped, minutes of CPU) says so, and names what tests it.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { blocks, PAGES } from './doc-blocks.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const PAGES = [
-  'README.md',
-  'CONTRIBUTING.md',
-  'CHANGELOG.md',
-  'BENCHMARKS.md',
-  'PROBE.md',
-  ...readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => `docs/${f}`),
-];
 
 /** The page without its fenced code blocks (a `# comment` in a shell block is no heading, a link in code no link). */
 const prose = (text: string) =>
@@ -100,21 +98,74 @@ describe('sizes', () => {
   });
 });
 
-/** Code blocks preceded by `<!-- runnable -->`: their language and body. */
-function runnable(page: string): { lang: string; body: string }[] {
-  const text = readFileSync(join(ROOT, page), 'utf8');
-  return [...text.matchAll(/<!-- runnable -->\n```(\w+)\n([^]*?)\n```/g)].map((m) => ({ lang: m[1]!, body: m[2]! }));
-}
+const SHELL = new Set(['sh', 'bash', 'shell', 'console', 'zsh']);
+const RUNNABLE = '<!-- runnable -->';
+/** `<!-- not runnable: <why> -->`, the reason a sentence of its own. */
+const NOT_RUNNABLE = /^<!-- not runnable: (\S.{9,}?) -->$/;
 
-describe('runnable blocks', () => {
-  const blocks = PAGES.flatMap((page) => runnable(page).map((b, i) => [`${page} #${i + 1}`, b] as const));
+const pageBlocks = PAGES.filter((p) => p !== 'CHANGELOG.md').flatMap((page) =>
+  blocks(readFileSync(join(ROOT, page), 'utf8')).map((b) => ({ ...b, page, name: `${page}:${b.line}` })),
+);
 
-  it('there are some, and each is a shell block', () => {
-    expect(blocks.length).toBeGreaterThan(0);
-    for (const [name, b] of blocks) expect(b.lang, name).toBe('sh');
+describe('code blocks say whether they run', () => {
+  it('every fence names its language (`text` for output, a diagram, a help text)', () => {
+    expect(pageBlocks.filter((b) => b.lang === '').map((b) => b.name)).toEqual([]);
   });
 
-  it.each(blocks)(
+  it('every shell block is marked runnable, or not runnable with its reason', () => {
+    const unmarked = pageBlocks
+      .filter((b) => SHELL.has(b.lang) && b.marker !== RUNNABLE && !NOT_RUNNABLE.test(b.marker))
+      .map((b) => `${b.name} (${b.marker === '' ? 'no marker' : `line before: ${b.marker}`})`);
+    expect(unmarked).toEqual([]);
+  });
+
+  it('a marker stands only before a shell block', () => {
+    const stray = pageBlocks
+      .filter((b) => !SHELL.has(b.lang) && (b.marker === RUNNABLE || NOT_RUNNABLE.test(b.marker)))
+      .map((b) => b.name);
+    expect(stray).toEqual([]);
+  });
+
+  it('the check finds an unmarked block, a reasonless marker and a fence without a language (it can fail)', () => {
+    const found = blocks(
+      [
+        '<!-- runnable -->',
+        '```sh',
+        'true',
+        '```',
+        '',
+        '```sh',
+        'false',
+        '```',
+        '<!-- not runnable: -->',
+        '```bash',
+        'x',
+        '```',
+        '```',
+        'out',
+        '```',
+      ].join('\n'),
+    );
+    expect(found.map((b) => [b.lang, b.body, b.marker])).toEqual([
+      ['sh', 'true', RUNNABLE],
+      ['sh', 'false', ''],
+      ['bash', 'x', '<!-- not runnable: -->'],
+      ['', 'out', '```'],
+    ]);
+    expect(NOT_RUNNABLE.test(found[2]!.marker)).toBe(false);
+    expect(NOT_RUNNABLE.test('<!-- not runnable: needs Redis on :6379 -->')).toBe(true);
+  });
+});
+
+describe('runnable blocks', () => {
+  const runnable = pageBlocks.filter((b) => b.marker === RUNNABLE);
+
+  it('there are some, and each is a shell block', () => {
+    expect(runnable.length).toBeGreaterThan(0);
+    for (const b of runnable) expect(SHELL.has(b.lang), b.name).toBe(true);
+  });
+
+  it.each(runnable.map((b) => [b.name, b] as const))(
     '%s runs from the checkout and exits 0',
     async (_name, b) => {
       const result = await new Promise<{ code: number; stderr: string }>((resolve) => {

@@ -28,6 +28,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lines, ROOT, run } from './cli-helpers.js';
+import { readFigures, recordFigures, recording, TARBALL_TOLERANCE } from './doc-figures.js';
 
 interface Packed {
   filename: string;
@@ -138,6 +139,13 @@ describe('npm pack of a clean checkout', () => {
     // 366,923 B before round 5's child processes, checkpoint gaps, hostile-client bounds and example tools; 409,825 B
     // with them (npm pack --dry-run at 887e3c0). The bound keeps the next growth a deliberate one.
     expect(packed.size).toBeLessThanOrEqual(440 * 1024);
+    // The size the docs quote (docs/figures.json), within a doc edit's drift of this one.
+    if (recording) recordFigures({ tarballBytes: packed.size });
+    const recorded = readFigures().tarballBytes;
+    expect(
+      Math.abs(packed.size - recorded) / recorded,
+      `${packed.size} B packed, docs/figures.json says ${recorded}: FIGURES=write records this run`,
+    ).toBeLessThanOrEqual(TARBALL_TOLERANCE);
     const readme = readFileSync(join(checkout, 'README.md'), 'utf8');
     // Every Markdown file the README links to by a relative path (the source files it links are in the repository).
     const docs = [...readme.matchAll(/\]\(([^)#:]+\.md)(?:#[^)]*)?\)/g)].map((m) => posix.normalize(m[1]!));
@@ -315,7 +323,14 @@ describe('npm install <tarball> into an empty project (the default install)', ()
     const packages = Object.keys(lock.packages).filter((k) => k.startsWith('node_modules/'));
     expect(packages.length, packages.join(' ')).toBeLessThanOrEqual(30);
     const du = await run('du', ['-sk', 'node_modules'], { cwd: project });
-    expect(Number(du.stdout.split('\t')[0])).toBeLessThanOrEqual(30 * 1024);
+    const kilobytes = Number(du.stdout.split('\t')[0]);
+    expect(kilobytes).toBeLessThanOrEqual(30 * 1024);
+    // The figures README.md quotes (docs/figures.json): the same count, the same MB as `du -sm` gives.
+    if (recording) recordFigures({ defaultInstall: { packages: packages.length, kilobytes } });
+    const recorded = readFigures().defaultInstall;
+    const why = `${packages.length} packages, ${kilobytes} kB; docs/figures.json says ${recorded.packages}, ${recorded.kilobytes} kB: FIGURES=write records this run`;
+    expect(packages.length, why).toBe(recorded.packages);
+    expect(Math.ceil(kilobytes / 1024), why).toBe(Math.ceil(recorded.kilobytes / 1024));
     for (const absent of [
       'express',
       'hono',

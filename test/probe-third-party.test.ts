@@ -5,6 +5,7 @@
  * HTTP; and ours over HTTP. What each asserts is what PROBE.md reports.
  */
 import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CLEAN_SAMPLES, CLI, startHttpServer } from './helpers.js';
@@ -24,6 +25,13 @@ function probe(args: string[]): Promise<{ code: number | null; stdout: string }>
     });
   });
 }
+/** Each rule's verdict in a probe's text report, in order: `PASS cancel.no-answer`, … */
+const verdicts = (report: string) =>
+  [...report.matchAll(/^ {2}(PASS|FAIL|WARN|skip|INCONCLUSIVE) +(\S+)/gm)].map((m) => `${m[1]} ${m[2]}`);
+/** The "Real output" docs/probe.md shows for server-everything. */
+const DOC_REPORT = /Real output \(server-everything[^]*?```text\n([^]*?)```/.exec(
+  readFileSync(new URL('../docs/probe.md', import.meta.url), 'utf8'),
+)![1]!;
 const outcome = (stdout: string, rule: string) =>
   new RegExp(`^\\s+(PASS|FAIL|WARN|skip|INCONCLUSIVE)\\s+${rule.replace('.', '\\.')}\\s`, 'm').exec(stdout)?.[1];
 
@@ -59,6 +67,9 @@ describe('probe, third-party servers', () => {
         /FAIL\s+cancel\.work-stops\s+The work went on after the cancel: the server sent progress for 2 of 2 cancelled calls after it had read the cancel .*"method":"notifications\/progress"/,
       );
       expect(r.code).toBe(1);
+      // docs/probe.md's "Real output" of this server (a run with the default samples): the same verdicts, rule by rule.
+      expect(verdicts(DOC_REPORT)).toEqual(verdicts(r.stdout));
+      expect(verdicts(DOC_REPORT)).toContain('FAIL cancel.work-stops');
     },
     SLOW,
   );

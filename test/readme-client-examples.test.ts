@@ -1,41 +1,53 @@
 /**
  * The two client examples of docs/client.md and docs/tasks.md, run unchanged (the
  * files the pages show, examples/call-with-cancel.mjs and examples/task-with-cancel.mjs)
- * against a 2025-11-25 server and a 2026-07-28 server. They start
- * `mcp-cancel-pool serve` by name, as a user's would: a directory put first
- * on PATH holds an `mcp-cancel-pool` that runs this build, either as is
- * (dual-era: the client negotiates 2026) or behind a filter that refuses
- * `server/discover` (a 2025-only server: the client falls back).
+ * from this checkout, with no `mcp-cancel-pool` on PATH: each finds the server
+ * as a user's project would, `import.meta.resolve('mcp-cancel-pool/cli')`,
+ * and spawns it with its own Node. Against a 2026-07-28 server (this build:
+ * the client negotiates 2026) and a 2025-11-25-only one: for that case a
+ * module hook (`--import`) resolves `mcp-cancel-pool/cli` to this build behind
+ * a filter that refuses `server/discover`, and the client falls back.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLI } from './helpers.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const LEGACY_ONLY = fileURLToPath(new URL('../dist-dev/test/fixtures/legacy-only.js', import.meta.url));
+const LEGACY_ONLY = new URL('../dist-dev/test/fixtures/legacy-only.js', import.meta.url);
 const EXAMPLES = ['examples/call-with-cancel.mjs', 'examples/task-with-cancel.mjs'] as const;
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-/** A PATH directory whose `mcp-cancel-pool` is this build, in one era or both. */
-function shim(era: '2025' | '2026'): string {
-  const dir = mkdtempSync(join(tmpdir(), `mcp-cancel-pool-${era}-`));
+/** Node options that make `mcp-cancel-pool/cli` resolve to this build as a 2025-11-25-only server. */
+function legacyOnly(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-cancel-pool-2025-'));
   dirs.push(dir);
-  const target = era === '2025' ? `"${process.execPath}" "${LEGACY_ONLY}" "${CLI}"` : `"${process.execPath}" "${CLI}"`;
-  writeFileSync(join(dir, 'mcp-cancel-pool'), `#!/bin/sh\nexec ${target} "$@"\n`);
-  chmodSync(join(dir, 'mcp-cancel-pool'), 0o755);
-  return dir;
+  // legacy-only.js takes the CLI as its first argument: `node legacy-cli.mjs serve` runs `legacy-only.js <CLI> serve`.
+  writeFileSync(
+    join(dir, 'legacy-cli.mjs'),
+    `process.argv.splice(2, 0, ${JSON.stringify(CLI)});\nawait import(${JSON.stringify(LEGACY_ONLY.href)});\n`,
+  );
+  const target = pathToFileURL(join(dir, 'legacy-cli.mjs')).href;
+  writeFileSync(
+    join(dir, 'hook.mjs'),
+    `import { registerHooks } from 'node:module';\n` +
+      `registerHooks({ resolve: (specifier, context, next) =>\n` +
+      `  specifier === 'mcp-cancel-pool/cli' ? { url: ${JSON.stringify(target)}, shortCircuit: true } : next(specifier, context) });\n`,
+  );
+  return `--import=${pathToFileURL(join(dir, 'hook.mjs')).href}`;
 }
 
 async function example(file: string, era: '2025' | '2026'): Promise<string> {
-  const env = { ...process.env, PATH: `${shim(era)}:${process.env.PATH ?? ''}` };
+  // No mcp-cancel-pool on PATH: only Node's own directory and the system's.
+  const PATH = [join(process.execPath, '..'), '/usr/bin', '/bin'].join(delimiter);
+  const env = { ...process.env, PATH, ...(era === '2025' && { NODE_OPTIONS: legacyOnly() }) };
   const { stdout } = await run(process.execPath, [join(ROOT, file)], { cwd: ROOT, env, timeout: 120_000 });
   return stdout;
 }
