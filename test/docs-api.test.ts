@@ -6,7 +6,7 @@
  * it as a user meets it: the README is the landing page, the modules are the
  * import paths, `createToolPool`, `defineTool` and `CancelAwareClient` are
  * links on the landing page, and zod's re-exported `z` has no pages of its own
- * (it had 1,462 of 1,652). The last case proves the rule bites: the same
+ * (it had 1,462 of 1,652), and the user docs are pages of it. The last case proves the rule bites: the same
  * settings on a module with one undocumented export fail and name it.
  */
 import { execFile } from 'node:child_process';
@@ -86,13 +86,32 @@ describe('API reference', () => {
     // Every other page is one export of one entry (`functions/mcp-cancel-pool_tools.defineTool.html`): a namespace's
     // members, which is what zod's `z` made, would be `<module>.z.<name>.html`.
     const member = new RegExp(`^\\w+/(${importPaths.map(moduleFile).join('|')})\\.[A-Za-z_$][\\w$]*\\.html$`);
-    const strays = pages.filter((p) => p.includes('/') && !p.startsWith('modules/') && !member.test(p));
+    const strays = pages.filter(
+      (p) => p.includes('/') && !p.startsWith('modules/') && !p.startsWith('documents/') && !member.test(p),
+    );
     expect(strays).toEqual([]);
     expect(pages.filter((p) => /zod/i.test(p) || /\.z\./.test(p))).toEqual([]);
 
-    // The landing page is the README, with the three first names and every entry one click away.
+    // The user docs are pages of the site (not raw Markdown under media/): docs/*.md and the top-level guides.
+    const guides = [
+      ...readdirSync(join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs_${f}`),
+      'PROBE.md',
+      'BENCHMARKS.md',
+      'CONTRIBUTING.md',
+      'CHANGELOG.md',
+    ];
+    expect(pages.filter((p) => p.startsWith('documents/')).sort()).toEqual(
+      guides.map((g) => `documents/${g.replace(/\.md$/, '.html')}`).sort(),
+    );
+
+    // The landing page is the README, with the three first names and every entry one click away, and its links to
+    // the docs lead to their pages.
     const index = readFileSync(join(site, 'index.html'), 'utf8');
     expect(index).toContain('A tool in ten lines');
+    expect(index).toContain('href="documents/docs_guarantees.html"');
+    expect(index).not.toMatch(/href="media\/[^"]+\.md"/);
     const links = new Map(
       [...index.matchAll(/<a href="([^"#]+)"[^>]*><code>([^<]+)<\/code><\/a>/g)].map((m) => [m[2], m[1]]),
     );
@@ -118,8 +137,15 @@ describe('API reference', () => {
     );
     writeFileSync(
       join(dir, 'typedoc.json'),
-      // The landing page and its plugin are the repository's, not this module's.
-      JSON.stringify({ ...CONFIG, entryPoints: ['entry.ts'], tsconfig: 'tsconfig.json', readme: 'none', plugin: [] }),
+      // The landing page, its plugin and the guides are the repository's, not this module's.
+      JSON.stringify({
+        ...CONFIG,
+        entryPoints: ['entry.ts'],
+        tsconfig: 'tsconfig.json',
+        readme: 'none',
+        plugin: [],
+        projectDocuments: [],
+      }),
     );
     const r = await typedoc([], dir);
     expect(r.code).not.toBe(0);
