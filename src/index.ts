@@ -11,6 +11,8 @@
  * `mcp-cancel-pool/tasks`, operators `mcp-cancel-pool/ops`, client users
  * `mcp-cancel-pool/client`, many hosts on one Redis `mcp-cancel-pool/remote`.
  * It loads no transport: serving is the server entry's.
+ *
+ * @module mcp-cancel-pool
  */
 // Registers the jobs' spans with the executor (src/executor/job-tracing.ts), which imports nothing of otel/.
 import './otel/job-trace.js';

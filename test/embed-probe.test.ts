@@ -70,7 +70,13 @@ describe('the probe on the embed example', () => {
       expect(report.servers.map((s) => s.era)).toEqual(['2025', '2026']);
       expect(notPassed(report)).toEqual([]);
       const rules = report.servers.flatMap((s) => s.verdicts.map((v) => `${s.era} ${v.rule}`));
-      expect(rules).toEqual(expect.arrayContaining(['2025 http.dropped-stream', '2026 http.closed-stream-cancels']));
+      expect(rules).toEqual(
+        expect.arrayContaining([
+          '2025 http.dropped-stream',
+          '2026 http.closed-stream-cancels',
+          '2026 http.post-cancel',
+        ]),
+      );
     },
     SLOW,
   );
@@ -86,6 +92,12 @@ describe('the probe on the embed example', () => {
       );
       expect(failed).toEqual(expect.arrayContaining(['2025 cancel.no-answer', '2025 cancel.work-stops']));
       expect(failed.filter((f) => f.startsWith('2026'))).toEqual([]);
+      // The SDK's handler takes a POSTed 2026 cancel with 202 and lets the call run on; the example refuses it.
+      const post = report.servers.find((s) => s.era === '2026')?.verdicts.find((v) => v.rule === 'http.post-cancel');
+      expect(post).toMatchObject({
+        outcome: 'warn',
+        evidence: expect.stringMatching(/^neither .*: the POST got HTTP 202/),
+      });
       expect(report.result).toBe('fail');
     },
     SLOW,

@@ -2,7 +2,7 @@
  * The probe in the 2026-07-28 era, and `--era auto` reporting each era a
  * server offers: deliberately broken 2026 fixtures (stdio: progress after the
  * cancel; HTTP: work and progress going on after the response stream closed)
- * must FAIL, their correct modes pass; a server on the SDK 2.x `McpServer`
+ * must FAIL, their correct modes pass (and `http.post-cancel` tells a POSTed cancel ignored from one honoured); a server on the SDK 2.x `McpServer`
  * (third-party code, the SDK's defaults) is probed in both eras.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -151,6 +151,12 @@ describe('probe, 2026-07-28', () => {
       expect(outcomeOf(r.doc, '2026', 'http.closed-stream-cancels')?.evidence).toMatch(
         /The work went on after the cancel: (the server kept using CPU|a thread of the server kept computing)/,
       );
+      // A POSTed cancel it takes with 202 and ignores: the client believes it cancelled (information, not a failure).
+      expect(outcomeOf(r.doc, '2026', 'http.post-cancel')).toMatchObject({
+        outcome: 'warn',
+        evidence:
+          'neither refused with an error nor honoured: the POST got HTTP 202 with no body; the call ran on (still in flight 600 ms later; the probe then closed its stream)',
+      });
       expect(r.code).toBe(1);
       const good = await httpFixture([BROKEN_HTTP, '--mode', 'correct']);
       const g = await probeJson([
@@ -167,6 +173,11 @@ describe('probe, 2026-07-28', () => {
         ...FAST,
       ]);
       expect(outcomeOf(g.doc, '2026', 'http.closed-stream-cancels')?.outcome).toBe('pass');
+      expect(outcomeOf(g.doc, '2026', 'http.post-cancel')).toMatchObject({
+        outcome: 'pass',
+        evidence:
+          "honoured: the POST got HTTP 202 with no body; the server then closed the call's stream with no answer",
+      });
       expect(g.code).toBe(0);
     },
     SLOW,

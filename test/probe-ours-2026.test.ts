@@ -102,6 +102,7 @@ describe('probe, ours in 2026-07-28', () => {
         ...CLEAN_SAMPLES,
       ]);
       expectClean(doc, code);
+      expect(doc.servers[0]!.verdicts.map((v) => v.rule)).not.toContain('http.post-cancel');
     },
     SLOW,
   );
@@ -122,6 +123,13 @@ describe('probe, ours in 2026-07-28', () => {
       ]);
       expectClean(doc, code);
       expect(doc.servers[0]!.verdicts.find((v) => v.rule === 'http.closed-stream-cancels')?.outcome).toBe('pass');
+      // Without authentication a POSTed 2026 cancel is refused with a JSON-RPC error, and the call it named runs on.
+      const post = doc.servers[0]!.verdicts.find((v) => v.rule === 'http.post-cancel');
+      expect(post?.outcome).toBe('pass');
+      expect(post?.evidence).toMatch(
+        /^refused: the POST got HTTP 400 with JSON-RPC error -32600 "a 2026-07-28 request is cancelled by closing its response stream; notifications\/cancelled by POST is honoured only .*"; the call ran on \(still in flight 600 ms later; the probe then closed its stream\)$/,
+      );
+      expect(doc.servers[0]!.verdicts.map((v) => v.rule).filter((r) => r === 'http.post-cancel')).toHaveLength(1);
     },
     SLOW,
   );

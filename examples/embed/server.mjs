@@ -83,8 +83,14 @@ if (port === undefined) {
       }
     }
     const sid = req.headers['mcp-session-id'];
-    if (!sid && req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body)))
+    if (!sid && req.method === 'POST' && !(await isLegacyRequest(await toWebRequest(req, body), body))) {
+      // A 2026 notifications/cancelled by POST (the SDK 2.x client's cancel behind a wrapping transport): the revision
+      // cancels by closing the stream, and without per-caller authentication its id could name anyone's call. The
+      // SDK would take it with 202 and let the call run on; an error tells the client its cancel did nothing.
+      if (body?.method === 'notifications/cancelled')
+        return reply(res, 400, 'a 2026-07-28 request is cancelled by closing its response stream', -32600);
       return modern(req, res, body);
+    }
     let transport = typeof sid === 'string' ? sessions.get(sid) : undefined;
     if (!transport) {
       if (sid) return reply(res, 404, 'unknown or expired session');

@@ -7,6 +7,8 @@
  * peer dependency: importing this entry without it stops with one line naming
  * the `npm install` to run (src/peers.ts), so the values below are loaded
  * after that check.
+ *
+ * @module mcp-cancel-pool/client
  */
 import { withPeers } from '../peers.js';
 

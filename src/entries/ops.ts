@@ -3,6 +3,8 @@
  * metrics registry ({@link Metrics}) and a backend instrumented for it, the
  * health and readiness handler with its own small server, and the sets the
  * CLI wires for a front end and a worker host.
+ *
+ * @module mcp-cancel-pool/ops
  */
 export { Metrics, outcomeLabel } from '../ops/metrics.js';
 export type { CancelSource, MetricsOptions, MetricsSources, Role, Snapshot } from '../ops/metrics.js';

@@ -7,6 +7,8 @@
  *
  * The HTTP code loads on the first {@link serveHttp}: a stdio server never
  * loads it.
+ *
+ * @module mcp-cancel-pool/server
  */
 import type { CallBackend } from '../backend/backend.js';
 import type { HttpMcpServer, HttpOptions } from '../transport/http/serve.js';

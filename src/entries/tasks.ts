@@ -5,6 +5,8 @@
  * as their `tasks`), the store interface (`RedisTaskStore` of
  * `mcp-cancel-pool/remote` implements it for several hosts), the in-memory
  * default, and the errors.
+ *
+ * @module mcp-cancel-pool/tasks
  */
 export { TaskRunner, taskSession } from '../tasks/runner.js';
 export type {

@@ -1,11 +1,13 @@
 /** Probing one server in one era: every case in turn, over one connection, then every rule's verdict. */
 import { messagesAfterCancel } from './after-cancel.js';
 import type { Http2025Transport } from './http-2025.js';
+import type { Http2026Transport } from './http-2026.js';
 import { cancelledCall } from './cancelled-call.js';
 import { canMeasureCpu } from './cpu.js';
 import { closedStreamVerdict, droppedStream, type DroppedStream } from './rules/closed-stream.js';
 import { noAnswerVerdicts } from './rules/no-answer.js';
 import { noFurtherMessagesVerdict } from './rules/no-further-messages.js';
+import { postCancelCase } from './rules/post-cancel.js';
 import { raceCase, raceVerdict } from './rules/race.js';
 import { afterAllCase, whileRunningVerdict } from './rules/responsive.js';
 import { silentNotificationCases } from './rules/silent-notifications.js';
@@ -92,6 +94,12 @@ export async function probeTarget(
       dropped = await droppedStream(wire, conn.transport as Http2025Transport, spec.url, conn.pid, options);
       progress.tick();
     }
+    let postCancel: Verdict | undefined;
+    if (spec.kind === 'http' && era === '2026') {
+      progress.phase(`${label} (${era}): notifications/cancelled by POST`);
+      postCancel = await postCancelCase(wire, conn.transport as Http2026Transport, spec.url, options);
+      progress.tick();
+    }
     // Last: anything that answered a cancelled call late, and a server still serving.
     for (const s of samples) {
       s.answersAfterCancelMs = wire
@@ -114,6 +122,7 @@ export async function probeTarget(
     verdicts.push(...silent, raceVerdict(races, options), ...tasks);
     if (dropped) verdicts.push(dropped.verdict);
     if (spec.kind === 'http' && era === '2026') verdicts.push(closedStreamVerdict(workStops));
+    if (postCancel) verdicts.push(postCancel);
     verdicts.push(after);
     return {
       ...base,

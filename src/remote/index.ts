@@ -8,6 +8,8 @@
  * BullMQ and ioredis are optional peer dependencies: importing this entry
  * without them stops with one line naming the `npm install` to run
  * (src/peers.ts), so the values below are loaded after that check.
+ *
+ * @module mcp-cancel-pool/remote
  */
 import { withPeers } from '../peers.js';
 
