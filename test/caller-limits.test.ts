@@ -4,7 +4,10 @@
  * totals, every caller's only to an operator's token (--auth-operator-scope).
  * Real tokens from oidc-provider, the server as a subprocess, raw HTTP.
  */
+import { randomBytes } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { createGzip, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inSession, openSession, postAs, startAuthServer, type Answer, type AuthServer } from './auth-helpers.js';
 import { until } from './helpers.js';
@@ -137,6 +140,86 @@ describe('the queue: a caller’s share first, then the total', () => {
       30_000,
       'the held calls cancelled',
     );
+  });
+});
+
+/** A gzip POST whose body never ends: 2 KB more every 500 ms (above the minimum body rate), so it holds a decode slot. */
+function drippedGzip(server: AuthServer, token: string): { socket: Socket; stop: () => void } {
+  const socket = connect(Number(server.url.port), '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${server.url.port}\r\ncontent-type: application/json\r\n` +
+      `accept: application/json, text/event-stream\r\nauthorization: Bearer ${token}\r\n` +
+      `content-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n`,
+  );
+  const gz = createGzip();
+  gz.on('data', (c: Buffer) => socket.write(`${c.length.toString(16)}\r\n${c.toString('latin1')}\r\n`, 'latin1'));
+  const drip = () => {
+    gz.write(randomBytes(2048));
+    gz.flush();
+  };
+  drip();
+  const timer = setInterval(drip, 500);
+  return {
+    socket,
+    stop: () => {
+      clearInterval(timer);
+      socket.destroy();
+    },
+  };
+}
+
+/** A whole gzip 2026 tools/list: its status and text. */
+async function gzipList(server: AuthServer, token: string): Promise<{ status: number; text: string }> {
+  const body = modernRequest(`g${++seq}`, 'tools/list');
+  const r = await fetch(server.url, {
+    method: 'POST',
+    headers: {
+      ...MCP_HEADERS,
+      ...modernHeaders(body),
+      authorization: `Bearer ${token}`,
+      'content-encoding': 'gzip',
+    },
+    body: gzipSync(JSON.stringify(body)),
+  });
+  return { status: r.status, text: await r.text() };
+}
+
+describe('compressed bodies decoded at once: 4 per caller, then 8 in all', () => {
+  let server: AuthServer;
+  beforeAll(async () => {
+    server = await startAuthServer(idp.issuer);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('alice holding 4 gets 503 naming her limit while bob decodes; with bob at 4 too, carol gets 503 naming the total', async () => {
+    const [alice, bob, carol] = await Promise.all([
+      idp.token('alice', server.url.href),
+      idp.token('bob', server.url.href),
+      idp.token('limited', server.url.href),
+    ]);
+    const drips = Array.from({ length: 4 }, () => drippedGzip(server, alice));
+    try {
+      let refused = { status: 0, text: '' };
+      // Once her four bodies are being decoded (what the server decides; a probe that fits is answered and leaves).
+      await until(async () => (refused = await gzipList(server, alice)).status === 503, 30_000, 'alice at her limit');
+      expect(refused.text).toContain('too many compressed bodies of this caller being decoded at once (4)');
+      const his = await gzipList(server, bob);
+      expect(his.status).toBe(200);
+      expect(his.text).toContain('"tools"');
+
+      drips.push(...Array.from({ length: 4 }, () => drippedGzip(server, bob)));
+      await until(async () => (await gzipList(server, bob)).status === 503, 30_000, 'bob at his limit');
+      const full = await gzipList(server, carol);
+      expect(full.status).toBe(503);
+      expect(full.text).toContain('too many compressed bodies being decoded at once (8)');
+    } finally {
+      for (const d of drips) d.stop();
+    }
+    // Their slots are free again once the drips are gone.
+    await until(async () => (await gzipList(server, carol)).status === 200, 30_000, 'slots freed');
   });
 });
 
