@@ -271,6 +271,19 @@ describe('tasks: the per-caller task limit first, then the total; the stats each
       expect(total).toMatchObject({ code: -32000 });
       expect(total!.message).toMatch(/^total task limit reached: 3 working tasks/);
 
+      // Alice's 2025 session counts as alice: her limit, not the session's own (nor the total, also reached), refuses.
+      const hersToo = await openSession(server.url, alice);
+      const legacy = error(
+        await inSession(server.url, alice, hersToo, {
+          jsonrpc: '2.0',
+          id: 'lt',
+          method: 'tools/call',
+          params: { name: 'task_spin', arguments: { ms: 1 }, task: {} },
+        }),
+      );
+      expect(legacy).toMatchObject({ code: -32000 });
+      expect(legacy!.message).toMatch(/^per-caller task limit reached/);
+
       const sid = await openSession(server.url, bob);
       const hers = await statsOf(server, alice);
       const bobs = JSON.parse(
@@ -285,7 +298,7 @@ describe('tasks: the per-caller task limit first, then the total; the stats each
           ).contents as { text: string }[]
         )[0]!.text,
       ) as Stats;
-      expect(hers).toMatchObject({ tasksWorking: 3, caller: { tasksWorking: 2, sessions: 0 } });
+      expect(hers).toMatchObject({ tasksWorking: 3, caller: { tasksWorking: 2, sessions: 1 } });
       expect(hers).not.toHaveProperty('callers');
       // Bob reads over his 2025 session: the same view of his own (one task, one session).
       expect(bobs).toMatchObject({ tasksWorking: 3, caller: { tasksWorking: 1, sessions: 1 } });
@@ -294,7 +307,7 @@ describe('tasks: the per-caller task limit first, then the total; the stats each
       const all = await statsOf(server, operator);
       expect(all.caller).toEqual(hers.caller);
       const byId = new Map(all.callers!.map((c) => [c.id, c]));
-      expect(byId.get(hers.caller!.id)).toMatchObject({ tasksWorking: 2, sessions: 0 });
+      expect(byId.get(hers.caller!.id)).toMatchObject({ tasksWorking: 2, sessions: 1 });
       expect(byId.get(bobs.caller!.id)).toMatchObject({ tasksWorking: 1, sessions: 1 });
       expect(all.callers).toHaveLength(2);
       // No subject, client id or token of anyone in what the operator reads: the callers' keys only.

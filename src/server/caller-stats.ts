@@ -11,7 +11,7 @@ export interface CallerCounts {
   /** Its tool calls waiting for a worker now (the per-caller queue share, `--queue-limit-per-caller`). */
   readonly queued: number;
   /**
-   * Its working 2026 tasks (the per-caller task limit; a 2025 session's tasks count for that session). Absent when
+   * Its working tasks (the per-caller task limit: its 2026 tasks and, under OAuth, its 2025 sessions'). Absent when
    * the task store cannot tell (the Redis store).
    */
   readonly tasksWorking?: number;

@@ -447,10 +447,13 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       tasks,
     );
     const session: Session = { caller: owner, transport, guard, streams, lastSeen: Date.now() };
+    // Under OAuth a caller's sessions share its per-caller task limit with its 2026 tasks.
+    if (authorization) store?.countAs(id, owner);
     // The session is gone: so are its tasks.
     guard.onOwnerClosed = () => {
       slot.close();
       void tasks.closeOwner(id);
+      store?.uncount(id);
     };
     await server.connect(guard);
     return session;
