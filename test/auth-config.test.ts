@@ -112,6 +112,25 @@ describe('configuration mistakes end the start in one line', () => {
       /cannot read --auth-client-credentials-file .*ENOENT/,
     ],
     [
+      'an operator scope without an issuer',
+      ['--auth-operator-scope', 'mcp:operator'],
+      {},
+      /--auth-operator-scope needs --auth-issuer/,
+    ],
+    [
+      'an operator scope that is two scopes',
+      [
+        '--auth-issuer',
+        'https://auth.example.com',
+        '--auth-resource',
+        'https://mcp.example.com/mcp',
+        '--auth-operator-scope',
+        'mcp operator',
+      ],
+      {},
+      /--auth-operator-scope: "mcp operator" is not one OAuth scope/,
+    ],
+    [
       'the same mistake from the environment',
       [],
       { MCP_CANCEL_POOL_AUTH_ISSUER: 'https://auth.example.com' },

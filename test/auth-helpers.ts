@@ -150,7 +150,7 @@ export function listTools2026(url: URL, token: string | undefined): Promise<Answ
 }
 
 /** Opens a 2025 session with `token` (initialize + initialized); returns its id. */
-export async function openSession(url: URL, token: string): Promise<string> {
+export async function openSession(url: URL, token: string | undefined): Promise<string> {
   const init = await postAs(url, token, initializeBody());
   if (init.status !== 200) throw new Error(`initialize: HTTP ${init.status} ${init.text}`);
   const sid = init.headers.get('mcp-session-id')!;

@@ -147,7 +147,9 @@ describe.each(COMBOS.map((c) => [label(c), c] as const))(
           message?: string;
         };
         expect(refused.code).toBe(-32000);
-        expect(refused.message).toMatch(/server busy: 1 calls already waiting \(queue limit 1\); try again later/);
+        expect(refused.message).toMatch(
+          /server busy: total queue limit reached: 1 calls already waiting \(--queue-limit 1\); try again later/,
+        );
         stopB.abort('done');
         stopA.abort('done');
         await Promise.all([a, b]);

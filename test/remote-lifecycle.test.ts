@@ -203,7 +203,7 @@ describe('defect 4: --queue-limit with --redis', () => {
     );
     for (const m of refused)
       expect((m.error as { message: string }).message).toMatch(
-        /server busy: 3 calls already waiting for a worker host \(queue limit 3\)/,
+        /server busy: total queue limit reached: 3 calls already waiting for a worker host \(--queue-limit 3\)/,
       );
     expect((await f.stats()).queued).toBe(3);
     for (const id of ['q-run', ...Array.from({ length: 8 }, (_, i) => `q-${i}`)]) cancel(f, id);

@@ -266,7 +266,7 @@ describe('tasks over stdio', () => {
     const refused = errorOf(await w.request('tools/call', { name: 'spin', arguments: { ms: 1 }, task: {} }));
     expect(refused).toEqual({
       code: -32000,
-      message: 'task limit reached: 1 working tasks in all sessions (--max-working-tasks); try again later',
+      message: 'total task limit reached: 1 working tasks in all sessions (--max-working-tasks); try again later',
     });
     expect(taskOf(await w.request('tasks/cancel', { taskId: long.taskId }))?.status).toBe('cancelled');
     await w.createTask('spin', { ms: 1 }); // the cancelled one is finished: it no longer counts
@@ -282,7 +282,7 @@ describe('tasks over stdio', () => {
     expect(refused).toEqual({
       code: -32000,
       message:
-        'task limit reached: this session has 2 working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one',
+        'per-caller task limit reached: this caller (or 2025 session) has 2 working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one',
     });
     expect(taskOf(await w.request('tasks/get', { taskId: a.taskId }))?.status).toBe('working');
     expect(taskOf(await w.request('tasks/cancel', { taskId: b.taskId }))?.status).toBe('cancelled');

@@ -59,6 +59,11 @@ export class Admission<J extends Admittable> {
     return this.waitList.size;
   }
 
+  /** Jobs of lane `turn` waiting for a thread. */
+  waitingIn(turn: string): number {
+    return this.waitList.waitingIn(turn);
+  }
+
   /** Starts `job` on a free thread now, or it waits in the wait list; once closed, nothing starts. */
   admit(job: J): void {
     if (this.#closed) return;

@@ -32,6 +32,11 @@ export class FairQueue {
     return this.total;
   }
 
+  /** Items waiting in one session's lane (a per-caller queue share counts them). */
+  sizeOf(session: string): number {
+    return this.sessions.get(session)?.length ?? 0;
+  }
+
   enqueue(run: RunFunction, options?: Partial<FairQueueOptions>): void {
     const session = options?.session ?? '';
     let list = this.sessions.get(session);

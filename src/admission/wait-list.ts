@@ -103,6 +103,11 @@ export class WaitList<J extends Waiting> implements TaskQueue {
     this.push(task);
   }
 
+  /** Jobs waiting in lane `turn` (see {@link Waiting.turn}). */
+  waitingIn(turn: string): number {
+    return this.#closed ? 0 : this.#fair.sizeOf(turn);
+  }
+
   /** Offers the next task to Piscina, leaving it queued (see the module comment). */
   shift(): PoolTask | null {
     if (this.#closed) return null;

@@ -44,6 +44,11 @@ export interface CallBackend {
   callsInFlight(session: string): number;
   /** A snapshot of the counters that `executor://stats` shows. */
   stats(): BackendStats;
+  /**
+   * Calls of lane `turn` ({@link StartOptions.turn}) waiting now: what the per-caller queue share counts, and what
+   * `executor://stats` shows a caller as its own `queued`.
+   */
+  queuedOf?(turn: string): number;
   /** Cancels everything (each outcome settles as cancelled) and releases the backend's resources. */
   close(): Promise<void>;
 }

@@ -81,6 +81,8 @@ const HTTP_ONLY = [
   '--auth-client-credentials-file',
   '--auth-any-jwt-type',
   '--auth-require-at-jwt',
+  '--auth-operator-scope',
+  '--queue-limit-per-caller',
 ];
 // --queue-limit is not here: with --redis it bounds the calls a front end keeps waiting on the queue.
 const LOCAL_POOL = [

@@ -73,6 +73,7 @@ interface ServeFlags extends RedisFlags {
   cores?: number;
   handoffDelayMs: number;
   queueLimit: number;
+  queueLimitPerCaller?: number;
   graceMs: number;
   host: string;
   port: number;
@@ -99,6 +100,7 @@ interface ServeFlags extends RedisFlags {
   authClientCredentialsFile?: string;
   authAnyJwtType: boolean;
   authRequireAtJwt: boolean;
+  authOperatorScope?: string;
   maxWorkingTasksPerSession: number;
   maxWorkingTasks: number;
   maxFinishedTaskBytes: number;
@@ -157,6 +159,11 @@ const serve = program
     'calls allowed to wait for a worker; beyond it a call fails at once with "server busy"',
     int(0),
     DEFAULTS.queueLimit,
+  )
+  .option(
+    '--queue-limit-per-caller <n>',
+    'HTTP, with --auth-issuer: calls one caller may have waiting for a worker, checked before --queue-limit (default half of it); beyond it a call fails at once with "server busy: per-caller queue share reached"',
+    int(0),
   )
   .option(
     '--grace-ms <ms>',
@@ -282,6 +289,10 @@ const serve = program
     false,
   )
   .option(
+    '--auth-operator-scope <scope>',
+    'HTTP, with --auth-issuer: a token with this scope is an operator\'s: executor://stats shows it every caller\'s counts (see docs/operations.md "Per-caller limits")',
+  )
+  .option(
     '--max-working-tasks-per-session <n>',
     'working tasks one session may have (finished ones do not count); beyond it a task-augmented call gets -32000',
     int(1),
@@ -391,6 +402,7 @@ logOptions(program.commands.find((c) => c.name() === 'serve')!).action(async (fl
       ...(flags.cores !== undefined && { cores: flags.cores }),
       handoffDelayMs: flags.handoffDelayMs,
       queueLimit: flags.queueLimit,
+      ...(flags.queueLimitPerCaller !== undefined && { queueLimitPerCaller: flags.queueLimitPerCaller }),
       ...(flags.workerMemoryMb !== undefined && { resourceLimits: { maxOldGenerationSizeMb: flags.workerMemoryMb } }),
     }));
   const local = backend instanceof Executor;

@@ -16,6 +16,7 @@ import { withPeers } from '../peers.js';
 /** The flags the backend choice reads. */
 export interface BackendFlags extends RedisFlags {
   queueLimit?: number;
+  queueLimitPerCaller?: number;
   tools: string[];
   builtins: boolean;
 }
@@ -57,6 +58,7 @@ export async function openQueueBackend(flags: BackendFlags): Promise<QueueBacken
     ...(flags.redisCaFile !== undefined && { redisCaFile: flags.redisCaFile }),
     queue: flags.queue,
     ...(flags.queueLimit !== undefined && { queueLimit: flags.queueLimit }),
+    ...(flags.queueLimitPerCaller !== undefined && { queueLimitPerCaller: flags.queueLimitPerCaller }),
     toolModules: flags.tools.map((m) => resolve(m)),
     builtins: flags.builtins,
   });

@@ -175,6 +175,11 @@ export class Executor extends CallTable<Job> implements CallBackend {
     return n;
   }
 
+  /** {@link CallBackend.queuedOf}: jobs of lane `turn` waiting for a thread. */
+  queuedOf(turn: string): number {
+    return this.#admission.waitingIn(turn);
+  }
+
   /** A snapshot of the counters. */
   stats(): ExecutorStats {
     return {
@@ -214,11 +219,19 @@ export class Executor extends CallTable<Job> implements CallBackend {
       counters,
       graceMs: this.#options.graceMs,
       gaps: this.#gaps,
-      refusal: () => {
+      refusal: (turn) => {
         const { size } = this.#admission;
-        const { queueLimit } = this.#options;
-        if (size - this.#standby.freeThreads(onThreads()) < queueLimit) return undefined;
-        return `server busy: ${size} calls already waiting (queue limit ${queueLimit}); try again later`;
+        const { queueLimit, queueLimitPerCaller } = this.#options;
+        const waiting = size - this.#standby.freeThreads(onThreads());
+        // Only a job that would wait counts against a limit; the caller's share first, so one caller cannot fill the queue.
+        if (waiting < 0) return undefined;
+        if (turn !== undefined) {
+          const mine = this.#admission.waitingIn(turn);
+          if (mine >= queueLimitPerCaller)
+            return `server busy: per-caller queue share reached: this caller has ${mine} calls waiting (--queue-limit-per-caller ${queueLimitPerCaller}); wait for one to finish`;
+        }
+        if (waiting < queueLimit) return undefined;
+        return `server busy: total queue limit reached: ${size} calls already waiting (--queue-limit ${queueLimit}); try again later`;
       },
       admit: (job) => this.#admission.admit(job),
       dequeue: (job) => this.#admission.remove(job),

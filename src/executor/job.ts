@@ -55,8 +55,8 @@ export interface JobHost {
   readonly graceMs: number;
   /** The checkpoint-gap clock and record; absent when gaps are not measured. */
   readonly gaps: { readonly clock: GapClock; readonly record: CheckpointGaps } | undefined;
-  /** Why admission refuses a job now (queue full), or undefined. */
-  refusal(): string | undefined;
+  /** Why admission refuses a job of lane `turn` now (its caller's share or the queue full), or undefined. */
+  refusal(turn: string | undefined): string | undefined;
   /** Starts the job on a free thread now, or it waits; {@link Job.handOut} when it starts, never if dequeued first. */
   admit(job: Job): void;
   dequeue(job: Job): void;
@@ -147,7 +147,7 @@ export class Job implements InFlightEntry, TableCall, Admittable {
     const host = this.host;
     const checked = checkStart(host.tools, options);
     if ('kind' in checked) return this.finish(checked);
-    const refusal = host.refusal();
+    const refusal = host.refusal(options.turn);
     if (refusal !== undefined) return this.finish({ kind: 'failed', code: 'queue_full', message: refusal });
     this.slot = host.slab.allocate();
     this.tool = checked.tool;

@@ -47,6 +47,13 @@ export interface ExecutorOptions {
    */
   readonly queueLimit?: number;
   /**
+   * Jobs of one caller (a call's `turn`, the authorized caller over HTTP) allowed to wait for a worker, checked
+   * before {@link ExecutorOptions.queueLimit}; one more fails at once with a per-caller queue-share error. Calls
+   * without a `turn` (stdio, HTTP without OAuth: one caller) count against the total only.
+   * @default half of queueLimit, rounded up
+   */
+  readonly queueLimitPerCaller?: number;
+  /**
    * How long (ms) a stopped job may ignore its checkpoints before its worker is terminated and replaced.
    * @default 1000
    */
@@ -103,6 +110,7 @@ export interface ResolvedOptions {
   readonly cores: number;
   readonly handoffDelayMs: number;
   readonly queueLimit: number;
+  readonly queueLimitPerCaller: number;
   readonly graceMs: number;
   readonly progressIntervalMs: number;
   readonly toolModules: readonly string[];
@@ -121,6 +129,7 @@ export function resolveOptions(options: ExecutorOptions): ResolvedOptions {
     cores: count(options, 'cores', 1, DEFAULTS.cores()),
     handoffDelayMs: count(options, 'handoffDelayMs', 0, DEFAULTS.handoffDelayMs),
     queueLimit: count(options, 'queueLimit', 0, DEFAULTS.queueLimit),
+    queueLimitPerCaller: 0,
     graceMs: count(options, 'graceMs', 0, DEFAULTS.graceMs),
     progressIntervalMs: count(options, 'progressIntervalMs', 0, DEFAULTS.progressIntervalMs),
     toolModules: moduleUrls(options),
@@ -143,11 +152,21 @@ export function resolveOptions(options: ExecutorOptions): ResolvedOptions {
   ) {
     throw new InvalidOptionError('toolSettings', 'expected an object');
   }
-  return resolved;
+  return {
+    ...resolved,
+    queueLimitPerCaller: count(options, 'queueLimitPerCaller', 0, Math.ceil(resolved.queueLimit / 2)),
+  };
 }
 
 type NumericOption =
-  'threads' | 'spareThreads' | 'cores' | 'handoffDelayMs' | 'queueLimit' | 'graceMs' | 'progressIntervalMs';
+  | 'threads'
+  | 'spareThreads'
+  | 'cores'
+  | 'handoffDelayMs'
+  | 'queueLimit'
+  | 'queueLimitPerCaller'
+  | 'graceMs'
+  | 'progressIntervalMs';
 
 function count(options: ExecutorOptions, name: NumericOption, min: number, fallback: number): number {
   const value: unknown = options[name];

@@ -59,6 +59,7 @@ export function instrumentBackend<B extends CallBackend>(
     },
     callsInFlight: (session) => backend.callsInFlight(session),
     stats: () => backend.stats(),
+    ...(backend.queuedOf && { queuedOf: (turn: string) => backend.queuedOf!(turn) }),
     close: () => backend.close(),
   };
 }

@@ -36,7 +36,8 @@ import { isCancelledCall } from './tool-calls.js';
 import { tracedHandler, type JoinOf, type JoinReason, type Joined, type RequestLog } from '../otel/server-span.js';
 import { logger } from '../log/logger.js';
 import { spanContextOf } from '../otel/carrier.js';
-import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
+import type { AuthInfo, CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
+import type { CallerSection } from './caller-stats.js';
 
 export { SERVER_BUSY } from './wire-errors.js';
 
@@ -53,8 +54,10 @@ export const STATS_RESOURCE = {
     'Tool-call counters: completed, cancelled, failed, timedOut, running, queued, hardKilled, lateCancelsIgnored, responsesDropped, …',
 } as const;
 
-/** The `resources/read` answer for the stats resource. */
-export function statsContents(stats: ServerStats): { contents: { uri: string; mimeType: string; text: string }[] } {
+/** The `resources/read` answer for the stats resource (with the reader's own counts over HTTP: {@link CallerSection}). */
+export function statsContents(stats: ServerStats & Partial<CallerSection>): {
+  contents: { uri: string; mimeType: string; text: string }[];
+} {
   return { contents: [{ uri: STATS_URI, mimeType: STATS_RESOURCE.mimeType, text: JSON.stringify(stats) }] };
 }
 
@@ -268,6 +271,8 @@ export interface ServerScope {
   readonly wraps: boolean;
   /** Who owns the 2026 tasks this instance creates: the caller (the token's principal over HTTP, the connection over stdio). */
   readonly caller: string;
+  /** Over HTTP: the reader's own counts for `executor://stats` (and every caller's for an operator's token). */
+  readonly callerStats?: (authInfo: AuthInfo | undefined) => CallerSection;
 }
 
 /** Options for {@link createMcpServer}. */
@@ -343,14 +348,18 @@ export function createMcpServer(
     server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
 
   if (wanted('resources/read'))
-    server.setRequestHandler('resources/read', (request) => {
+    server.setRequestHandler('resources/read', (request, ctx) => {
       // SEP-2164: the error SHOULD name the resource in data.uri.
       if (request.params.uri !== STATS_URI)
         throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, {
           uri: request.params.uri,
         });
       if (!server.scope) throw invalidParams('not connected');
-      return statsContents(serverStats(backend, wire, tasks, server.scope.guard.calls.inputWaits));
+      const scope = server.scope;
+      return statsContents({
+        ...serverStats(backend, wire, tasks, scope.guard.calls.inputWaits),
+        ...scope.callerStats?.(ctx.http?.authInfo),
+      });
     });
 
   return server;

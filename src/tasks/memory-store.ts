@@ -14,7 +14,6 @@ import {
   InvalidCursorError,
   canMove,
   isTerminal,
-  TaskLimitError,
   type TaskAnswer,
   type TaskLimits,
   type TaskPage,
@@ -22,9 +21,12 @@ import {
   type TaskStore,
   type TerminalStatus,
 } from './store.js';
+import { perOwnerTaskLimit, totalTaskLimit } from './limit-errors.js';
 
 interface Entry {
   readonly owner: string;
+  /** Whose count of working tasks it is in: its owner, or the caller an owner counts as ({@link MemoryTaskStore.countAs}). */
+  readonly countedAs: string;
   /** Creation order, for pagination cursors. */
   readonly seq: number;
   readonly expiresAt: number;
@@ -69,8 +71,10 @@ export class MemoryTaskStore implements TaskStore {
   /** Each owner's tasks in creation order (a Map keeps insertion order). */
   private readonly byOwner = new Map<string, Map<string, Entry>>();
   /** Working tasks per owner, and in all. */
-  private readonly workingOf = new Map<string, number>();
+  private readonly workingByOwner = new Map<string, number>();
   private working = 0;
+  /** Owners (2025 sessions of an OAuth caller) whose tasks count as another's: its caller. */
+  private readonly countedAs = new Map<string, string>();
   /** Finished tasks in the order they finished (a Map keeps insertion order): the eviction order. */
   private readonly finished = new Map<string, Entry>();
   private finishedBytes = 0;
@@ -89,17 +93,11 @@ export class MemoryTaskStore implements TaskStore {
     trace?: string,
   ): Promise<Task> {
     const mine = this.byOwner.get(owner);
-    const workingHere = this.workingOf.get(owner) ?? 0;
-    if (workingHere >= this.limits.maxWorkingTasksPerSession) {
-      throw new TaskLimitError(
-        `task limit reached: this session has ${this.limits.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`,
-      );
-    }
-    if (this.working >= this.limits.maxWorkingTasks) {
-      throw new TaskLimitError(
-        `task limit reached: ${this.limits.maxWorkingTasks} working tasks in all sessions (--max-working-tasks); try again later`,
-      );
-    }
+    const countedAs = this.countedAs.get(owner) ?? owner;
+    const workingHere = this.workingByOwner.get(countedAs) ?? 0;
+    // The owner's limit first, so one caller cannot take every task.
+    if (workingHere >= this.limits.maxWorkingTasksPerSession) throw perOwnerTaskLimit(this.limits);
+    if (this.working >= this.limits.maxWorkingTasks) throw totalTaskLimit(this.limits, 'in all sessions');
     const ttl = Math.min(requestedTtlMs ?? this.limits.defaultTtlMs, this.limits.maxTtlMs);
     const now = Date.now();
     const createdAt = new Date(now).toISOString();
@@ -111,13 +109,43 @@ export class MemoryTaskStore implements TaskStore {
       ttl,
       pollInterval: this.limits.pollIntervalMs,
     };
-    const entry: Entry = { owner, seq: ++this.seq, expiresAt: now + ttl, task, trace, bytes: 0, waiters: [] };
+    const entry: Entry = {
+      owner,
+      countedAs,
+      seq: ++this.seq,
+      expiresAt: now + ttl,
+      task,
+      trace,
+      bytes: 0,
+      waiters: [],
+    };
     this.byId.set(task.taskId, entry);
-    this.workingOf.set(owner, workingHere + 1);
+    this.workingByOwner.set(countedAs, workingHere + 1);
     this.working++;
     if (mine) mine.set(task.taskId, entry);
     else this.byOwner.set(owner, new Map([[task.taskId, entry]]));
     return { ...task };
+  }
+
+  /**
+   * Working tasks counted as `owner`'s now: what the per-caller task limit counts (`executor://stats` shows a caller
+   * its own), its 2025 sessions' included once they {@link countAs} it.
+   */
+  workingOf(owner: string): number {
+    return this.workingByOwner.get(owner) ?? 0;
+  }
+
+  /**
+   * The tasks `owner` (a 2025 session) creates from now on count as `caller`'s against the per-caller limit, so an
+   * OAuth caller's sessions share its limit with its 2026 tasks (issue 64); until {@link uncount}.
+   */
+  countAs(owner: string, caller: string): void {
+    this.countedAs.set(owner, caller);
+  }
+
+  /** `owner` is gone (its session closed); its tasks still working are counted where they were. */
+  uncount(owner: string): void {
+    this.countedAs.delete(owner);
   }
 
   async get(owner: string, taskId: string): Promise<TaskRecord | undefined> {
@@ -190,9 +218,9 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   private leftWorking(entry: Entry): void {
-    const n = (this.workingOf.get(entry.owner) ?? 1) - 1;
-    if (n > 0) this.workingOf.set(entry.owner, n);
-    else this.workingOf.delete(entry.owner);
+    const n = (this.workingByOwner.get(entry.countedAs) ?? 1) - 1;
+    if (n > 0) this.workingByOwner.set(entry.countedAs, n);
+    else this.workingByOwner.delete(entry.countedAs);
     this.working--;
   }
 

@@ -50,6 +50,24 @@ describe('MemoryTaskStore', () => {
     expect(await s.count('a')).toBe(3); // finished tasks are still held
   });
 
+  it('sessions counted as their caller share its per-caller limit; a removed task frees its place where it counted', async () => {
+    const s = new MemoryTaskStore({ maxWorkingTasksPerSession: 2, maxWorkingTasks: 10 });
+    s.countAs('session-1', 'caller');
+    s.countAs('session-2', 'caller');
+    const first = await s.create('caller', undefined);
+    const second = await s.create('session-1', undefined);
+    await expect(s.create('session-2', undefined)).rejects.toThrow(/^per-caller task limit reached/);
+    expect(s.workingOf('caller')).toBe(2);
+    // The session closes: its task leaves the caller's count, and the session no longer counts as the caller.
+    s.uncount('session-1');
+    await s.dropOwner('session-1');
+    expect(s.workingOf('caller')).toBe(1);
+    expect((await s.create('session-2', undefined)).status).toBe('working');
+    await s.settle('caller', first.taskId, 'completed', ok());
+    expect(s.workingOf('caller')).toBe(1);
+    expect(await s.get('session-1', second.taskId)).toBeUndefined();
+  });
+
   it('caps the ttl and expires tasks at it', async () => {
     const s = new MemoryTaskStore({ maxTtlMs: 1000, defaultTtlMs: 5000 });
     const t = await s.create('a', 60_000);

@@ -66,6 +66,12 @@ export interface QueueBackendOptions {
    * @default 256
    */
   readonly queueLimit?: number;
+  /**
+   * Calls of one caller (StartOptions.turn) allowed to wait, checked first;
+   * beyond it a call fails at once with "per-caller queue share reached".
+   * @default half of queueLimit, rounded up
+   */
+  readonly queueLimitPerCaller?: number;
   /** @default {@link LOST_HOST_TIMEOUT_MS} */
   readonly lostHostTimeoutMs?: number;
   /** @default {@link NO_HOST_TIMEOUT_MS} */
@@ -131,6 +137,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
   ) {
     super();
     const queueLimit = options.queueLimit ?? 256;
+    const perCaller = options.queueLimitPerCaller ?? Math.ceil(queueLimit / 2);
     this.context = {
       frontId,
       redisDisplay: redis.display,
@@ -140,7 +147,7 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
       counters: this.counters,
       redisTimeoutMs: options.submitTimeoutMs ?? REDIS_TIMEOUT_MS,
       clusterKey: options.clusterKey,
-      refusal: (o) => this.refusal(o, queueLimit),
+      refusal: (o) => this.refusal(o, queueLimit, perCaller),
       enqueue: async (jobId, data) =>
         void (await queue.add(data.tool, data, { jobId, removeOnComplete: true, removeOnFail: true })),
       dequeue: (jobId) => void queue.remove(jobId).catch(() => undefined),
@@ -323,8 +330,18 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     this.cmd.disconnect();
   }
 
+  /** {@link CallBackend.queuedOf}: calls of lane `turn` not yet on a worker host. */
+  queuedOf(turn: string): number {
+    let n = 0;
+    for (const call of this.calls()) {
+      const k = call.phase.kind;
+      if ((k === 'submitting' || k === 'queued') && call.lane === turn) n++;
+    }
+    return n;
+  }
+
   /** Why a new call cannot be queued now. */
-  private refusal(_options: StartOptions, queueLimit: number): Refusal | undefined {
+  private refusal(options: StartOptions, queueLimit: number, perCaller: number): Refusal | undefined {
     if (this.cmd.status !== 'ready') {
       return {
         code: 'rejected',
@@ -335,14 +352,23 @@ export class QueueBackend extends CallTable<RemoteCall> implements CallBackend {
     }
     if (this.noHostReported) return { code: 'rejected', message: this.noHostMessage() };
     let waiting = 0;
+    let mine = 0;
     for (const call of this.calls()) {
       const k = call.phase.kind;
-      if (k === 'submitting' || k === 'queued') waiting++;
+      if (k !== 'submitting' && k !== 'queued') continue;
+      waiting++;
+      if (options.turn !== undefined && call.lane === options.turn) mine++;
     }
+    // The caller's share first, so one caller cannot fill the queue.
+    if (options.turn !== undefined && mine >= perCaller)
+      return {
+        code: 'queue_full',
+        message: `server busy: per-caller queue share reached: this caller has ${mine} calls waiting for a worker host (--queue-limit-per-caller ${perCaller}); wait for one to finish`,
+      };
     if (waiting >= queueLimit)
       return {
         code: 'queue_full',
-        message: `server busy: ${waiting} calls already waiting for a worker host (queue limit ${queueLimit}); try again later`,
+        message: `server busy: total queue limit reached: ${waiting} calls already waiting for a worker host (--queue-limit ${queueLimit}); try again later`,
       };
     return undefined;
   }

@@ -70,6 +70,12 @@ export class RemoteCall implements CallHandle, InFlightEntry {
     return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.jobId;
   }
 
+  /** Its lane (StartOptions.turn, the authorized caller over HTTP), once started. */
+  get lane(): string | undefined {
+    const s = this.current;
+    return s.kind === 'reserved' || s.kind === 'settled' ? undefined : s.job.options.turn;
+  }
+
   /** The task whose job this is (StartOptions.taskId), once started. */
   get taskId(): string | undefined {
     const s = this.current;

@@ -17,10 +17,11 @@ import type { CallToolResult, Task } from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { CancelResult, JobOutcome } from '../../backend/backend.js';
-import { InvalidCursorError, RedisUnreachableError, TaskLimitError } from '../../errors.js';
+import { InvalidCursorError, RedisUnreachableError } from '../../errors.js';
 import type { ClusterKey } from '../config/cluster-key.js';
 import type { JobStates } from '../lua/job-states.js';
 import { taskJobId } from '../keys.js';
+import { perOwnerTaskLimit, totalTaskLimit } from '../../tasks/limit-errors.js';
 import { parseFrontMessage } from '../messages.js';
 import { defineScripts, type ScriptCaller } from '../lua/scripts.js';
 import { JobStatus } from '../lua/call-states.js';
@@ -164,14 +165,8 @@ export class RedisTaskStore {
       o.maxWorkingTasks,
       taskId,
     );
-    if (found === 'owner')
-      throw new TaskLimitError(
-        `task limit reached: this session has ${o.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`,
-      );
-    if (found === 'all')
-      throw new TaskLimitError(
-        `task limit reached: ${o.maxWorkingTasks} working tasks in all sessions of the queue (--max-working-tasks); try again later`,
-      );
+    if (found === 'owner') throw perOwnerTaskLimit(o);
+    if (found === 'all') throw totalTaskLimit(o, 'in all sessions of the queue');
     if (found !== 'ok') throw new Error(`task ${taskId} exists already`);
     // Only while tracing (a field of its own, outside the Lua's create): what tasks/* requests on any front end join.
     if (trace !== undefined) await this.redis.hset(k.task(taskId), 't', trace);

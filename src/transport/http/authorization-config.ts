@@ -30,6 +30,8 @@ export interface AuthorizationConfig {
   readonly jwtTypes: 'access' | 'at+jwt' | 'any';
   /** Allowed clock difference for `exp`, `nbf` and `iat`, in seconds. */
   readonly clockToleranceSec: number;
+  /** A token carrying this scope is an operator's: `executor://stats` shows it every caller's counts (`--auth-operator-scope`). */
+  readonly operatorScope?: string;
 }
 
 /** A client id and secret (never logged, never in argv). */
@@ -47,6 +49,7 @@ export interface AuthorizationFlags {
   readonly authClientCredentialsFile?: string | undefined;
   readonly authAnyJwtType?: boolean | undefined;
   readonly authRequireAtJwt?: boolean | undefined;
+  readonly authOperatorScope?: string | undefined;
 }
 
 /** Default tolerance for clocks that disagree a little (`exp`, `nbf`). */
@@ -63,7 +66,13 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 export function authorizationConfig(flags: AuthorizationFlags): AuthorizationConfig | undefined {
   if (flags.authIssuer === undefined || flags.authIssuer.trim() === '') {
     const stray = (
-      ['authResource', 'authScopes', 'authIntrospectionEndpoint', 'authClientCredentialsFile'] as const
+      [
+        'authResource',
+        'authScopes',
+        'authIntrospectionEndpoint',
+        'authClientCredentialsFile',
+        'authOperatorScope',
+      ] as const
     ).find((k) => flags[k] !== undefined && flags[k] !== '');
     if (stray)
       throw new HttpConfigError(
@@ -87,6 +96,11 @@ export function authorizationConfig(flags: AuthorizationFlags): AuthorizationCon
   const introspectionClient = flags.authClientCredentialsFile
     ? readClientCredentials(flags.authClientCredentialsFile)
     : undefined;
+  const operatorScope = flags.authOperatorScope?.trim();
+  if (operatorScope !== undefined && operatorScope !== '' && !SCOPE_TOKEN.test(operatorScope))
+    throw new HttpConfigError(
+      `--auth-operator-scope: ${JSON.stringify(operatorScope)} is not one OAuth scope (visible ASCII, no spaces, quotes or backslashes)`,
+    );
   if (flags.authRequireAtJwt === true && flags.authAnyJwtType === true)
     throw new HttpConfigError('--auth-require-at-jwt and --auth-any-jwt-type contradict each other: give one');
   if (introspectionEndpoint && !introspectionClient) {
@@ -102,6 +116,7 @@ export function authorizationConfig(flags: AuthorizationFlags): AuthorizationCon
     ...(introspectionClient && { introspectionClient }),
     jwtTypes: flags.authRequireAtJwt === true ? 'at+jwt' : flags.authAnyJwtType === true ? 'any' : 'access',
     clockToleranceSec: CLOCK_TOLERANCE_SEC,
+    ...(operatorScope !== undefined && operatorScope !== '' && { operatorScope }),
   };
 }
 

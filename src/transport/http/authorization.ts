@@ -161,6 +161,12 @@ export class Authorization {
     };
   }
 
+  /** Whether a verified token is an operator's: it carries `--auth-operator-scope` (none configured: nobody is). */
+  isOperator(authInfo: AuthInfo | undefined): boolean {
+    const scope = this.config.operatorScope;
+    return scope !== undefined && authInfo !== undefined && authInfo.scopes.includes(scope);
+  }
+
   /** Verifies the request's bearer token; see the module comment for the refusals. */
   async authorize(authorization: string | undefined): Promise<Authorized> {
     const options = { requiredScopes: [...this.config.requiredScopes], resourceMetadataUrl: this.metadataUrl };

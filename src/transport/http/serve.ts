@@ -25,6 +25,9 @@ import type { RequestId } from '../../wire/registry.js';
 import { createMcpServer, SERVER_BUSY } from '../../server/server.js';
 import { errorResponse } from '../../server/wire-errors.js';
 import { TaskRunner } from '../../tasks/runner.js';
+import { MemoryTaskStore } from '../../tasks/memory-store.js';
+import { CallerBook, type CallerCounts } from '../../server/caller-stats.js';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import { InputWaits } from '../../asks/input-waits.js';
 import { GuardedTransport, type WireStats } from '../../server/guard.js';
 import { acceptedHostnames, bearerAuth, checkExposure } from './access.js';
@@ -228,6 +231,20 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       ? 'caller:anonymous'
       : `caller:${createHash('sha256').update(options.authToken).digest('hex').slice(0, 16)}`;
   // With OAuth, the token's caller instead (the SDK's Node adapter hands the factory the gate's req.auth).
+  const store = tasks.store instanceof MemoryTaskStore ? tasks.store : undefined;
+  // What executor://stats shows a caller as its own: under OAuth its lane, tasks and sessions; without, the one
+  // caller holds everything, so its counts are the totals.
+  const countsOf = (who: string): CallerCounts =>
+    authorization
+      ? {
+          queued: backend.queuedOf?.(who) ?? 0,
+          ...(store && { tasksWorking: store.workingOf(who) }),
+          sessions: sessions.heldBy(who),
+        }
+      : { queued: backend.stats().queued, tasksWorking: tasks.stats().tasksWorking, sessions: sessions.size };
+  const callers = new CallerBook(countsOf, authorization ? undefined : () => 'anonymous');
+  const callerStats = (who: string) => (authInfo: AuthInfo | undefined) =>
+    callers.section(who, authorization?.isOperator(authInfo) ?? false);
   /** The method each 2026 exchange's request carries, by its web Request (what the SDK hands the factory). */
   const exchangeMethods = new WeakMap<globalThis.Request, string>();
   const modern = createMcpHandler(
@@ -248,6 +265,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
           }),
           wraps: true,
           caller: who,
+          callerStats: callerStats(who),
         }),
         tasks,
         method === undefined ? {} : { method },
@@ -277,6 +295,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       if (error instanceof BodyError) return bodyError(res, error);
       throw error;
     }
+    callers.saw(requestCaller(req, caller));
     const malformed = malformedMessages(req.body);
     if (malformed) return sendJson(res, 400, malformed);
     const short = await authorization?.scopeChallenge(req.body, (req as AuthorizedRequest).auth);
@@ -424,14 +443,17 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       backend,
       options.wire,
       options.version,
-      () => ({ guard, wraps: false, caller: owner }),
+      () => ({ guard, wraps: false, caller: owner, callerStats: callerStats(owner) }),
       tasks,
     );
     const session: Session = { caller: owner, transport, guard, streams, lastSeen: Date.now() };
+    // Under OAuth a caller's sessions share its per-caller task limit with its 2026 tasks.
+    if (authorization) store?.countAs(id, owner);
     // The session is gone: so are its tasks.
     guard.onOwnerClosed = () => {
       slot.close();
       void tasks.closeOwner(id);
+      store?.uncount(id);
     };
     await server.connect(guard);
     return session;

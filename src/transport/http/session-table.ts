@@ -95,6 +95,11 @@ export class SessionTable<S> {
     return this.live.size;
   }
 
+  /** Sessions `owner` holds now, opening ones included: what the per-caller session limit counts. */
+  heldBy(owner: string): number {
+    return this.byOwner.get(owner) ?? 0;
+  }
+
   /** Sessions opening now (their initialize is being handled). */
   get openingNow(): number {
     return this.opening;
