@@ -7,12 +7,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
-import { ToolCalls } from '../../dist/src/server/tool-calls.js';
+import { isCancelledCall, ToolCalls } from '../../dist/src/server/tool-calls.js';
 import { InputWaits, INPUT_WAIT_SESSION } from '../../dist/src/asks/input-waits.js';
 import { newWireStats } from '../../dist/src/server/guard.js';
 import type { CallServer } from '../../dist/src/server/call-lifecycle.js';
 import type { ToolDefinition } from '../../dist/src/stages/tool.js';
-import { ScriptedBackend } from './scripted-backend.js';
+import { ScriptedBackend, settled } from './scripted-backend.js';
 
 const SESSION = 'conn';
 
@@ -146,5 +146,58 @@ describe("a connection's calls: a cancel goes to the call", () => {
     expect(calls.leaving(1)).toBe(true);
     expect([calls.isInFlight(1), backend.stats().inFlight]).toEqual([false, 0]);
     expect(calls.admit(1, 'tools/call', { name: 'plain' })).toEqual({ kind: 'forward' });
+  });
+});
+
+describe("a connection's calls: a cancelled call ends without a word to the SDK", () => {
+  const ctxOf = (id: number) => ({ mcpReq: { id, signal: new AbortController().signal } }) as never;
+  const request = { method: 'tools/call', params: { name: 'plain' } } as never;
+
+  function withHooks() {
+    const backend = new ScriptedBackend();
+    backend.tools.set('plain', tool('plain'));
+    const wire = newWireStats();
+    const hooked: unknown[] = [];
+    const calls = new ToolCalls(backend, SESSION, wire, {
+      inputWaits: new InputWaits(backend),
+      hooks: { cancelled: (id) => hooked.push(id) },
+    });
+    return { calls, wire, hooked };
+  }
+
+  it("its handler rejects on purpose; the SDK's error for it is dropped uncounted, the hook runs once", async () => {
+    const { calls, wire, hooked } = withHooks();
+    calls.admit(1, 'tools/call', { name: 'plain' });
+    const answer = calls.handle(request, ctxOf(1));
+    calls.cancel(1, 'stop', 'notification');
+    const rejection = await answer.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCancelledCall(rejection)).toBe(true);
+    expect(calls.leaving(1)).toBe(false);
+    expect([wire.responsesDropped, hooked]).toEqual([0, [1]]);
+    await settled();
+    expect([calls.isInFlight(1), hooked]).toEqual([false, [1]]);
+  });
+
+  it('with no answer from the SDK, the call is forgotten a macrotask after its handler settled, and the hook runs then', async () => {
+    const { calls, hooked } = withHooks();
+    calls.admit(1, 'tools/call', { name: 'plain' });
+    const answer = calls.handle(request, ctxOf(1)).catch(() => undefined);
+    calls.cancel(1, 'stop', 'notification');
+    await answer;
+    expect([calls.isInFlight(1), hooked]).toEqual([true, []]);
+    await settled();
+    expect([calls.isInFlight(1), hooked]).toEqual([false, [1]]);
+    expect(calls.admit(1, 'tools/call', { name: 'plain' })).toEqual({ kind: 'forward' }); // the id is free again
+  });
+
+  it('a response produced for a call cancelled before its handler ran is dropped and counted', () => {
+    const { calls, wire } = withHooks();
+    calls.admit(1, 'tools/call', { name: 'plain' });
+    calls.cancel(1, 'stop', 'notification');
+    expect(calls.leaving(1)).toBe(false);
+    expect(wire.responsesDropped).toBe(1);
   });
 });
