@@ -11,6 +11,10 @@
  * ever starts (should a cancel still come after the start, before the job's
  * first stage, the worker stops it before that stage).
  *
+ * The call is one call object (src/server/tool-call.ts), as on `serve`: a
+ * `plain` call, reserved, begun, settled and gone along the same table, and
+ * every cancel is delivered to it, reaching the job it leads to.
+ *
  * The SDK sends nothing for a request whose signal aborted, whatever its
  * handler returns; everything the adapter itself sends (progress, logs) is
  * gated by the job's state word, never by that signal: a report goes out only
@@ -23,6 +27,7 @@ import type { RequestId } from '../wire/registry.js';
 import { envelopeOf, type RequestEnvelope } from '../server/request-envelope.js';
 import { clientRequester, logParams, sendProgress } from '../server/call-options.js';
 import { resultOf } from '../server/tool-calls.js';
+import { ToolCall } from '../server/tool-call.js';
 import type { CancelSource } from '../state/cancel-source.js';
 
 /** What every pooled call of one pool shares. */
@@ -62,10 +67,13 @@ export async function pooledCall(
   const envelope = envelopeOf(ctx);
   const session = site.fairnessKey(ctx);
   const key = site.mint();
-  const call = backend.reserve(session, key);
+  const job = backend.reserve(session, key);
+  const call = new ToolCall(key, 'plain', envelope === undefined ? 'legacy' : 'modern', { job });
   // Only a call still queued or running is cancelled: a 2026 exchange also ends (and aborts) after a normal answer.
   const cancel = ([reason, source]: [string, CancelSource]) => {
-    if (call.state === 'queued' || call.state === 'running') void backend.requestCancel(session, key, reason, source);
+    const to = call.job;
+    if (to && (to.state === 'queued' || to.state === 'running'))
+      void backend.requestCancel(to.session, to.id, reason, source);
   };
   const onAbort = () => cancel(cancelOf(signal.reason, envelope !== undefined && ctx.http !== undefined));
   // 2025 over HTTP: the POST that carried the call. Its client dropping the response stream is a cancel, as under serve.
@@ -78,7 +86,8 @@ export async function pooledCall(
     // and an 'abort' listener added now would never fire. The reservation is cancelled, so no job starts.
     if (signal.aborted) onAbort();
     else if (dropped?.aborted) onDrop();
-    const outcome = await call.start(startOptions(site, call, tool, args, ctx, envelope));
+    call.begin(job);
+    const outcome = await job.start(startOptions(site, job, tool, args, ctx, envelope));
     if (outcome.kind !== 'cancelled') return answer(site, tool, outcome, signal);
     // Cancelled by the client: its signal has aborted. Cancelled otherwise (the pool closed, the POST's stream dropped):
     // the handler settles only once the SDK will not send its answer (the client cancels, or the connection closes).
@@ -87,6 +96,9 @@ export async function pooledCall(
   } finally {
     signal.removeEventListener('abort', onAbort);
     dropped?.removeEventListener('abort', onDrop);
+    // The SDK sends (or, its signal aborted, never sends) the answer as the handler settles: nothing leads to the job now.
+    call.settle(false);
+    call.leave();
   }
 }
 

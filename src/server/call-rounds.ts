@@ -1,8 +1,9 @@
 /**
  * The 2026 calls of one connection that may ask the client, served in
- * rounds (src/mrtr): at the door a retry is matched to its parked call and a
+ * rounds (src/asks): at the door a retry is matched to its parked call and a
  * fresh call is reserved where its parked job outlives this exchange; in the
- * handler a round runs until the job ends or asks, and an ask parks it.
+ * handler a round runs until the job ends or asks, and an ask parks it. What
+ * a round needs between the two is kept on the call itself (./tool-call.ts).
  */
 import { ProtocolErrorCode as ErrorCode, type CallToolRequest, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
@@ -10,26 +11,28 @@ import { InputCall } from '../asks/input-call.js';
 import type { InputWaits, PendingClaim } from '../asks/input-waits.js';
 import { admitRetry, capabilitiesOf } from '../asks/retry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
-import type { RequestId } from '../wire/registry.js';
 import { startOptions } from './call-options.js';
-import { NOT_A_CALL, type Admission, type CallTable } from './call-lifecycle.js';
+import type { Admission } from './call-lifecycle.js';
+import type { ToolCall } from './tool-call.js';
 import { MISSING_CLIENT_CAPABILITY, wireError } from './wire-errors.js';
 
 /** How a round ended for the request that served it. */
 export type RoundAnswer = JobOutcome | { readonly kind: 'input'; readonly answer: Record<string, unknown> };
 
-export class CallRounds {
-  /** 2026 retries admitted at the door, until their handler resumes the parked call (shared parking: once Redis decides). */
-  private readonly resumes = new Map<
-    RequestId,
-    InputCall | { readonly claim: PendingClaim; readonly handle: CallHandle }
-  >();
+/** A 2026 retry's parked call, matched at the door: here, or (shared parking) once Redis decides in the handler. */
+export type Resume = InputCall | { readonly claim: PendingClaim; readonly handle: CallHandle };
 
+/** How a 2026 call is admitted by rounds: its reservation (and a retry's parked call), or a refusal at the door. */
+export type RoundsAdmission =
+  | { readonly kind: 'rounds'; readonly job: CallHandle; readonly resume?: Resume }
+  | { readonly kind: 'fresh' }
+  | Extract<Admission, { kind: 'refuse' }>;
+
+export class CallRounds {
   constructor(
     /** The process's parked calls (one registry for every connection of the backend). */
     readonly waits: InputWaits,
     private readonly tools: CallBackend['tools'],
-    private readonly requests: CallTable,
     /** Who sends this connection's requests (a `requestState` is bound to it). */
     private readonly caller: string,
     /** The lane of this connection's calls in the fair queue, when not the session's. */
@@ -37,34 +40,30 @@ export class CallRounds {
   ) {}
 
   /**
-   * A 2026 `tools/call` at the door: a retry is matched to its parked call, a
-   * call of a tool that may ask the client is reserved under the input
-   * waits. Undefined: an ordinary call, for the caller to reserve.
+   * A 2026 retry at the door, matched to its parked call (the claim is taken
+   * here). `fresh`: no retry, for the caller to decide on.
    */
-  admit(id: RequestId, params: Record<string, unknown>): Admission | undefined {
+  admitRetry(params: Record<string, unknown>): RoundsAdmission {
     const retry = admitRetry(this.waits, params, this.caller);
     if (retry.kind === 'refuse')
       return { kind: 'refuse', code: ErrorCode.InvalidParams, message: retry.message, data: { reason: retry.reason } };
-    if (retry.kind === 'resume') {
-      this.requests.set(id, retry.input.call);
-      this.resumes.set(id, retry.input);
-      return { kind: 'forward' };
-    }
+    if (retry.kind === 'resume') return { kind: 'rounds', job: retry.input.call, resume: retry.input };
     if (retry.kind === 'pending') {
       // Parked here or on another front end: the handle a cancel of this retry reaches either way.
       const handle = retry.claim.local?.call ?? this.waits.reserve();
-      this.requests.set(id, handle);
-      this.resumes.set(id, { claim: retry.claim, handle });
-      return { kind: 'forward' };
+      return { kind: 'rounds', job: handle, resume: { claim: retry.claim, handle } };
     }
-    if (this.tools.get(params.name as string)?.usesClient !== true) return undefined;
-    this.requests.set(id, this.waits.reserve());
-    return { kind: 'forward' };
+    return { kind: 'fresh' };
   }
 
-  /** Whether the call reserved for request `id` runs by rounds (a retry, or reserved under the input waits). */
-  runsByRounds(id: RequestId, reserved: CallHandle, session: string): boolean {
-    return this.resumes.has(id) || reserved.session !== session;
+  /** Whether a fresh 2026 call of this tool runs by rounds (its tool may ask the client). */
+  byRounds(tool: string): boolean {
+    return this.tools.get(tool)?.usesClient === true;
+  }
+
+  /** A fresh call by rounds: reserved under the input waits, where its parked job outlives this exchange. */
+  reserve(): CallHandle {
+    return this.waits.reserve();
   }
 
   /**
@@ -74,8 +73,9 @@ export class CallRounds {
    * leads to the call: the retry's id will.
    */
   async serve(
-    id: RequestId,
+    entry: ToolCall,
     call: CallHandle,
+    resume: Resume | undefined,
     request: CallToolRequest,
     ctx: ServerContext,
     logLevel: () => LoggingLevel | undefined,
@@ -85,10 +85,8 @@ export class CallRounds {
       options: { ...startOptions(request, ctx, logLevel, true), ...(this.turn !== undefined && { turn: this.turn }) },
       capabilities: capabilitiesOf(ctx),
     };
-    const resume = this.resumes.get(id);
     let input: InputCall | undefined;
     if (resume) {
-      this.resumes.delete(id);
       if (resume instanceof InputCall) input = resume;
       else {
         const got = await this.waits.resume(
@@ -100,7 +98,7 @@ export class CallRounds {
         if ('reason' in got) {
           // This request no longer leads to a call: one parked here reads cancelled once a retry elsewhere took it,
           // and the refusal must still leave.
-          this.requests.set(id, NOT_A_CALL);
+          entry.detach();
           throw wireError(ErrorCode.InvalidParams, got.message, { reason: got.reason });
         }
         input = got;
@@ -126,7 +124,7 @@ export class CallRounds {
       }
       return round.outcome;
     }
-    this.requests.set(id, NOT_A_CALL);
+    entry.detach();
     const requestState = await this.waits.park(input, this.caller);
     return {
       kind: 'input',
@@ -134,15 +132,8 @@ export class CallRounds {
     };
   }
 
-  /** The first round's traceparent of the call retry `id` resumes (admitted at the door); undefined if `id` is no retry. */
-  firstRoundOf(id: RequestId): string | undefined | Promise<string | undefined> {
-    const resume = this.resumes.get(id);
-    if (resume === undefined) return undefined;
+  /** The first round's traceparent of the call a retry resumes (admitted at the door). */
+  firstRoundOf(resume: Resume): string | undefined | Promise<string | undefined> {
     return this.waits.firstRoundOf(resume instanceof InputCall ? resume : resume.claim);
-  }
-
-  /** A retry answered before its handler resumed the call (the SDK refused it): true if `id` was one. */
-  dropResume(id: RequestId): boolean {
-    return this.resumes.delete(id);
   }
 }

@@ -4,7 +4,7 @@
  * is decided by the connection's {@link ToolCalls}. Inbound, a second request
  * with an id still in flight is refused, every `tools/call` is reserved
  * before the SDK dispatches it, and `notifications/cancelled` goes to the
- * backend (only a winning one reaches the SDK, later); outbound, a response
+ * call it names (never to the SDK); outbound, a response
  * for a request whose cancellation won is dropped, whatever code path
  * produced it, and so are a finished call's late reports.
  *
@@ -30,11 +30,12 @@ import { TransportWrapper } from '../wire/transport-wrapper.js';
 import type { CallBackend } from '../backend/backend.js';
 import { DEFAULTS } from '../defaults.js';
 import { ToolCalls } from './tool-calls.js';
-import type { ToolCallHooks } from './call-lifecycle.js';
+import type { ConnectionCalls, ToolCallHooks } from './call-lifecycle.js';
 import { InputWaits } from '../asks/input-waits.js';
 import { OutboundLedger } from '../wire/outbound-ledger.js';
 import { InFlightRegistry, type RequestId } from '../wire/registry.js';
 import type { CancelSource } from '../state/cancel-source.js';
+import type { TaskRunner } from '../tasks/runner.js';
 
 /** Counted at the wire, shared by every connection of a server (start from {@link newWireStats}). */
 export interface WireStats {
@@ -94,6 +95,12 @@ export interface GuardOptions {
    * @default a registry of this guard's own (fits a single connection)
    */
   readonly inputWaits?: InputWaits;
+  /**
+   * The task runner the server on this guard uses (its window decides, as a request arrives, whether a 2026 call may
+   * become a task). Pass it where a request may arrive before the server is connected (stdio's entry makes its server
+   * on the first message). @default the connected server's
+   */
+  readonly tasks?: TaskRunner;
   /** Whether the SDK aborting a request's signal may mean the client left (see ToolCalls): false for stdio. @default true */
   readonly abortMeansCancel?: boolean;
   /** The cancel reason for the calls a close leaves (see ToolCallOptions). @default 'transport closed' */
@@ -107,8 +114,8 @@ export interface GuardOptions {
  * turns a cancel into the call's compare-exchange, and drops anything sent for a request that was cancelled.
  */
 export class GuardedTransport extends TransportWrapper {
-  /** This connection's tool calls, from arrival to settle. */
-  readonly calls: ToolCalls;
+  /** This connection's requests, each one call object from arrival to settle: the table the server and transports use too. */
+  readonly calls: ConnectionCalls;
   /** The ledger behind {@link clientRequests}, made on first use: most exchanges never ask the client anything. */
   #clientRequests: OutboundLedger | undefined;
   private readonly wire: WireStats;
@@ -131,10 +138,11 @@ export class GuardedTransport extends TransportWrapper {
   ) {
     super(inner);
     this.afterAnswered = options.afterAnswered;
-    this.calls = new ToolCalls(backend, session, wire, (message) => this.onmessage?.(message), {
+    this.calls = new ToolCalls(backend, session, wire, {
       ...(options.hooks && { hooks: options.hooks }),
       ...(options.caller !== undefined && { caller: options.caller }),
       ...(options.turn !== undefined && { turn: options.turn }),
+      ...(options.tasks && { tasks: options.tasks }),
       ...(options.abortMeansCancel !== undefined && { abortMeansCancel: options.abortMeansCancel }),
       ...(options.closeReason !== undefined && { closeReason: options.closeReason }),
       ...(options.closeSource !== undefined && { closeSource: options.closeSource }),
@@ -199,9 +207,9 @@ export class GuardedTransport extends TransportWrapper {
     // An answer to one of our requests to the client that we had cancelled: accepted, never used.
     if (isResponse(message) && this.#clientRequests?.absorbResponse(message.id as RequestId)) return;
     if (isNotification(message) && message.method === 'notifications/cancelled') {
-      // Never answered, never forwarded as is: only a winning cancellation reaches the SDK.
+      // Never answered, never forwarded: the cancel goes to the call, and the SDK never hears of it.
       const id = cancelledRequestId(message);
-      if (id !== undefined) this.calls.onPeerCancel(id, cancelReason(message), 'notification');
+      if (id !== undefined) this.calls.cancel(id, cancelReason(message), 'notification');
       return;
     }
     if (isRequest(message)) {

@@ -16,27 +16,19 @@ import {
 import { z } from 'zod';
 import type { BackendStats, CallBackend } from '../backend/backend.js';
 import type { GuardedTransport, WireStats } from './guard.js';
-import {
-  callAsTask,
-  eraOf,
-  modernTask,
-  registerTaskHandlers,
-  TASK_CAPABILITIES,
-  TASKS_EXTENSION,
-} from '../tasks/handlers.js';
+import type { ConnectionCalls } from './call-lifecycle.js';
+import { eraOf, registerTaskHandlers, TASK_CAPABILITIES, TASKS_EXTENSION } from '../tasks/handlers.js';
 import { TaskRunner, type TaskStats } from '../tasks/runner.js';
 import type { InputWaits, InputWaitStats } from '../asks/input-waits.js';
-import { executionOf, taskSupportError } from '../tasks/task-support.js';
+import { executionOf } from '../tasks/task-support.js';
 import { invalidParams, wireError } from './wire-errors.js';
-import { envelopeOf } from './request-envelope.js';
 import { routeRequestsDirectly } from './request-route.js';
 import { plainlyValidResult } from './result-shape.js';
-import { capabilitiesOf } from '../asks/retry.js';
 import { isCancelledCall } from './tool-calls.js';
 import { tracedHandler, type JoinOf, type JoinReason, type Joined, type RequestLog } from '../otel/server-span.js';
 import { logger } from '../log/logger.js';
 import { spanContextOf } from '../otel/carrier.js';
-import type { AuthInfo, CallToolRequest, CallToolResult } from '@modelcontextprotocol/server';
+import type { AuthInfo, CallToolResult } from '@modelcontextprotocol/server';
 import type { CallerSection } from './caller-stats.js';
 
 export { SERVER_BUSY } from './wire-errors.js';
@@ -129,6 +121,8 @@ function convertTools(backend: CallBackend): ListedTool[] {
 export class GuardedServer extends Server {
   /** This instance's guard and caller, once connected. */
   scope: ServerScope | undefined;
+  /** The connection's calls (its guard's table), once connected: every handler reaches a call through it. */
+  calls: ConnectionCalls | undefined;
   /** The tasks its tasks/* requests name (set by {@link createMcpServer}), for their spans to join the creating call's trace. */
   tasks: TaskRunner | undefined;
 
@@ -143,6 +137,8 @@ export class GuardedServer extends Server {
   override connect(transport: Transport): Promise<void> {
     const scope = this.scopeOf(transport);
     this.scope = scope;
+    this.calls = scope.guard.calls;
+    if (this.tasks) this.calls.serveWith({ tasks: this.tasks, sdk: this });
     const wire = scope.wraps ? scope.guard : transport;
     const before = wire.onmessage;
     const connected = super.connect(wire);
@@ -204,7 +200,7 @@ export class GuardedServer extends Server {
    */
   private joinOf(method: string): JoinOf | undefined {
     if (method === 'tools/call')
-      return (_request, ctx) => joined(this.scope?.guard.calls.firstRoundOf(ctx.mcpReq.id), 'first_round');
+      return (_request, ctx) => joined(this.calls?.firstRoundOf(ctx.mcpReq.id), 'first_round');
     if (method !== 'tasks/get' && method !== 'tasks/result' && method !== 'tasks/cancel' && method !== 'tasks/update')
       return undefined;
     return (request, ctx) => {
@@ -330,15 +326,15 @@ export function createMcpServer(
   // relatedRequestId, off the call's HTTP stream. (2025 only: the SDK refuses it on a 2026 request.)
   if (wanted('logging/setLevel'))
     server.setRequestHandler('logging/setLevel', (request) => {
-      if (server.scope) server.scope.guard.calls.logLevel = request.params.level;
+      if (server.calls) server.calls.logLevel = request.params.level;
       return {};
     });
 
   if (wanted('tools/call'))
     server.setRequestHandler('tools/call', (request, ctx) => {
-      const s = server.scope;
-      if (!s) throw invalidParams('not connected');
-      return handleCall(server, backend, tasks, s, request, ctx) as Promise<CallToolResult>;
+      // What kind of call it is was decided once, as it arrived (ToolCalls.admit).
+      if (!server.calls) throw invalidParams('not connected');
+      return server.calls.handle(request, ctx) as Promise<CallToolResult>;
     });
 
   if (wanted('resources/list')) server.setRequestHandler('resources/list', () => ({ resources: [STATS_RESOURCE] }));
@@ -354,61 +350,12 @@ export function createMcpServer(
         throw wireError(ProtocolErrorCode.InvalidParams, `unknown resource ${request.params.uri}`, {
           uri: request.params.uri,
         });
-      if (!server.scope) throw invalidParams('not connected');
-      const scope = server.scope;
+      if (!server.calls || !server.scope) throw invalidParams('not connected');
       return statsContents({
-        ...serverStats(backend, wire, tasks, scope.guard.calls.inputWaits),
-        ...scope.callerStats?.(ctx.http?.authInfo),
+        ...serverStats(backend, wire, tasks, server.calls.inputWaits),
+        ...server.scope.callerStats?.(ctx.http?.authInfo),
       });
     });
 
   return server;
-}
-
-/** Whether the request declared the tasks extension (2026: per request) or carries a 2025 `task` param. */
-function asTaskRequested(
-  request: CallToolRequest,
-  ctx: ServerContext,
-): { era: 'legacy' | 'modern'; declared: boolean } {
-  const envelope = envelopeOf(ctx);
-  if (!envelope) return { era: 'legacy', declared: (request.params as { task?: unknown }).task !== undefined };
-  return { era: 'modern', declared: envelope.extensions[TASKS_EXTENSION] !== undefined };
-}
-
-/**
- * Not async: every path returns the promise it was given, so a call's answer takes no extra promise and no extra
- * turns to resolve through one; a throw here becomes a rejection in {@link GuardedServer}'s async wrapper.
- */
-function handleCall(
-  server: Server,
-  backend: CallBackend,
-  tasks: TaskRunner,
-  scope: ServerScope,
-  request: CallToolRequest,
-  ctx: ServerContext,
-): Promise<unknown> {
-  const { era, declared } = asTaskRequested(request, ctx);
-  const tool = backend.tools.get(request.params.name);
-  if (era === 'legacy') {
-    // A task-augmented call is answered at once with its task (ToolCalls reserved nothing under its id).
-    if (declared) return callAsTask(server, tasks, scope.guard.session, request, backend.tools, 'legacy');
-    const refusal = tool && taskSupportError(tool, false);
-    if (refusal) throw refusal; // the reserved call is released when this error leaves
-    return scope.guard.calls.handle(request, ctx);
-  }
-  const support = tool ? executionOf(tool).taskSupport : 'forbidden';
-  if (support === 'required' && !declared) throw taskSupportError(tool!, false, 'modern')!;
-  // required: a task at once; optional: a task only if it has not ended within --task-after-ms (0: at once).
-  if (declared && (support === 'required' || (support === 'optional' && tasks.taskAfterMs === 0))) {
-    scope.guard.calls.release(ctx.mcpReq.id);
-    return callAsTask(server, tasks, scope.caller, request, backend.tools, 'modern', capabilitiesOf(ctx));
-  }
-  if (declared && support === 'optional') {
-    const ttlMs = (request.params as { task?: { ttl?: number } }).task?.ttl;
-    return scope.guard.calls.handle(request, ctx, {
-      begin: (options, hooks) => tasks.begin(scope.caller, options, ttlMs, hooks),
-      answer: (task) => ({ resultType: 'task', ...modernTask(task) }),
-    });
-  }
-  return scope.guard.calls.handle(request, ctx);
 }

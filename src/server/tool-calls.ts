@@ -1,24 +1,23 @@
 /**
- * The one owner of a connection's tool-call lifecycle:
+ * The one owner of a connection's tool-call lifecycle, each request one
+ * {@link ToolCall} (./tool-call.ts: its kind decided once, its phase one table):
  *
  * ```
- * arrive (admit: reserve before the SDK sees it) → handle (start, stream reports, map the outcome)
- *   → leave (response sent, or dropped if cancelled) → settle (entry forgotten, HTTP stream ended)
+ * arrive (admit: kind decided, job reserved before the SDK sees it) → handle (by kind: start, begin in a window,
+ *   serve a round, or answer as a task) → leave (response sent, or dropped if cancelled) → settle (forgotten)
  * ```
  *
  * The guard asks it what to do with each message at the wire; the SDK's
- * `tools/call` handler calls {@link ToolCalls.handle}. The SDK contract it
- * relies on is written down here, once:
- * - the SDK's own cancel handler, fed a `notifications/cancelled` just
- *   before the handler rejects, may abort the request ahead of the
- *   rejection, so the SDK sends nothing; on 2.x the stdio entry queues that
- *   notification behind its own pump, and the SDK answers the rejection with
- *   an error instead, which the guard drops without counting it: it is the
- *   designed end of a cancelled call, not a response that slipped through
- *   ({@link ToolCalls.handle});
- * - the SDK sends (or suppresses) a handler's response within the
- *   macrotask in which the handler settled, so one `setImmediate` later the
- *   entry can be forgotten ({@link ToolCalls.settleAfterHandler}).
+ * `tools/call` handler calls {@link ToolCalls.handle}. A cancel goes to the
+ * call, which reaches the job its request leads to; the SDK never hears of
+ * it. The SDK contract it relies on is written down here, once:
+ * - a handler that rejects is answered with an error within the microtasks
+ *   in which it rejected: a cancelled call's handler rejects on purpose
+ *   ({@link isCancelledCall}), and the guard drops that error uncounted, the
+ *   designed end of a cancelled call, not a response that slipped through;
+ * - the SDK sends a handler's response within the macrotask in which the
+ *   handler settled, so one `setImmediate` later the call can be forgotten
+ *   ({@link ToolCalls.settleAfterHandler}).
  */
 import {
   ProtocolErrorCode as ErrorCode,
@@ -27,31 +26,34 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { CallBackend, CallHandle, JobOutcome } from '../backend/backend.js';
-import { mayBecomeTask } from '../tasks/task-support.js';
+import { executionOf, mayBecomeTask, taskSupportError } from '../tasks/task-support.js';
+import { callAsTask, modernTask } from '../tasks/handlers.js';
 import type { InputWaits } from '../asks/input-waits.js';
-import { isModernParams } from '../asks/retry.js';
+import type { TaskRunner } from '../tasks/runner.js';
+import { capabilitiesOf, isModernParams } from '../asks/retry.js';
 import { DuplicateRequestError } from '../errors.js';
 import type { RequestId } from '../wire/registry.js';
 import type { LoggingLevel } from '../stages/log-levels.js';
-import { cancelledNotification } from '../wire/jsonrpc.js';
 import { describeIssues } from '../issues.js';
 import { CallToolRequestParamsSchema } from '@modelcontextprotocol/core';
+import { DEFAULTS } from '../defaults.js';
 import { startOptions } from './call-options.js';
-import {
-  NOT_A_CALL,
-  type Admission,
-  type CallTable,
-  type LifecycleCounters,
-  type ToolCallHooks,
-  type ToolCallOptions,
+import type {
+  Admission,
+  CallServer,
+  ConnectionCalls,
+  LifecycleCounters,
+  ToolCallHooks,
+  ToolCallOptions,
 } from './call-lifecycle.js';
-import { CallRounds, type RoundAnswer } from './call-rounds.js';
+import { CallRounds, type Resume, type RoundAnswer } from './call-rounds.js';
 import { envelopeOf } from './request-envelope.js';
-import { WindowedCalls, type TaskWindow, type WindowAnswer } from './windowed-calls.js';
+import { ToolCall, type CallEra, type CallKind } from './tool-call.js';
+import { beginWindowed, type TaskWindow, type WindowAnswer } from './windowed-calls.js';
 import { serverBusy, wireError } from './wire-errors.js';
 import type { CancelSource } from '../state/cancel-source.js';
 
-/** Raised for a cancelled call; the SDK suppresses it (see the module comment). Never reaches the wire. */
+/** Raised for a cancelled call: the guard drops the SDK's answer to it (see the module comment). Never reaches the wire. */
 class CancelledCall extends Error {}
 
 /** Whether a handler's rejection is a cancelled call's (its request gets no answer at all). */
@@ -59,25 +61,23 @@ export function isCancelledCall(error: unknown): boolean {
   return error instanceof CancelledCall;
 }
 
-export class ToolCalls {
-  /** Every inbound request of this connection (see {@link CallTable}). */
-  private readonly requests: CallTable = new Map();
-  /** Cancelled calls whose handler rejected on purpose: the SDK's answer to that rejection is dropped uncounted. */
-  private readonly silenced = new Set<RequestId>();
+export class ToolCalls implements ConnectionCalls {
+  /** Every inbound request of this connection, from arrival until its answer left (or was dropped). */
+  private readonly requests = new Map<RequestId, ToolCall>();
   /** The level the client set with `logging/setLevel` (one server per connection, so per session). */
   logLevel: LoggingLevel | undefined;
   /** Reads {@link logLevel} when a 2025 call logs: one function for every call of the connection. */
   private readonly sessionLogLevel = (): LoggingLevel | undefined => this.logLevel;
   /** Waiting for no request to be in flight ({@link ToolCalls.whenIdle}). */
   private idleWaiters: (() => void)[] = [];
+  /** The server answering these calls, once connected ({@link serveWith}). */
+  private server: CallServer | undefined;
 
   constructor(
     private readonly backend: CallBackend,
     /** The backend's session key for this connection. */
     readonly session: string,
     private readonly counters: LifecycleCounters,
-    /** Hands a message to the SDK as if it came from the peer. */
-    private readonly toSdk: (message: ReturnType<typeof cancelledNotification>) => void,
     options: ToolCallOptions,
   ) {
     this.hooks = options.hooks ?? {};
@@ -86,9 +86,12 @@ export class ToolCalls {
     this.abortMeansCancel = options.abortMeansCancel ?? true;
     this.closeReason = options.closeReason ?? 'transport closed';
     this.closeSource = options.closeSource ?? 'session_close';
-    this.rounds = new CallRounds(options.inputWaits, backend.tools, this.requests, this.caller, options.turn);
-    this.windows = new WindowedCalls(this.requests, (id, reason, source) => this.onPeerCancel(id, reason, source));
+    this.rounds = new CallRounds(options.inputWaits, backend.tools, this.caller, options.turn);
+    this.tasks = options.tasks;
   }
+
+  /** The task runner given with the options, if any; else the connected server's. */
+  private readonly tasks: TaskRunner | undefined;
 
   /** Who sends this connection's requests (a 2026 `requestState` is bound to it). */
   readonly caller: string;
@@ -98,19 +101,27 @@ export class ToolCalls {
   private readonly abortMeansCancel: boolean;
   private readonly closeReason: string;
   private readonly closeSource: CancelSource;
-  /** 2026 calls that may ask the client, served in rounds (src/mrtr). */
+  /** 2026 calls that may ask the client, served in rounds. */
   private readonly rounds: CallRounds;
-  /** 2026 calls that may become tasks (--task-after-ms). */
-  private readonly windows: WindowedCalls;
 
   /** The backend's parked 2026 calls (their counters are in `executor://stats`). */
   get inputWaits(): InputWaits {
     return this.rounds.waits;
   }
 
+  serveWith(server: CallServer): void {
+    this.server = server;
+  }
+
   /** For request `id`'s server span: the first round's traceparent of the 2026 call it retries, if it is a retry. */
   firstRoundOf(id: RequestId): string | undefined | Promise<string | undefined> {
-    return this.rounds.firstRoundOf(id);
+    const resume = this.requests.get(id)?.resume as Resume | undefined;
+    return resume === undefined ? undefined : this.rounds.firstRoundOf(resume);
+  }
+
+  /** What request `id` was admitted as, while it is in flight. */
+  kindOf(id: RequestId): CallKind | undefined {
+    return this.requests.get(id)?.kind;
   }
 
   /** Whether a request of this connection with this id has not been answered (or dropped) yet. */
@@ -118,34 +129,17 @@ export class ToolCalls {
     return this.requests.has(id);
   }
 
-  /** A request arrived: a tool call is reserved before the SDK dispatches it. */
+  /** A request arrived: its kind is decided, and a pooled call reserved, before the SDK dispatches it. */
   admit(id: RequestId, method: string, params: unknown): Admission {
     if (this.requests.has(id))
       return { kind: 'duplicate', message: new DuplicateRequestError(this.session, id).message };
-    if (method !== 'tools/call') {
-      this.requests.set(id, NOT_A_CALL);
-      return { kind: 'forward' };
-    }
+    if (method !== 'tools/call')
+      return this.enter(new ToolCall(id, 'unpooled', isModernParams(params) ? 'modern' : 'legacy'));
     const problem = callParamsProblem(params);
     if (problem !== undefined) return { kind: 'refuse', code: ErrorCode.InvalidParams, message: problem };
-    // A task-augmented call is answered at once with its task; the task's job is reserved under its task id (src/tasks).
-    // So is a 2026 call that may become a task: its job is reserved under the id its task would have, when it begins.
-    // In 2026 a `task` param is a 2025 client's hint, and ignored (SEP-2663): the tool and the envelope decide.
-    if ((params as { task?: unknown }).task !== undefined && !isModernParams(params)) {
-      this.requests.set(id, NOT_A_CALL);
-      return { kind: 'forward' };
-    }
     try {
-      if (isModernParams(params)) {
-        const modern = this.rounds.admit(id, params as Record<string, unknown>);
-        if (modern) return modern;
-      }
-      if (mayBecomeTask(params, this.backend.tools)) {
-        this.windows.admit(id);
-        return { kind: 'forward' };
-      }
-      this.requests.set(id, this.backend.reserve(this.session, id));
-      return { kind: 'forward' };
+      const call = this.decide(id, params as CallParams);
+      return call instanceof ToolCall ? this.enter(call) : call;
     } catch (error) {
       // The backend still holds the id (a cancelled call whose worker has not returned yet), or it is closing.
       const code = error instanceof DuplicateRequestError ? ErrorCode.InvalidRequest : ErrorCode.InternalError;
@@ -154,82 +148,148 @@ export class ToolCalls {
   }
 
   /**
-   * Cancels one of this connection's calls (a notification, a dropped HTTP
-   * stream). If it loses, the SDK never hears of it and the normal response
-   * goes out. If it wins, the SDK is told when the handler ends, not now: the
-   * next queued call is being handed the freed slot at this moment, and the
-   * SDK's own cancel handling would only delay it. Until then anything sent
-   * for the call is dropped ({@link leaving}).
+   * The one decision of what a `tools/call` is, by era, the tool's task
+   * support, the tasks extension and the task window; see {@link CallKind}.
+   * In 2026 a `task` param is a 2025 client's hint, and ignored (SEP-2663):
+   * the tool and the envelope decide.
    */
-  onPeerCancel(id: RequestId, reason: string | undefined, source: CancelSource): void {
-    // The decision shows in the call's state (and outcome); nothing here waits for it.
-    // A call in its task window is reserved under its future task id, and a 2026 call that may ask the client under
-    // the input waits' session: each is cancelled under its own key.
-    const call = this.requests.get(id);
-    if (call && (this.windows.has(id) || call.session !== this.session))
-      void this.backend.requestCancel(call.session, call.id, reason, source);
-    else if (this.windows.cancelBeforeBegin(id, reason, source))
-      return; // its job does not exist yet: cancelled as it begins
-    else void this.backend.requestCancel(this.session, id, reason, source);
+  private decide(id: RequestId, params: CallParams): ToolCall | Extract<Admission, { kind: 'refuse' }> {
+    const tool = this.backend.tools.get(params.name);
+    if (!isModernParams(params)) {
+      // A task-augmented call is answered at once with its task; the task's job is reserved under its task id.
+      if (params.task !== undefined) return new ToolCall(id, 'task', 'legacy');
+      return this.plain(id, 'legacy', tool && taskSupportError(tool, false));
+    }
+    // A retry resumes its parked call, whatever else it declares.
+    const retry = this.rounds.admitRetry(params);
+    if (retry.kind === 'refuse') return retry;
+    const declared = mayBecomeTask(params, this.backend.tools); // the extension declared, for a task tool
+    const support = tool ? executionOf(tool).taskSupport : 'forbidden';
+    const refusal = support === 'required' && !declared ? taskSupportError(tool!, false, 'modern') : undefined;
+    if (retry.kind === 'rounds')
+      return new ToolCall(
+        id,
+        'rounds',
+        'modern',
+        { job: retry.job, ...(retry.resume && { resume: retry.resume }) },
+        refusal,
+      );
+    const taskAfterMs = (this.tasks ?? this.server?.tasks)?.taskAfterMs ?? DEFAULTS.taskAfterMs;
+    // required: a task at once; optional: a task only if it has not ended within --task-after-ms (0: at once).
+    if (declared && (support === 'required' || taskAfterMs === 0)) return new ToolCall(id, 'task', 'modern');
+    if (this.rounds.byRounds(params.name))
+      return new ToolCall(id, 'rounds', 'modern', { job: this.rounds.reserve() }, refusal);
+    // Its job is reserved under the id its task would have, when it begins.
+    if (declared) return new ToolCall(id, 'windowed', 'modern');
+    return this.plain(id, 'modern', refusal);
+  }
+
+  private plain(id: RequestId, era: CallEra, refusal: Error | undefined): ToolCall {
+    return new ToolCall(id, 'plain', era, { job: this.backend.reserve(this.session, id) }, refusal);
+  }
+
+  private enter(call: ToolCall): Admission {
+    this.requests.set(call.id, call);
+    return { kind: 'forward' };
   }
 
   /**
-   * The SDK's `tools/call` handler: runs the reserved call and maps its
-   * outcome to a result or an error. With a `window`, the call is begun by
-   * the task runner instead, and answered with its task if it becomes one.
+   * Cancels request `id` (a notification, a dropped HTTP stream): delivered
+   * to its call, which asks the backend to cancel the job its request leads
+   * to. If it loses, the normal response goes out. If it wins, the handler
+   * rejects on purpose, and until the call is forgotten anything sent for it
+   * is dropped ({@link leaving}). The decision shows in the job's state (and
+   * outcome); nothing here waits for it.
    */
-  async handle(
+  cancel(id: RequestId, reason: string | undefined, source: CancelSource): void {
+    const call = this.requests.get(id);
+    const job = call?.job;
+    if (job) void this.backend.requestCancel(job.session, job.id, reason, source);
+    // A windowed call's job does not exist until its handler begins it: the cancel is applied as it begins.
+    else if (call?.keepEarlyCancel({ reason, source })) return;
+    // A request that leads to no job (a task's, one not pooled, one gone): the backend counts it as unknown.
+    else void this.backend.requestCancel(this.session, id, reason, source);
+  }
+
+  /** The SDK's `tools/call` handler: serves the call by the kind it was admitted as. */
+  handle(request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult | Record<string, unknown>> {
+    const id = ctx.mcpReq.id;
+    const call = this.requests.get(id);
+    if (!call || call.kind === 'unpooled') throw wireError(ErrorCode.InternalError, 'tool call was not registered');
+    if (call.refusal) throw call.refusal; // the reserved job is released when this error leaves
+    if (call.kind === 'task') return this.asTask(call, request, ctx);
+    return this.run(call, request, ctx);
+  }
+
+  /** Answered at once with its task: 2025 owned by the session, 2026 by the caller. */
+  private asTask(call: ToolCall, request: CallToolRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+    const server = this.server;
+    if (!server) throw wireError(ErrorCode.InternalError, 'not connected');
+    call.detach();
+    const tools = this.backend.tools;
+    if (call.era === 'legacy') return callAsTask(server.sdk, server.tasks, this.session, request, tools, 'legacy');
+    return callAsTask(server.sdk, server.tasks, this.caller, request, tools, 'modern', capabilitiesOf(ctx));
+  }
+
+  /** A pooled call (plain, windowed or by rounds): runs its job and maps the outcome to a result or an error. */
+  private async run(
+    call: ToolCall,
     request: CallToolRequest,
     ctx: ServerContext,
-    window?: TaskWindow,
   ): Promise<CallToolResult | Record<string, unknown>> {
-    const id = ctx.mcpReq.id;
+    const id = call.id;
     const envelope = envelopeOf(ctx);
     const modern = envelope !== undefined;
     // 2026: the level travels with the request, and a request without one gets no log notifications.
     const logLevel = modern ? () => envelope.logLevel : this.sessionLogLevel;
     const plain = startOptions(request, ctx, logLevel, modern);
     const options = this.turn === undefined ? plain : { ...plain, turn: this.turn };
-    let call: CallHandle;
+    let job: CallHandle;
     let outcome: Promise<WindowAnswer | RoundAnswer>;
-    const reserved = this.requests.get(id);
-    // A 2026 call of a tool that may ask the client (admitted at the door, src/mrtr) runs by rounds, never in a task window.
-    const byRounds = modern && reserved != null && this.rounds.runsByRounds(id, reserved, this.session);
-    if (window && !byRounds) ({ call, outcome } = this.windows.begin(id, window, options));
-    else {
+    let window: TaskWindow | undefined;
+    if (call.kind === 'windowed') {
+      window = this.windowOf(request);
+      ({ job, outcome } = beginWindowed(call, window, options, (early) => this.cancel(id, early.reason, early.source)));
+    } else {
+      const reserved = call.job;
       if (!reserved) throw wireError(ErrorCode.InternalError, 'tool call was not registered');
-      call = reserved;
-      outcome = byRounds ? this.rounds.serve(id, call, request, ctx, logLevel) : call.start(options);
+      job = reserved;
+      const resume = call.resume as Resume | undefined;
+      call.begin(job);
+      outcome =
+        call.kind === 'rounds' ? this.rounds.serve(call, job, resume, request, ctx, logLevel) : job.start(options);
     }
     // The SDK aborts this signal when a 2026 HTTP exchange ends: a closed stream is a cancel. It also aborts after a
     // normal answer; only a call still queued or running is cancelled, so only a close that can win the CAS counts.
     const signal = this.abortMeansCancel ? ctx.mcpReq.signal : undefined;
     const onAbort = () => {
-      if ((call.state === 'queued' || call.state === 'running') && this.requests.get(id) === call)
-        this.onPeerCancel(id, 'client disconnected', 'closed_stream');
+      if ((job.state === 'queued' || job.state === 'running') && this.requests.get(id) === call && call.job === job)
+        this.cancel(id, 'client disconnected', 'closed_stream');
     };
     signal?.addEventListener('abort', onAbort, { once: true });
+    let cancelled = false;
     try {
       const settled = await outcome;
       if (settled.kind === 'input') return settled.answer;
       if (settled.kind === 'task') return window!.answer(settled.task);
       if (settled.kind !== 'cancelled') return resultOf(request.params.name, settled);
-      this.silenced.add(id);
-      this.toSdk(cancelledNotification(id, 'request cancelled'));
+      cancelled = true;
       throw new CancelledCall();
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      this.settleAfterHandler(id);
+      this.settleAfterHandler(call, cancelled);
     }
   }
 
-  /** A reserved call that will not run as a plain call (a 2026 call answered as a task): its reservation is freed. */
-  release(id: RequestId): void {
-    this.windows.forgetBegin(id);
-    const call = this.requests.get(id);
-    if (!call) return;
-    call.abandon();
-    this.requests.set(id, NOT_A_CALL);
+  /** A windowed call's window: the shared task runner begins its job, owned by the caller. */
+  private windowOf(request: CallToolRequest): TaskWindow {
+    const tasks = this.server?.tasks;
+    if (!tasks) throw wireError(ErrorCode.InternalError, 'not connected');
+    const ttlMs = (request.params as { task?: { ttl?: number } }).task?.ttl;
+    return {
+      begin: (options, hooks) => tasks.begin(this.caller, options, ttlMs, hooks),
+      answer: (task) => ({ resultType: 'task', ...modernTask(task) }),
+    };
   }
 
   /**
@@ -238,31 +298,31 @@ export class ToolCalls {
    */
   leaving(id: RequestId): boolean {
     const call = this.requests.get(id);
-    this.forget(id);
-    this.windows.forgetBegin(id); // answered before its handler began it (the SDK refused the params, say)
     if (!call) return true;
+    this.forget(id);
+    const was = call.leave();
+    const job = was.phase === 'gone' || was.phase === 'detached' ? undefined : was.job;
     // A retry answered before its handler resumed the call (the SDK refused it): the call has no one to answer to.
-    if (this.rounds.dropResume(id))
-      void this.backend.requestCancel(call.session, call.id, 'retry refused before it resumed the call', 'superseded');
-    if (call.state === 'cancelled') {
-      this.windows.forget(id);
-      if (!this.silenced.delete(id)) this.counters.responsesDropped++;
-      // The SDK answered anyway: it ignores cancels of falsy ids (0, ""), so the handler's cancel could not stop it.
-      // This took the entry settleAfterHandler would have seen: run the hook here, or the POST's stream never ends.
+    if (was.phase === 'reserved' && was.resume !== undefined && job)
+      void this.backend.requestCancel(job.session, job.id, 'retry refused before it resumed the call', 'superseded');
+    if (!job) return true;
+    if (job.state === 'cancelled') {
+      if (!(was.phase === 'settled' && was.silent)) this.counters.responsesDropped++;
+      // The SDK answered before the call was forgotten: this took the call settle would have seen, so its hook runs
+      // here, or the POST's stream never ends.
       this.hooks.cancelled?.(id);
       return false;
     }
     // A response before the call started (e.g. the SDK rejected the params): release its reservation.
-    // (A windowed call's job was started by the task runner; nothing to release.)
-    if (!this.windows.forget(id)) call.abandon();
+    // (A windowed call's job was begun by the task runner; nothing to release.)
+    if (call.kind !== 'windowed') job.abandon();
     return true;
   }
 
   /** Whether a progress or log notification of call `id` may go out: while it runs, and after it claimed its response (reports go first); never after. */
   mayReport(id: RequestId, kind: 'progress' | 'log'): boolean {
-    const call = this.requests.get(id);
-    const state = call?.state;
-    if (!call || state === 'running' || state === 'responding') return true;
+    const state = this.requests.get(id)?.job?.state;
+    if (state === undefined || state === 'running' || state === 'responding') return true;
     if (kind === 'progress') this.counters.progressDropped++;
     else this.counters.lateLogsDropped++;
     return false;
@@ -270,25 +330,26 @@ export class ToolCalls {
 
   /**
    * The transport closed: every call of the session is cancelled. Returns how
-   * many plain tool calls were still unanswered (none of them will be).
+   * many pooled calls were still unanswered (none of them will be).
    */
   closed(): number {
     const unanswered = this.callsInFlight();
     this.backend.cancelSession(this.session, this.closeReason, this.closeSource);
-    // 2026 calls that may ask the client are held elsewhere (src/mrtr): those of this connection go too.
+    // Jobs reserved under other keys (a call by rounds under the input waits, a windowed one under its task's id).
     for (const call of this.requests.values()) {
-      if (call && call.session !== this.session && (call.state === 'queued' || call.state === 'running'))
-        void this.backend.requestCancel(call.session, call.id, this.closeReason, this.closeSource);
+      const job = call.job;
+      if (job && job.session !== this.session && (job.state === 'queued' || job.state === 'running'))
+        void this.backend.requestCancel(job.session, job.id, this.closeReason, this.closeSource);
     }
     // Parked ones too, where the connection is the caller (stdio): no retry can come.
     if (this.caller === this.session) this.inputWaits.cancelOwner(this.caller, this.closeReason, this.closeSource);
     return unanswered;
   }
 
-  /** Plain tool calls not answered yet (a task-augmented call was answered with its task). */
+  /** Pooled calls not answered yet (a task-augmented call was answered with its task). */
   callsInFlight(): number {
     let n = 0;
-    for (const call of this.requests.values()) if (call !== NOT_A_CALL) n++;
+    for (const call of this.requests.values()) if (call.job) n++;
     return n;
   }
 
@@ -304,28 +365,30 @@ export class ToolCalls {
   }
 
   /** The handler settled; the SDK has sent (or suppressed) its response by the next macrotask. */
-  private settleAfterHandler(id: RequestId): void {
-    const call = this.requests.get(id);
-    if (!call) return;
+  private settleAfterHandler(call: ToolCall, silent: boolean): void {
+    // A request that leads to no job any more (a task, a parked round) is forgotten as its answer leaves.
+    if (!call.settle(silent)) return;
     // One immediate per turn for every call that settled in it, not one per call.
-    if (this.settling.push({ id, call }) === 1) setImmediate(this.settle);
+    if (this.settling.push(call) === 1) setImmediate(this.settle);
   }
 
   /** Handlers that settled in the last turn, forgotten together in the next. */
-  private settling: { readonly id: RequestId; readonly call: CallHandle }[] = [];
+  private settling: ToolCall[] = [];
 
   private readonly settle = (): void => {
     const settled = this.settling;
     this.settling = [];
-    for (const { id, call } of settled) {
-      this.silenced.delete(id);
-      if (this.requests.get(id) !== call) continue;
-      this.forget(id);
-      this.windows.forget(id);
-      if (call.state === 'cancelled') this.hooks.cancelled?.(id);
+    for (const call of settled) {
+      if (this.requests.get(call.id) !== call) continue;
+      this.forget(call.id);
+      const was = call.leave();
+      if (was.phase === 'settled' && was.job.state === 'cancelled') this.hooks.cancelled?.(call.id);
     }
   };
 }
+
+/** `tools/call` params once {@link callParamsProblem} passed them. */
+type CallParams = Record<string, unknown> & { readonly name: string; readonly task?: unknown };
 
 /** The answer a plain tool call's outcome owes on the wire: a result, a tool error, or a JSON-RPC error (never called for a cancelled one). */
 export function resultOf(tool: string, outcome: Exclude<JobOutcome, { kind: 'cancelled' }>): CallToolResult {

@@ -259,6 +259,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
           guard: new GuardedTransport(transport, `modern/${randomUUID()}`, backend, options.wire, {
             caller: who,
             inputWaits,
+            tasks,
             closeReason: CLIENT_DISCONNECTED,
             closeSource: 'closed_stream',
             ...(authorization && { turn: who }),
@@ -437,6 +438,7 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
       hooks: { cancelled: (requestId) => streams.cancelled(requestId) },
       afterAnswered: (requestId) => streams.answered(requestId),
       inputWaits,
+      tasks,
       ...(authorization && { turn: owner }),
     });
     const server = createMcpServer(
@@ -523,7 +525,7 @@ function cancelOnDisconnect(
   if (ids.length === 0) return;
   res.once('close', () => {
     if (res.writableFinished) return;
-    for (const id of ids) guard.calls.onPeerCancel(id, CLIENT_DISCONNECTED, 'closed_stream');
+    for (const id of ids) guard.calls.cancel(id, CLIENT_DISCONNECTED, 'closed_stream');
   });
 }
 

@@ -105,11 +105,13 @@ export async function serveStdio(backend: CallBackend, options: StdioOptions): P
   });
   if (budget) transport.onOutputHeld = () => budget.wake();
   // abortMeansCancel: over stdio the SDK's request signal never aborts for a reason the guard has not already acted on.
+  const tasks = options.tasks ?? new TaskRunner(backend);
+  // tasks: the SDK's stdio entry makes its server on the first message, after the guard admitted it.
   const guard = new GuardedTransport(transport, STDIO_SESSION, backend, options.wire, {
     inputWaits,
+    tasks,
     abortMeansCancel: false,
   });
-  const tasks = options.tasks ?? new TaskRunner(backend);
   const closed = new Promise<StdioClosed>((resolve) => {
     // The connection is gone: so are its tasks (both eras: the connection is the caller), then the process may end.
     guard.onOwnerClosed = () => {
