@@ -7,6 +7,9 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initializeBody, listening, type Started } from './http-helpers.js';
+import { until } from './helpers.js';
+import { modernRequest } from './modern-helpers.js';
+import { openSession, postAs } from './auth-helpers.js';
 
 type Listening = Extract<Started, { kind: 'listening' }>;
 
@@ -155,4 +158,45 @@ describe('request line and headers (issue 64, defect 4)', () => {
     for (const line of log.split('\n').filter((l) => l !== ''))
       expect(() => JSON.parse(line) as unknown, line).not.toThrow();
   }, 180_000);
+});
+
+describe('log lines a client cannot forge, through the server (issue 64, defect 3)', () => {
+  // What a client controls reaches the log in each request's debug line: the tool name and the request id. (A 2026
+  // call's name must match its Mcp-Name header, which cannot hold a newline: the name is forged over 2025.)
+  const FORGED = '\n[mcp-cancel-pool] FORGED: admin token accepted \x1b[31mred\x1b[0m';
+
+  for (const format of ['text', 'json'] as const) {
+    it(`--log-format ${format}: a tool name and ids with a newline and ANSI escapes write escaped lines only`, async () => {
+      const server = await listening(['--threads', '1', '--log-level', 'debug', '--log-format', format]);
+      try {
+        const modern = modernRequest(`m${FORGED}`, 'tools/call', { name: 'spin', arguments: { ms: 1 } });
+        await postAs(server.url, undefined, modern);
+        const sid = await openSession(server.url, undefined);
+        await postAs(
+          server.url,
+          undefined,
+          { jsonrpc: '2.0', id: `l${FORGED}`, method: 'tools/call', params: { name: `spin${FORGED}`, arguments: {} } },
+          { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+        );
+        // Each request's debug line is written once its answer is: wait for both, not for a time.
+        const calls = () =>
+          server
+            .stderr()
+            .split('\n')
+            .filter((l) => l.includes('tools/call'));
+        await until(() => calls().length >= 2, 30_000, 'the debug lines of both calls');
+        const stderr = server.stderr();
+        expect(stderr).not.toMatch(/^\[mcp-cancel-pool\] FORGED/m);
+        expect(stderr).not.toMatch(/^\{?"?FORGED/m);
+        expect(stderr).not.toContain('\x1b');
+        for (const line of calls()) {
+          expect(line).toContain('FORGED');
+          if (format === 'text') expect(line).toContain('\\n[mcp-cancel-pool] FORGED: admin token accepted \\x1b[31m');
+          else expect(JSON.stringify(JSON.parse(line))).toContain('\\n[mcp-cancel-pool] FORGED');
+        }
+      } finally {
+        await server.stop();
+      }
+    });
+  }
 });
