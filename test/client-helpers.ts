@@ -5,11 +5,15 @@
  * 127.0.0.1, or in memory (Executor + GuardedTransport + createMcpServer over
  * InMemoryTransport.createLinkedPair()).
  */
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import {
+  InMemoryTransport,
+  StreamableHTTPClientTransport,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type Transport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Server } from '@modelcontextprotocol/server';
 import { Executor } from '../dist/src/index.js';
 import { createMcpServer, GuardedTransport, newWireStats, type WireStats } from '../dist/src/entries/server.js';
