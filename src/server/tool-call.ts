@@ -48,14 +48,14 @@ export interface EarlyCancel {
   readonly source: CancelSource;
 }
 
-/** Where one request is; see the module's drawing. */
-export type CallPhase =
+/** Where one request is; see the module's drawing. `R`: what a retry's parked call is (./call-rounds.ts's `Resume`). */
+export type CallPhase<R = unknown> =
   | {
       readonly phase: 'reserved';
       /** The reservation a cancel reaches (none for a task, a windowed call or an unpooled request). */
       readonly job: CallHandle | undefined;
-      /** A 2026 retry's parked call, matched at the door, until its handler resumes it (see ./call-rounds.ts). */
-      readonly resume?: unknown;
+      /** A 2026 retry's parked call, matched at the door, until its handler resumes it. */
+      readonly resume?: R;
       readonly early?: EarlyCancel;
     }
   | { readonly phase: 'running'; readonly job: CallHandle }
@@ -92,14 +92,14 @@ export function isCallEdge(from: PhaseName, to: PhaseName, on: CallEdge['on']): 
 }
 
 /** One request of a connection; see the module comment. */
-export class ToolCall {
-  private current: CallPhase;
+export class ToolCall<R = unknown> {
+  private current: CallPhase<R>;
 
   constructor(
     readonly id: RequestId,
     readonly kind: CallKind,
     readonly era: CallEra,
-    reserved: { readonly job?: CallHandle; readonly resume?: unknown } = {},
+    reserved: { readonly job?: CallHandle; readonly resume?: R } = {},
     /** The error its handler answers with before starting anything (the tool's task support refuses the call). */
     readonly refusal?: Error,
   ) {
@@ -110,7 +110,7 @@ export class ToolCall {
     };
   }
 
-  get phase(): CallPhase {
+  get phase(): CallPhase<R> {
     return this.current;
   }
 
@@ -121,7 +121,7 @@ export class ToolCall {
   }
 
   /** The retry's parked call, while it waits for its handler. */
-  get resume(): unknown {
+  get resume(): R | undefined {
     return this.current.phase === 'reserved' ? this.current.resume : undefined;
   }
 
@@ -164,7 +164,7 @@ export class ToolCall {
   }
 
   /** → gone: its answer left (or was dropped), or it was forgotten once settled. Returns the phase it left. */
-  leave(): CallPhase {
+  leave(): CallPhase<R> {
     const was = this.current;
     if (was.phase === 'gone') return was;
     this.move('gone', 'leave', { phase: 'gone' });
@@ -172,7 +172,7 @@ export class ToolCall {
   }
 
   /** The one place the phase changes: a pair the table lacks is refused (false), the phase kept. */
-  private move(to: PhaseName, on: CallEdge['on'], next: CallPhase): boolean {
+  private move(to: PhaseName, on: CallEdge['on'], next: CallPhase<R>): boolean {
     if (!isCallEdge(this.current.phase, to, on)) return false;
     this.current = next;
     return true;

@@ -63,7 +63,7 @@ export function isCancelledCall(error: unknown): boolean {
 
 export class ToolCalls implements ConnectionCalls {
   /** Every inbound request of this connection, from arrival until its answer left (or was dropped). */
-  private readonly requests = new Map<RequestId, ToolCall>();
+  private readonly requests = new Map<RequestId, Call>();
   /** The level the client set with `logging/setLevel` (one server per connection, so per session). */
   logLevel: LoggingLevel | undefined;
   /** Reads {@link logLevel} when a 2025 call logs: one function for every call of the connection. */
@@ -115,7 +115,7 @@ export class ToolCalls implements ConnectionCalls {
 
   /** For request `id`'s server span: the first round's traceparent of the 2026 call it retries, if it is a retry. */
   firstRoundOf(id: RequestId): string | undefined | Promise<string | undefined> {
-    const resume = this.requests.get(id)?.resume as Resume | undefined;
+    const resume = this.requests.get(id)?.resume;
     return resume === undefined ? undefined : this.rounds.firstRoundOf(resume);
   }
 
@@ -134,7 +134,7 @@ export class ToolCalls implements ConnectionCalls {
     if (this.requests.has(id))
       return { kind: 'duplicate', message: new DuplicateRequestError(this.session, id).message };
     if (method !== 'tools/call')
-      return this.enter(new ToolCall(id, 'unpooled', isModernParams(params) ? 'modern' : 'legacy'));
+      return this.enter(new ToolCall<Resume>(id, 'unpooled', isModernParams(params) ? 'modern' : 'legacy'));
     const problem = callParamsProblem(params);
     if (problem !== undefined) return { kind: 'refuse', code: ErrorCode.InvalidParams, message: problem };
     try {
@@ -153,11 +153,11 @@ export class ToolCalls implements ConnectionCalls {
    * In 2026 a `task` param is a 2025 client's hint, and ignored (SEP-2663):
    * the tool and the envelope decide.
    */
-  private decide(id: RequestId, params: CallParams): ToolCall | Extract<Admission, { kind: 'refuse' }> {
+  private decide(id: RequestId, params: CallParams): Call | Extract<Admission, { kind: 'refuse' }> {
     const tool = this.backend.tools.get(params.name);
     if (!isModernParams(params)) {
       // A task-augmented call is answered at once with its task; the task's job is reserved under its task id.
-      if (params.task !== undefined) return new ToolCall(id, 'task', 'legacy');
+      if (params.task !== undefined) return new ToolCall<Resume>(id, 'task', 'legacy');
       return this.plain(id, 'legacy', tool && taskSupportError(tool, false));
     }
     // A retry resumes its parked call, whatever else it declares.
@@ -167,7 +167,7 @@ export class ToolCalls implements ConnectionCalls {
     const support = tool ? executionOf(tool).taskSupport : 'forbidden';
     const refusal = support === 'required' && !declared ? taskSupportError(tool!, false, 'modern') : undefined;
     if (retry.kind === 'rounds')
-      return new ToolCall(
+      return new ToolCall<Resume>(
         id,
         'rounds',
         'modern',
@@ -176,19 +176,19 @@ export class ToolCalls implements ConnectionCalls {
       );
     const taskAfterMs = (this.tasks ?? this.server?.tasks)?.taskAfterMs ?? DEFAULTS.taskAfterMs;
     // required: a task at once; optional: a task only if it has not ended within --task-after-ms (0: at once).
-    if (declared && (support === 'required' || taskAfterMs === 0)) return new ToolCall(id, 'task', 'modern');
+    if (declared && (support === 'required' || taskAfterMs === 0)) return new ToolCall<Resume>(id, 'task', 'modern');
     if (this.rounds.byRounds(params.name))
-      return new ToolCall(id, 'rounds', 'modern', { job: this.rounds.reserve() }, refusal);
+      return new ToolCall<Resume>(id, 'rounds', 'modern', { job: this.rounds.reserve() }, refusal);
     // Its job is reserved under the id its task would have, when it begins.
-    if (declared) return new ToolCall(id, 'windowed', 'modern');
+    if (declared) return new ToolCall<Resume>(id, 'windowed', 'modern');
     return this.plain(id, 'modern', refusal);
   }
 
-  private plain(id: RequestId, era: CallEra, refusal: Error | undefined): ToolCall {
-    return new ToolCall(id, 'plain', era, { job: this.backend.reserve(this.session, id) }, refusal);
+  private plain(id: RequestId, era: CallEra, refusal: Error | undefined): Call {
+    return new ToolCall<Resume>(id, 'plain', era, { job: this.backend.reserve(this.session, id) }, refusal);
   }
 
-  private enter(call: ToolCall): Admission {
+  private enter(call: Call): Admission {
     this.requests.set(call.id, call);
     return { kind: 'forward' };
   }
@@ -222,7 +222,7 @@ export class ToolCalls implements ConnectionCalls {
   }
 
   /** Answered at once with its task: 2025 owned by the session, 2026 by the caller. */
-  private asTask(call: ToolCall, request: CallToolRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
+  private asTask(call: Call, request: CallToolRequest, ctx: ServerContext): Promise<Record<string, unknown>> {
     const server = this.server;
     if (!server) throw wireError(ErrorCode.InternalError, 'not connected');
     call.detach();
@@ -233,7 +233,7 @@ export class ToolCalls implements ConnectionCalls {
 
   /** A pooled call (plain, windowed or by rounds): runs its job and maps the outcome to a result or an error. */
   private async run(
-    call: ToolCall,
+    call: Call,
     request: CallToolRequest,
     ctx: ServerContext,
   ): Promise<CallToolResult | Record<string, unknown>> {
@@ -254,7 +254,7 @@ export class ToolCalls implements ConnectionCalls {
       const reserved = call.job;
       if (!reserved) throw wireError(ErrorCode.InternalError, 'tool call was not registered');
       job = reserved;
-      const resume = call.resume as Resume | undefined;
+      const resume = call.resume;
       call.begin(job);
       outcome =
         call.kind === 'rounds' ? this.rounds.serve(call, job, resume, request, ctx, logLevel) : job.start(options);
@@ -365,7 +365,7 @@ export class ToolCalls implements ConnectionCalls {
   }
 
   /** The handler settled; the SDK has sent (or suppressed) its response by the next macrotask. */
-  private settleAfterHandler(call: ToolCall, silent: boolean): void {
+  private settleAfterHandler(call: Call, silent: boolean): void {
     // A request that leads to no job any more (a task, a parked round) is forgotten as its answer leaves.
     if (!call.settle(silent)) return;
     // One immediate per turn for every call that settled in it, not one per call.
@@ -373,7 +373,7 @@ export class ToolCalls implements ConnectionCalls {
   }
 
   /** Handlers that settled in the last turn, forgotten together in the next. */
-  private settling: ToolCall[] = [];
+  private settling: Call[] = [];
 
   private readonly settle = (): void => {
     const settled = this.settling;
@@ -386,6 +386,9 @@ export class ToolCalls implements ConnectionCalls {
     }
   };
 }
+
+/** A request of this connection: a retry's parked call is a {@link Resume}. */
+type Call = ToolCall<Resume>;
 
 /** `tools/call` params once {@link callParamsProblem} passed them. */
 type CallParams = Record<string, unknown> & { readonly name: string; readonly task?: unknown };
