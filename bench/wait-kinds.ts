@@ -167,7 +167,7 @@ const ROWS: Row[] = [
     ],
   },
   {
-    kind: '`dd | gzip -9 | wc` of 32 MiB (programs)',
+    kind: 'dd, gzip -9 and wc in a pipeline, 32 MiB (programs)',
     ways: [
       { label: 'gzip_file (ctx.spawn)', start: ours(files, 'gzip_file', { path: 'big.bin' }, true) },
       { label: 'naive: Piscina abort, the cancel ignored', start: naive('ignore') },
