@@ -148,6 +148,24 @@ export class TaskLimitError extends McpCancelPoolError {
   }
 }
 
+/**
+ * The per-caller task limit's refusal (the owner: a 2026 caller, or a 2025 session). Every task store words its
+ * refusals with this and {@link totalTaskLimit}, each naming the limit that refused (issue 64).
+ */
+export function perOwnerTaskLimit(limits: { readonly maxWorkingTasksPerSession: number }): TaskLimitError {
+  return new TaskLimitError(
+    `per-caller task limit reached: this caller (or 2025 session) has ${limits.maxWorkingTasksPerSession} working tasks (--max-working-tasks-per-session); wait for one to finish or cancel one`,
+  );
+}
+
+/**
+ * The total task limit's refusal; `where` says what "all" is (this process's sessions, or the queue's). */
+export function totalTaskLimit(limits: { readonly maxWorkingTasks: number }, where: string): TaskLimitError {
+  return new TaskLimitError(
+    `total task limit reached: ${limits.maxWorkingTasks} working tasks ${where} (--max-working-tasks); try again later`,
+  );
+}
+
 /** `TaskStore.list` got a cursor it never issued. */
 export class InvalidCursorError extends McpCancelPoolError {
   constructor(cursor: string) {

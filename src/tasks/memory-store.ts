@@ -21,7 +21,7 @@ import {
   type TaskStore,
   type TerminalStatus,
 } from './store.js';
-import { perOwnerTaskLimit, totalTaskLimit } from './limit-errors.js';
+import { perOwnerTaskLimit, totalTaskLimit } from '../errors.js';
 
 interface Entry {
   readonly owner: string;
