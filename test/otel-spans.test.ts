@@ -267,8 +267,10 @@ describe('spans of a tools/call', () => {
       CallToolResultSchema,
       { signal: abort.signal },
     );
-    // Its pid is in the call's row (the main thread signals it, not the worker).
+    // Its pid is in the call's row (the main thread signals it, not the worker), and its grandchild runs: the shell
+    // started it after its trap, so a SIGTERM now is ignored (sooner, a shell still starting dies of it).
     await until(() => c.executor.stats().childrenAlive === 1, 60_000, 'the child counted');
+    await until(() => marked(m).length >= 2, 60_000, 'the shell past its trap');
     abort.abort('changed my mind');
     await expect(call).rejects.toThrow();
     // It ignores SIGTERM: SIGKILL follows after the grace, and the group is gone.
