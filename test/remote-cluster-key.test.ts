@@ -68,6 +68,20 @@ async function runningJob(
 const text = (m: Record<string, unknown>) =>
   (m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m);
 
+/**
+ * A host's counters once its coalesced writes (at most 5 ms late) have landed: two reads 25 ms apart that agree. The
+ * interval is the point: a single read may lack the last test's answer, and then count it as this test's.
+ */
+async function settledStats(h: { stats(r: Redis): Promise<Record<string, number>> }): Promise<Record<string, number>> {
+  let last = await h.stats(r);
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    const now = await h.stats(r);
+    if (JSON.stringify(now) === JSON.stringify(last)) return now;
+    last = now;
+  }
+}
+
 describe('a cluster key shared by front ends and hosts', () => {
   it('signed calls work as before, progress included', async () => {
     const f = fronts[0]!;
@@ -140,7 +154,7 @@ describe('a cluster key shared by front ends and hosts', () => {
   it('a signed job re-added under its own id after it ended (a replay) is refused and counted refused, never run', async () => {
     const f = fronts[0]!;
     const h = hosts[0]!;
-    const start = await h.stats(r);
+    const start = await settledStats(h);
     const { jobId } = await runningJob(f, 'replayed', { ms: 300, stageMs: 5 });
     // What anyone who can read Redis can copy while the job is on the queue: its name and its signed data.
     const [name, data] = await r.hmget(`bull:${Q}:${jobId}`, 'name', 'data');
@@ -148,12 +162,8 @@ describe('a cluster key shared by front ends and hosts', () => {
     await until(async () => (await r.exists(`mcp:${Q}:job:${jobId}`)) === 0, 30_000, 'the job state retired');
     await until(async () => (await r.exists(`bull:${Q}:${jobId}`)) === 0, 30_000, 'the job removed from the queue');
     // The host writes its counters a few ms late (coalesced): wait until they count the answer before comparing.
-    let before: Record<string, number> = {};
-    await until(
-      async () => ((before = await h.stats(r)).answered ?? 0) > (start.answered ?? 0),
-      30_000,
-      'the answer counted',
-    );
+    await until(async () => ((await h.stats(r)).answered ?? 0) > (start.answered ?? 0), 30_000, 'the answer counted');
+    const before = await settledStats(h);
     const queue = new Queue(Q, { connection: { url: redis.url } });
     try {
       await queue.add(name!, JSON.parse(data!) as object, { jobId, removeOnComplete: true, removeOnFail: true });
