@@ -69,17 +69,17 @@ const text = (m: Record<string, unknown>) =>
   (m.result as { content?: { text: string }[] } | undefined)?.content?.[0]?.text ?? JSON.stringify(m);
 
 /**
- * A host's counters once its coalesced writes (at most 5 ms late) have landed: two reads 25 ms apart that agree. The
- * interval is the point: a single read may lack the last test's answer, and then count it as this test's.
+ * A host's counters once it holds no job: it writes them in one coalesced write (at most 5 ms late), so the write
+ * that shows no job running is the one that counted the last job's end, the last test's included.
  */
 async function settledStats(h: { stats(r: Redis): Promise<Record<string, number>> }): Promise<Record<string, number>> {
-  let last = await h.stats(r);
-  for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    const now = await h.stats(r);
-    if (JSON.stringify(now) === JSON.stringify(last)) return now;
-    last = now;
-  }
+  let now: Record<string, number> = {};
+  await until(
+    async () => ((now = await h.stats(r)).running ?? 0) === 0 && (now.active ?? 0) === 0,
+    30_000,
+    'the host idle',
+  );
+  return now;
 }
 
 describe('a cluster key shared by front ends and hosts', () => {
