@@ -7,11 +7,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { freePort } from '../bench/lib/free-port.js';
 import { CLI, stopChild } from './helpers.js';
 import { initializeBody, messagesIn, MCP_HEADERS, type Msg } from './http-helpers.js';
 import { MODERN, modernHeaders, modernRequest } from './modern-helpers.js';
@@ -19,17 +19,9 @@ import { CLIENTS, type ClientName } from './oidc-helpers.js';
 
 export const SCOPED_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/scoped-tools.js', import.meta.url));
 
-/** A port free now (the server binds it next). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+
+
+export { freePort };
 
 /** A running server subprocess. */
 export interface AuthServer {
@@ -53,6 +45,23 @@ export async function startAuthServer(
   issuer: string,
   args: string[] = [],
   env: Record<string, string> = {},
+): Promise<AuthServer> {
+  // The resource URI names the port, so the port is picked before the server
+  // binds it; another test's outgoing connection can take that ephemeral port
+  // in between. Only that race is retried, with a fresh port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startAuthServerOnce(issuer, args, env);
+    } catch (err) {
+      if (attempt >= 5 || !/EADDRINUSE/.test(String(err))) throw err;
+    }
+  }
+}
+
+async function startAuthServerOnce(
+  issuer: string,
+  args: string[],
+  env: Record<string, string>,
 ): Promise<AuthServer> {
   const port = await freePort();
   const url = new URL(`http://127.0.0.1:${port}/mcp`);

@@ -7,10 +7,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../bench/lib/free-port.js';
 import { sleep, stopChild } from './helpers.js';
 
 const LAUNCHER = fileURLToPath(
@@ -46,15 +46,8 @@ export interface Inspector {
   stop(): Promise<void>;
 }
 
-/** A port free on 127.0.0.1 now: the Inspector needs a fixed CLIENT_PORT (it derives its origin allow-list from it). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
+/** The Inspector needs a fixed CLIENT_PORT (it derives its origin allow-list from it). */
+export { freePort };
 
 /** Our own copy of the environment, without any Inspector auth setting a developer may have exported. */
 function cleanEnv(): Record<string, string> {

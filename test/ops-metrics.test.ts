@@ -6,10 +6,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../bench/lib/free-port.js';
 import { httpClient, listening, type Started } from './http-helpers.js';
 import { stdioClient, stopChild, until, type WiredClient } from './helpers.js';
 import { startRedis, type RedisProcess } from './redis-helpers.js';
@@ -35,14 +35,6 @@ function sample(text: string, name: string, labels: Record<string, string>): num
     if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
   }
   return undefined;
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as { port: number };
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 /** Waits for one progress report, then aborts the call (it has reached its worker). */
