@@ -19,8 +19,6 @@ import { CLIENTS, type ClientName } from './oidc-helpers.js';
 
 export const SCOPED_TOOLS = fileURLToPath(new URL('../dist-dev/test/fixtures/scoped-tools.js', import.meta.url));
 
-
-
 export { freePort };
 
 /** A running server subprocess. */
@@ -58,11 +56,7 @@ export async function startAuthServer(
   }
 }
 
-async function startAuthServerOnce(
-  issuer: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<AuthServer> {
+async function startAuthServerOnce(issuer: string, args: string[], env: Record<string, string>): Promise<AuthServer> {
   const port = await freePort();
   const url = new URL(`http://127.0.0.1:${port}/mcp`);
   const child = spawn(
