@@ -143,10 +143,16 @@ describe('the queue: a caller’s share first, then the total', () => {
   });
 });
 
-/** A gzip POST whose body never ends: 2 KB more every 500 ms (above the minimum body rate), so it holds a decode slot. */
-function drippedGzip(server: AuthServer, token: string): { socket: Socket; stop: () => void } {
+/**
+ * A gzip POST whose body never ends: 4 KB more every 250 ms, 16× the minimum body rate (5 KB in 5 s), so even a
+ * test process stalled for seconds on a busy machine keeps it above the rate and it holds a decode slot. What the
+ * server answers it, if anything, is kept for the failure message.
+ */
+function drippedGzip(server: AuthServer, token: string): { socket: Socket; stop: () => void; answer: () => string } {
   const socket = connect(Number(server.url.port), '127.0.0.1');
   socket.on('error', () => undefined);
+  let answer = '';
+  socket.on('data', (d: Buffer) => (answer += d.toString('latin1').slice(0, 200)));
   socket.write(
     `POST /mcp HTTP/1.1\r\nhost: 127.0.0.1:${server.url.port}\r\ncontent-type: application/json\r\n` +
       `accept: application/json, text/event-stream\r\nauthorization: Bearer ${token}\r\n` +
@@ -155,13 +161,14 @@ function drippedGzip(server: AuthServer, token: string): { socket: Socket; stop:
   const gz = createGzip();
   gz.on('data', (c: Buffer) => socket.write(`${c.length.toString(16)}\r\n${c.toString('latin1')}\r\n`, 'latin1'));
   const drip = () => {
-    gz.write(randomBytes(2048));
+    gz.write(randomBytes(4096));
     gz.flush();
   };
   drip();
-  const timer = setInterval(drip, 500);
+  const timer = setInterval(drip, 250);
   return {
     socket,
+    answer: () => answer,
     stop: () => {
       clearInterval(timer);
       socket.destroy();
@@ -204,7 +211,8 @@ describe('compressed bodies decoded at once: 4 per caller, then 8 in all', () =>
     try {
       let refused = { status: 0, text: '' };
       // Once her four bodies are being decoded (what the server decides; a probe that fits is answered and leaves).
-      await until(async () => (refused = await gzipList(server, alice)).status === 503, 30_000, 'alice at her limit');
+      const why = () => `alice at her limit; the drips were answered ${JSON.stringify(drips.map((d) => d.answer()))}`;
+      await until(async () => (refused = await gzipList(server, alice)).status === 503, 30_000, why());
       expect(refused.text).toContain('too many compressed bodies of this caller being decoded at once (4)');
       const his = await gzipList(server, bob);
       expect(his.status).toBe(200);

@@ -159,6 +159,34 @@ describe('tasks in Redis', () => {
     expect(pttl).toBeLessThanOrEqual(30_000);
   });
 
+  it("a caller's 2025 sessions count against its per-caller limit, shared with its 2026 tasks on every front end; a closed session's tasks stay counted until they end", async () => {
+    const { f, g } = stores('t4c', { maxWorkingTasksPerSession: 3, maxWorkingTasks: 10 });
+    f.countAs('s1', 'alice');
+    f.countAs('s2', 'alice');
+    await f.create('s1', 60_000, 'S1');
+    await f.create('s2', 60_000, 'S2');
+    // Alice's 2026 task through the other front end is her third.
+    await g.create('alice', 60_000, 'A1');
+    // A fourth, through either session or as alice anywhere, is past her limit: not the session's own count (one each).
+    await expect(f.create('s1', 60_000, 'S3')).rejects.toThrow(/per-caller/);
+    await expect(g.create('alice', 60_000, 'A2')).rejects.toBeInstanceOf(TaskLimitError);
+    // Bob's sessions are his own.
+    f.countAs('s3', 'bob');
+    await f.create('s3', 60_000, 'B1');
+    // A settled session task frees its place in alice's count.
+    expect(await f.settle('s1', 'S1', 'completed', { kind: 'result', result: { content: [] } })).toMatchObject({
+      status: 'completed',
+    });
+    await g.create('alice', 60_000, 'A2');
+    // Session s2 closes: uncounted, then dropped; its working task leaves alice's count with it.
+    f.uncount('s2');
+    expect((await f.dropOwner('s2')).map((t) => t.taskId)).toEqual(['S2']);
+    await g.create('alice', 60_000, 'A3');
+    await expect(g.create('alice', 60_000, 'A4')).rejects.toThrow(/per-caller/);
+    // Without countAs a session counts as itself.
+    await f.create('s9', 60_000, 'N1');
+  });
+
   it("lists an owner's tasks oldest first, a page at a time, whichever front end made them; a bad cursor is refused; a dropped owner is gone", async () => {
     const { f, g } = stores('t5', { pageSize: 2 });
     for (let i = 0; i < 5; i++) await (i % 2 ? g : f).create('lister', 60_000, `L${i}`);

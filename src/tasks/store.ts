@@ -133,6 +133,14 @@ export interface TaskStore {
    */
   cancelJob?(owner: string, taskId: string, answer: TaskAnswer, statusMessage: string): Promise<CancelResult>;
   /**
+   * The tasks `owner` (a 2025 session) creates from now on count as
+   * `caller`'s against the per-caller limit, so an OAuth caller's sessions
+   * share its limit with its 2026 tasks; until {@link TaskStore.uncount}.
+   */
+  countAs?(owner: string, caller: string): void;
+  /** `owner` (a session) is gone; its tasks still working stay counted where they were. */
+  uncount?(owner: string): void;
+  /**
    * Moves a task that is not terminal between `working` and `input_required`
    * (2026: its job asked the client, or got every answer). Returns the task,
    * or undefined if it is terminal or gone.

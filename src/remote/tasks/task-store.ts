@@ -94,7 +94,12 @@ const FIELDS = ['w', 'n', 'f', 'j', 'a', 'o', 't'] as const;
 /** Tasks in Redis, shared by every front end of the queue; see the module comment. */
 export class RedisTaskStore {
   /** Tasks created here: their ttl, so the runner's sweep stops their jobs when they expire. */
-  private readonly mine = new Map<string, { readonly owner: string; readonly expiresAt: number; task: Task }>();
+  private readonly mine = new Map<
+    string,
+    { readonly owner: string; readonly countedAs: string; readonly expiresAt: number; task: Task }
+  >();
+  /** 2025 sessions of this front end and the caller each counts as ({@link countAs}). */
+  private readonly countedAs = new Map<string, string>();
   private readonly call: ScriptCaller<typeof SCRIPTS>;
 
   constructor(
@@ -124,6 +129,29 @@ export class RedisTaskStore {
     return this.states.keys;
   }
 
+  /**
+   * `TaskStore.countAs`: the tasks `owner` (a 2025 session, which lives on this
+   * front end) creates from now on count against `caller`'s per-caller limit,
+   * in the caller's working set that its 2026 tasks on every front end share.
+   */
+  countAs(owner: string, caller: string): void {
+    this.countedAs.set(owner, caller);
+  }
+
+  /** `TaskStore.uncount`: the session is gone; its tasks still working stay counted where they were. */
+  uncount(owner: string): void {
+    this.countedAs.delete(owner);
+  }
+
+  /**
+   * The working set a task is counted in: the caller a session counted as when
+   * it made the task (only the front end holding the session reaches such a
+   * task), else its owner's.
+   */
+  private workingKey(owner: string, taskId: string): string {
+    return this.keys.working(this.mine.get(taskId)?.countedAs ?? owner);
+  }
+
   /** `TaskStore.create`; `tool` names what runs (a task ended elsewhere is settled with it). */
   async create(
     owner: string,
@@ -146,11 +174,12 @@ export class RedisTaskStore {
       pollInterval: o.pollIntervalMs,
     };
     const k = this.keys;
+    const countedAs = this.countedAs.get(owner) ?? owner;
     const found = await this.call(
       'mcpTaskCreate',
       k.task(taskId),
       k.tasksOf(owner),
-      k.working(owner),
+      k.working(countedAs),
       k.working(),
       k.taskSequence,
       owner,
@@ -169,7 +198,7 @@ export class RedisTaskStore {
     if (found !== 'ok') throw new Error(`task ${taskId} exists already`);
     // Only while tracing (a field of its own, outside the Lua's create): what tasks/* requests on any front end join.
     if (trace !== undefined) await this.redis.hset(k.task(taskId), 't', trace);
-    this.mine.set(taskId, { owner, expiresAt: now + ttl, task });
+    this.mine.set(taskId, { owner, countedAs, expiresAt: now + ttl, task });
     return { ...task };
   }
 
@@ -252,7 +281,7 @@ export class RedisTaskStore {
     const won = await this.call(
       'mcpTaskSettle',
       k.task(taskId),
-      k.working(owner),
+      this.workingKey(owner, taskId),
       k.working(),
       k.taskInputs(taskId),
       k.inputWaits,
@@ -299,7 +328,7 @@ export class RedisTaskStore {
       'mcpTaskCancel',
       k.task(taskId),
       k.job(jobId),
-      k.working(owner),
+      this.workingKey(owner, taskId),
       k.working(),
       k.taskInputs(taskId),
       k.inputWaits,
@@ -411,8 +440,14 @@ export class RedisTaskStore {
     const k = this.keys;
     const gone: Task[] = [];
     for (const id of await this.redis.zrange(k.tasksOf(owner), '0', '-1')) {
-      const j = (await this.call('mcpTaskDrop', k.task(id), k.tasksOf(owner), k.working(owner), k.working(), id)) as
-        string | null;
+      const j = (await this.call(
+        'mcpTaskDrop',
+        k.task(id),
+        k.tasksOf(owner),
+        this.workingKey(owner, id),
+        k.working(),
+        id,
+      )) as string | null;
       this.mine.delete(id);
       if (j) gone.push(JSON.parse(j) as Task);
     }

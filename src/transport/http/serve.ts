@@ -450,12 +450,12 @@ export async function serveHttp(backend: CallBackend, options: HttpOptions): Pro
     );
     const session: Session = { caller: owner, transport, guard, streams, lastSeen: Date.now() };
     // Under OAuth a caller's sessions share its per-caller task limit with its 2026 tasks.
-    if (authorization) store?.countAs(id, owner);
+    if (authorization) tasks.store.countAs?.(id, owner);
     // The session is gone: so are its tasks.
     guard.onOwnerClosed = () => {
       slot.close();
       void tasks.closeOwner(id);
-      store?.uncount(id);
+      tasks.store.uncount?.(id);
     };
     await server.connect(guard);
     return session;
